@@ -1,0 +1,158 @@
+#include "client/autostart.h"
+
+#include "client/fallback.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds startTimeout() {
+  if (const char *v = std::getenv("LINKD_START_TIMEOUT_MS"); v && *v)
+    return std::chrono::milliseconds(std::atoll(v));
+  return std::chrono::milliseconds(10000);
+}
+
+bool lockWithDeadline(int fd, Clock::time_point deadline) {
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return false;
+    if (Clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// Starts `linkd serve` in its own session. Returns the daemon's pid or -1.
+pid_t spawnDetachedDaemon(const RuntimePaths &paths, std::string &err) {
+  std::string bin = daemonBinary();
+  ensureDirectoryTree(paths.stateDir);
+  std::string log = paths.stateDir + "/linkd.log";
+  const char *argv[] = {bin.c_str(), "serve", nullptr};
+  int pidPipe[2];
+  if (pipe2(pidPipe, O_CLOEXEC) != 0) {
+    err = std::string("pipe: ") + std::strerror(errno);
+    return -1;
+  }
+  pid_t mid = fork();
+  if (mid < 0) {
+    err = std::string("fork: ") + std::strerror(errno);
+    return -1;
+  }
+  if (mid == 0) {
+    setsid();
+    pid_t daemonPid = fork();
+    if (daemonPid == 0) {
+      int nullFd = open("/dev/null", O_RDWR);
+      int logFd = open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0600);
+      dup2(nullFd, STDIN_FILENO);
+      dup2(logFd >= 0 ? logFd : nullFd, STDOUT_FILENO);
+      dup2(logFd >= 0 ? logFd : nullFd, STDERR_FILENO);
+      close_range(3, ~0U, 0);
+      if (chdir("/") != 0)
+        _exit(126);
+      signal(SIGPIPE, SIG_DFL);
+      execv(bin.c_str(), const_cast<char *const *>(argv));
+      _exit(127);
+    }
+    (void)!write(pidPipe[1], &daemonPid, sizeof(daemonPid));
+    _exit(0);
+  }
+  close(pidPipe[1]);
+  pid_t daemonPid = -1;
+  if (read(pidPipe[0], &daemonPid, sizeof(daemonPid)) != sizeof(daemonPid))
+    daemonPid = -1;
+  close(pidPipe[0]);
+  waitpid(mid, nullptr, 0);
+  if (daemonPid <= 0)
+    err = "could not start " + bin;
+  return daemonPid;
+}
+
+// Gone, or a zombie nobody has reaped yet (containers without an init).
+bool processGone(pid_t pid) {
+  if (kill(pid, 0) != 0)
+    return errno == ESRCH;
+  char path[64], buf[256];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  const char *paren = std::strrchr(buf, ')');
+  return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+} // namespace
+
+bool daemonAnswers(const std::string &socketPath) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socketPath.size() >= sizeof(addr.sun_path)) {
+    close(fd);
+    return false;
+  }
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string ensureDaemon(const RuntimePaths &paths) {
+  if (daemonAnswers(paths.socketPath))
+    return {};
+  if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
+    return err;
+  auto deadline = Clock::now() + startTimeout();
+  int lockFd = open(paths.autostartLock.c_str(),
+                    O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lockFd < 0)
+    return "cannot open " + paths.autostartLock + ": " + std::strerror(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); } // also releases the lock
+  } closer{lockFd};
+  if (!lockWithDeadline(lockFd, deadline))
+    return "timed out waiting for another client to start the daemon";
+  if (daemonAnswers(paths.socketPath))
+    return {};
+  std::string err;
+  pid_t pid = spawnDetachedDaemon(paths, err);
+  if (pid < 0)
+    return err;
+  while (Clock::now() < deadline) {
+    if (daemonAnswers(paths.socketPath))
+      return {};
+    if (processGone(pid))
+      return "the daemon exited at start-up (see " + paths.stateDir +
+             "/linkd.log)";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return "the daemon did not start within " +
+         std::to_string(startTimeout().count()) + " ms";
+}
+
+} // namespace linkd

@@ -1,0 +1,24 @@
+// Finding a daemon, and starting one when none answers.
+//
+// `make -j32` on a cold machine runs 32 clients at once; exactly one of them
+// must start the daemon. Clients serialise on a lock file next to the socket:
+// the holder checks again, starts `linkd serve` detached (new session, stdio
+// to the log, no inherited descriptors) and waits until the socket accepts
+// connections; the others then find it running. The daemon's own lifetime
+// lock makes a second daemon impossible even without this lock.
+#pragma once
+
+#include "config/runtime_paths.h"
+
+#include <string>
+
+namespace linkd {
+
+// True if something accepts connections on the socket.
+bool daemonAnswers(const std::string &socketPath);
+
+// Ensures a daemon serves paths.socketPath. Returns an empty string on
+// success, else why not (the caller falls back to a local link).
+std::string ensureDaemon(const RuntimePaths &paths);
+
+} // namespace linkd

@@ -1,0 +1,139 @@
+#include "client/daemon_link.h"
+
+#include "linkd/v1/linkd.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+namespace linkd {
+namespace {
+
+static_assert(static_cast<int>(Flavor::Elf) == v1::FLAVOR_ELF);
+static_assert(static_cast<int>(Flavor::Coff) == v1::FLAVOR_COFF);
+static_assert(static_cast<int>(Flavor::MachO) == v1::FLAVOR_MACHO);
+static_assert(static_cast<int>(Flavor::Wasm) == v1::FLAVOR_WASM);
+
+void writeAll(int fd, const std::string &data) {
+  const char *p = data.data();
+  size_t n = data.size();
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return; // a closed stdout is the caller's business, as with lld
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// What LLVM's sys::Process::FileDescriptorHasColors says for fd 2.
+bool stderrIsColorTty() {
+  if (!isatty(STDERR_FILENO))
+    return false;
+  const char *term = std::getenv("TERM");
+  if (!term)
+    return false;
+  std::string_view t = term;
+  return t == "ansi" || t == "cygwin" || t == "linux" ||
+         t.starts_with("screen") || t.starts_with("xterm") ||
+         t.starts_with("vt100") || t.starts_with("rxvt") ||
+         t.ends_with("color");
+}
+
+std::string currentDirectory() {
+  // $PWD keeps the user's spelling of symlinked directories; LLD sees the same
+  // relative paths either way, but logs and later cache keys read better.
+  char buf[PATH_MAX];
+  if (getcwd(buf, sizeof(buf)))
+    return buf;
+  return {};
+}
+
+v1::LinkRequest buildRequest(Flavor flavor, int argc, char **argv) {
+  v1::LinkRequest req;
+  req.set_protocol_version(1);
+  req.set_flavor(static_cast<v1::Flavor>(flavor));
+  for (int i = 0; i < argc; ++i)
+    req.add_argv(argv[i]);
+  req.set_cwd(currentDirectory());
+  for (std::string_view name : flavorEnvironment(flavor)) {
+    std::string n(name);
+    if (const char *v = std::getenv(n.c_str()))
+      (*req.mutable_env())[n] = v;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  req.set_umask(mask);
+  req.set_stderr_is_color_tty(stderrIsColorTty());
+  req.set_client_version(LINKD_VERSION);
+  return req;
+}
+
+std::chrono::seconds requestTimeout() {
+  if (const char *v = std::getenv("LINKD_TIMEOUT"); v && *v)
+    return std::chrono::seconds(std::atoll(v));
+  return std::chrono::seconds(3600);
+}
+
+} // namespace
+
+DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
+                                   int argc, char **argv) {
+  DaemonLinkResult result;
+  v1::LinkRequest req = buildRequest(flavor, argc, argv);
+  if (req.cwd().empty()) {
+    result.failure = "cannot determine the working directory";
+    return result;
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(
+      "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Linkd::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
+  auto reader = stub->Link(&ctx, req);
+  v1::LinkReply reply;
+  std::optional<v1::LinkDone> done;
+  while (reader->Read(&reply)) {
+    if (reply.has_output()) {
+      const auto &chunk = reply.output();
+      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT
+                   ? STDOUT_FILENO
+                   : STDERR_FILENO,
+               chunk.data());
+    } else if (reply.has_done()) {
+      done = reply.done();
+    }
+  }
+  grpc::Status st = reader->Finish();
+  if (!st.ok()) {
+    result.failure = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                         ? "the daemon did not finish the link in time"
+                         : "the daemon failed: " + st.error_message();
+    return result;
+  }
+  if (!done) {
+    result.failure = "the daemon ended the link without a result";
+  } else if (!done->internal_error().empty()) {
+    result.failure = "the daemon could not run the link: " +
+                     done->internal_error();
+  } else if (done->term_signal() != 0) {
+    result.failure = "the link process was killed by " +
+                     done->term_signal_name();
+  } else {
+    result.exitCode = done->exit_code();
+  }
+  return result;
+}
+
+} // namespace linkd

@@ -1,0 +1,51 @@
+#include "client/fallback.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace linkd {
+
+std::string daemonBinary() {
+  if (const char *bin = std::getenv("LINKD_BIN"); bin && *bin)
+    return bin;
+  return executableDirectory() + "/linkd";
+}
+
+void warnFallback(const RuntimePaths &paths, const std::string &reason) {
+  const char *quiet = std::getenv("LINKD_QUIET");
+  if (quiet && std::strcmp(quiet, "0") != 0 && *quiet)
+    return;
+  // O_EXCL: of many concurrent clients, one prints.
+  int fd = open(paths.fallbackMark.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST)
+    return;
+  if (fd >= 0)
+    close(fd);
+  std::string msg = "linkd: warning: " + reason +
+                    "; linking locally (LINKD_QUIET=1 silences this)\n";
+  (void)!write(STDERR_FILENO, msg.data(), msg.size());
+}
+
+void execLocalLink(Flavor flavor, int argc, char **argv) {
+  std::string bin = daemonBinary();
+  std::string flavorArg(flavorName(flavor));
+  std::vector<const char *> args = {"linkd",         "link",  "--flavor",
+                                    flavorArg.c_str(), "--argv0", argv[0],
+                                    "--"};
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(bin.c_str(), const_cast<char *const *>(args.data()));
+  std::fprintf(stderr, "linkd: error: cannot run %s: %s\n", bin.c_str(),
+               std::strerror(errno));
+  _exit(1);
+}
+
+} // namespace linkd

@@ -1,0 +1,24 @@
+// Local fallback: when the daemon cannot be used, the link still happens, in
+// this process's place, through `linkd link` (the same embedded LLD, so the
+// same bytes and diagnostics). exec replaces the client, so stdout, stderr and
+// the exit status are LLD's own.
+#pragma once
+
+#include "config/runtime_paths.h"
+#include "link/flavor.h"
+
+#include <string>
+
+namespace linkd {
+
+// Prints "linkd: warning: <reason>; linking locally" once until the daemon is
+// back (a marker file next to the socket), unless LINKD_QUIET=1.
+void warnFallback(const RuntimePaths &paths, const std::string &reason);
+
+// Never returns. argv is the client's own argv.
+[[noreturn]] void execLocalLink(Flavor flavor, int argc, char **argv);
+
+// The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
+std::string daemonBinary();
+
+} // namespace linkd

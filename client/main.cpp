@@ -1,0 +1,45 @@
+// The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd (and
+// any symlink with an LLD name). It stays small and never loads LLVM: the
+// whole point is to skip what a stock linker process pays at start-up.
+//
+//   1. flavor from argv[0], as LLD decides it;
+//   2. LINKD_DISABLE=1: link locally;
+//   3. find or start the daemon;
+//   4. link through it, replaying its stdout/stderr, exiting with its status;
+//   5. on any daemon failure, link locally (same LLD, same bytes).
+#include "client/autostart.h"
+#include "client/daemon_link.h"
+#include "client/fallback.h"
+#include "config/runtime_paths.h"
+#include "link/flavor.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+int main(int argc, char **argv) {
+  auto flavor = linkd::flavorFromProgramName(argv[0]);
+  if (!flavor) {
+    std::fprintf(stderr,
+                 "linkd: cannot tell the linker flavor from the program name "
+                 "'%s'; invoke it as ld.linkd, ld64.linkd, lld-link.linkd or "
+                 "wasm-ld.linkd (or a symlink named like LLD)\n",
+                 argv[0]);
+    return 1;
+  }
+  const char *disable = std::getenv("LINKD_DISABLE");
+  if (disable && *disable && std::strcmp(disable, "0") != 0)
+    linkd::execLocalLink(*flavor, argc, argv);
+
+  linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
+  if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
+    linkd::warnFallback(paths, "no linkd daemon (" + err + ")");
+    linkd::execLocalLink(*flavor, argc, argv);
+  }
+  linkd::DaemonLinkResult r =
+      linkd::linkThroughDaemon(paths, *flavor, argc, argv);
+  if (r.exitCode)
+    return *r.exitCode;
+  linkd::warnFallback(paths, r.failure);
+  linkd::execLocalLink(*flavor, argc, argv);
+}

@@ -1,0 +1,149 @@
+#include "daemon/control.h"
+
+#include "config/runtime_paths.h"
+#include "linkd/v1/linkd.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+std::unique_ptr<v1::Linkd::Stub> connect(const RuntimePaths &paths) {
+  auto channel = grpc::CreateChannel("unix:" + paths.socketPath,
+                                     grpc::InsecureChannelCredentials());
+  return v1::Linkd::NewStub(channel);
+}
+
+bool socketAnswers(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+int printStatus(bool json) {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath)) {
+    if (json)
+      std::printf("{\"running\": false, \"socket\": %s}\n",
+                  jsonString(paths.socketPath).c_str());
+    else
+      std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
+    return 1;
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoReply info;
+  grpc::Status st = connect(paths)->Info(&ctx, v1::InfoRequest(), &info);
+  if (!st.ok()) {
+    std::fprintf(stderr, "linkd: status failed: %s\n",
+                 st.error_message().c_str());
+    return 2;
+  }
+  if (json) {
+    std::printf(
+        "{\"running\": true, \"version\": %s, \"lld_version\": %s, "
+        "\"pid\": %lld, \"zygote_pid\": %lld, \"uptime_seconds\": %llu, "
+        "\"jobs\": %u, \"active_links\": %u, \"queued_links\": %u, "
+        "\"links_total\": %llu, \"links_failed\": %llu, "
+        "\"links_crashed\": %llu, \"idle_timeout_seconds\": %llu, "
+        "\"socket\": %s, \"log\": %s}\n",
+        jsonString(info.version()).c_str(),
+        jsonString(info.lld_version()).c_str(),
+        static_cast<long long>(info.pid()),
+        static_cast<long long>(info.zygote_pid()),
+        static_cast<unsigned long long>(info.uptime_seconds()), info.jobs(),
+        info.active_links(), info.queued_links(),
+        static_cast<unsigned long long>(info.links_total()),
+        static_cast<unsigned long long>(info.links_failed()),
+        static_cast<unsigned long long>(info.links_crashed()),
+        static_cast<unsigned long long>(info.idle_timeout_seconds()),
+        jsonString(info.socket_path()).c_str(),
+        jsonString(info.log_path()).c_str());
+    return 0;
+  }
+  std::printf("linkd %s (%s)\n", info.version().c_str(),
+              info.lld_version().c_str());
+  std::printf("  pid            %lld (zygote %lld)\n",
+              static_cast<long long>(info.pid()),
+              static_cast<long long>(info.zygote_pid()));
+  std::printf("  socket         %s\n", info.socket_path().c_str());
+  std::printf("  log            %s\n", info.log_path().c_str());
+  std::printf("  uptime         %llu s\n",
+              static_cast<unsigned long long>(info.uptime_seconds()));
+  std::printf("  jobs           %u (active %u, queued %u)\n", info.jobs(),
+              info.active_links(), info.queued_links());
+  std::printf("  links          %llu (failed %llu, crashed %llu)\n",
+              static_cast<unsigned long long>(info.links_total()),
+              static_cast<unsigned long long>(info.links_failed()),
+              static_cast<unsigned long long>(info.links_crashed()));
+  if (info.idle_timeout_seconds())
+    std::printf("  idle timeout   %llu s\n",
+                static_cast<unsigned long long>(info.idle_timeout_seconds()));
+  else
+    std::printf("  idle timeout   never\n");
+  return 0;
+}
+
+int stopDaemon() {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath)) {
+    std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
+    return 0;
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ShutdownReply reply;
+  grpc::Status st =
+      connect(paths)->Shutdown(&ctx, v1::ShutdownRequest(), &reply);
+  if (!st.ok()) {
+    std::fprintf(stderr, "linkd: stop failed: %s\n", st.error_message().c_str());
+    return 2;
+  }
+  // The daemon holds its lock until running links have finished and it is
+  // about to exit; wait for that (its own shutdown deadline is 30 s).
+  for (int i = 0; i < 400; ++i) {
+    int fd = open(paths.daemonLock.c_str(), O_RDONLY | O_CLOEXEC);
+    bool free = fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (fd >= 0)
+      close(fd);
+    if (free)
+      return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "linkd: the daemon did not stop within 40 s\n");
+  return 2;
+}
+
+} // namespace linkd

@@ -1,0 +1,47 @@
+// Framing of the daemon <-> zygote control channel (a SOCK_STREAM socket
+// pair). Each frame: u32 payload length, u32 kind, u64 link id, payload;
+// file descriptors ride along with the frame as SCM_RIGHTS. Internal to one
+// binary, so it is not versioned.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+enum class FrameKind : uint32_t {
+  Spawn = 1,   // daemon -> zygote: serialized LinkRequest + fds {stdout, stderr}
+  Started = 2, // zygote -> daemon: the child's pid
+  Exited = 3,  // zygote -> daemon: ExitRecord
+  Failed = 4,  // zygote -> daemon: the child could not be started (message)
+};
+
+struct Frame {
+  FrameKind kind{};
+  uint64_t id = 0;
+  std::string payload;
+  std::vector<int> fds;
+  void closeFds();
+};
+
+enum class FrameStatus { Ok, Eof, Error };
+
+bool sendFrame(int fd, FrameKind kind, uint64_t id, const std::string &payload,
+               std::initializer_list<int> fds);
+FrameStatus recvFrame(int fd, Frame &out);
+
+struct ExitRecord {
+  int32_t pid = 0;
+  int32_t waitStatus = 0;
+  uint64_t userMicros = 0;
+  uint64_t sysMicros = 0;
+  uint64_t maxRssKib = 0;
+};
+std::string encodeExit(const ExitRecord &r);
+ExitRecord decodeExit(const std::string &payload);
+std::string encodeStarted(int32_t pid);
+int32_t decodeStarted(const std::string &payload);
+
+} // namespace linkd

@@ -1,0 +1,57 @@
+// The gRPC service: one Link call = one forked link child, its stdout and
+// stderr streamed back as they come, then its exit status.
+#pragma once
+
+#include "daemon/job_slots.h"
+#include "daemon/zygote.h"
+#include "linkd/v1/linkd.grpc.pb.h"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace linkd {
+
+struct ServiceConfig {
+  unsigned jobs = 1;
+  uint64_t idleTimeoutSeconds = 600;
+  std::string socketPath;
+  std::string logPath;
+};
+
+class LinkService final : public v1::Linkd::Service {
+public:
+  LinkService(ServiceConfig config, ZygoteClient &zygote,
+              std::function<void()> requestShutdown);
+
+  grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
+                    grpc::ServerWriter<v1::LinkReply> *writer) override;
+  grpc::Status Info(grpc::ServerContext *ctx, const v1::InfoRequest *req,
+                    v1::InfoReply *reply) override;
+  grpc::Status Shutdown(grpc::ServerContext *ctx,
+                        const v1::ShutdownRequest *req,
+                        v1::ShutdownReply *reply) override;
+
+  // Seconds since the last request finished, or 0 while links are running.
+  uint64_t idleSeconds() const;
+
+private:
+  struct LinkOutcome;
+  grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                       grpc::ServerWriter<v1::LinkReply> *writer,
+                       uint64_t linkId);
+
+  ServiceConfig config;
+  ZygoteClient &zygote;
+  std::function<void()> requestShutdown;
+  JobSlots slots;
+  std::chrono::steady_clock::time_point started;
+  std::atomic<int64_t> lastActivityNanos;
+  std::atomic<unsigned> active{0};
+  std::atomic<uint64_t> linksTotal{0};
+  std::atomic<uint64_t> linksFailed{0};
+  std::atomic<uint64_t> linksCrashed{0};
+};
+
+} // namespace linkd

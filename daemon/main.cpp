@@ -1,0 +1,133 @@
+// linkd: the daemon binary. Its subcommands, in the order a reader meets
+// them: serve (the daemon), status and stop (talk to it), link (the one-shot
+// local link the client falls back to), and the internal __zygote.
+#include "daemon/control.h"
+#include "daemon/serve.h"
+#include "daemon/zygote.h"
+#include "link/flavor.h"
+#include "link/lld_entry.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Signals.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr const char *kUsage = R"(usage: linkd <command> [options]
+
+commands:
+  serve [--socket PATH] [--jobs N] [--idle-timeout SECONDS] [--log-level L]
+        run the daemon in the foreground (clients start it automatically)
+  status [--json]     show the running daemon's state
+  stop                stop the daemon after running links finish
+  link --flavor F [--argv0 NAME] -- ARGS...
+        link once in this process with the embedded LLD (what clients do
+        when no daemon can be reached); F is elf, coff, macho or wasm
+  version             print linkd's and LLD's versions
+
+environment: LINKD_SOCKET, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG,
+LINKD_STATE_DIR (see docs/usage.md)
+)";
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "linkd: %s\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+bool parseUnsigned(const char *s, long long &out) {
+  char *end = nullptr;
+  out = std::strtoll(s, &end, 10);
+  return end && *end == '\0' && out >= 0;
+}
+
+int cmdServe(int argc, char **argv) {
+  linkd::ServeOptions opts;
+  for (int i = 2; i < argc; ++i) {
+    std::string_view a = argv[i];
+    long long n = 0;
+    if (i + 1 >= argc)
+      return usageError("missing value for " + std::string(a));
+    const char *v = argv[++i];
+    if (a == "--socket")
+      opts.socketPath = v;
+    else if (a == "--jobs" && parseUnsigned(v, n) && n > 0)
+      opts.jobs = static_cast<unsigned>(n);
+    else if (a == "--idle-timeout" && parseUnsigned(v, n))
+      opts.idleTimeoutSeconds = n;
+    else if (a == "--log-level")
+      opts.logLevel = v;
+    else
+      return usageError("bad serve option " + std::string(a) + " " + v);
+  }
+  return linkd::serve(opts);
+}
+
+int cmdLink(int argc, char **argv) {
+  linkd::LldInvocation inv;
+  std::string argv0;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc)
+      return usageError("missing value for " + std::string(a));
+    if (a == "--flavor") {
+      auto f = linkd::flavorFromName(argv[++i]);
+      if (!f)
+        return usageError("unknown flavor " + std::string(argv[i]));
+      inv.flavor = *f;
+    } else if (a == "--argv0") {
+      argv0 = argv[++i];
+    } else {
+      return usageError("bad link option " + std::string(a));
+    }
+  }
+  if (inv.flavor == linkd::Flavor::Unspecified)
+    return usageError("link needs --flavor");
+  inv.argv.push_back(argv0.empty()
+                         ? linkd::lldProgramName("x.linkd", inv.flavor)
+                         : argv0);
+  for (; i < argc; ++i)
+    inv.argv.push_back(argv[i]);
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  linkd::runLldAndExit(inv);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usageError("missing command");
+  std::string_view cmd = argv[1];
+  if (cmd == "__zygote" && argc == 3) {
+    llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+    return linkd::runZygote(std::atoi(argv[2]));
+  }
+  if (cmd == "serve")
+    return cmdServe(argc, argv);
+  if (cmd == "link")
+    return cmdLink(argc, argv);
+  if (cmd == "status")
+    return linkd::printStatus(argc > 2 && std::strcmp(argv[2], "--json") == 0);
+  if (cmd == "stop")
+    return linkd::stopDaemon();
+  if (cmd == "version" || cmd == "--version") {
+    std::printf("linkd %s\n%s\n", LINKD_VERSION,
+                linkd::lldVersionString().c_str());
+    return 0;
+  }
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  return usageError("unknown command " + std::string(cmd));
+}

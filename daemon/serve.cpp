@@ -1,0 +1,197 @@
+#include "daemon/serve.h"
+
+#include "config/runtime_paths.h"
+#include "daemon/link_service.h"
+#include "daemon/zygote.h"
+
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+int64_t envInt(const char *name, int64_t fallback) {
+  const char *v = std::getenv(name);
+  if (!v || !*v)
+    return fallback;
+  char *end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  return end && *end == '\0' ? n : fallback;
+}
+
+void setUpLogging(const RuntimePaths &paths, const std::string &level) {
+  std::string lvl = level;
+  if (lvl.empty()) {
+    const char *env = std::getenv("LINKD_LOG");
+    lvl = env && *env ? env : "info";
+  }
+  std::shared_ptr<spdlog::logger> logger;
+  if (ensureDirectoryTree(paths.stateDir).empty()) {
+    try {
+      logger = spdlog::basic_logger_mt("linkd", paths.logPath);
+    } catch (const spdlog::spdlog_ex &) {
+    }
+  }
+  if (!logger)
+    logger = spdlog::default_logger();
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l pid=%P %v");
+  logger->set_level(spdlog::level::from_str(lvl));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+// Holds `path` locked for the life of the process. -1 if another holds it.
+int lockForLifetime(const std::string &path) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return -1;
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) == 0)
+    (void)!write(fd, pid.data(), pid.size());
+  return fd;
+}
+
+class ShutdownSignal {
+public:
+  void request() {
+    std::lock_guard lock(mu);
+    requested = true;
+    cv.notify_all();
+  }
+  // Waits up to `d`; true once shutdown was requested.
+  bool waitFor(std::chrono::milliseconds d) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, d, [this] { return requested; });
+  }
+
+private:
+  std::mutex mu;
+  std::condition_variable cv;
+  bool requested = false;
+};
+
+} // namespace
+
+int serve(const ServeOptions &options) {
+  if (!options.socketPath.empty())
+    setenv("LINKD_SOCKET", options.socketPath.c_str(), 1);
+  RuntimePaths paths = resolveRuntimePaths();
+  if (std::string err = ensurePrivateDirectory(paths.runtimeDir);
+      !err.empty()) {
+    std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+    return 1;
+  }
+  int lockFd = lockForLifetime(paths.daemonLock);
+  if (lockFd < 0) {
+    std::fprintf(stderr, "linkd: a daemon is already serving %s\n",
+                 paths.socketPath.c_str());
+    return 3;
+  }
+  signal(SIGPIPE, SIG_IGN);
+
+  // 1. The zygote, while this process is single-threaded.
+  ZygoteClient zygote(executableDirectory() + "/linkd");
+  if (std::string err = zygote.start(); !err.empty()) {
+    std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
+                 err.c_str());
+    return 1;
+  }
+
+  // Stop signals are taken by one thread (below); block them before any other
+  // thread exists so that none of gRPC's threads gets the default action.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+  // 2. Logging and configuration.
+  setUpLogging(paths, options.logLevel);
+  ServiceConfig config;
+  config.jobs = options.jobs ? options.jobs
+                             : static_cast<unsigned>(envInt(
+                                   "LINKD_JOBS",
+                                   std::thread::hardware_concurrency()));
+  if (config.jobs == 0)
+    config.jobs = 1;
+  int64_t idle = options.idleTimeoutSeconds >= 0
+                     ? options.idleTimeoutSeconds
+                     : envInt("LINKD_IDLE_TIMEOUT", 600);
+  config.idleTimeoutSeconds = static_cast<uint64_t>(idle < 0 ? 0 : idle);
+  config.socketPath = paths.socketPath;
+  config.logPath = paths.logPath;
+
+  // 3. The gRPC server. The lock guarantees nobody else owns the socket, so a
+  // leftover file is from a dead daemon.
+  ShutdownSignal shutdown;
+  LinkService service(config, zygote, [&] { shutdown.request(); });
+  unlink(paths.socketPath.c_str());
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + paths.socketPath,
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(256 << 20);
+  grpc::ResourceQuota quota("linkd");
+  quota.SetMaxThreads(1024);
+  builder.SetResourceQuota(quota);
+  mode_t oldMask = umask(0177); // the socket is created 0600
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(oldMask);
+  if (!server) {
+    spdlog::error("cannot listen on {}", paths.socketPath);
+    std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
+                 paths.socketPath.c_str());
+    return 1;
+  }
+  chmod(paths.socketPath.c_str(), 0600);
+  spdlog::info("serving socket={} jobs={} idle_timeout_s={} zygote_pid={} "
+               "version={}",
+               paths.socketPath, config.jobs, config.idleTimeoutSeconds,
+               zygote.pid(), LINKD_VERSION);
+
+  // 4. Wait for `linkd stop`, SIGTERM/SIGINT, or idleness.
+  std::thread signalWaiter([&] {
+    int sig = 0;
+    sigwait(&stopSignals, &sig);
+    if (sig != 0) {
+      spdlog::info("signal {} received", sig);
+      shutdown.request();
+    }
+  });
+  signalWaiter.detach();
+  while (!shutdown.waitFor(std::chrono::seconds(1))) {
+    if (config.idleTimeoutSeconds > 0 &&
+        service.idleSeconds() >= config.idleTimeoutSeconds) {
+      spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
+      break;
+    }
+  }
+
+  // 5. Stop listening first, so clients arriving now start a new daemon or
+  // link locally, then let running links finish.
+  unlink(paths.socketPath.c_str());
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  spdlog::info("stopped");
+  spdlog::shutdown();
+  close(lockFd);
+  return 0;
+}
+
+} // namespace linkd

@@ -1,0 +1,22 @@
+// `linkd serve`: the daemon's life cycle.
+//
+// Order matters: the zygote is exec'd first, while this process still has a
+// single thread; only then do logging and gRPC start their threads. A lock
+// file held for the daemon's lifetime guarantees one daemon per socket.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace linkd {
+
+struct ServeOptions {
+  std::string socketPath; // empty: from the environment (runtime_paths.h)
+  unsigned jobs = 0;      // 0: number of cores
+  int64_t idleTimeoutSeconds = -1; // -1: $LINKD_IDLE_TIMEOUT or 600; 0 never
+  std::string logLevel;   // empty: $LINKD_LOG or "info"
+};
+
+int serve(const ServeOptions &options);
+
+} // namespace linkd

@@ -1,0 +1,106 @@
+#include "config/runtime_paths.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace linkd {
+namespace {
+
+std::string envOr(const char *name, const std::string &fallback) {
+  const char *v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string dirName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+} // namespace
+
+RuntimePaths resolveRuntimePaths() {
+  RuntimePaths p;
+  std::string uid = std::to_string(getuid());
+  std::string defaultDir = "/tmp/linkd-" + uid;
+  if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+    defaultDir = std::string(xdg) + "/linkd";
+  p.socketPath = envOr("LINKD_SOCKET", defaultDir + "/linkd.sock");
+  p.runtimeDir = dirName(p.socketPath);
+  std::string base = p.socketPath;
+  p.autostartLock = base + ".autostart.lock";
+  p.daemonLock = base + ".daemon.lock";
+  p.fallbackMark = base + ".fallback-warned";
+
+  std::string state;
+  if (const char *s = std::getenv("LINKD_STATE_DIR"); s && *s)
+    state = s;
+  else if (const char *x = std::getenv("XDG_STATE_HOME"); x && *x)
+    state = std::string(x) + "/linkd";
+  else if (const char *h = std::getenv("HOME"); h && *h)
+    state = std::string(h) + "/.local/state/linkd";
+  else
+    state = p.runtimeDir;
+  p.stateDir = state;
+  p.logPath = state + "/linkd.log";
+  return p;
+}
+
+std::string ensurePrivateDirectory(const std::string &dir) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (errno == ENOENT) {
+      if (std::string err = ensureDirectoryTree(dirName(dir)); !err.empty())
+        return err;
+      if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return "cannot create " + dir + ": " + std::strerror(errno);
+    } else {
+      return "cannot create " + dir + ": " + std::strerror(errno);
+    }
+  }
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0)
+    return "cannot stat " + dir + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode))
+    return dir + " is not a directory";
+  if (st.st_uid != getuid())
+    return dir + " is owned by uid " + std::to_string(st.st_uid) +
+           ", not by this user";
+  if (st.st_mode & 077)
+  {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
+    return dir + " is accessible by other users (mode " + mode +
+           "); expected 0700";
+  }
+  return {};
+}
+
+std::string ensureDirectoryTree(const std::string &dir) {
+  if (dir.empty() || dir == "/" || dir == ".")
+    return {};
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0)
+    return S_ISDIR(st.st_mode) ? std::string() : dir + " is not a directory";
+  if (std::string err = ensureDirectoryTree(dirName(dir)); !err.empty())
+    return err;
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return "cannot create " + dir + ": " + std::strerror(errno);
+  return {};
+}
+
+std::string executableDirectory() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return ".";
+  buf[n] = '\0';
+  return dirName(buf);
+}
+
+} // namespace linkd

@@ -1,0 +1,40 @@
+// Where the daemon's socket, locks and logs live, for one user.
+//
+// Socket: $LINKD_SOCKET, else $XDG_RUNTIME_DIR/linkd/linkd.sock, else
+// /tmp/linkd-$UID/linkd.sock. The directory is created 0700 and must be owned
+// by the user (a directory someone else created in /tmp is refused, since
+// whoever owns it could impersonate the daemon). Locks sit next to the socket.
+//
+// State (log file): $LINKD_STATE_DIR, else $XDG_STATE_HOME/linkd, else
+// $HOME/.local/state/linkd, else the socket directory.
+#pragma once
+
+#include <string>
+
+namespace linkd {
+
+struct RuntimePaths {
+  std::string socketPath;    // unix socket the daemon listens on
+  std::string runtimeDir;    // directory of the socket (0700)
+  std::string autostartLock; // serialises clients starting a daemon
+  std::string daemonLock;    // held by the running daemon for its lifetime
+  std::string fallbackMark;  // exists while fallback has been warned about
+  std::string stateDir;      // logs
+  std::string logPath;
+};
+
+// Resolves the paths from the environment; creates nothing.
+RuntimePaths resolveRuntimePaths();
+
+// Creates `dir` with mode 0700 if missing and checks that it is a directory
+// owned by the current user and not accessible by others. Returns an empty
+// string on success, else a message naming the directory and the problem.
+std::string ensurePrivateDirectory(const std::string &dir);
+
+// Creates `dir` and its parents (mode 0700 for the ones created).
+std::string ensureDirectoryTree(const std::string &dir);
+
+// Absolute path of the running executable's directory (resolves symlinks).
+std::string executableDirectory();
+
+} // namespace linkd

@@ -1,0 +1,171 @@
+#include "link/flavor.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace linkd {
+namespace {
+
+bool equalsLower(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// lld::getFlavor: one dash-separated component of the program name.
+std::optional<Flavor> lldComponentFlavor(std::string_view s) {
+  for (std::string_view n : {"ld", "ld.lld", "gnu"})
+    if (equalsLower(s, n))
+      return Flavor::Elf;
+  for (std::string_view n : {"wasm", "ld-wasm"})
+    if (equalsLower(s, n))
+      return Flavor::Wasm;
+  if (equalsLower(s, "link"))
+    return Flavor::Coff;
+  for (std::string_view n : {"ld64", "ld64.lld", "darwin"})
+    if (equalsLower(s, n))
+      return Flavor::MachO;
+  return std::nullopt;
+}
+
+std::string_view baseName(std::string_view path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string_view stripExe(std::string_view name) {
+  if (name.size() > 4 && equalsLower(name.substr(name.size() - 4), ".exe"))
+    name.remove_suffix(4);
+  return name;
+}
+
+constexpr std::string_view kLinkdSuffix = ".linkd";
+
+// Our own names: "<lld name>.linkd", e.g. ld.linkd, ld64.linkd, lld-link.linkd.
+std::optional<std::string_view> stripLinkdSuffix(std::string_view name) {
+  if (name.size() > kLinkdSuffix.size() && name.ends_with(kLinkdSuffix))
+    return name.substr(0, name.size() - kLinkdSuffix.size());
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Flavor> flavorFromProgramName(std::string_view argv0) {
+  std::string_view name = stripExe(baseName(argv0));
+  if (auto stem = stripLinkdSuffix(name))
+    name = *stem; // "ld" -> ELF, "ld64" -> Mach-O, "lld-link" -> COFF, ...
+  // lld::parseProgname: "ld" is GNU; otherwise split on '-' and take the
+  // first component LLD knows.
+  if (name == "ld")
+    return Flavor::Elf;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t dash = name.find('-', start);
+    std::string_view part = name.substr(
+        start, dash == std::string_view::npos ? std::string_view::npos
+                                              : dash - start);
+    if (auto f = lldComponentFlavor(part))
+      return f;
+    if (dash == std::string_view::npos)
+      break;
+    start = dash + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<Flavor> flavorFromName(std::string_view name) {
+  if (name == "elf" || name == "gnu")
+    return Flavor::Elf;
+  if (name == "coff" || name == "link")
+    return Flavor::Coff;
+  if (name == "macho" || name == "darwin")
+    return Flavor::MachO;
+  if (name == "wasm")
+    return Flavor::Wasm;
+  return std::nullopt;
+}
+
+std::string_view lldFlavorArgument(Flavor f) {
+  switch (f) {
+  case Flavor::Elf:
+    return "gnu";
+  case Flavor::Coff:
+    return "link";
+  case Flavor::MachO:
+    return "darwin";
+  case Flavor::Wasm:
+    return "wasm";
+  case Flavor::Unspecified:
+    break;
+  }
+  return "";
+}
+
+std::string_view flavorName(Flavor f) {
+  switch (f) {
+  case Flavor::Elf:
+    return "elf";
+  case Flavor::Coff:
+    return "coff";
+  case Flavor::MachO:
+    return "macho";
+  case Flavor::Wasm:
+    return "wasm";
+  case Flavor::Unspecified:
+    break;
+  }
+  return "unspecified";
+}
+
+std::string lldProgramName(std::string_view argv0, Flavor f) {
+  std::string_view name = baseName(argv0);
+  if (!stripLinkdSuffix(stripExe(name)))
+    return std::string(argv0);
+  switch (f) {
+  case Flavor::Elf:
+    return "ld.lld";
+  case Flavor::Coff:
+    return "lld-link";
+  case Flavor::MachO:
+    return "ld64.lld";
+  case Flavor::Wasm:
+    return "wasm-ld";
+  case Flavor::Unspecified:
+    break;
+  }
+  return std::string(argv0);
+}
+
+std::span<const std::string_view> flavorEnvironment(Flavor f) {
+  // See docs/protocol.md ("Environment") for where LLD 19 reads each one.
+  static constexpr std::array<std::string_view, 5> kElf = {
+      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "SOURCE_DATE_EPOCH"};
+  static constexpr std::array<std::string_view, 17> kCoff = {
+      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "SOURCE_DATE_EPOCH",
+      "LIB", "LINK", "_LINK_", "PATH", "VCToolsInstallDir", "VCINSTALLDIR",
+      "VSINSTALLDIR", "WindowsSdkDir", "WindowsSDKVersion",
+      "WindowsSdkVersion", "UniversalCRTSdkDir", "UCRTVersion"};
+  static constexpr std::array<std::string_view, 6> kMachO = {
+      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "ZERO_AR_DATE",
+      "SOURCE_DATE_EPOCH"};
+  static constexpr std::array<std::string_view, 4> kWasm = {
+      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM"};
+  switch (f) {
+  case Flavor::Elf:
+    return kElf;
+  case Flavor::Coff:
+    return kCoff;
+  case Flavor::MachO:
+    return kMachO;
+  case Flavor::Wasm:
+    return kWasm;
+  case Flavor::Unspecified:
+    break;
+  }
+  return {};
+}
+
+} // namespace linkd
