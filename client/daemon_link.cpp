@@ -77,6 +77,13 @@ v1::LinkRequest buildRequest(Flavor flavor, int argc, char **argv) {
   return req;
 }
 
+struct Call {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Linkd::Stub> stub;
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReader<v1::LinkReply>> reader;
+};
+
 std::chrono::seconds requestTimeout() {
   if (const char *v = std::getenv("LINKD_TIMEOUT"); v && *v)
     return std::chrono::seconds(std::atoll(v));
@@ -96,12 +103,17 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel(
+  // Deliberately leaked: the process exits right after the link, and tearing
+  // gRPC down (grpc_shutdown) costs milliseconds of timer calibration and
+  // thread joins that a linker invocation must not pay.
+  auto *call = new Call;
+  call->channel = grpc::CreateCustomChannel(
       "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(), args);
-  auto stub = v1::Linkd::NewStub(channel);
-  grpc::ClientContext ctx;
+  call->stub = v1::Linkd::NewStub(call->channel);
+  grpc::ClientContext &ctx = call->ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
-  auto reader = stub->Link(&ctx, req);
+  call->reader = call->stub->Link(&ctx, req);
+  auto &reader = call->reader;
   v1::LinkReply reply;
   std::optional<v1::LinkDone> done;
   while (reader->Read(&reply)) {

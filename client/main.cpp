@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 int main(int argc, char **argv) {
   auto flavor = linkd::flavorFromProgramName(argv[0]);
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
   linkd::DaemonLinkResult r =
       linkd::linkThroughDaemon(paths, *flavor, argc, argv);
   if (r.exitCode)
-    return *r.exitCode;
+    _exit(*r.exitCode); // all output went out through write(2); skip teardown
   linkd::warnFallback(paths, r.failure);
   linkd::execLocalLink(*flavor, argc, argv);
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Helpers for bench/run.sh (argv extraction, hyperfine JSON, tables).
+
+Subcommands:
+  linker-argv FILE      FILE holds the stderr of `clang++ -### ...`; prints the
+                        linker argv (without argv[0] and without `-o X`) one
+                        argument per line, NUL-free. Exits 1 if not found.
+  quote ARG...          prints the arguments as one POSIX-quoted command line
+                        (what `hyperfine -N` splits back into argv).
+  stats JSON            prints "<label>\t<median_s>\t<mean_s>\t<stddev_s>\t<min_s>\t<max_s>\t<runs>"
+                        for every result in a hyperfine --export-json file.
+  summary FILE          FILE: tab-separated rows (workload, stock, linkd, ratio,
+                        target, result); prints them as an aligned table.
+"""
+import json
+import shlex
+import statistics
+import sys
+
+
+def linker_argv(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    for line in reversed(lines):
+        line = line.strip()
+        if not line.startswith('"'):
+            continue
+        argv = shlex.split(line)
+        if not argv or not argv[0].endswith(("ld.lld", "/ld", "ld.gold", "mold")):
+            continue
+        out = []
+        skip = False
+        for a in argv[1:]:
+            if skip:
+                skip = False
+                continue
+            if a == "-o":
+                skip = True
+                continue
+            out.append(a)
+        for a in out:
+            print(a)
+        return 0
+    print("benchlib: no linker command in " + path, file=sys.stderr)
+    return 1
+
+
+def quote(args):
+    print(" ".join(shlex.quote(a) for a in args))
+    return 0
+
+
+def stats(path):
+    with open(path) as f:
+        data = json.load(f)
+    for r in data["results"]:
+        times = r.get("times") or []
+        med = r.get("median")
+        if med is None and times:
+            med = statistics.median(times)
+        print("\t".join(str(x) for x in (
+            r.get("command", "?"), med, r.get("mean"), r.get("stddev") or 0.0,
+            r.get("min"), r.get("max"), len(times))))
+    return 0
+
+
+def summary(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line:
+                rows.append(line.split("\t"))
+    head = ["workload", "stock median", "linkd median", "ratio", "target", "result"]
+    allrows = [head] + rows
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in allrows) for i in range(len(head))]
+
+    def fmt(r):
+        cells = []
+        for i, w in enumerate(widths):
+            c = r[i] if i < len(r) else ""
+            cells.append(c.ljust(w) if i == 0 else c.rjust(w))
+        return "| " + " | ".join(cells) + " |"
+
+    print(fmt(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(fmt(r))
+    return 0
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "linker-argv" and len(args) == 1:
+        return linker_argv(args[0])
+    if cmd == "quote":
+        return quote(args)
+    if cmd == "stats" and len(args) == 1:
+        return stats(args[0])
+    if cmd == "summary" and len(args) == 1:
+        return summary(args[0])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

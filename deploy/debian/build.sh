@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds linkd into build/ (binaries in build/bin).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cmake -S "$repo" -B "$repo/build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 >/dev/null
+ninja -C "$repo/build"

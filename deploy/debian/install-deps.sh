@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything linkd needs to build, test and benchmark on Debian 12.
+# Idempotent; run as root. Only Debian's own archive is used.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build pkg-config clang-19 lld-19 llvm-19-dev liblld-19-dev
+  libpolly-19-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
+  libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
+  # tests: real inputs and a PE runtime
+  googletest mingw-w64 wine wine64 procps file
+  # benchmarks
+  hyperfine
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
