@@ -9,6 +9,10 @@ Subcommands:
                         (what `hyperfine -N` splits back into argv).
   stats JSON            prints "<label>\t<median_s>\t<mean_s>\t<stddev_s>\t<min_s>\t<max_s>\t<runs>"
                         for every result in a hyperfine --export-json file.
+  time OUT RUNS WARMUP NAME CMD [NAME CMD]...
+                        fallback timer when hyperfine is missing: runs each
+                        command (POSIX-quoted string, no shell) and writes a
+                        hyperfine-like JSON file OUT.
   summary FILE          FILE: tab-separated rows (workload, stock, linkd, ratio,
                         target, result); prints them as an aligned table.
 """
@@ -64,6 +68,36 @@ def stats(path):
     return 0
 
 
+def timecmd(out, runs, warmup, pairs):
+    import subprocess
+    import time
+    results = []
+    for name, cmd in pairs:
+        argv = shlex.split(cmd)
+        times = []
+        for i in range(warmup + runs):
+            t0 = time.perf_counter()
+            rc = subprocess.run(argv, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+            dt = time.perf_counter() - t0
+            if rc != 0:
+                print("benchlib: command failed (rc=%d): %s" % (rc, name),
+                      file=sys.stderr)
+                return 1
+            if i >= warmup:
+                times.append(dt)
+        mean = statistics.mean(times)
+        results.append({
+            "command": name, "mean": mean, "median": statistics.median(times),
+            "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
+            "min": min(times), "max": max(times), "times": times})
+        print("  %-40s median %.4f s  (min %.4f, max %.4f, %d runs)" % (
+            name, results[-1]["median"], min(times), max(times), len(times)))
+    with open(out, "w") as f:
+        json.dump({"results": results}, f)
+    return 0
+
+
 def summary(path):
     rows = []
     with open(path) as f:
@@ -100,6 +134,10 @@ def main():
         return quote(args)
     if cmd == "stats" and len(args) == 1:
         return stats(args[0])
+    if cmd == "time" and len(args) >= 5 and len(args) % 2 == 1:
+        rest = args[3:]
+        return timecmd(args[0], int(args[1]), int(args[2]),
+                       list(zip(rest[0::2], rest[1::2])))
     if cmd == "summary" and len(args) == 1:
         return summary(args[0])
     print(__doc__, file=sys.stderr)

@@ -3,7 +3,7 @@
 // whole point is to skip what a stock linker process pays at start-up.
 //
 //   1. flavor from argv[0], as LLD decides it;
-//   2. LINKD_DISABLE=1: link locally;
+//   2. LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
 //   3. find or start the daemon;
 //   4. link through it, replaying its stdout/stderr, exiting with its status;
 //   5. on any daemon failure, link locally (same LLD, same bytes).
@@ -11,6 +11,7 @@
 #include "client/daemon_link.h"
 #include "client/fallback.h"
 #include "config/runtime_paths.h"
+#include "link/daemon_constraints.h"
 #include "link/flavor.h"
 
 #include <cstdio>
@@ -30,6 +31,8 @@ int main(int argc, char **argv) {
   }
   const char *disable = std::getenv("LINKD_DISABLE");
   if (disable && *disable && std::strcmp(disable, "0") != 0)
+    linkd::execLocalLink(*flavor, argc, argv);
+  if (linkd::mustLinkLocally(*flavor, argc, argv))
     linkd::execLocalLink(*flavor, argc, argv);
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();

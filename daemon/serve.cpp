@@ -161,6 +161,9 @@ int serve(const ServeOptions &options) {
     return 1;
   }
   chmod(paths.socketPath.c_str(), 0600);
+  // Clients warn once about falling back while no daemon answers; from now
+  // on a fallback is news again.
+  unlink(paths.fallbackMark.c_str());
   spdlog::info("serving socket={} jobs={} idle_timeout_s={} zygote_pid={} "
                "version={}",
                paths.socketPath, config.jobs, config.idleTimeoutSeconds,

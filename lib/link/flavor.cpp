@@ -140,19 +140,21 @@ std::string lldProgramName(std::string_view argv0, Flavor f) {
 }
 
 std::span<const std::string_view> flavorEnvironment(Flavor f) {
-  // See docs/protocol.md ("Environment") for where LLD 19 reads each one.
-  static constexpr std::array<std::string_view, 5> kElf = {
-      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "SOURCE_DATE_EPOCH"};
-  static constexpr std::array<std::string_view, 17> kCoff = {
-      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "SOURCE_DATE_EPOCH",
-      "LIB", "LINK", "_LINK_", "PATH", "VCToolsInstallDir", "VCINSTALLDIR",
-      "VSINSTALLDIR", "WindowsSdkDir", "WindowsSDKVersion",
-      "WindowsSdkVersion", "UniversalCRTSdkDir", "UCRTVersion"};
+  // Every variable LLD 19.1.7 (Debian's build) reads during a link, per
+  // driver, found by listing the getenv call sites in liblld*.a and
+  // libLLVM.so; docs/protocol.md says where each is read and what it changes.
+  // ELF includes what the MinGW driver (chosen by `-m i386pep`) reads.
+  static constexpr std::array<std::string_view, 9> kElf = {
+      "LLD_REPRODUCE", "LLD_VERSION", "ELF_PACKAGE_METADATA", "TERM", "PWD",
+      "LINK", "_LINK_", "SOURCE_DATE_EPOCH", "SYM64_THRESHOLD"};
+  static constexpr std::array<std::string_view, 11> kCoff = {
+      "LLD_REPRODUCE", "TERM", "PWD", "LINK", "_LINK_", "SOURCE_DATE_EPOCH",
+      "SYM64_THRESHOLD", "LIB", "VCToolsInstallDir", "VCINSTALLDIR", "PATH"};
   static constexpr std::array<std::string_view, 6> kMachO = {
-      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM", "ZERO_AR_DATE",
-      "SOURCE_DATE_EPOCH"};
-  static constexpr std::array<std::string_view, 4> kWasm = {
-      "LLD_REPRODUCE", "LLD_IN_TEST", "TMPDIR", "TERM"};
+      "LLD_REPRODUCE", "TERM", "PWD", "ZERO_AR_DATE",
+      "LD_DYLIB_CPU_SUBTYPES_MUST_MATCH", "RC_TRACE_DYLIB_SEARCHING"};
+  static constexpr std::array<std::string_view, 3> kWasm = {
+      "LLD_REPRODUCE", "TERM", "PWD"};
   switch (f) {
   case Flavor::Elf:
     return kElf;

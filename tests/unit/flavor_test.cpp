@@ -20,7 +20,9 @@ TEST(Flavor, LldRulesForSymlinks) {
   EXPECT_EQ(flavorFromProgramName("LLD-LINK.EXE"), Flavor::Coff);
   EXPECT_EQ(flavorFromProgramName("ld64.lld"), Flavor::MachO);
   EXPECT_EQ(flavorFromProgramName("wasm-ld"), Flavor::Wasm);
-  EXPECT_EQ(flavorFromProgramName("ld-wasm"), Flavor::Wasm);
+  // LLD splits on '-' before matching, so "ld-wasm" is "ld" first: ELF.
+  EXPECT_EQ(flavorFromProgramName("ld-wasm"), Flavor::Elf);
+  EXPECT_EQ(flavorFromProgramName("lld-wasm"), Flavor::Wasm);
   EXPECT_EQ(flavorFromProgramName("lld-gnu"), Flavor::Elf);
   // LLD splits on '-' and never matches "ld.lld-19" as one component.
   EXPECT_EQ(flavorFromProgramName("ld.lld-19"), Flavor::Elf);

@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# linkd benchmark: stock ld.lld vs ld.linkd (warm daemon), measured in one run.
+#
+#   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--no-diag] [--keep]
+#
+# See bench/README.md for what it measures and prints. It is a report: it exits
+# 0 whatever the figures are, 1 if something is broken (outputs differ, a link
+# fails, links silently fell back to local linking), 2 on a setup problem.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$REPO/build}"
+BIN="$BUILD_DIR/bin"
+STOCK="${STOCK_LLD:-/usr/lib/llvm-19/bin/ld.lld}"
+CXX="${CXX_FOR_BENCH:-clang++-19}"
+LLVM_CONFIG="${LLVM_CONFIG:-llvm-config-19}"
+LIB="$HERE/benchlib.py"
+
+W2_RUNS=5
+W1_RUNS=10
+LINKS=200
+DIAG=1
+KEEP=0
+QUICK=0
+
+usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while (($#)); do
+  case "$1" in
+    --quick) QUICK=1; W2_RUNS=3; W1_RUNS=3; LINKS=50 ;;
+    --runs) W2_RUNS="$2"; shift ;;
+    --w1-runs) W1_RUNS="$2"; shift ;;
+    --links) LINKS="$2"; shift ;;
+    --no-diag) DIAG=0 ;;
+    --keep) KEEP=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# Targets (ratios are linkd median / stock median).
+W1_TARGET=1.03
+W2_TARGET=0.80
+RSS_TARGET_MIB=64
+
+say() { printf '%s\n' "$*"; }
+hdr() { printf '\n== %s ==\n' "$*"; }
+die() { printf 'run.sh: error: %s\n' "$*" >&2; exit "${2:-2}"; }
+broken() { printf 'run.sh: BROKEN: %s\n' "$*" >&2; BROKEN=1; }
+
+BROKEN=0
+START_TS=$(date +%s)
+
+for tool in python3 "$CXX" "$LLVM_CONFIG" cmp xargs; do
+  command -v "$tool" >/dev/null || die "$tool not found"
+done
+[[ -x "$STOCK" ]] || die "stock linker $STOCK not found (set STOCK_LLD)"
+HYPERFINE=""
+if command -v hyperfine >/dev/null; then
+  HYPERFINE=hyperfine
+else
+  say "note: hyperfine not found (apt-get install -y hyperfine); using the python timer in benchlib.py"
+fi
+
+# --- binaries: wait for a (re)build to finish, then snapshot them -------------
+# The daemon is found next to the client (and the zygote re-execs the daemon
+# binary), so copying both keeps this run coherent even if build/ is rebuilt.
+wait_for_binaries() {
+  local deadline=$((SECONDS + ${BENCH_BIN_WAIT:-300})) a b
+  while :; do
+    if [[ -x "$BIN/ld.linkd" && -x "$BIN/linkd" ]]; then
+      a=$(stat -c '%Y %s' "$BIN/ld.linkd" "$BIN/linkd" 2>/dev/null || true)
+      sleep 2
+      b=$(stat -c '%Y %s' "$BIN/ld.linkd" "$BIN/linkd" 2>/dev/null || true)
+      [[ -n "$a" && "$a" == "$b" ]] && return 0
+    else
+      sleep 2
+    fi
+    ((SECONDS < deadline)) || die "no stable $BIN/ld.linkd and $BIN/linkd after waiting (set BUILD_DIR)"
+    say "waiting for $BIN/ld.linkd and $BIN/linkd ..."
+  done
+}
+
+T="$(mktemp -d "${TMPDIR:-/tmp}/linkd-bench.XXXXXX")"
+DAEMON_STARTED=0
+cleanup() {
+  local rc=$?
+  if ((DAEMON_STARTED)); then
+    "$T/bin/linkd" stop >/dev/null 2>&1 || {
+      [[ -n "${DPID:-}" ]] && kill "$DPID" 2>/dev/null || true
+    }
+  fi
+  if ((KEEP)); then
+    say "kept $T"
+  else
+    rm -rf "$T"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$T/bin" "$T/run" "$T/state" "$T/src" "$T/res" "$T/w1" "$T/w2/stock" "$T/w2/linkd"
+chmod 700 "$T/run"
+for attempt in 1 2 3; do
+  wait_for_binaries
+  cp "$BIN/linkd" "$BIN/ld.linkd" "$T/bin/" 2>/dev/null &&
+    "$T/bin/linkd" version >/dev/null 2>&1 && break
+  ((attempt < 3)) || die "cannot copy working binaries from $BIN"
+  sleep 5
+done
+CLIENT="$T/bin/ld.linkd"
+LINKD="$T/bin/linkd"
+
+export LINKD_SOCKET="$T/run/linkd.sock"
+export LINKD_STATE_DIR="$T/state"
+export LINKD_IDLE_TIMEOUT=900   # a safety net if this script is killed
+unset LINKD_DISABLE LINKD_BIN LINKD_QUIET || true
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+hdr "setup"
+say "repo        $REPO"
+say "binaries    $BIN (copied to $T/bin)"
+say "stock       $STOCK ($("$STOCK" --version | head -1))"
+say "linkd       $("$LINKD" version | tr '\n' ' ')"
+say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
+say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up run each)"
+say "timer       ${HYPERFINE:-python benchlib.py} (wall clock, median)"
+
+# --- inputs ---------------------------------------------------------------------
+cat >"$T/src/hello.cpp" <<'EOF'
+#include <iostream>
+int main() { std::cout << "hello, world\n"; return 0; }
+EOF
+cat >"$T/src/big.cpp" <<'EOF'
+// W1: a small program that pulls in all of LLVM's targets and every LLD driver,
+// linked against the static LLVM 19 and LLD archives (~130 MB output).
+#include "lld/Common/Driver.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+LLD_HAS_DRIVER(elf)
+LLD_HAS_DRIVER(coff)
+LLD_HAS_DRIVER(mingw)
+LLD_HAS_DRIVER(macho)
+LLD_HAS_DRIVER(wasm)
+int main(int argc, const char **argv) {
+  llvm::InitializeAllTargetInfos();
+  llvm::InitializeAllTargets();
+  llvm::InitializeAllTargetMCs();
+  llvm::InitializeAllAsmParsers();
+  llvm::InitializeAllAsmPrinters();
+  llvm::InitializeAllDisassemblers();
+  lld::Result r = lld::lldMain(llvm::ArrayRef<const char *>(argv, argc),
+                               llvm::outs(), llvm::errs(), LLD_ALL_DRIVERS);
+  return r.retCode;
+}
+EOF
+"$CXX" -O2 -c "$T/src/hello.cpp" -o "$T/src/hello.o" || die "cannot compile hello.cpp"
+# shellcheck disable=SC2046
+"$CXX" $("$LLVM_CONFIG" --cxxflags) -O2 -c "$T/src/big.cpp" -o "$T/src/big.o" ||
+  die "cannot compile big.cpp (LLVM/LLD 19 headers)"
+
+# The exact linker argv clang would run, minus argv[0] and "-o X".
+"$CXX" -### "$T/src/hello.o" -o "$T/w2/unused" --ld-path="$STOCK" 2>"$T/src/hello.driver" ||
+  die "clang -### failed for hello"
+LLD_LIBDIR="$("$LLVM_CONFIG" --libdir)"
+LLD_LIBS=()
+for l in MinGW ELF COFF MachO Wasm Common; do
+  [[ -f "$LLD_LIBDIR/liblld$l.a" ]] || die "$LLD_LIBDIR/liblld$l.a missing (liblld-19-dev)"
+  LLD_LIBS+=("$LLD_LIBDIR/liblld$l.a")
+done
+# shellcheck disable=SC2046
+"$CXX" -### "$T/src/big.o" -o "$T/w1/unused" --ld-path="$STOCK" "${LLD_LIBS[@]}" \
+  $("$LLVM_CONFIG" --link-static --ldflags) $("$LLVM_CONFIG" --link-static --libs all) \
+  $("$LLVM_CONFIG" --link-static --system-libs) 2>"$T/src/big.driver" ||
+  die "clang -### failed for the static LLVM link"
+mapfile -t W2_ARGS < <(python3 "$LIB" linker-argv "$T/src/hello.driver")
+mapfile -t W1_ARGS < <(python3 "$LIB" linker-argv "$T/src/big.driver")
+((${#W2_ARGS[@]} > 0 && ${#W1_ARGS[@]} > 0)) || die "could not extract linker argv"
+say "W1 argv     ${#W1_ARGS[@]} arguments (saved in $T/src/big.driver)"
+say "W2 argv     ${#W2_ARGS[@]} arguments"
+
+# --- daemon: autostart it with a first link, check it is really serving ---------
+status_field() { # field -> value from `linkd status --json`
+  "$LINKD" status --json 2>/dev/null | python3 -c \
+    "import json,sys; print(json.load(sys.stdin).get('$1', ''))" 2>/dev/null || true
+}
+
+hdr "daemon start and warm-up"
+DAEMON_STARTED=1
+t0=$(date +%s%N)
+"$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/first" || die "first link through ld.linkd failed" 1
+t1=$(date +%s%N)
+DPID=$(status_field pid)
+ZPID=$(status_field zygote_pid)
+[[ -n "$DPID" && -d "/proc/$DPID" ]] || {
+  cat "$T/state/linkd.log" 2>/dev/null | tail -20 >&2
+  die "no daemon is serving $LINKD_SOCKET after the first link (fell back to local linking?)" 1
+}
+say "cold start  first link incl. daemon autostart: $(( (t1 - t0) / 1000000 )) ms"
+say "daemon      pid $DPID, zygote pid $ZPID, jobs $(status_field jobs)"
+for _ in 1 2 3 4 5; do "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/first" >/dev/null; done
+
+# --- byte-identity checks before timing -----------------------------------------
+hdr "verify outputs (cmp)"
+"$STOCK" "${W2_ARGS[@]}" -o "$T/w2/check.stock" || die "stock hello link failed" 1
+"$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/check.linkd" || die "ld.linkd hello link failed" 1
+if cmp -s "$T/w2/check.stock" "$T/w2/check.linkd"; then
+  say "W2 hello:   identical ($(stat -c %s "$T/w2/check.stock") bytes)"
+else
+  broken "W2 outputs differ: $T/w2/check.stock vs $T/w2/check.linkd"; KEEP=1
+fi
+"$T/w2/check.linkd" >/dev/null || broken "the linked hello program does not run"
+"$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock" || die "stock static LLVM link failed" 1
+"$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd" || die "ld.linkd static LLVM link failed" 1
+if cmp -s "$T/w1/out.stock" "$T/w1/out.linkd"; then
+  W1_BYTES=$(stat -c %s "$T/w1/out.stock")
+  say "W1 static:  identical ($W1_BYTES bytes, $(awk -v b="$W1_BYTES" 'BEGIN{printf "%.1f", b/1048576}') MiB)"
+else
+  broken "W1 outputs differ: $T/w1/out.stock vs $T/w1/out.linkd"; KEEP=1
+fi
+if ((BROKEN)); then
+  say "outputs differ; not timing anything (kept $T)"
+  exit 1
+fi
+
+# --- timing helpers ---------------------------------------------------------------
+# bench NAME RUNS LABEL1 CMD1 LABEL2 CMD2 ...  -> $T/res/NAME.json
+bench() {
+  local name="$1" runs="$2"; shift 2
+  local json="$T/res/$name.json"
+  if [[ -n "$HYPERFINE" ]]; then
+    local args=() 
+    while (($#)); do args+=(-n "$1" "$2"); shift 2; done
+    hyperfine -N --style basic --warmup 1 --runs "$runs" --export-json "$json" "${args[@]}" \
+      >"$T/res/$name.log" 2>&1 || {
+      cat "$T/res/$name.log" >&2
+      broken "$name: a benchmarked command failed"
+      return 1
+    }
+    grep -E '^(Benchmark|  Time|  Range)' "$T/res/$name.log" | sed 's/^/  /'
+  else
+    python3 "$LIB" time "$json" "$runs" 1 "$@" || { broken "$name: a benchmarked command failed"; return 1; }
+  fi
+}
+# median NAME INDEX -> seconds
+median() { python3 "$LIB" stats "$T/res/$1.json" | sed -n "$(($2 + 1))p" | cut -f2; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
+pass() { awk -v r="$1" -v t="$2" 'BEGIN{ print (r != "nan" && r + 0 <= t + 0) ? "PASS" : "FAIL" }'; }
+fmt_s() { awk -v s="$1" 'BEGIN{ if (s >= 1) printf "%.3f s", s; else printf "%.1f ms", s * 1000 }'; }
+q() { python3 "$LIB" quote "$@"; }
+
+links_total() { status_field links_total; }
+links_failed() { status_field links_failed; }
+expect_links() { # NAME BEFORE EXPECTED_DELTA
+  local after; after=$(links_total)
+  if [[ -z "$after" ]]; then
+    broken "$1: the daemon stopped answering"
+  elif (( after - $2 != $3 )); then
+    broken "$1: the daemon served $((after - $2)) links, expected $3 (clients fell back to local linking?)"
+  fi
+}
+
+SUMMARY="$T/res/summary.tsv"
+: >"$SUMMARY"
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SUMMARY"; }
+
+# --- W2: many small links -----------------------------------------------------------
+seq -f "$T/w2/stock/a.out.%03g" 1 "$LINKS" >"$T/w2/list.stock"
+seq -f "$T/w2/linkd/a.out.%03g" 1 "$LINKS" >"$T/w2/list.linkd"
+# xargs appends one output name after the trailing "-o".
+W2_STOCK_CMD() { q xargs -a "$T/w2/list.stock" -n 1 -P "$1" "$STOCK" "${W2_ARGS[@]}" -o; }
+W2_LINKD_CMD() { q xargs -a "$T/w2/list.linkd" -n 1 -P "$1" "$CLIENT" "${W2_ARGS[@]}" -o; }
+
+declare -A W2_MED_STOCK W2_MED_LINKD
+for j in 1 2; do
+  hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
+  before=$(links_total)
+  bench "w2_j$j" "$W2_RUNS" "stock ld.lld x$LINKS -j$j" "$(W2_STOCK_CMD $j)" \
+    "ld.linkd x$LINKS -j$j" "$(W2_LINKD_CMD $j)" || continue
+  expect_links "W2 -j$j" "$before" $(( (W2_RUNS + 1) * LINKS ))
+  s=$(median "w2_j$j" 0); l=$(median "w2_j$j" 1)
+  W2_MED_STOCK[$j]=$s; W2_MED_LINKD[$j]=$l
+  r=$(ratio "$l" "$s")
+  say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r;" \
+    "per link: stock $(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")," \
+    "linkd $(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"
+  row "W2 $LINKS hello links, -j$j" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W2_TARGET" "$(pass "$r" "$W2_TARGET")"
+done
+bad=0
+for i in $(seq -f %03g 1 "$LINKS"); do
+  cmp -s "$T/w2/stock/a.out.$i" "$T/w2/linkd/a.out.$i" || bad=$((bad + 1))
+done
+((bad == 0)) || { broken "W2: $bad of $LINKS timed outputs differ from stock"; KEEP=1; }
+
+# --- W1: one large static link --------------------------------------------------------
+hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs"
+before=$(links_total)
+if bench w1 "$W1_RUNS" "stock ld.lld (static LLVM)" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
+  "ld.linkd (static LLVM)" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd")"; then
+  expect_links W1 "$before" $((W1_RUNS + 1))
+  s=$(median w1 0); l=$(median w1 1); r=$(ratio "$l" "$s")
+  say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r"
+  row "W1 static LLVM+LLD link" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W1_TARGET" "$(pass "$r" "$W1_TARGET")"
+  cmp -s "$T/w1/out.stock" "$T/w1/out.linkd" || { broken "W1: timed outputs differ"; KEEP=1; }
+fi
+
+# --- diagnostics: where a small link's time goes --------------------------------------
+if ((DIAG)); then
+  hdr "diagnostics: per-process costs (20 runs each, medians)"
+  before=$(links_total)
+  # LINKD_DISABLE=1 makes the client exec `linkd link` locally (no daemon).
+  if bench diag 20 \
+    "/bin/true (process floor)" "$(q /bin/true)" \
+    "stock ld.lld --version" "$(q "$STOCK" --version)" \
+    "ld.linkd --version (via daemon)" "$(q "$CLIENT" --version)" \
+    "linkd version (loads LLVM, no daemon)" "$(q "$LINKD" version)" \
+    "stock ld.lld hello" "$(q "$STOCK" "${W2_ARGS[@]}" -o "$T/w2/diag.stock")" \
+    "ld.linkd hello (via daemon)" "$(q "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.linkd")" \
+    "ld.linkd hello LINKD_DISABLE=1 (local)" "$(q env LINKD_DISABLE=1 "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.local")"; then
+    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _; do
+      printf '  %-42s %s\n' "$name" "$(fmt_s "$med")"
+    done
+  fi
+fi
+
+# --- idle RSS ------------------------------------------------------------------------------
+hdr "daemon idle memory"
+sleep 1
+DPID=$(status_field pid); ZPID=$(status_field zygote_pid)
+kib() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status" 2>/dev/null || true; }
+pss() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || true; }
+mib() { awk -v k="${1:-0}" 'BEGIN{ printf "%.1f", k / 1024 }'; }
+if [[ -n "$DPID" && -r "/proc/$DPID/status" ]]; then
+  sleep 1  # idle a second after the status call too
+  d_rss=$(kib "$DPID" VmRSS); z_rss=$(kib "$ZPID" VmRSS)
+  d_pss=$(pss "$DPID"); z_pss=$(pss "$ZPID")
+  d_thr=$(kib "$DPID" Threads)
+  kids=$(ps -o pid= --ppid "$ZPID" 2>/dev/null | wc -l)
+  tot=$(( ${d_rss:-0} + ${z_rss:-0} ))
+  say "  daemon  pid $DPID: VmRSS $(mib "$d_rss") MiB, Pss $(mib "$d_pss") MiB, $d_thr threads"
+  say "  zygote  pid $ZPID: VmRSS $(mib "$z_rss") MiB, Pss $(mib "$z_pss") MiB, $kids live children"
+  say "  sum     VmRSS $(mib "$tot") MiB, Pss $(mib $(( ${d_pss:-0} + ${z_pss:-0} ))) MiB"
+  rss_res=$(awk -v k="$tot" -v t="$RSS_TARGET_MIB" 'BEGIN{ print (k / 1024 <= t) ? "PASS" : "FAIL" }')
+  row "idle VmRSS daemon alone" "-" "$(mib "$d_rss") MiB" "-" "(info)" "-"
+  row "idle VmRSS daemon+zygote" "-" "$(mib "$tot") MiB" "-" "<= $RSS_TARGET_MIB MiB" "$rss_res"
+else
+  broken "the daemon is gone before the idle-memory measurement"
+fi
+fails=$(links_failed)
+[[ -z "$fails" || "$fails" == 0 ]] || broken "the daemon reports $fails failed links"
+say "  links served by the daemon: $(links_total) (failed ${fails:-?}, crashed $(status_field links_crashed))"
+
+# --- summary ---------------------------------------------------------------------------------
+hdr "summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(( $(date +%s) - START_TS )) s, load average now $(loadavg))"
+python3 "$LIB" summary "$SUMMARY"
+say "ratios are linkd median / stock median (wall clock); stock = $STOCK"
+if ((BROKEN)); then
+  say "RESULT: BROKEN (see messages above)"
+  exit 1
+fi
+exit 0

@@ -1,0 +1,23 @@
+#include "link/daemon_constraints.h"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace linkd {
+
+std::optional<std::string> mustLinkLocally(Flavor flavor, int argc,
+                                           const char *const *argv) {
+  if (std::getenv("LLVM_OVERRIDE_PRODUCER"))
+    return "LLVM_OVERRIDE_PRODUCER is set";
+  if (flavor == Flavor::Elf) {
+    for (int i = 1; i < argc; ++i) {
+      std::string_view a = argv[i];
+      if (a.starts_with("--error-handling-script") ||
+          a.starts_with("-error-handling-script"))
+        return "--error-handling-script needs the full environment";
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace linkd
