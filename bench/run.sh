@@ -229,6 +229,7 @@ fi
 
 # --- timing helpers ---------------------------------------------------------------
 # bench NAME RUNS LABEL1 CMD1 LABEL2 CMD2 ...  -> $T/res/NAME.json
+# (BENCH_QUIET=1: do not echo hyperfine's lines)
 bench() {
   local name="$1" runs="$2"; shift 2
   local json="$T/res/$name.json"
@@ -241,7 +242,8 @@ bench() {
       broken "$name: a benchmarked command failed"
       return 1
     }
-    grep -E '^(Benchmark|  Time|  Range)' "$T/res/$name.log" | sed 's/^/  /'
+    [[ -n "${BENCH_QUIET:-}" ]] ||
+      grep -E '^(Benchmark|  Time|  Range)' "$T/res/$name.log" | sed 's/^/  /' || true
   else
     python3 "$LIB" time "$json" "$runs" 1 "$@" || { broken "$name: a benchmarked command failed"; return 1; }
   fi
@@ -313,7 +315,7 @@ if ((DIAG)); then
   hdr "diagnostics: per-process costs (20 runs each, medians)"
   before=$(links_total)
   # LINKD_DISABLE=1 makes the client exec `linkd link` locally (no daemon).
-  if bench diag 20 \
+  if BENCH_QUIET=1 bench diag 20 \
     "/bin/true (process floor)" "$(q /bin/true)" \
     "stock ld.lld --version" "$(q "$STOCK" --version)" \
     "ld.linkd --version (via daemon)" "$(q "$CLIENT" --version)" \
@@ -321,8 +323,8 @@ if ((DIAG)); then
     "stock ld.lld hello" "$(q "$STOCK" "${W2_ARGS[@]}" -o "$T/w2/diag.stock")" \
     "ld.linkd hello (via daemon)" "$(q "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.linkd")" \
     "ld.linkd hello LINKD_DISABLE=1 (local)" "$(q env LINKD_DISABLE=1 "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.local")"; then
-    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _; do
-      printf '  %-42s %s\n' "$name" "$(fmt_s "$med")"
+    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _ _ mn mx _; do
+      printf '  %-42s %9s   (min %s, max %s)\n' "$name" "$(fmt_s "$med")" "$(fmt_s "$mn")" "$(fmt_s "$mx")"
     done
   fi
 fi
@@ -339,7 +341,7 @@ if [[ -n "$DPID" && -r "/proc/$DPID/status" ]]; then
   d_rss=$(kib "$DPID" VmRSS); z_rss=$(kib "$ZPID" VmRSS)
   d_pss=$(pss "$DPID"); z_pss=$(pss "$ZPID")
   d_thr=$(kib "$DPID" Threads)
-  kids=$(ps -o pid= --ppid "$ZPID" 2>/dev/null | wc -l)
+  kids=$( (ps -o pid= --ppid "$ZPID" 2>/dev/null || true) | wc -l)
   tot=$(( ${d_rss:-0} + ${z_rss:-0} ))
   say "  daemon  pid $DPID: VmRSS $(mib "$d_rss") MiB, Pss $(mib "$d_pss") MiB, $d_thr threads"
   say "  zygote  pid $ZPID: VmRSS $(mib "$z_rss") MiB, Pss $(mib "$z_pss") MiB, $kids live children"

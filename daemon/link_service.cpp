@@ -136,19 +136,30 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   uint64_t queueMicros = microsSince(queued);
   auto begin = Clock::now();
 
-  Pipe out, err;
-  if (!out.open() || !err.open())
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        std::string("pipe: ") + std::strerror(errno));
-  ZygoteClient::Spawned child = zygote.spawn(req, out.write, err.write);
-  out.closeWrite();
-  err.closeWrite();
-
-  bool clientStayed = pumpOutput(ctx, writer, out, err);
-  int pid = child.pid.get();
-  if (!clientStayed && pid > 0)
-    kill(pid, SIGKILL);
-  ChildExit exit = child.exit.get();
+  // A zygote that died since the last link is only noticed when we talk to
+  // it; the spawn then fails before LLD ran, so one retry (which starts a
+  // fresh zygote) is always safe.
+  ChildExit exit;
+  int pid = -1;
+  bool clientStayed = true;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Pipe out, err;
+    if (!out.open() || !err.open())
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          std::string("pipe: ") + std::strerror(errno));
+    ZygoteClient::Spawned child = zygote.spawn(req, out.write, err.write);
+    out.closeWrite();
+    err.closeWrite();
+    clientStayed = pumpOutput(ctx, writer, out, err);
+    pid = child.pid.get();
+    if (!clientStayed && pid > 0)
+      kill(pid, SIGKILL);
+    exit = child.exit.get();
+    if (exit.ran || pid > 0 || !clientStayed)
+      break;
+    spdlog::warn("link id={} could not start: {}; retrying", linkId,
+                 exit.error);
+  }
 
   v1::LinkReply reply;
   v1::LinkDone *done = reply.mutable_done();

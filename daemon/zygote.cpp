@@ -5,6 +5,7 @@
 #include "link/lld_entry.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -205,6 +206,9 @@ void ZygoteClient::readerLoop(int fd) {
       // from being closed under a sender.
       std::lock_guard send(sendMu);
       std::lock_guard lock(mu);
+      spdlog::warn("link zygote pid={} exited; a new one starts with the "
+                   "next link",
+                   zygotePid);
       failAllLocked("the link zygote exited");
       close(fd);
       if (controlFd == fd)
