@@ -13,6 +13,9 @@ Subcommands:
                         fallback timer when hyperfine is missing: runs each
                         command (POSIX-quoted string, no shell) and writes a
                         hyperfine-like JSON file OUT.
+  merge OUT JSON...     merges hyperfine JSON files (one per interleaved round)
+                        into OUT: per command (in first-seen order) all times,
+                        with median/mean/stddev/min/max recomputed.
   summary FILE          FILE: tab-separated rows (workload, stock, linkd, ratio,
                         target, result); prints them as an aligned table.
 """
@@ -91,10 +94,32 @@ def timecmd(out, runs, warmup, pairs):
             "command": name, "mean": mean, "median": statistics.median(times),
             "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
             "min": min(times), "max": max(times), "times": times})
-        print("  %-40s median %.4f s  (min %.4f, max %.4f, %d runs)" % (
-            name, results[-1]["median"], min(times), max(times), len(times)))
     with open(out, "w") as f:
         json.dump({"results": results}, f)
+    return 0
+
+
+def merge(out, paths):
+    order = []
+    times = {}
+    for p in paths:
+        with open(p) as f:
+            for r in json.load(f)["results"]:
+                name = r["command"]
+                if name not in times:
+                    order.append(name)
+                    times[name] = []
+                times[name].extend(r.get("times") or [])
+    results = []
+    for name in order:
+        t = times[name]
+        results.append({
+            "command": name, "median": statistics.median(t),
+            "mean": statistics.mean(t),
+            "stddev": statistics.stdev(t) if len(t) > 1 else 0.0,
+            "min": min(t), "max": max(t), "times": t})
+    with open(out, "w") as f:
+        json.dump({"results": results}, f, indent=1)
     return 0
 
 
@@ -138,6 +163,8 @@ def main():
         rest = args[3:]
         return timecmd(args[0], int(args[1]), int(args[2]),
                        list(zip(rest[0::2], rest[1::2])))
+    if cmd == "merge" and len(args) >= 2:
+        return merge(args[0], args[1:])
     if cmd == "summary" and len(args) == 1:
         return summary(args[0])
     print(__doc__, file=sys.stderr)

@@ -128,7 +128,7 @@ say "stock       $STOCK ($("$STOCK" --version | head -1))"
 say "linkd       $("$LINKD" version | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
 say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up run each)"
-say "timer       ${HYPERFINE:-python benchlib.py} (wall clock, median)"
+say "timer       ${HYPERFINE:-python benchlib.py}, wall clock, stock and linkd runs interleaved, medians"
 
 # --- inputs ---------------------------------------------------------------------
 cat >"$T/src/hello.cpp" <<'EOF'
@@ -229,23 +229,45 @@ fi
 
 # --- timing helpers ---------------------------------------------------------------
 # bench NAME RUNS LABEL1 CMD1 LABEL2 CMD2 ...  -> $T/res/NAME.json
-# (BENCH_QUIET=1: do not echo hyperfine's lines)
+# One discarded warm-up round, then RUNS rounds; each round runs every command
+# once, in forward order on odd rounds and reverse order on even ones, so that
+# background load on a shared machine hits stock and linkd alike.
+# (BENCH_QUIET=1: do not print the per-command lines.)
 bench() {
   local name="$1" runs="$2"; shift 2
-  local json="$T/res/$name.json"
-  if [[ -n "$HYPERFINE" ]]; then
-    local args=() 
-    while (($#)); do args+=(-n "$1" "$2"); shift 2; done
-    hyperfine -N --style basic --warmup 1 --runs "$runs" --export-json "$json" "${args[@]}" \
-      >"$T/res/$name.log" 2>&1 || {
-      cat "$T/res/$name.log" >&2
-      broken "$name: a benchmarked command failed"
-      return 1
-    }
-    [[ -n "${BENCH_QUIET:-}" ]] ||
-      grep -E '^(Benchmark|  Time|  Range)' "$T/res/$name.log" | sed 's/^/  /' || true
-  else
-    python3 "$LIB" time "$json" "$runs" 1 "$@" || { broken "$name: a benchmarked command failed"; return 1; }
+  local labels=() cmds=() files=() order=() args=() i k rj
+  while (($#)); do labels+=("$1"); cmds+=("$2"); shift 2; done
+  for ((i = 0; i <= runs; i++)); do
+    order=("${!labels[@]}")
+    if ((i % 2 == 0)); then
+      local rev=(); for ((k = ${#order[@]} - 1; k >= 0; k--)); do rev+=("${order[k]}"); done
+      order=("${rev[@]}")
+    fi
+    rj="$T/res/$name.round$i.json"
+    args=()
+    for k in "${order[@]}"; do args+=("${labels[k]}" "${cmds[k]}"); done
+    if [[ -n "$HYPERFINE" ]]; then
+      local hargs=() 
+      for ((k = 0; k < ${#args[@]}; k += 2)); do hargs+=(-n "${args[k]}" "${args[k + 1]}"); done
+      hyperfine -N --style none --runs 1 --export-json "$rj" "${hargs[@]}" \
+        >>"$T/res/$name.log" 2>&1 || {
+        tail -20 "$T/res/$name.log" >&2
+        broken "$name: a benchmarked command failed"
+        return 1
+      }
+    else
+      python3 "$LIB" time "$rj" 1 0 "${args[@]}" 2>>"$T/res/$name.log" || {
+        broken "$name: a benchmarked command failed"; return 1; }
+    fi
+    ((i == 0)) || files+=("$rj")
+  done
+  python3 "$LIB" merge "$T/res/$name.json" "${files[@]}"
+  if [[ -z "${BENCH_QUIET:-}" ]]; then
+    python3 "$LIB" stats "$T/res/$name.json" |
+      while IFS=$'\t' read -r lab med mean sd mn mx n; do
+        printf '  %-34s median %9s  (mean %s ± %s, min %s, max %s, %s runs)\n' "$lab" \
+          "$(fmt_s "$med")" "$(fmt_s "$mean")" "$(fmt_s "$sd")" "$(fmt_s "$mn")" "$(fmt_s "$mx")" "$n"
+      done
   fi
 }
 # median NAME INDEX -> seconds
@@ -312,10 +334,10 @@ fi
 
 # --- diagnostics: where a small link's time goes --------------------------------------
 if ((DIAG)); then
-  hdr "diagnostics: per-process costs (20 runs each, medians)"
+  hdr "diagnostics: per-process costs (15 interleaved runs each)"
   before=$(links_total)
   # LINKD_DISABLE=1 makes the client exec `linkd link` locally (no daemon).
-  if BENCH_QUIET=1 bench diag 20 \
+  if BENCH_QUIET=1 bench diag 15 \
     "/bin/true (process floor)" "$(q /bin/true)" \
     "stock ld.lld --version" "$(q "$STOCK" --version)" \
     "ld.linkd --version (via daemon)" "$(q "$CLIENT" --version)" \
@@ -324,7 +346,7 @@ if ((DIAG)); then
     "ld.linkd hello (via daemon)" "$(q "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.linkd")" \
     "ld.linkd hello LINKD_DISABLE=1 (local)" "$(q env LINKD_DISABLE=1 "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.local")"; then
     python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _ _ mn mx _; do
-      printf '  %-42s %9s   (min %s, max %s)\n' "$name" "$(fmt_s "$med")" "$(fmt_s "$mn")" "$(fmt_s "$mx")"
+      printf '  %-42s median %9s  (min %s, max %s)\n' "$name" "$(fmt_s "$med")" "$(fmt_s "$mn")" "$(fmt_s "$mx")"
     done
   fi
 fi

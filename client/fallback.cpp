@@ -34,9 +34,12 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
 }
 
 void execLocalLink(Flavor flavor, int argc, char **argv) {
-  std::string bin = daemonBinary();
+  // linkd-lld sits next to the daemon binary; exec it directly rather than
+  // through `linkd link`, which would cost one more process start.
+  std::string daemon = daemonBinary();
+  std::string bin = daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
   std::string flavorArg(flavorName(flavor));
-  std::vector<const char *> args = {"linkd",         "link",  "--flavor",
+  std::vector<const char *> args = {"linkd-lld",     "link",  "--flavor",
                                     flavorArg.c_str(), "--argv0", argv[0],
                                     "--"};
   for (int i = 1; i < argc; ++i)

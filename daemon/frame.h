@@ -16,6 +16,7 @@ enum class FrameKind : uint32_t {
   Started = 2, // zygote -> daemon: the child's pid
   Exited = 3,  // zygote -> daemon: ExitRecord
   Failed = 4,  // zygote -> daemon: the child could not be started (message)
+  Hello = 5,   // zygote -> daemon, once at start: LLD's version string
 };
 
 struct Frame {

@@ -1,7 +1,6 @@
 #include "daemon/link_service.h"
 
 #include "link/flavor.h"
-#include "link/lld_entry.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -201,7 +200,7 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
 grpc::Status LinkService::Info(grpc::ServerContext *, const v1::InfoRequest *,
                                v1::InfoReply *reply) {
   reply->set_version(LINKD_VERSION);
-  reply->set_lld_version(lldVersionString());
+  reply->set_lld_version(zygote.lldVersion());
   reply->set_protocol_version(1);
   reply->set_pid(getpid());
   reply->set_uptime_seconds(

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "daemon/job_slots.h"
-#include "daemon/zygote.h"
+#include "daemon/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 
 #include <atomic>

@@ -1,15 +1,13 @@
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
 // them: serve (the daemon), status and stop (talk to it), link (the one-shot
-// local link the client falls back to), and the internal __zygote.
+// local link, handed to linkd-lld, the binary that holds LLD).
 #include "daemon/control.h"
 #include "daemon/serve.h"
-#include "daemon/zygote.h"
-#include "link/flavor.h"
-#include "link/lld_entry.h"
+#include "config/runtime_paths.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Signals.h"
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,38 +66,31 @@ int cmdServe(int argc, char **argv) {
   return linkd::serve(opts);
 }
 
+// `linkd link` is implemented by linkd-lld, the binary that contains LLD.
 int cmdLink(int argc, char **argv) {
-  linkd::LldInvocation inv;
-  std::string argv0;
-  int i = 2;
-  for (; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (i + 1 >= argc)
-      return usageError("missing value for " + std::string(a));
-    if (a == "--flavor") {
-      auto f = linkd::flavorFromName(argv[++i]);
-      if (!f)
-        return usageError("unknown flavor " + std::string(argv[i]));
-      inv.flavor = *f;
-    } else if (a == "--argv0") {
-      argv0 = argv[++i];
-    } else {
-      return usageError("bad link option " + std::string(a));
-    }
+  std::string lld = linkd::executableDirectory() + "/linkd-lld";
+  std::vector<char *> args(argv, argv + argc);
+  args[0] = const_cast<char *>(lld.c_str());
+  args.push_back(nullptr);
+  execv(lld.c_str(), args.data());
+  std::fprintf(stderr, "linkd: cannot run %s: %s\n", lld.c_str(),
+               std::strerror(errno));
+  return 1;
+}
+
+// LLD's version, from linkd-lld (this binary does not contain LLD).
+std::string lldVersion() {
+  std::string cmd = linkd::executableDirectory() + "/linkd-lld version";
+  std::string out;
+  if (FILE *p = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof(buf), p))
+      out += buf;
+    pclose(p);
   }
-  if (inv.flavor == linkd::Flavor::Unspecified)
-    return usageError("link needs --flavor");
-  inv.argv.push_back(argv0.empty()
-                         ? linkd::lldProgramName("x.linkd", inv.flavor)
-                         : argv0);
-  for (; i < argc; ++i)
-    inv.argv.push_back(argv[i]);
-  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
-  linkd::runLldAndExit(inv);
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
 }
 
 } // namespace
@@ -108,10 +99,6 @@ int main(int argc, char **argv) {
   if (argc < 2)
     return usageError("missing command");
   std::string_view cmd = argv[1];
-  if (cmd == "__zygote" && argc == 3) {
-    llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
-    return linkd::runZygote(std::atoi(argv[2]));
-  }
   if (cmd == "serve")
     return cmdServe(argc, argv);
   if (cmd == "link")
@@ -121,8 +108,7 @@ int main(int argc, char **argv) {
   if (cmd == "stop")
     return linkd::stopDaemon();
   if (cmd == "version" || cmd == "--version") {
-    std::printf("linkd %s\n%s\n", LINKD_VERSION,
-                linkd::lldVersionString().c_str());
+    std::printf("linkd %s\n%s\n", LINKD_VERSION, lldVersion().c_str());
     return 0;
   }
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {

@@ -2,7 +2,7 @@
 
 #include "config/runtime_paths.h"
 #include "daemon/link_service.h"
-#include "daemon/zygote.h"
+#include "daemon/zygote_client.h"
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -107,7 +107,7 @@ int serve(const ServeOptions &options) {
   signal(SIGPIPE, SIG_IGN);
 
   // 1. The zygote, while this process is single-threaded.
-  ZygoteClient zygote(executableDirectory() + "/linkd");
+  ZygoteClient zygote(executableDirectory() + "/linkd-lld");
   if (std::string err = zygote.start(); !err.empty()) {
     std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
                  err.c_str());

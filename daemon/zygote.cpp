@@ -1,14 +1,16 @@
 #include "daemon/zygote.h"
 
+
 #include "daemon/frame.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
+#include "linkd/v1/linkd.pb.h"
 
 #include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <string>
 
 namespace linkd {
 namespace {
@@ -124,6 +127,8 @@ int runZygote(int controlFd) {
   signal(SIGPIPE, SIG_IGN);
 
   ZygoteState z{controlFd, {}};
+  if (!sendFrame(controlFd, FrameKind::Hello, 0, lldVersionString(), {}))
+    return 1;
   for (;;) {
     pollfd fds[2] = {{controlFd, POLLIN, 0}, {sigFd, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
@@ -148,164 +153,6 @@ int runZygote(int controlFd) {
         frame.closeFds();
     }
   }
-}
-
-ZygoteClient::~ZygoteClient() {
-  std::unique_lock lock(mu);
-  if (controlFd >= 0)
-    shutdown(controlFd, SHUT_RDWR);
-  lock.unlock();
-  if (reader.joinable())
-    reader.join();
-}
-
-std::string ZygoteClient::start() {
-  std::lock_guard lock(mu);
-  return startLocked();
-}
-
-std::string ZygoteClient::startLocked() {
-  if (controlFd >= 0)
-    return {};
-  if (reader.joinable())
-    reader.join(); // the previous zygote's reader has finished
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-    return std::string("socketpair: ") + std::strerror(errno);
-  // Everything the child needs is prepared before fork: in a threaded
-  // process only async-signal-safe calls are allowed between fork and exec.
-  std::string fdArg = std::to_string(3);
-  const char *argv[] = {selfExe.c_str(), "__zygote", fdArg.c_str(), nullptr};
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (sv[1] == 3) {
-      fcntl(3, F_SETFD, 0);
-    } else {
-      dup2(sv[1], 3); // dup2 clears FD_CLOEXEC on the new descriptor
-    }
-    execv(selfExe.c_str(), const_cast<char *const *>(argv));
-    _exit(127);
-  }
-  close(sv[1]);
-  if (pid < 0) {
-    close(sv[0]);
-    return std::string("fork: ") + std::strerror(errno);
-  }
-  controlFd = sv[0];
-  zygotePid = pid;
-  reader = std::thread([this, fd = sv[0]] { readerLoop(fd); });
-  return {};
-}
-
-void ZygoteClient::readerLoop(int fd) {
-  for (;;) {
-    Frame frame;
-    FrameStatus st = recvFrame(fd, frame);
-    if (st != FrameStatus::Ok) {
-      // Lock order: sendMu, then mu. Holding sendMu keeps the descriptor
-      // from being closed under a sender.
-      std::lock_guard send(sendMu);
-      std::lock_guard lock(mu);
-      spdlog::warn("link zygote pid={} exited; a new one starts with the "
-                   "next link",
-                   zygotePid);
-      failAllLocked("the link zygote exited");
-      close(fd);
-      if (controlFd == fd)
-        controlFd = -1;
-      waitpid(zygotePid, nullptr, 0);
-      zygotePid = -1;
-      return;
-    }
-    frame.closeFds();
-    std::lock_guard lock(mu);
-    auto it = pending.find(frame.id);
-    if (it == pending.end())
-      continue;
-    Pending &p = it->second;
-    switch (frame.kind) {
-    case FrameKind::Started:
-      p.pid.set_value(decodeStarted(frame.payload));
-      p.pidSet = true;
-      break;
-    case FrameKind::Exited: {
-      ExitRecord rec = decodeExit(frame.payload);
-      ChildExit e;
-      e.ran = true;
-      e.waitStatus = rec.waitStatus;
-      e.userMicros = rec.userMicros;
-      e.sysMicros = rec.sysMicros;
-      e.maxRssKib = rec.maxRssKib;
-      p.exit.set_value(e);
-      pending.erase(it);
-      break;
-    }
-    case FrameKind::Failed: {
-      if (!p.pidSet)
-        p.pid.set_value(-1);
-      ChildExit e;
-      e.error = frame.payload;
-      p.exit.set_value(e);
-      pending.erase(it);
-      break;
-    }
-    default:
-      break;
-    }
-  }
-}
-
-void ZygoteClient::failAllLocked(const std::string &why) {
-  for (auto &[id, p] : pending) {
-    if (!p.pidSet)
-      p.pid.set_value(-1);
-    ChildExit e;
-    e.error = why;
-    p.exit.set_value(e);
-  }
-  pending.clear();
-}
-
-ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
-                                          int outFd, int errFd) {
-  Spawned result;
-  uint64_t id;
-  int fd;
-  std::string err;
-  {
-    std::lock_guard lock(mu);
-    err = startLocked();
-    id = nextId++;
-    Pending &p = pending[id];
-    result.pid = p.pid.get_future().share();
-    result.exit = p.exit.get_future().share();
-    fd = controlFd;
-  }
-  // Sending happens outside `mu` so that a large request can never block the
-  // reader thread, which the zygote may be waiting on.
-  if (err.empty()) {
-    std::lock_guard send(sendMu);
-    if (!sendFrame(fd, FrameKind::Spawn, id, request.SerializeAsString(),
-                   {outFd, errFd}))
-      err = std::string("cannot reach the link zygote: ") +
-            std::strerror(errno);
-  }
-  if (!err.empty()) {
-    std::lock_guard lock(mu);
-    if (auto it = pending.find(id); it != pending.end()) {
-      it->second.pid.set_value(-1);
-      ChildExit e;
-      e.error = err;
-      it->second.exit.set_value(e);
-      pending.erase(it);
-    }
-  }
-  return result;
-}
-
-int64_t ZygoteClient::pid() const {
-  std::lock_guard lock(mu);
-  return zygotePid;
 }
 
 } // namespace linkd

@@ -1,0 +1,81 @@
+// linkd-lld: the only linkd binary that contains LLD. It is
+//   * the link zygote (`__zygote FD`), exec'd by the daemon, and
+//   * the one-shot local link (`link --flavor F [--argv0 NAME] -- ARGS`),
+//     which the client execs when it cannot use the daemon.
+// Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
+// stays small (idle RSS) and cannot be disturbed by anything LLD does.
+#include "daemon/zygote.h"
+#include "link/flavor.h"
+#include "link/lld_entry.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Signals.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace {
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr,
+               "linkd-lld: %s\nusage: linkd-lld link --flavor "
+               "elf|coff|macho|wasm [--argv0 NAME] -- ARGS...\n",
+               msg.c_str());
+  return 2;
+}
+
+int cmdLink(int argc, char **argv) {
+  linkd::LldInvocation inv;
+  std::string argv0;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc)
+      return usageError("missing value for " + std::string(a));
+    if (a == "--flavor") {
+      auto f = linkd::flavorFromName(argv[++i]);
+      if (!f)
+        return usageError("unknown flavor " + std::string(argv[i]));
+      inv.flavor = *f;
+    } else if (a == "--argv0") {
+      argv0 = argv[++i];
+    } else {
+      return usageError("bad link option " + std::string(a));
+    }
+  }
+  if (inv.flavor == linkd::Flavor::Unspecified)
+    return usageError("link needs --flavor");
+  // Without --argv0, diagnostics carry the stock tool's name.
+  inv.argv.push_back(argv0.empty()
+                         ? linkd::lldProgramName("x.linkd", inv.flavor)
+                         : argv0);
+  for (; i < argc; ++i)
+    inv.argv.push_back(argv[i]);
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  linkd::runLldAndExit(inv);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string_view cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "__zygote" && argc == 3) {
+    llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+    return linkd::runZygote(std::atoi(argv[2]));
+  }
+  if (cmd == "link")
+    return cmdLink(argc, argv);
+  if (cmd == "version" || cmd == "--version") {
+    std::printf("%s\n", linkd::lldVersionString().c_str());
+    return 0;
+  }
+  return usageError(cmd.empty() ? "missing command"
+                                : "unknown command " + std::string(cmd));
+}
