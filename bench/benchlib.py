@@ -7,7 +7,7 @@ Subcommands:
                         argument per line, NUL-free. Exits 1 if not found.
   quote ARG...          prints the arguments as one POSIX-quoted command line
                         (what `hyperfine -N` splits back into argv).
-  stats JSON            prints "<label>\t<median_s>\t<mean_s>\t<stddev_s>\t<min_s>\t<max_s>\t<runs>"
+  stats JSON            prints "<label>\t<median_s>\t<mean_s>\t<stddev_s>\t<min_s>\t<max_s>\t<runs>\t<cpu_median_s>"
                         for every result in a hyperfine --export-json file.
   time OUT RUNS WARMUP NAME CMD [NAME CMD]...
                         fallback timer when hyperfine is missing: runs each
@@ -67,7 +67,8 @@ def stats(path):
             med = statistics.median(times)
         print("\t".join(str(x) for x in (
             r.get("command", "?"), med, r.get("mean"), r.get("stddev") or 0.0,
-            r.get("min"), r.get("max"), len(times))))
+            r.get("min"), r.get("max"), len(times),
+            r.get("cpu_median") if r.get("cpu_median") is not None else "")))
     return 0
 
 
@@ -102,6 +103,7 @@ def timecmd(out, runs, warmup, pairs):
 def merge(out, paths):
     order = []
     times = {}
+    cpu = {}
     for p in paths:
         with open(p) as f:
             for r in json.load(f)["results"]:
@@ -109,7 +111,13 @@ def merge(out, paths):
                 if name not in times:
                     order.append(name)
                     times[name] = []
-                times[name].extend(r.get("times") or [])
+                    cpu[name] = []
+                t = r.get("times") or []
+                times[name].extend(t)
+                # hyperfine: mean user/system CPU (of the command and its
+                # waited-for children) per run
+                if r.get("user") is not None and r.get("system") is not None:
+                    cpu[name].extend([r["user"] + r["system"]] * len(t))
     results = []
     for name in order:
         t = times[name]
@@ -117,7 +125,8 @@ def merge(out, paths):
             "command": name, "median": statistics.median(t),
             "mean": statistics.mean(t),
             "stddev": statistics.stdev(t) if len(t) > 1 else 0.0,
-            "min": min(t), "max": max(t), "times": t})
+            "min": min(t), "max": max(t), "times": t,
+            "cpu_median": statistics.median(cpu[name]) if cpu[name] else None})
     with open(out, "w") as f:
         json.dump({"results": results}, f, indent=1)
     return 0

@@ -65,21 +65,23 @@ else
 fi
 
 # --- binaries: wait for a (re)build to finish, then snapshot them -------------
-# The daemon is found next to the client (and the zygote re-execs the daemon
-# binary), so copying both keeps this run coherent even if build/ is rebuilt.
+# The client finds the daemon next to itself, and the daemon its helpers
+# (linkd-lld, ...), so the whole bin/ directory is copied: this run stays
+# coherent even if build/ is rebuilt meanwhile.
+bin_signature() { find "$BIN" -maxdepth 2 \( -type f -o -type l \) -printf '%p %s %T@\n' 2>/dev/null | sort; }
 wait_for_binaries() {
   local deadline=$((SECONDS + ${BENCH_BIN_WAIT:-300})) a b
   while :; do
     if [[ -x "$BIN/ld.linkd" && -x "$BIN/linkd" ]]; then
-      a=$(stat -c '%Y %s' "$BIN/ld.linkd" "$BIN/linkd" 2>/dev/null || true)
+      a=$(bin_signature)
       sleep 2
-      b=$(stat -c '%Y %s' "$BIN/ld.linkd" "$BIN/linkd" 2>/dev/null || true)
-      [[ -n "$a" && "$a" == "$b" ]] && return 0
+      b=$(bin_signature)
+      [[ -n "$a" && "$a" == "$b" && -x "$BIN/ld.linkd" && -x "$BIN/linkd" ]] && return 0
     else
       sleep 2
     fi
     ((SECONDS < deadline)) || die "no stable $BIN/ld.linkd and $BIN/linkd after waiting (set BUILD_DIR)"
-    say "waiting for $BIN/ld.linkd and $BIN/linkd ..."
+    say "waiting for a stable $BIN (build in progress?) ..."
   done
 }
 
@@ -106,7 +108,7 @@ mkdir -p "$T/bin" "$T/run" "$T/state" "$T/src" "$T/res" "$T/w1" "$T/w2/stock" "$
 chmod 700 "$T/run"
 for attempt in 1 2 3; do
   wait_for_binaries
-  cp "$BIN/linkd" "$BIN/ld.linkd" "$T/bin/" 2>/dev/null &&
+  rm -rf "$T/bin" && cp -a "$BIN" "$T/bin" 2>/dev/null &&
     "$T/bin/linkd" version >/dev/null 2>&1 && break
   ((attempt < 3)) || die "cannot copy working binaries from $BIN"
   sleep 5
@@ -264,7 +266,7 @@ bench() {
   python3 "$LIB" merge "$T/res/$name.json" "${files[@]}"
   if [[ -z "${BENCH_QUIET:-}" ]]; then
     python3 "$LIB" stats "$T/res/$name.json" |
-      while IFS=$'\t' read -r lab med mean sd mn mx n; do
+      while IFS=$'\t' read -r lab med mean sd mn mx n _; do
         printf '  %-34s median %9s  (mean %s ± %s, min %s, max %s, %s runs)\n' "$lab" \
           "$(fmt_s "$med")" "$(fmt_s "$mean")" "$(fmt_s "$sd")" "$(fmt_s "$mn")" "$(fmt_s "$mx")" "$n"
       done
@@ -277,6 +279,36 @@ pass() { awk -v r="$1" -v t="$2" 'BEGIN{ print (r != "nan" && r + 0 <= t + 0) ? 
 fmt_s() { awk -v s="$1" 'BEGIN{ if (s >= 1) printf "%.3f s", s; else printf "%.1f ms", s * 1000 }'; }
 q() { python3 "$LIB" quote "$@"; }
 
+log_lines() { wc -l <"$T/state/linkd.log" 2>/dev/null || echo 0; }
+# daemon_side FROM_LINE [ARGC]: medians of the daemon's own per-link log fields
+# (wall: from taking a job slot to the link child's exit; queue: waiting for a
+# slot; the child's max RSS) for the links logged after line FROM_LINE,
+# optionally only those with that argc.  DAEMON_WALL_MS is set to the median wall.
+daemon_side() {
+  local out
+  out=$(tail -n +"$(($1 + 1))" "$T/state/linkd.log" 2>/dev/null | python3 -c '
+import re, statistics, sys
+want = sys.argv[1] if len(sys.argv) > 1 else ""
+w, q, r = [], [], []
+for line in sys.stdin:
+    if " link id=" not in line: continue
+    m = dict(re.findall(r"(\w+)=([0-9.]+)", line))
+    if "wall_ms" not in m or (want and m.get("argc") != want): continue
+    w.append(float(m["wall_ms"])); q.append(float(m.get("queue_ms", 0))); r.append(float(m.get("rss_kib", 0)))
+if w:
+    print("%.2f\tdaemon side (%d links): wall %.1f ms, queue %.1f ms, child max RSS %.1f MiB (medians)" % (
+        statistics.median(w), len(w), statistics.median(w), statistics.median(q), statistics.median(r) / 1024))
+' ${2:+"$2"} || true)
+  DAEMON_WALL_MS="${out%%$'\t'*}"
+  printf '%s' "${out#*$'\t'}"
+}
+# CPU seconds used so far by the daemon and the zygote, including the link
+# children the zygote has reaped (cutime/cstime).
+daemon_cpu() {
+  local d z; d=$(status_field pid); z=$(status_field zygote_pid)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } FILENAME ~ /\/'"$z"'\// { t += $14 + $15 }
+    END { printf "%.3f", t / hz }' "/proc/$d/stat" "/proc/$z/stat" 2>/dev/null || echo ""
+}
 links_total() { status_field links_total; }
 links_failed() { status_field links_failed; }
 expect_links() { # NAME BEFORE EXPECTED_DELTA
@@ -300,20 +332,34 @@ W2_STOCK_CMD() { q xargs -a "$T/w2/list.stock" -n 1 -P "$1" "$STOCK" "${W2_ARGS[
 W2_LINKD_CMD() { q xargs -a "$T/w2/list.linkd" -n 1 -P "$1" "$CLIENT" "${W2_ARGS[@]}" -o; }
 
 declare -A W2_MED_STOCK W2_MED_LINKD
+PER_LINK_ROWS=()
 for j in 1 2; do
   hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
-  before=$(links_total)
+  before=$(links_total); lines=$(log_lines); cpu0=$(daemon_cpu)
   bench "w2_j$j" "$W2_RUNS" "stock ld.lld x$LINKS -j$j" "$(W2_STOCK_CMD $j)" \
     "ld.linkd x$LINKS -j$j" "$(W2_LINKD_CMD $j)" || continue
   expect_links "W2 -j$j" "$before" $(( (W2_RUNS + 1) * LINKS ))
+  cpu1=$(daemon_cpu)
   s=$(median "w2_j$j" 0); l=$(median "w2_j$j" 1)
   W2_MED_STOCK[$j]=$s; W2_MED_LINKD[$j]=$l
   r=$(ratio "$l" "$s")
   say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r;" \
     "per link: stock $(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")," \
     "linkd $(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"
+  daemon_side "$lines" >"$T/res/ds"; ds=$(cat "$T/res/ds"); [[ -z "$ds" ]] || say "  $ds"
+  sc=$(python3 "$LIB" stats "$T/res/w2_j$j.json" | sed -n 1p | cut -f8)
+  lc=$(python3 "$LIB" stats "$T/res/w2_j$j.json" | sed -n 2p | cut -f8)
+  if [[ -n "$sc" && -n "$lc" && -n "$cpu0" && -n "$cpu1" ]]; then
+    awk -v sc="$sc" -v lc="$lc" -v d="$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" \
+      -v n="$LINKS" -v rounds="$((W2_RUNS + 1))" 'BEGIN {
+      dl = d / (rounds * n)
+      printf "  CPU per link (user+sys): stock %.1f ms; linkd %.1f ms = client %.1f + daemon/zygote/link child %.1f\n",
+        sc / n * 1000, (lc / n + dl) * 1000, lc / n * 1000, dl * 1000 }'
+  fi
   row "W2 $LINKS hello links, -j$j" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W2_TARGET" "$(pass "$r" "$W2_TARGET")"
+  PER_LINK_ROWS+=("W2 per link (batch/$LINKS), -j$j"$'\t'"$(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$r"$'\t'"(info)"$'\t'"-")
 done
+for pr in "${PER_LINK_ROWS[@]}"; do printf '%s\n' "$pr" >>"$SUMMARY"; done
 bad=0
 for i in $(seq -f %03g 1 "$LINKS"); do
   cmp -s "$T/w2/stock/a.out.$i" "$T/w2/linkd/a.out.$i" || bad=$((bad + 1))
@@ -322,12 +368,13 @@ done
 
 # --- W1: one large static link --------------------------------------------------------
 hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs"
-before=$(links_total)
+before=$(links_total); lines=$(log_lines)
 if bench w1 "$W1_RUNS" "stock ld.lld (static LLVM)" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
   "ld.linkd (static LLVM)" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd")"; then
   expect_links W1 "$before" $((W1_RUNS + 1))
   s=$(median w1 0); l=$(median w1 1); r=$(ratio "$l" "$s")
   say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r"
+  daemon_side "$lines" >"$T/res/ds"; ds=$(cat "$T/res/ds"); [[ -z "$ds" ]] || say "  $ds"
   row "W1 static LLVM+LLD link" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W1_TARGET" "$(pass "$r" "$W1_TARGET")"
   cmp -s "$T/w1/out.stock" "$T/w1/out.linkd" || { broken "W1: timed outputs differ"; KEEP=1; }
 fi
@@ -335,7 +382,7 @@ fi
 # --- diagnostics: where a small link's time goes --------------------------------------
 if ((DIAG)); then
   hdr "diagnostics: per-process costs (15 interleaved runs each)"
-  before=$(links_total)
+  lines=$(log_lines)
   # LINKD_DISABLE=1 makes the client exec `linkd link` locally (no daemon).
   if BENCH_QUIET=1 bench diag 15 \
     "/bin/true (process floor)" "$(q /bin/true)" \
@@ -345,9 +392,26 @@ if ((DIAG)); then
     "stock ld.lld hello" "$(q "$STOCK" "${W2_ARGS[@]}" -o "$T/w2/diag.stock")" \
     "ld.linkd hello (via daemon)" "$(q "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.linkd")" \
     "ld.linkd hello LINKD_DISABLE=1 (local)" "$(q env LINKD_DISABLE=1 "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.local")"; then
-    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _ _ mn mx _; do
+    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _ _ mn mx _ _; do
       printf '  %-42s median %9s  (min %s, max %s)\n' "$name" "$(fmt_s "$med")" "$(fmt_s "$mn")" "$(fmt_s "$mx")"
     done
+    dmed() { python3 "$LIB" stats "$T/res/diag.json" | awk -F'\t' -v n="$1" '$1 == n { printf "%.2f", $2 * 1000 }'; }
+    daemon_side "$lines" 2 >"$T/res/ds"; dv_ms=$DAEMON_WALL_MS
+    say "  ld.linkd --version: $(cat "$T/res/ds")"
+    daemon_side "$lines" $(( ${#W2_ARGS[@]} + 3 )) >"$T/res/ds"; dh_ms=$DAEMON_WALL_MS
+    say "  ld.linkd hello:     $(cat "$T/res/ds")"
+    cv=$(dmed "ld.linkd --version (via daemon)"); ch=$(dmed "ld.linkd hello (via daemon)")
+    cs=$(dmed "ld.linkd hello LINKD_DISABLE=1 (local)"); c0=$(dmed "/bin/true (process floor)")
+    sv=$(dmed "stock ld.lld --version"); sh=$(dmed "stock ld.lld hello")
+    if [[ -n "$dv_ms" && -n "$dh_ms" && -n "$ch" ]]; then
+      awk -v cv="$cv" -v ch="$ch" -v dv="$dv_ms" -v dh="$dh_ms" -v sv="$sv" -v sh="$sh" -v c0="$c0" 'BEGIN {
+        printf "  breakdown of one hello link (medians, ms):\n"
+        printf "    stock:  process start + LLVM load ~%.1f (= --version), link ~%.1f (= hello - --version)\n", sv, sh - sv
+        printf "    linkd:  client side (process, gRPC channel, RPC, reply) ~%.1f (= hello - daemon wall),\n", ch - dh
+        printf "            daemon side %.1f, of which fork/exit/reap ~%.1f (daemon wall of --version)\n", dh, dv
+        printf "            and the link itself ~%.1f; a null process costs %.1f\n", dh - dv, c0
+      }'
+    fi
   fi
 fi
 

@@ -57,12 +57,13 @@ std::string currentDirectory() {
   return {};
 }
 
-v1::LinkRequest buildRequest(Flavor flavor, int argc, char **argv) {
+v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   v1::LinkRequest req;
   req.set_protocol_version(1);
   req.set_flavor(static_cast<v1::Flavor>(flavor));
-  for (int i = 0; i < argc; ++i)
-    req.add_argv(argv[i]);
+  for (const std::string &a : args.linkerArgv)
+    req.add_argv(a);
+  req.set_no_cache(args.noCache);
   req.set_cwd(currentDirectory());
   for (std::string_view name : flavorEnvironment(flavor)) {
     std::string n(name);
@@ -93,22 +94,23 @@ std::chrono::seconds requestTimeout() {
 } // namespace
 
 DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
-                                   int argc, char **argv) {
+                                   const ClientArgs &args) {
   DaemonLinkResult result;
-  v1::LinkRequest req = buildRequest(flavor, argc, argv);
+  v1::LinkRequest req = buildRequest(flavor, args);
   if (req.cwd().empty()) {
     result.failure = "cannot determine the working directory";
     return result;
   }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
+  grpc::ChannelArguments channelArgs;
+  channelArgs.SetMaxReceiveMessageSize(-1);
+  channelArgs.SetMaxSendMessageSize(-1);
   // Deliberately leaked: the process exits right after the link, and tearing
   // gRPC down (grpc_shutdown) costs milliseconds of timer calibration and
   // thread joins that a linker invocation must not pay.
   auto *call = new Call;
   call->channel = grpc::CreateCustomChannel(
-      "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(), args);
+      "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(),
+      channelArgs);
   call->stub = v1::Linkd::NewStub(call->channel);
   grpc::ClientContext &ctx = call->ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
@@ -125,9 +127,10 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
                chunk.data());
     } else if (reply.has_done()) {
       done = reply.done();
+      break; // the daemon may go on to store the result; we are done
     }
   }
-  grpc::Status st = reader->Finish();
+  grpc::Status st = done ? grpc::Status::OK : reader->Finish();
   if (!st.ok()) {
     result.failure = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
                          ? "the daemon did not finish the link in time"

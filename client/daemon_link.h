@@ -2,6 +2,7 @@
 // stderr to ours as it arrives, return LLD's exit status.
 #pragma once
 
+#include "client/client_args.h"
 #include "config/runtime_paths.h"
 #include "link/flavor.h"
 
@@ -18,6 +19,6 @@ struct DaemonLinkResult {
 };
 
 DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
-                                   int argc, char **argv);
+                                   const ClientArgs &args);
 
 } // namespace linkd

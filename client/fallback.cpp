@@ -33,17 +33,17 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
   (void)!write(STDERR_FILENO, msg.data(), msg.size());
 }
 
-void execLocalLink(Flavor flavor, int argc, char **argv) {
+void execLocalLink(Flavor flavor, const std::vector<std::string> &argv) {
   // linkd-lld sits next to the daemon binary; exec it directly rather than
   // through `linkd link`, which would cost one more process start.
   std::string daemon = daemonBinary();
   std::string bin = daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
   std::string flavorArg(flavorName(flavor));
   std::vector<const char *> args = {"linkd-lld",     "link",  "--flavor",
-                                    flavorArg.c_str(), "--argv0", argv[0],
-                                    "--"};
-  for (int i = 1; i < argc; ++i)
-    args.push_back(argv[i]);
+                                    flavorArg.c_str(), "--argv0",
+                                    argv[0].c_str(), "--"};
+  for (size_t i = 1; i < argv.size(); ++i)
+    args.push_back(argv[i].c_str());
   args.push_back(nullptr);
   execv(bin.c_str(), const_cast<char *const *>(args.data()));
   std::fprintf(stderr, "linkd: error: cannot run %s: %s\n", bin.c_str(),

@@ -8,6 +8,7 @@
 #include "link/flavor.h"
 
 #include <string>
+#include <vector>
 
 namespace linkd {
 
@@ -15,8 +16,9 @@ namespace linkd {
 // back (a marker file next to the socket), unless LINKD_QUIET=1.
 void warnFallback(const RuntimePaths &paths, const std::string &reason);
 
-// Never returns. argv is the client's own argv.
-[[noreturn]] void execLocalLink(Flavor flavor, int argc, char **argv);
+// Never returns. `argv`: argv[0] and the linker's arguments.
+[[noreturn]] void execLocalLink(Flavor flavor,
+                                const std::vector<std::string> &argv);
 
 // The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
 std::string daemonBinary();

@@ -3,11 +3,13 @@
 // whole point is to skip what a stock linker process pays at start-up.
 //
 //   1. flavor from argv[0], as LLD decides it;
-//   2. LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
+//   2. take out linkd's own --linkd-* options;
+//      LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
 //   3. find or start the daemon;
 //   4. link through it, replaying its stdout/stderr, exiting with its status;
 //   5. on any daemon failure, link locally (same LLD, same bytes).
 #include "client/autostart.h"
+#include "client/client_args.h"
 #include "client/daemon_link.h"
 #include "client/fallback.h"
 #include "config/runtime_paths.h"
@@ -29,21 +31,25 @@ int main(int argc, char **argv) {
                  argv[0]);
     return 1;
   }
+  linkd::ClientArgs args = linkd::parseClientArgs(argc, argv);
+  if (args.error) {
+    std::fprintf(stderr, "linkd: error: %s\n", args.error->c_str());
+    return 1;
+  }
   const char *disable = std::getenv("LINKD_DISABLE");
   if (disable && *disable && std::strcmp(disable, "0") != 0)
-    linkd::execLocalLink(*flavor, argc, argv);
-  if (linkd::mustLinkLocally(*flavor, argc, argv))
-    linkd::execLocalLink(*flavor, argc, argv);
+    linkd::execLocalLink(*flavor, args.linkerArgv);
+  if (linkd::mustLinkLocally(*flavor, args.linkerArgv))
+    linkd::execLocalLink(*flavor, args.linkerArgv);
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
     linkd::warnFallback(paths, "no linkd daemon (" + err + ")");
-    linkd::execLocalLink(*flavor, argc, argv);
+    linkd::execLocalLink(*flavor, args.linkerArgv);
   }
-  linkd::DaemonLinkResult r =
-      linkd::linkThroughDaemon(paths, *flavor, argc, argv);
+  linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
   linkd::warnFallback(paths, r.failure);
-  linkd::execLocalLink(*flavor, argc, argv);
+  linkd::execLocalLink(*flavor, args.linkerArgv);
 }

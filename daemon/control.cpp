@@ -1,6 +1,9 @@
 #include "daemon/control.h"
 
+#include "cache/cache_stats.h"
+#include "config/config.h"
 #include "config/runtime_paths.h"
+#include "store/local_store.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace linkd {
@@ -50,7 +54,102 @@ std::string jsonString(const std::string &s) {
   return out + "\"";
 }
 
+struct LocalCache {
+  Config settings;
+  std::unique_ptr<LocalStore> store;
+  std::unique_ptr<CacheStats> stats;
+};
+
+// The cache directory opened directly, for when no daemon runs.
+std::optional<LocalCache> openLocalCache() {
+  LocalCache c;
+  c.settings = loadConfig();
+  StoreConfig sc;
+  sc.root = c.settings.cacheDir;
+  sc.maxBytes = c.settings.maxSize;
+  std::string err;
+  c.store = LocalStore::open(sc, &err);
+  if (!c.store) {
+    std::fprintf(stderr, "linkd: cannot open the cache: %s\n", err.c_str());
+    return std::nullopt;
+  }
+  c.stats = std::make_unique<CacheStats>(sc.root + "/stats");
+  c.stats->load();
+  return c;
+}
+
 } // namespace
+
+int printStats(bool json, bool zero) {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (socketAnswers(paths.socketPath)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    v1::StatsRequest req;
+    req.set_zero(zero);
+    v1::StatsReply reply;
+    grpc::Status st = connect(paths)->Stats(&ctx, req, &reply);
+    if (!st.ok()) {
+      std::fprintf(stderr, "linkd: stats failed: %s\n",
+                   st.error_message().c_str());
+      return 2;
+    }
+    std::fputs((json ? reply.json() + "\n" : reply.text()).c_str(), stdout);
+    return 0;
+  }
+  auto c = openLocalCache();
+  if (!c)
+    return 2;
+  StoreUsage usage = c->store->usage();
+  std::string out = json ? c->stats->json(usage, c->settings.maxSize) + "\n"
+                         : c->stats->text(usage, c->settings.maxSize);
+  std::fputs(out.c_str(), stdout);
+  if (zero)
+    c->stats->zero();
+  return 0;
+}
+
+int cacheControl(const std::string &op) {
+  v1::CacheControlRequest req;
+  if (op == "clear")
+    req.set_op(v1::CacheControlRequest::OP_CLEAR);
+  else if (op == "trim")
+    req.set_op(v1::CacheControlRequest::OP_TRIM);
+  else {
+    std::fprintf(stderr, "linkd: unknown cache command '%s' (clear, trim)\n",
+                 op.c_str());
+    return 2;
+  }
+  RuntimePaths paths = resolveRuntimePaths();
+  if (socketAnswers(paths.socketPath)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(600));
+    v1::CacheControlReply reply;
+    grpc::Status st = connect(paths)->CacheControl(&ctx, req, &reply);
+    if (!st.ok()) {
+      std::fprintf(stderr, "linkd: cache %s failed: %s\n", op.c_str(),
+                   st.error_message().c_str());
+      return 2;
+    }
+    std::printf("%s\n", reply.message().c_str());
+    return 0;
+  }
+  auto c = openLocalCache();
+  if (!c)
+    return 2;
+  if (op == "clear") {
+    uint64_t n = c->store->usage().entries;
+    if (!c->store->clear())
+      return 2;
+    std::printf("removed %llu entries\n", static_cast<unsigned long long>(n));
+  } else {
+    std::printf("removed %llu entries\n",
+                static_cast<unsigned long long>(c->store->trim()));
+  }
+  return 0;
+}
 
 int printStatus(bool json) {
   RuntimePaths paths = resolveRuntimePaths();

@@ -1,6 +1,7 @@
 #include "daemon/link_service.h"
 
 #include "link/flavor.h"
+#include "link/link_invocation.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +19,12 @@ using Clock = std::chrono::steady_clock;
 
 uint64_t microsSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t)
+      .count();
+}
+
+int64_t wallNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -54,24 +61,60 @@ std::string validate(const v1::LinkRequest &req) {
   return {};
 }
 
-// Streams both pipes to the client until the child closes them. Returns
-// false if the client went away (the caller kills the child).
+LinkInvocation toInvocation(const v1::LinkRequest &req) {
+  LinkInvocation inv;
+  inv.flavor = static_cast<Flavor>(req.flavor());
+  inv.argv.assign(req.argv().begin(), req.argv().end());
+  inv.cwd = req.cwd();
+  for (std::string_view name : flavorEnvironment(inv.flavor))
+    if (auto it = req.env().find(std::string(name)); it != req.env().end())
+      inv.env[it->first] = it->second;
+  inv.umask = req.umask();
+  inv.stderrIsColorTty = req.stderr_is_color_tty();
+  return inv;
+}
+
+bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
+               v1::OutputChunk::Stream stream, std::string_view data) {
+  constexpr size_t kChunk = 1 << 20;
+  for (size_t off = 0; off < data.size(); off += kChunk) {
+    v1::LinkReply reply;
+    auto *chunk = reply.mutable_output();
+    chunk->set_stream(stream);
+    chunk->set_data(std::string(data.substr(off, kChunk)));
+    if (!writer->Write(reply))
+      return false;
+  }
+  return true;
+}
+
+// What one link child produced, gathered while streaming it to the client.
+struct Streams {
+  std::string out, err, records;
+  bool keepOutput = false; // capture stdout/stderr for the cache
+};
+
+// Streams stdout/stderr to the client (and captures them and the access
+// records when asked) until the child closes every pipe. False if the client
+// went away; the caller then kills the child.
 bool pumpOutput(grpc::ServerContext *ctx,
                 grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out,
-                Pipe &err) {
-  pollfd fds[2] = {{out.read, POLLIN, 0}, {err.read, POLLIN, 0}};
-  int open = 2;
-  char buf[65536];
+                Pipe &err, Pipe *records, Streams &s) {
+  pollfd fds[3] = {{out.read, POLLIN, 0},
+                   {err.read, POLLIN, 0},
+                   {records ? records->read : -1, POLLIN, 0}};
+  int open = records ? 3 : 2;
+  std::string buf(65536, '\0');
   while (open > 0) {
-    int n = poll(fds, 2, 200);
+    int n = poll(fds, 3, 200);
     if (n < 0 && errno != EINTR)
       return false;
     if (ctx->IsCancelled())
       return false;
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      ssize_t r = read(fds[i].fd, buf, sizeof(buf));
+      ssize_t r = read(fds[i].fd, buf.data(), buf.size());
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
         continue;
       if (r <= 0) {
@@ -79,12 +122,17 @@ bool pumpOutput(grpc::ServerContext *ctx,
         --open;
         continue;
       }
-      v1::LinkReply reply;
-      auto *chunk = reply.mutable_output();
-      chunk->set_stream(i == 0 ? v1::OutputChunk::STREAM_STDOUT
-                               : v1::OutputChunk::STREAM_STDERR);
-      chunk->set_data(buf, static_cast<size_t>(r));
-      if (!writer->Write(reply))
+      std::string_view data(buf.data(), static_cast<size_t>(r));
+      if (i == 2) {
+        s.records.append(data);
+        continue;
+      }
+      if (s.keepOutput)
+        (i == 0 ? s.out : s.err).append(data);
+      if (!sendChunk(writer,
+                     i == 0 ? v1::OutputChunk::STREAM_STDOUT
+                            : v1::OutputChunk::STREAM_STDERR,
+                     data))
         return false;
     }
   }
@@ -93,9 +141,20 @@ bool pumpOutput(grpc::ServerContext *ctx,
 
 } // namespace
 
+struct LinkService::LinkRun {
+  Streams streams;
+  ChildExit exit;
+  int pid = -1;
+  bool clientStayed = true;
+  uint64_t queueMicros = 0;
+  Clock::time_point begin;
+  int64_t startWallNanos = 0;
+};
+
 LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
+                         CacheRuntime cache,
                          std::function<void()> requestShutdown)
-    : config(std::move(config)), zygote(zygote),
+    : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
       requestShutdown(std::move(requestShutdown)), slots(this->config.jobs),
       started(Clock::now()),
       lastActivityNanos(Clock::now().time_since_epoch().count()) {}
@@ -121,59 +180,152 @@ grpc::Status LinkService::Link(grpc::ServerContext *ctx,
   return st;
 }
 
+bool LinkService::serveHit(const LinkAnalysis &analysis,
+                           grpc::ServerWriter<v1::LinkReply> *writer,
+                           uint64_t linkId) {
+  auto begin = Clock::now();
+  std::string why;
+  auto result = cache.cache->lookup(analysis, &why);
+  if (!result) {
+    spdlog::debug("link id={} cache miss key={}: {}", linkId,
+                  analysis.key.hex(), why);
+    return false;
+  }
+  std::string error;
+  if (!cache.cache->materialize(*result, analysis, &error)) {
+    spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
+                  analysis.key.hex(), error);
+    cache.stats->countCorrupt();
+    return false;
+  }
+  uint64_t bytes = 0;
+  for (const auto &o : result->outputs())
+    bytes += o.size();
+  sendChunk(writer, v1::OutputChunk::STREAM_STDOUT,
+            analysis.paths.toLocal(result->stdout_data()));
+  sendChunk(writer, v1::OutputChunk::STREAM_STDERR,
+            analysis.paths.toLocal(result->stderr_data()));
+  v1::LinkReply reply;
+  v1::LinkDone *done = reply.mutable_done();
+  done->set_exit_code(result->exit_code());
+  done->set_cache_result(v1::CACHE_HIT);
+  done->set_wall_micros(microsSince(begin));
+  writer->Write(reply);
+  uint64_t saved = result->link_micros() > done->wall_micros()
+                       ? result->link_micros() - done->wall_micros()
+                       : 0;
+  cache.stats->countHit(saved, bytes);
+  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f}",
+               linkId, analysis.key.hex().substr(0, 16),
+               result->outputs_size(), bytes, done->wall_micros() / 1000.0);
+  return true;
+}
+
+grpc::Status LinkService::spawnAndPump(grpc::ServerContext *ctx,
+                                       const v1::LinkRequest &req,
+                                       grpc::ServerWriter<v1::LinkReply> *writer,
+                                       uint64_t linkId, bool record,
+                                       LinkRun &run) {
+  // A zygote that died since the last link is only noticed when we talk to
+  // it; the spawn then fails before LLD ran, so one retry (which starts a
+  // fresh zygote) is always safe.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Pipe out, err, records;
+    if (!out.open() || !err.open() || (record && !records.open()))
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          std::string("pipe: ") + std::strerror(errno));
+    run.streams = Streams{};
+    run.streams.keepOutput = record;
+    run.startWallNanos = wallNanos();
+    ZygoteClient::Spawned child =
+        zygote.spawn(req, out.write, err.write, record ? records.write : -1);
+    out.closeWrite();
+    err.closeWrite();
+    records.closeWrite();
+    run.clientStayed = pumpOutput(ctx, writer, out, err,
+                                  record ? &records : nullptr, run.streams);
+    run.pid = child.pid.get();
+    if (!run.clientStayed && run.pid > 0)
+      kill(run.pid, SIGKILL);
+    run.exit = child.exit.get();
+    if (run.exit.ran || run.pid > 0 || !run.clientStayed)
+      break;
+    spdlog::warn("link id={} could not start: {}; retrying", linkId,
+                 run.exit.error);
+  }
+  return grpc::Status::OK;
+}
+
+void LinkService::countOutcome(bool ran, v1::CacheResult result,
+                               const std::string &reason) {
+  if (!cache.stats)
+    return;
+  if (!ran)
+    cache.stats->countError();
+  else if (result == v1::CACHE_UNCACHEABLE)
+    cache.stats->countUncacheable(reason);
+  else if (result == v1::CACHE_MISS)
+    cache.stats->countMiss();
+  else
+    cache.stats->countDisabled();
+}
+
 grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
                                   const v1::LinkRequest &req,
                                   grpc::ServerWriter<v1::LinkReply> *writer,
                                   uint64_t linkId) {
+  LinkInvocation inv = toInvocation(req);
+  bool useCache = cache.enabled && !req.no_cache();
+  LinkAnalysis analysis;
+  v1::CacheResult cacheResult = v1::CACHE_DISABLED;
+  std::string uncacheableReason;
+  if (useCache) {
+    analysis = analyzeLink(inv, cache.keyContext);
+    if (!analysis.uncacheable.empty()) {
+      uncacheableReason = analysis.uncacheable.front();
+      cacheResult = v1::CACHE_UNCACHEABLE;
+    } else if (serveHit(analysis, writer, linkId)) {
+      return grpc::Status::OK;
+    } else {
+      cacheResult = v1::CACHE_MISS;
+    }
+  }
+  bool record = cacheResult == v1::CACHE_MISS;
+
   auto queued = Clock::now();
   if (!slots.acquire([ctx] { return ctx->IsCancelled(); }))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   struct SlotGuard {
-    JobSlots &s;
-    ~SlotGuard() { s.release(); }
-  } guard{slots};
-  uint64_t queueMicros = microsSince(queued);
-  auto begin = Clock::now();
-
-  // A zygote that died since the last link is only noticed when we talk to
-  // it; the spawn then fails before LLD ran, so one retry (which starts a
-  // fresh zygote) is always safe.
-  ChildExit exit;
-  int pid = -1;
-  bool clientStayed = true;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    Pipe out, err;
-    if (!out.open() || !err.open())
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          std::string("pipe: ") + std::strerror(errno));
-    ZygoteClient::Spawned child = zygote.spawn(req, out.write, err.write);
-    out.closeWrite();
-    err.closeWrite();
-    clientStayed = pumpOutput(ctx, writer, out, err);
-    pid = child.pid.get();
-    if (!clientStayed && pid > 0)
-      kill(pid, SIGKILL);
-    exit = child.exit.get();
-    if (exit.ran || pid > 0 || !clientStayed)
-      break;
-    spdlog::warn("link id={} could not start: {}; retrying", linkId,
-                 exit.error);
-  }
+    JobSlots *s;
+    void release() {
+      if (s)
+        s->release();
+      s = nullptr;
+    }
+    ~SlotGuard() { release(); }
+  } slot{&slots};
+  LinkRun run;
+  run.queueMicros = microsSince(queued);
+  run.begin = Clock::now();
+  if (grpc::Status st = spawnAndPump(ctx, req, writer, linkId, record, run);
+      !st.ok())
+    return st;
 
   v1::LinkReply reply;
   v1::LinkDone *done = reply.mutable_done();
-  done->set_queue_micros(queueMicros);
-  done->set_wall_micros(microsSince(begin));
-  done->set_user_micros(exit.userMicros);
-  done->set_sys_micros(exit.sysMicros);
-  done->set_max_rss_kib(exit.maxRssKib);
+  done->set_queue_micros(run.queueMicros);
+  done->set_wall_micros(microsSince(run.begin));
+  done->set_user_micros(run.exit.userMicros);
+  done->set_sys_micros(run.exit.sysMicros);
+  done->set_max_rss_kib(run.exit.maxRssKib);
   std::string outcome;
-  if (!exit.ran) {
-    done->set_internal_error(exit.error);
+  bool succeeded = false;
+  if (!run.exit.ran) {
+    done->set_internal_error(run.exit.error);
     ++linksFailed;
-    outcome = "internal_error=\"" + exit.error + "\"";
-  } else if (WIFSIGNALED(exit.waitStatus)) {
-    int sig = WTERMSIG(exit.waitStatus);
+    outcome = "internal_error=\"" + run.exit.error + "\"";
+  } else if (WIFSIGNALED(run.exit.waitStatus)) {
+    int sig = WTERMSIG(run.exit.waitStatus);
     done->set_term_signal(sig);
     const char *abbrev = sigabbrev_np(sig);
     done->set_term_signal_name(abbrev ? std::string("SIG") + abbrev
@@ -181,19 +333,59 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     ++linksCrashed;
     outcome = "signal=" + done->term_signal_name();
   } else {
-    done->set_exit_code(WEXITSTATUS(exit.waitStatus));
-    if (done->exit_code() != 0)
+    done->set_exit_code(WEXITSTATUS(run.exit.waitStatus));
+    succeeded = done->exit_code() == 0;
+    if (!succeeded)
       ++linksFailed;
     outcome = "rc=" + std::to_string(done->exit_code());
   }
-  spdlog::info("link id={} flavor={} pid={} {} wall_ms={:.1f} queue_ms={:.1f} "
-               "rss_kib={} cwd={} argc={}",
-               linkId, flavorName(static_cast<Flavor>(req.flavor())), pid,
-               outcome, done->wall_micros() / 1000.0, queueMicros / 1000.0,
-               exit.maxRssKib, req.cwd(), req.argv_size());
-  if (!clientStayed)
+
+  // Decide what the cache makes of this link before answering, so the
+  // client's view (cache_result) and the counters agree.
+  AccessLog log;
+  std::vector<OutputSnapshot> outputs;
+  bool storeIt = false;
+  if (record && succeeded) {
+    log = parseAccessLog(run.streams.records);
+    if (!log.uncacheable.empty()) {
+      cacheResult = v1::CACHE_UNCACHEABLE;
+      uncacheableReason = log.uncacheable.front();
+    } else {
+      outputs = snapshotOutputs(log);
+      storeIt = true;
+    }
+  }
+  done->set_cache_result(cacheResult);
+  countOutcome(run.exit.ran, cacheResult, uncacheableReason);
+
+  spdlog::info("link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+               "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+               linkId, flavorName(inv.flavor), run.pid, outcome,
+               v1::CacheResult_Name(cacheResult),
+               uncacheableReason.empty() ? "" : " reason=\"" +
+                                                    uncacheableReason + "\"",
+               done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
+               run.exit.maxRssKib, req.cwd(), req.argv_size());
+  if (!run.clientStayed)
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   writer->Write(reply);
+  slot.release();
+
+  // The client has its answer (it stops reading at LinkDone); store now.
+  if (storeIt) {
+    auto r = cache.cache->store(analysis, log, outputs, run.streams.out,
+                                run.streams.err, done->exit_code(),
+                                done->wall_micros(), run.startWallNanos);
+    if (r.stored)
+      cache.stats->countStored(r.bytesWritten);
+    else
+      cache.stats->countNotStored();
+    spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
+                  linkId, r.stored ? "stored" : "not stored",
+                  analysis.key.hex().substr(0, 16), log.read.size(),
+                  log.missing.size(), outputs.size(),
+                  r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+  }
   return grpc::Status::OK;
 }
 
@@ -224,6 +416,45 @@ grpc::Status LinkService::Shutdown(grpc::ServerContext *,
                                    v1::ShutdownReply *) {
   spdlog::info("shutdown requested");
   requestShutdown();
+  return grpc::Status::OK;
+}
+
+grpc::Status LinkService::Stats(grpc::ServerContext *,
+                                const v1::StatsRequest *req,
+                                v1::StatsReply *reply) {
+  if (!cache.stats)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the cache is off in this daemon");
+  StoreUsage usage = cache.store->usage();
+  uint64_t max = cache.store->config().maxBytes;
+  reply->set_json(cache.stats->json(usage, max));
+  reply->set_text(cache.stats->text(usage, max));
+  if (req->zero())
+    cache.stats->zero();
+  return grpc::Status::OK;
+}
+
+grpc::Status LinkService::CacheControl(grpc::ServerContext *,
+                                       const v1::CacheControlRequest *req,
+                                       v1::CacheControlReply *reply) {
+  if (!cache.store)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the cache is off in this daemon");
+  if (req->op() == v1::CacheControlRequest::OP_CLEAR) {
+    StoreUsage before = cache.store->usage();
+    if (!cache.store->clear())
+      return grpc::Status(grpc::StatusCode::INTERNAL, "clear failed");
+    reply->set_removed(before.entries);
+    reply->set_message("removed " + std::to_string(before.entries) +
+                       " entries");
+  } else if (req->op() == v1::CacheControlRequest::OP_TRIM) {
+    uint64_t n = cache.store->trim();
+    reply->set_removed(n);
+    reply->set_message("removed " + std::to_string(n) + " entries");
+  } else {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown op");
+  }
+  spdlog::info("cache control: {}", reply->message());
   return grpc::Status::OK;
 }
 

@@ -1,7 +1,11 @@
-// The gRPC service: one Link call = one forked link child, its stdout and
-// stderr streamed back as they come, then its exit status.
+// The gRPC service: one Link call = a cache lookup, and on a miss one forked
+// link child, its stdout and stderr streamed back as they come, then its exit
+// status; successful cacheable links are stored after the client has its
+// answer.
 #pragma once
 
+#include "cache/cache_stats.h"
+#include "cache/link_cache.h"
 #include "daemon/job_slots.h"
 #include "daemon/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
@@ -9,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace linkd {
@@ -20,9 +25,19 @@ struct ServiceConfig {
   std::string logPath;
 };
 
+// The cache as the service uses it; null members when caching is off.
+struct CacheRuntime {
+  bool enabled = false;
+  LocalStore *store = nullptr;
+  StatCache *statCache = nullptr;
+  LinkCache *cache = nullptr;
+  CacheStats *stats = nullptr;
+  KeyContext keyContext;
+};
+
 class LinkService final : public v1::Linkd::Service {
 public:
-  LinkService(ServiceConfig config, ZygoteClient &zygote,
+  LinkService(ServiceConfig config, ZygoteClient &zygote, CacheRuntime cache,
               std::function<void()> requestShutdown);
 
   grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
@@ -32,18 +47,32 @@ public:
   grpc::Status Shutdown(grpc::ServerContext *ctx,
                         const v1::ShutdownRequest *req,
                         v1::ShutdownReply *reply) override;
+  grpc::Status Stats(grpc::ServerContext *ctx, const v1::StatsRequest *req,
+                     v1::StatsReply *reply) override;
+  grpc::Status CacheControl(grpc::ServerContext *ctx,
+                            const v1::CacheControlRequest *req,
+                            v1::CacheControlReply *reply) override;
 
   // Seconds since the last request finished, or 0 while links are running.
   uint64_t idleSeconds() const;
 
 private:
-  struct LinkOutcome;
+  struct LinkRun;
   grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                        grpc::ServerWriter<v1::LinkReply> *writer,
                        uint64_t linkId);
+  bool serveHit(const LinkAnalysis &analysis,
+                grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  void countOutcome(bool ran, v1::CacheResult result,
+                    const std::string &reason);
+  grpc::Status spawnAndPump(grpc::ServerContext *ctx,
+                            const v1::LinkRequest &req,
+                            grpc::ServerWriter<v1::LinkReply> *writer,
+                            uint64_t linkId, bool record, LinkRun &run);
 
   ServiceConfig config;
   ZygoteClient &zygote;
+  CacheRuntime cache;
   std::function<void()> requestShutdown;
   JobSlots slots;
   std::chrono::steady_clock::time_point started;

@@ -24,13 +24,17 @@ commands:
         run the daemon in the foreground (clients start it automatically)
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
+  stats [--json] [--zero]
+                      cache counters and store usage (--zero resets them)
+  cache clear|trim    empty the cache / evict to the size cap and tidy up
   link --flavor F [--argv0 NAME] -- ARGS...
         link once in this process with the embedded LLD (what clients do
         when no daemon can be reached); F is elf, coff, macho or wasm
   version             print linkd's and LLD's versions
 
-environment: LINKD_SOCKET, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG,
-LINKD_STATE_DIR (see docs/usage.md)
+environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
+LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR
+(see docs/usage.md and docs/cache.md)
 )";
 
 int usageError(const std::string &msg) {
@@ -107,6 +111,20 @@ int main(int argc, char **argv) {
     return linkd::printStatus(argc > 2 && std::strcmp(argv[2], "--json") == 0);
   if (cmd == "stop")
     return linkd::stopDaemon();
+  if (cmd == "stats") {
+    bool json = false, zero = false;
+    for (int i = 2; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--json") == 0)
+        json = true;
+      else if (std::strcmp(argv[i], "--zero") == 0)
+        zero = true;
+      else
+        return usageError("bad stats option " + std::string(argv[i]));
+    }
+    return linkd::printStats(json, zero);
+  }
+  if (cmd == "cache" && argc == 3)
+    return linkd::cacheControl(argv[2]);
   if (cmd == "version" || cmd == "--version") {
     std::printf("linkd %s\n%s\n", LINKD_VERSION, lldVersion().c_str());
     return 0;

@@ -1,5 +1,6 @@
 #include "daemon/serve.h"
 
+#include "config/config.h"
 #include "config/runtime_paths.h"
 #include "daemon/link_service.h"
 #include "daemon/zygote_client.h"
@@ -22,15 +23,6 @@
 
 namespace linkd {
 namespace {
-
-int64_t envInt(const char *name, int64_t fallback) {
-  const char *v = std::getenv(name);
-  if (!v || !*v)
-    return fallback;
-  char *end = nullptr;
-  long long n = std::strtoll(v, &end, 10);
-  return end && *end == '\0' ? n : fallback;
-}
 
 void setUpLogging(const RuntimePaths &paths, const std::string &level) {
   std::string lvl = level;
@@ -87,6 +79,76 @@ private:
   bool requested = false;
 };
 
+// Everything the cache needs, owned here for the daemon's lifetime.
+struct CacheParts {
+  std::unique_ptr<LocalStore> store;
+  std::unique_ptr<StatCache> statCache;
+  std::unique_ptr<LinkCache> cache;
+  std::unique_ptr<CacheStats> stats;
+  KeyContext keyContext;
+  uint64_t corruptSeen = 0;
+
+  CacheRuntime runtime() {
+    CacheRuntime r;
+    r.enabled = cache != nullptr;
+    r.store = store.get();
+    r.statCache = statCache.get();
+    r.cache = cache.get();
+    r.stats = stats.get();
+    r.keyContext = keyContext;
+    return r;
+  }
+
+  void maintain() {
+    if (!store)
+      return;
+    statCache->flush();
+    if (uint64_t n = store->maintain())
+      stats->addCounter("evictions", n);
+    uint64_t corrupt = store->corruptCount();
+    if (corrupt > corruptSeen) {
+      stats->addCounter("corrupt_entries", corrupt - corruptSeen);
+      corruptSeen = corrupt;
+    }
+    stats->save();
+  }
+};
+
+CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
+  CacheParts parts;
+  if (!settings.cacheEnabled) {
+    spdlog::info("cache off by configuration");
+    return parts;
+  }
+  std::string lld =
+      zygote.waitForLldVersion(std::chrono::milliseconds(10000));
+  if (lld.empty()) {
+    spdlog::error("the link zygote did not report LLD's version; cache off");
+    return parts;
+  }
+  StoreConfig sc;
+  sc.root = settings.cacheDir;
+  sc.maxBytes = settings.maxSize;
+  std::string err;
+  auto store = LocalStore::open(sc, &err);
+  auto statCache = store ? StatCache::open(sc.root + "/statcache.sqlite", &err)
+                         : nullptr;
+  if (!store || !statCache) {
+    spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
+    return parts;
+  }
+  parts.store = std::move(store);
+  parts.statCache = std::move(statCache);
+  parts.cache = std::make_unique<LinkCache>(*parts.store, *parts.statCache);
+  parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
+  parts.stats->load();
+  parts.keyContext.linkdVersion = LINKD_VERSION;
+  parts.keyContext.lldVersion = lld;
+  parts.keyContext.baseDir = settings.baseDir;
+  parts.keyContext.sloppiness = settings.sloppiness;
+  return parts;
+}
+
 } // namespace
 
 int serve(const ServeOptions &options) {
@@ -123,25 +185,29 @@ int serve(const ServeOptions &options) {
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
   // 2. Logging and configuration.
-  setUpLogging(paths, options.logLevel);
+  Config settings = loadConfig();
+  setUpLogging(paths, options.logLevel.empty() ? settings.logLevel
+                                               : options.logLevel);
+  for (const std::string &w : settings.warnings)
+    spdlog::warn("config: {}", w);
   ServiceConfig config;
-  config.jobs = options.jobs ? options.jobs
-                             : static_cast<unsigned>(envInt(
-                                   "LINKD_JOBS",
-                                   std::thread::hardware_concurrency()));
-  if (config.jobs == 0)
-    config.jobs = 1;
-  int64_t idle = options.idleTimeoutSeconds >= 0
-                     ? options.idleTimeoutSeconds
-                     : envInt("LINKD_IDLE_TIMEOUT", 600);
-  config.idleTimeoutSeconds = static_cast<uint64_t>(idle < 0 ? 0 : idle);
+  config.jobs = options.jobs ? options.jobs : settings.jobs;
+  config.idleTimeoutSeconds = options.idleTimeoutSeconds >= 0
+                                  ? static_cast<uint64_t>(
+                                        options.idleTimeoutSeconds)
+                                  : settings.idleTimeoutSeconds;
   config.socketPath = paths.socketPath;
   config.logPath = paths.logPath;
 
-  // 3. The gRPC server. The lock guarantees nobody else owns the socket, so a
+  // 3. The cache. A store that cannot be opened means links run uncached,
+  // never that the daemon fails.
+  CacheParts parts = openCache(settings, zygote);
+
+  // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
   // leftover file is from a dead daemon.
   ShutdownSignal shutdown;
-  LinkService service(config, zygote, [&] { shutdown.request(); });
+  LinkService service(config, zygote, parts.runtime(),
+                      [&] { shutdown.request(); });
   unlink(paths.socketPath.c_str());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + paths.socketPath,
@@ -165,11 +231,13 @@ int serve(const ServeOptions &options) {
   // on a fallback is news again.
   unlink(paths.fallbackMark.c_str());
   spdlog::info("serving socket={} jobs={} idle_timeout_s={} zygote_pid={} "
-               "version={}",
+               "version={} cache={} cache_dir={} max_size={} base_dir={}",
                paths.socketPath, config.jobs, config.idleTimeoutSeconds,
-               zygote.pid(), LINKD_VERSION);
+               zygote.pid(), LINKD_VERSION, parts.store ? "on" : "off",
+               settings.cacheDir, settings.maxSize, settings.baseDir);
 
-  // 4. Wait for `linkd stop`, SIGTERM/SIGINT, or idleness.
+  // 5. Wait for `linkd stop`, SIGTERM/SIGINT, or idleness; keep the cache's
+  // books on the way (last-use times, eviction, counters), off the link path.
   std::thread signalWaiter([&] {
     int sig = 0;
     sigwait(&stopSignals, &sig);
@@ -180,6 +248,7 @@ int serve(const ServeOptions &options) {
   });
   signalWaiter.detach();
   while (!shutdown.waitFor(std::chrono::seconds(1))) {
+    parts.maintain();
     if (config.idleTimeoutSeconds > 0 &&
         service.idleSeconds() >= config.idleTimeoutSeconds) {
       spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
@@ -187,10 +256,11 @@ int serve(const ServeOptions &options) {
     }
   }
 
-  // 5. Stop listening first, so clients arriving now start a new daemon or
+  // 6. Stop listening first, so clients arriving now start a new daemon or
   // link locally, then let running links finish.
   unlink(paths.socketPath.c_str());
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  parts.maintain();
   spdlog::info("stopped");
   spdlog::shutdown();
   close(lockFd);

@@ -12,9 +12,9 @@ namespace linkd {
 
 struct ServeOptions {
   std::string socketPath; // empty: from the environment (runtime_paths.h)
-  unsigned jobs = 0;      // 0: number of cores
-  int64_t idleTimeoutSeconds = -1; // -1: $LINKD_IDLE_TIMEOUT or 600; 0 never
-  std::string logLevel;   // empty: $LINKD_LOG or "info"
+  unsigned jobs = 0;      // 0: from the config (default: cores)
+  int64_t idleTimeoutSeconds = -1; // -1: from the config; 0 never
+  std::string logLevel;   // empty: from the config
 };
 
 int serve(const ServeOptions &options);

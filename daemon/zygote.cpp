@@ -2,6 +2,7 @@
 
 
 #include "daemon/frame.h"
+#include "link/access_recorder.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
 #include "linkd/v1/linkd.pb.h"
@@ -26,14 +27,18 @@ namespace linkd {
 namespace {
 
 // Body of a link child, after fork. Never returns.
+// `recordFd` >= 0: report file accesses there (the cache wants them).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd,
-                               int errFd) {
+                               int errFd, int recordFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devNull = open("/dev/null", O_RDONLY);
   dup2(devNull, STDIN_FILENO);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
-  close_range(3, ~0U, 0);
+  constexpr int kRecordFd = 3;
+  if (recordFd >= 0)
+    dup2(recordFd, kRecordFd);
+  close_range(recordFd >= 0 ? kRecordFd + 1 : kRecordFd, ~0U, 0);
 
   sigset_t none;
   sigemptyset(&none);
@@ -53,6 +58,8 @@ namespace {
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
+  if (recordFd >= 0)
+    startAccessRecording(kRecordFd, req.cwd());
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
@@ -67,7 +74,8 @@ struct ZygoteState {
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  if (frame.fds.size() != 2 || !req.ParseFromString(frame.payload)) {
+  if (frame.fds.size() < 2 || frame.fds.size() > 3 ||
+      !req.ParseFromString(frame.payload)) {
     sendFrame(z.controlFd, FrameKind::Failed, frame.id,
               "malformed spawn request", {});
     return;
@@ -75,7 +83,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   pid_t pid = fork();
   if (pid == 0) {
     close(z.controlFd);
-    becomeLinker(req, frame.fds[0], frame.fds[1]);
+    becomeLinker(req, frame.fds[0], frame.fds[1],
+                 frame.fds.size() == 3 ? frame.fds[2] : -1);
   }
   int savedErrno = errno;
   frame.closeFds();
@@ -126,6 +135,7 @@ int runZygote(int controlFd) {
     return 1;
   signal(SIGPIPE, SIG_IGN);
 
+  prepareAccessRecording();
   ZygoteState z{controlFd, {}};
   if (!sendFrame(controlFd, FrameKind::Hello, 0, lldVersionString(), {}))
     return 1;

@@ -84,6 +84,7 @@ void ZygoteClient::readerLoop(int fd) {
     std::lock_guard lock(mu);
     if (frame.kind == FrameKind::Hello) {
       version = frame.payload;
+      versionCv.notify_all();
       continue;
     }
     auto it = pending.find(frame.id);
@@ -134,7 +135,7 @@ void ZygoteClient::failAllLocked(const std::string &why) {
 }
 
 ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
-                                          int outFd, int errFd) {
+                                          int outFd, int errFd, int recordFd) {
   Spawned result;
   uint64_t id;
   int fd;
@@ -152,8 +153,12 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
   // reader thread, which the zygote may be waiting on.
   if (err.empty()) {
     std::lock_guard send(sendMu);
-    if (!sendFrame(fd, FrameKind::Spawn, id, request.SerializeAsString(),
-                   {outFd, errFd}))
+    std::string payload = request.SerializeAsString();
+    bool sent = recordFd >= 0 ? sendFrame(fd, FrameKind::Spawn, id, payload,
+                                          {outFd, errFd, recordFd})
+                              : sendFrame(fd, FrameKind::Spawn, id, payload,
+                                          {outFd, errFd});
+    if (!sent)
       err = std::string("cannot reach the link zygote: ") +
             std::strerror(errno);
   }
@@ -180,6 +185,13 @@ int64_t ZygoteClient::pid() const {
 namespace linkd {
 std::string ZygoteClient::lldVersion() const {
   std::lock_guard lock(mu);
+  return version;
+}
+
+std::string
+ZygoteClient::waitForLldVersion(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu);
+  versionCv.wait_for(lock, timeout, [this] { return !version.empty(); });
   return version;
 }
 } // namespace linkd

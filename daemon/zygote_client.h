@@ -5,6 +5,8 @@
 
 #include "linkd/v1/linkd.pb.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -41,12 +43,16 @@ public:
     std::shared_future<ChildExit> exit; // fulfilled when it is reaped
   };
   // Sends one link to the zygote. `outFd`/`errFd` become the child's fds 1/2;
-  // the caller keeps ownership of its copies.
-  Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd);
+  // with `recordFd` >= 0 the child reports its file accesses there
+  // (lib/link/access_recorder.h). The caller keeps ownership of its copies.
+  Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
+                int recordFd = -1);
 
   int64_t pid() const;
   // LLD's version string, as reported by the zygote ("" until it has).
   std::string lldVersion() const;
+  // Waits up to `timeout` for the zygote's version report.
+  std::string waitForLldVersion(std::chrono::milliseconds timeout);
 
 private:
   struct Pending {
@@ -60,6 +66,7 @@ private:
 
   std::string lldExe;
   std::string version;
+  std::condition_variable versionCv;
   std::mutex sendMu; // serialises writes to the control socket
   mutable std::mutex mu;
   int controlFd = -1;

@@ -5,12 +5,12 @@
 
 namespace linkd {
 
-std::optional<std::string> mustLinkLocally(Flavor flavor, int argc,
-                                           const char *const *argv) {
+std::optional<std::string> mustLinkLocally(const Flavor flavor,
+                                           const std::vector<std::string> &argv) {
   if (std::getenv("LLVM_OVERRIDE_PRODUCER"))
     return "LLVM_OVERRIDE_PRODUCER is set";
   if (flavor == Flavor::Elf) {
-    for (int i = 1; i < argc; ++i) {
+    for (size_t i = 1; i < argv.size(); ++i) {
       std::string_view a = argv[i];
       if (a.starts_with("--error-handling-script") ||
           a.starts_with("-error-handling-script"))

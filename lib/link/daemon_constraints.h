@@ -11,12 +11,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace linkd {
 
 // Why this invocation must be linked locally, or nullopt if the daemon can
 // run it. Looks at the arguments as given (response files not expanded).
-std::optional<std::string> mustLinkLocally(Flavor flavor, int argc,
-                                           const char *const *argv);
+std::optional<std::string> mustLinkLocally(const Flavor flavor,
+                                           const std::vector<std::string> &argv);
 
 } // namespace linkd

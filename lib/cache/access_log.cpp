@@ -1,0 +1,93 @@
+#include "cache/access_log.h"
+
+namespace linkd {
+
+AccessLog parseAccessLog(std::string_view records) {
+  AccessLog log;
+  std::set<std::string> touched; // written, renamed, removed: not inputs
+  std::set<std::string> written; // current names of files written
+  std::set<std::string> reasons;
+  auto nextPath = [&](size_t &pos) -> std::string {
+    size_t end = records.find('\0', pos);
+    if (end == std::string_view::npos) {
+      reasons.insert("truncated access record");
+      pos = records.size();
+      return {};
+    }
+    std::string p(records.substr(pos, end - pos));
+    pos = end + 1;
+    return p;
+  };
+  std::set<std::string> read, existing, missing;
+  size_t pos = 0;
+  while (pos < records.size()) {
+    char kind = records[pos++];
+    std::string path = nextPath(pos);
+    switch (kind) {
+    case 'R':
+      read.insert(path);
+      break;
+    case 'S':
+      existing.insert(path);
+      break;
+    case 'M':
+      missing.insert(path);
+      break;
+    case 'W':
+      written.insert(path);
+      touched.insert(path);
+      break;
+    case 'N': {
+      std::string to = nextPath(pos);
+      touched.insert(path);
+      touched.insert(to);
+      if (written.erase(path))
+        written.insert(to);
+      else
+        written.erase(to); // an old file moved over `to`: not our output
+      break;
+    }
+    case 'U':
+      written.erase(path);
+      touched.insert(path);
+      break;
+    case 'D':
+      reasons.insert("the link created a directory");
+      break;
+    case 'L':
+      reasons.insert("the link listed a directory");
+      break;
+    case 'X':
+      reasons.insert("the link started a process or made a link");
+      break;
+    case 'C':
+      reasons.insert("the link changed its directory");
+      break;
+    case 'E':
+      reasons.insert("a file access could not be recorded");
+      break;
+    default:
+      reasons.insert("unknown access record");
+      pos = records.size();
+      break;
+    }
+  }
+  for (const std::string &p : read)
+    if (!touched.count(p))
+      log.read.insert(p);
+  for (const std::string &p : existing)
+    if (!touched.count(p) && !log.read.count(p))
+      log.existing.insert(p);
+  for (const std::string &p : missing) {
+    if (touched.count(p))
+      continue;
+    if (log.read.count(p) || log.existing.count(p))
+      reasons.insert("an input appeared or vanished during the link");
+    log.missing.insert(p);
+  }
+  log.outputs = std::move(written);
+  log.uncacheable.assign(reasons.begin(), reasons.end());
+  return log;
+}
+
+} // namespace linkd

@@ -1,0 +1,31 @@
+// What a link touched, reduced from the child's access records
+// (lib/link/access_recorder.h) to the sets the cache needs.
+//
+// Rules: a path the link wrote, renamed or removed at any point is an output
+// or scratch, never an input or probe (LLD writes `out.tmpXXXX` and renames it
+// to `out`; it may move an old output aside first). Of the rest, a path that
+// was opened for reading is an input (content matters), one that was only
+// stat'ed is an existence check, one that was probed and absent is a missing
+// path. Starting processes, changing directory, listing or creating
+// directories, and unrecordable paths make the link uncacheable.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linkd {
+
+struct AccessLog {
+  std::set<std::string> read;     // opened for reading
+  std::set<std::string> existing; // stat/access/realpath succeeded, not read
+  std::set<std::string> missing;  // probed, absent
+  std::set<std::string> outputs;  // final paths of files written
+  std::vector<std::string> uncacheable; // reasons, empty if cacheable
+};
+
+// Parses the record stream written by the access recorder.
+AccessLog parseAccessLog(std::string_view records);
+
+} // namespace linkd

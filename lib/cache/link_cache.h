@@ -1,0 +1,75 @@
+// The link cache: manifests of input sets per action key, results as blobs.
+//
+//   action key --(store action "link-manifest")--> Manifest
+//       Manifest: the 16 newest input sets seen for the key, each with every
+//       file read (content digest), every path only checked for existence,
+//       every path probed and missing, and the digest of its LinkResult blob.
+//   LinkResult blob: outputs (path, digest, mode), stdout, stderr, exit code.
+//
+// A lookup walks the sets newest first and takes the first whose every entry
+// still holds (stat cache: a few stats for an unchanged tree). A hit writes
+// each output atomically and replays the captured stdout/stderr. Storing
+// happens after the client has its answer: outputs are read back from disk
+// only if their stat identity is still the one seen when the link exited, so
+// a file changed in between (a post-link strip) is never stored as the link's
+// output, and an input changed after the link started is never stored as
+// what the link read.
+#pragma once
+
+#include "cache/access_log.h"
+#include "cache/link_key.h"
+#include "cache/stat_cache.h"
+#include "linkd/cache/v1/cache.pb.h"
+#include "store/local_store.h"
+
+#include <sys/stat.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+struct OutputSnapshot {
+  std::string path; // absolute
+  struct stat st {};
+};
+
+// Stats every output right after the link exits (see the file comment).
+std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
+
+class LinkCache {
+public:
+  LinkCache(LocalStore &store, StatCache &stats) : blobs(store), stats(stats) {}
+
+  // A stored result whose inputs all still match, or nullopt. `why` gets a
+  // one-line explanation of a miss (for LINKD_LOG=debug).
+  std::optional<cache::v1::LinkResult> lookup(const LinkAnalysis &link,
+                                              std::string *why);
+
+  // Writes a hit's outputs (temp + rename, stored mode bits). False if a
+  // blob is missing or corrupt, or an output cannot be written: the caller
+  // then runs the link.
+  bool materialize(const cache::v1::LinkResult &result,
+                   const LinkAnalysis &link, std::string *error);
+
+  struct StoreOutcome {
+    bool stored = false;
+    std::string notStoredReason;
+    uint64_t bytesWritten = 0;
+  };
+  StoreOutcome store(const LinkAnalysis &link, const AccessLog &log,
+                     const std::vector<OutputSnapshot> &outputs,
+                     const std::string &stdoutData,
+                     const std::string &stderrData, int exitCode,
+                     uint64_t linkMicros, int64_t linkStartNs);
+
+private:
+  bool inputsMatch(const cache::v1::InputSet &set, const PathMapper &paths,
+                   std::string *why);
+
+  LocalStore &blobs;
+  StatCache &stats;
+};
+
+} // namespace linkd

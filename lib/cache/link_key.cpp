@@ -1,0 +1,225 @@
+#include "cache/link_key.h"
+
+#include "link/response_files.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace linkd {
+namespace {
+
+constexpr std::string_view kKeyFormat = "linkd-link-key-v1";
+constexpr std::string_view kBaseToken = "$BASE";
+
+bool isPeTarget(const std::vector<std::string> &args) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "-m") {
+      const std::string &m = args[i + 1];
+      return m == "i386pe" || m == "i386pep" || m == "thumb2pe" ||
+             m == "arm64pe" || m == "arm64ecpe" || m == "arm64xpe" ||
+             m == "mipspe";
+    }
+  return false;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// GNU-style option `name` given as "--name", "-name", "--name=V", "-name=V"
+// or, for `joined`, "--nameV"; returns its value ("" if none) via `value`.
+bool gnuOption(std::string_view arg, std::string_view name) {
+  if (arg.starts_with("--"))
+    arg.remove_prefix(2);
+  else if (arg.starts_with("-"))
+    arg.remove_prefix(1);
+  else
+    return false;
+  return arg == name || (arg.starts_with(name) && arg.size() > name.size() &&
+                         arg[name.size()] == '=');
+}
+
+std::string gnuValue(const std::vector<std::string> &args, size_t &i,
+                     std::string_view name) {
+  std::string_view a = args[i];
+  size_t eq = a.find('=');
+  if (eq != std::string_view::npos)
+    return std::string(a.substr(eq + 1));
+  if (i + 1 < args.size())
+    return args[++i];
+  return {};
+}
+
+void elfReasons(const std::vector<std::string> &args, bool mingw,
+                const LinkInvocation &inv, const KeyContext &ctx,
+                std::vector<std::string> &out) {
+  bool fixedTime = inv.env.count("SOURCE_DATE_EPOCH") > 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (gnuOption(a, "reproduce"))
+      out.push_back("--reproduce");
+    else if (a.starts_with("--time-trace") || a.starts_with("-time-trace"))
+      out.push_back("--time-trace");
+    else if (a == "-o" || gnuOption(a, "output")) {
+      if (gnuValue(args, i, "output") == "-")
+        out.push_back("output to stdout");
+    } else if (a == "-o-")
+      out.push_back("output to stdout");
+    else if (a == "-")
+      out.push_back("input from stdin");
+    else if (gnuOption(a, "build-id") && a.ends_with("=uuid"))
+      out.push_back("--build-id=uuid");
+    else if (gnuOption(a, "shuffle-sections")) {
+      std::string v = gnuValue(args, i, "shuffle-sections");
+      size_t eq = v.rfind('=');
+      if (eq == std::string::npos || v.substr(eq + 1) == "0")
+        out.push_back("random --shuffle-sections seed");
+    } else if (mingw && (gnuOption(a, "no-insert-timestamp") ||
+                         lower(a).find("brepro") != std::string::npos))
+      fixedTime = true;
+  }
+  if (mingw && !fixedTime && !ctx.sloppiness.count("coff_timestamp"))
+    out.push_back("COFF timestamp (no --no-insert-timestamp)");
+}
+
+void coffReasons(const std::vector<std::string> &args,
+                 const LinkInvocation &inv, const KeyContext &ctx,
+                 std::vector<std::string> &out) {
+  bool fixedTime = inv.env.count("SOURCE_DATE_EPOCH") > 0;
+  for (const std::string &raw : args) {
+    if (raw.empty() || (raw[0] != '/' && raw[0] != '-'))
+      continue;
+    std::string a = lower(std::string_view(raw).substr(1));
+    if (a.starts_with("reproduce:") || a.starts_with("linkrepro:"))
+      out.push_back("--reproduce");
+    else if (a.starts_with("time-trace"))
+      out.push_back("--time-trace");
+    else if (a == "brepro" || a.starts_with("timestamp:"))
+      fixedTime = true;
+    else if (a == "out:-")
+      out.push_back("output to stdout");
+  }
+  if (!fixedTime && !ctx.sloppiness.count("coff_timestamp"))
+    out.push_back("COFF timestamp (no /Brepro, /timestamp: or "
+                  "SOURCE_DATE_EPOCH)");
+}
+
+void genericReasons(const std::vector<std::string> &args,
+                    std::vector<std::string> &out) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (gnuOption(a, "reproduce"))
+      out.push_back("--reproduce");
+    else if (a.starts_with("--time-trace") || a.starts_with("-time-trace"))
+      out.push_back("--time-trace");
+    else if (a == "-o" && i + 1 < args.size() && args[i + 1] == "-")
+      out.push_back("output to stdout");
+  }
+}
+
+} // namespace
+
+PathMapper::PathMapper(std::string baseDir) : base(std::move(baseDir)) {
+  while (base.size() > 1 && base.back() == '/')
+    base.pop_back();
+  if (base == "/")
+    base.clear(); // everything is under "/"; relativising it means nothing
+}
+
+std::string PathMapper::toStored(const std::string &text) const {
+  if (base.empty())
+    return text;
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t hit = text.find(base, pos);
+    if (hit == std::string::npos)
+      break;
+    size_t end = hit + base.size();
+    bool wholePrefix = end == text.size() || text[end] == '/';
+    out.append(text, pos, hit - pos);
+    out.append(wholePrefix ? std::string(kBaseToken) : base);
+    pos = end;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+std::string PathMapper::toLocal(const std::string &text) const {
+  if (base.empty())
+    return text;
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t hit = text.find(kBaseToken, pos);
+    if (hit == std::string::npos)
+      break;
+    out.append(text, pos, hit - pos);
+    out.append(base);
+    pos = hit + kBaseToken.size();
+  }
+  out.append(text, pos);
+  return out;
+}
+
+LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
+  LinkAnalysis out;
+  ExpandedArgs expanded = expandResponseFiles(inv.argv, inv.cwd);
+  bool mingw = inv.flavor == Flavor::Elf && isPeTarget(expanded.args);
+  bool relativise = !ctx.baseDir.empty() &&
+                    ((inv.flavor == Flavor::Elf && !mingw) ||
+                     inv.flavor == Flavor::Wasm);
+  out.paths = PathMapper(relativise ? ctx.baseDir : std::string());
+
+  if (auto it = inv.env.find("LLD_REPRODUCE");
+      it != inv.env.end() && !it->second.empty())
+    out.uncacheable.push_back("--reproduce");
+  switch (inv.flavor) {
+  case Flavor::Elf:
+    elfReasons(expanded.args, mingw, inv, ctx, out.uncacheable);
+    break;
+  case Flavor::Coff:
+    coffReasons(expanded.args, inv, ctx, out.uncacheable);
+    break;
+  default:
+    genericReasons(expanded.args, out.uncacheable);
+    break;
+  }
+
+  Sha256 h;
+  h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);
+  h.field(flavorName(inv.flavor));
+  h.field(out.paths.toStored(inv.cwd));
+  h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
+  for (const auto &[name, value] : inv.env) {
+    if (name == "TERM")
+      continue;
+    h.field(name).field(out.paths.toStored(value));
+  }
+  h.field("argv");
+  // argv[0] matters only through the program name LLD prints.
+  std::string prog = lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor);
+  h.field(prog.substr(prog.find_last_of('/') + 1));
+  for (size_t i = 1; i < inv.argv.size(); ++i) {
+    const std::string &a = inv.argv[i];
+    if (a.size() > 1 && a[0] == '@') {
+      std::string path = absolutePath(a.substr(1), inv.cwd);
+      auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
+                             [&](const ResponseFile &f) { return f.path == path; });
+      if (rf != expanded.files.end()) {
+        h.field("@").field(out.paths.toStored(rf->content));
+        out.responseFiles.insert(path);
+        continue;
+      }
+    }
+    h.field(out.paths.toStored(a));
+  }
+  out.key = h.finish();
+  return out;
+}
+
+} // namespace linkd

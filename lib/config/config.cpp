@@ -1,0 +1,202 @@
+#include "config/config.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos)
+    return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+const char *env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+std::optional<bool> parseBool(const std::string &v) {
+  if (v == "true" || v == "1" || v == "yes" || v == "on")
+    return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off")
+    return false;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parseUnsigned(const std::string &v) {
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
+    return std::nullopt;
+  char *end = nullptr;
+  unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (!end || *end != '\0')
+    return std::nullopt;
+  return n;
+}
+
+std::set<std::string> parseList(const std::string &v) {
+  std::set<std::string> out;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    std::string item = trim(v.substr(pos, comma == std::string::npos
+                                              ? std::string::npos
+                                              : comma - pos));
+    if (!item.empty())
+      out.insert(item);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+void apply(Config &c, const std::string &key, const std::string &value,
+           const std::string &where) {
+  auto bad = [&] {
+    c.warnings.push_back(where + ": bad value for " + key + ": '" + value +
+                         "'");
+  };
+  if (key == "cache") {
+    if (auto b = parseBool(value))
+      c.cacheEnabled = *b;
+    else
+      bad();
+  } else if (key == "cache_dir") {
+    c.cacheDir = value;
+  } else if (key == "max_size") {
+    if (auto n = parseSize(value))
+      c.maxSize = *n;
+    else
+      bad();
+  } else if (key == "base_dir") {
+    c.baseDir = value;
+  } else if (key == "sloppiness") {
+    c.sloppiness = parseList(value);
+    for (const std::string &s : c.sloppiness)
+      if (s != "coff_timestamp")
+        c.warnings.push_back(where + ": unknown sloppiness '" + s + "'");
+  } else if (key == "idle_timeout") {
+    if (auto n = parseUnsigned(value))
+      c.idleTimeoutSeconds = *n;
+    else
+      bad();
+  } else if (key == "jobs") {
+    if (auto n = parseUnsigned(value); n && *n > 0)
+      c.jobs = static_cast<unsigned>(*n);
+    else
+      bad();
+  } else if (key == "log_level") {
+    c.logLevel = value;
+  } else {
+    c.warnings.push_back(where + ": unknown key '" + key + "'");
+  }
+}
+
+std::string configPath() {
+  if (const char *p = env("LINKD_CONFIG"))
+    return p;
+  if (const char *x = env("XDG_CONFIG_HOME"))
+    return std::string(x) + "/linkd/linkd.conf";
+  if (const char *h = env("HOME"))
+    return std::string(h) + "/.config/linkd/linkd.conf";
+  return {};
+}
+
+std::string defaultCacheDir() {
+  if (const char *x = env("XDG_CACHE_HOME"))
+    return std::string(x) + "/linkd";
+  if (const char *h = env("HOME"))
+    return std::string(h) + "/.cache/linkd";
+  return "/tmp/linkd-cache";
+}
+
+} // namespace
+
+std::optional<uint64_t> parseSize(const std::string &text) {
+  std::string t = trim(text);
+  if (t.empty())
+    return std::nullopt;
+  uint64_t mult = 1;
+  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  if (last == 'B' && t.size() > 1) {
+    t.pop_back();
+    last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  }
+  const std::string units = "KMGT";
+  if (size_t u = units.find(last); u != std::string::npos) {
+    for (size_t i = 0; i <= u; ++i)
+      mult *= 1024;
+    t.pop_back();
+  }
+  auto n = parseUnsigned(trim(t));
+  if (!n)
+    return std::nullopt;
+  return *n * mult;
+}
+
+std::string formatSize(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+Config loadConfig() {
+  Config c;
+  c.cacheDir = defaultCacheDir();
+  std::string path = configPath();
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (in) {
+      c.sourceFile = path;
+      std::string line;
+      int lineNo = 0;
+      while (std::getline(in, line)) {
+        ++lineNo;
+        std::string t = trim(line);
+        if (t.empty() || t[0] == '#')
+          continue;
+        size_t eq = t.find('=');
+        std::string where = path + ":" + std::to_string(lineNo);
+        if (eq == std::string::npos) {
+          c.warnings.push_back(where + ": expected key = value");
+          continue;
+        }
+        apply(c, trim(t.substr(0, eq)), trim(t.substr(eq + 1)), where);
+      }
+    }
+  }
+  struct Override {
+    const char *var;
+    const char *key;
+  };
+  for (Override o : {Override{"LINKD_CACHE_DIR", "cache_dir"},
+                     {"LINKD_MAX_SIZE", "max_size"},
+                     {"LINKD_BASE_DIR", "base_dir"},
+                     {"LINKD_SLOPPINESS", "sloppiness"},
+                     {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
+                     {"LINKD_JOBS", "jobs"},
+                     {"LINKD_LOG", "log_level"}})
+    if (const char *v = env(o.var))
+      apply(c, o.key, v, o.var);
+  if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")
+    c.cacheEnabled = false;
+  if (c.jobs == 0)
+    c.jobs = std::max(1u, std::thread::hardware_concurrency());
+  return c;
+}
+
+} // namespace linkd

@@ -1,0 +1,46 @@
+// linkd's settings: defaults, then the config file, then environment
+// variables (highest precedence).
+//
+// File: $LINKD_CONFIG, else $XDG_CONFIG_HOME/linkd/linkd.conf, else
+// ~/.config/linkd/linkd.conf. Format: one `key = value` per line, `#`
+// comments, blank lines ignored; unknown keys are reported as warnings.
+//
+//   key            env                  default
+//   cache          LINKD_NOCACHE=1 off  true
+//   cache_dir      LINKD_CACHE_DIR      $XDG_CACHE_HOME/linkd or ~/.cache/linkd
+//   max_size       LINKD_MAX_SIZE       10G   (suffixes K M G T, powers of 1024)
+//   base_dir       LINKD_BASE_DIR       (none)
+//   sloppiness     LINKD_SLOPPINESS     (none; comma-separated: coff_timestamp)
+//   idle_timeout   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never)
+//   jobs           LINKD_JOBS           number of cores
+//   log_level      LINKD_LOG            info
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+struct Config {
+  bool cacheEnabled = true;
+  std::string cacheDir;
+  uint64_t maxSize = 10ull << 30;
+  std::string baseDir;
+  std::set<std::string> sloppiness;
+  uint64_t idleTimeoutSeconds = 600;
+  unsigned jobs = 0; // 0: number of cores
+  std::string logLevel = "info";
+  std::string sourceFile;            // the file read, if any
+  std::vector<std::string> warnings; // unknown keys, bad values
+};
+
+Config loadConfig();
+
+// "10G" -> 10 GiB; nullopt if malformed.
+std::optional<uint64_t> parseSize(const std::string &text);
+std::string formatSize(uint64_t bytes);
+
+} // namespace linkd

@@ -1,0 +1,42 @@
+// Records what a link touches on the file system, from inside the link child.
+//
+// The cache needs the exact input set of a link — every file it read, every
+// path it probed and did not find — and the exact set of files it wrote, for
+// every flavor alike. LLD's own reports are per flavor and incomplete (ELF's
+// --dependency-file lists no failed probes, COFF has none), so instead the
+// link child interposes the libc calls through which libLLVM reaches the file
+// system (its dynamic imports: open, stat, lstat, access, realpath, opendir,
+// readlink, rename, unlink, remove, mkdir, link, symlink, chdir, and process
+// creation) and reports each call's path and outcome. The executable defines
+// these symbols; libLLVM's PLT binds to them before libc. Each wrapper does
+// the real work with the raw system call (or libc's own function via
+// RTLD_NEXT) and, while recording is on, writes one record to a pipe.
+//
+// This is the one place with process-global state: a libc hook has no context
+// to carry. It is set once in the link child before LLD starts and only read
+// afterwards; the zygote and `linkd-lld link` never turn it on.
+//
+// Record format: one write(2) per record (atomic on a pipe up to PIPE_BUF, so
+// LLD's threads cannot interleave them): a kind byte, the absolute path, NUL;
+// renames carry two paths. Kinds:
+//   R  opened for reading          W  opened for writing/created
+//   S  exists (stat/access/realpath)  M  does not exist (ENOENT/ENOTDIR)
+//   N  renamed: from, to           U  removed
+//   D  directory created           L  directory listed
+//   X  started a process           C  changed directory
+//   E  a path could not be recorded (too long) or resolved
+#pragma once
+
+#include <string>
+
+namespace linkd {
+
+// Starts recording to `fd` for the rest of the process. `cwd` must be the
+// process's working directory (relative paths are resolved against it).
+void startAccessRecording(int fd, const std::string &cwd);
+
+// Resolves libc's own functions ahead of time (call in the zygote, so that
+// children do not each pay for dlsym).
+void prepareAccessRecording();
+
+} // namespace linkd

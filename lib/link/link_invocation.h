@@ -1,0 +1,23 @@
+// One linker invocation as the daemon sees it, independent of the wire
+// format: what the cache keys on and what the link child runs.
+#pragma once
+
+#include "link/flavor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+struct LinkInvocation {
+  Flavor flavor = Flavor::Unspecified;
+  std::vector<std::string> argv; // argv[0] included
+  std::string cwd;               // absolute
+  std::map<std::string, std::string> env; // only the flavor's variables
+  uint32_t umask = 022;
+  bool stderrIsColorTty = false;
+};
+
+} // namespace linkd

@@ -1,0 +1,40 @@
+// Response files (`@file`) as LLD reads them.
+//
+// The cache needs two things from them. The action key covers their content
+// rather than their name (gcc's collect2 passes `@/tmp/ccXXXXXX` with a fresh
+// name on every link), and the cacheability check must see the options inside
+// them. LLD expands `@file` relative to the working directory, recursively;
+// a file that cannot be read leaves the argument as it is.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linkd {
+
+// LLVM's cl::TokenizeGNUCommandLine: whitespace separates, backslash escapes
+// the next character, single and double quotes group.
+std::vector<std::string> tokenizeGnu(std::string_view text);
+
+struct ResponseFile {
+  std::string path;    // absolute
+  std::string content; // raw bytes
+};
+
+struct ExpandedArgs {
+  std::vector<std::string> args;      // argv[1..] with all @files expanded
+  std::vector<ResponseFile> files;    // every response file read, in order
+};
+
+// Expands argv[1..]. Nested response files are expanded too (depth-limited,
+// like LLVM). Tokenization is GNU style for all flavors: the result is used to
+// find options, never to run the link.
+ExpandedArgs expandResponseFiles(const std::vector<std::string> &argv,
+                                 const std::string &cwd);
+
+// Absolute form of `path` relative to `cwd` (no normalisation: the same
+// spelling LLD's file accesses use).
+std::string absolutePath(const std::string &path, const std::string &cwd);
+
+} // namespace linkd

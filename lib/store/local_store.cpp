@@ -1,0 +1,456 @@
+#include "store/local_store.h"
+
+#include "config/runtime_paths.h"
+
+#include <zstd.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace linkd {
+namespace {
+
+int64_t nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool readWholeFile(const std::string &path, std::string &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  out.resize(done);
+  return true;
+}
+
+bool writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string baseOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string randomSuffix() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// Writes `data` to a new temp file next to `path`, then renames it over
+// `path`. The destination never holds a partial file.
+bool atomicWrite(const std::string &path, std::string_view data, mode_t mode,
+                 std::string *error) {
+  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
+                    randomSuffix();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (error)
+      *error = "cannot create " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = writeAll(fd, data) && fchmod(fd, mode) == 0;
+  int savedErrno = errno;
+  ok = close(fd) == 0 && ok;
+  if (ok && rename(tmp.c_str(), path.c_str()) == 0)
+    return true;
+  if (error)
+    *error = "cannot write " + path + ": " +
+             std::strerror(ok ? errno : savedErrno);
+  unlink(tmp.c_str());
+  return false;
+}
+
+constexpr const char *kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS blobs(
+  digest BLOB PRIMARY KEY, size INTEGER NOT NULL, stored INTEGER NOT NULL,
+  last_use INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blobs_lru ON blobs(last_use);
+CREATE TABLE IF NOT EXISTS actions(
+  ns TEXT NOT NULL, key BLOB NOT NULL, value BLOB NOT NULL,
+  checksum BLOB NOT NULL, last_use INTEGER NOT NULL,
+  PRIMARY KEY(ns, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS actions_lru ON actions(last_use);
+)sql";
+
+} // namespace
+
+std::unique_ptr<LocalStore> LocalStore::open(const StoreConfig &config,
+                                             std::string *error) {
+  for (const std::string &dir : {config.root, config.root + "/blobs"}) {
+    if (std::string err = ensureDirectoryTree(dir); !err.empty()) {
+      if (error)
+        *error = err;
+      return nullptr;
+    }
+  }
+  auto db = SqliteDb::open(config.root + "/index.sqlite", error);
+  if (!db || !db->exec(kSchema, error))
+    return nullptr;
+  return std::unique_ptr<LocalStore>(new LocalStore(config, std::move(db)));
+}
+
+LocalStore::~LocalStore() {
+  std::lock_guard lock(dbMu);
+  flushTouchesLocked();
+}
+
+std::string LocalStore::blobPath(const Digest &d) const {
+  std::string hex = d.hex();
+  return cfg.root + "/blobs/" + hex.substr(0, 2) + "/" + hex;
+}
+
+void LocalStore::touchBlob(const Digest &d) {
+  std::lock_guard lock(touchMu);
+  blobTouches[d] = nowSeconds();
+}
+
+void LocalStore::touchAction(std::string_view ns, const Digest &key) {
+  std::lock_guard lock(touchMu);
+  actionTouches[{std::string(ns), key}] = nowSeconds();
+}
+
+void LocalStore::forgetBlob(const Digest &d) {
+  unlink(blobPath(d).c_str());
+  std::lock_guard lock(dbMu);
+  SqliteStatement(db->handle(), "DELETE FROM blobs WHERE digest = ?")
+      .bind(1, d.raw())
+      .step();
+}
+
+bool LocalStore::hasBlob(const Digest &d) {
+  struct stat st;
+  return stat(blobPath(d).c_str(), &st) == 0;
+}
+
+bool LocalStore::readBlob(const Digest &d, std::string &out, Lookup &why) {
+  std::string compressed;
+  if (!readWholeFile(blobPath(d), compressed)) {
+    why = Lookup::Miss;
+    return false;
+  }
+  unsigned long long size =
+      ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  bool ok = size != ZSTD_CONTENTSIZE_ERROR && size != ZSTD_CONTENTSIZE_UNKNOWN;
+  if (ok) {
+    out.resize(size);
+    size_t n = ZSTD_decompress(out.data(), out.size(), compressed.data(),
+                               compressed.size());
+    ok = !ZSTD_isError(n) && n == size && sha256(out) == d;
+  }
+  if (!ok) {
+    ++corrupt;
+    forgetBlob(d);
+    out.clear();
+    why = Lookup::Corrupt;
+    return false;
+  }
+  touchBlob(d);
+  why = Lookup::Hit;
+  return true;
+}
+
+Lookup LocalStore::getBlob(const Digest &d, std::string &out) {
+  Lookup why;
+  readBlob(d, out, why);
+  return why;
+}
+
+Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
+                                   mode_t mode, std::string *error) {
+  std::string data;
+  Lookup why;
+  if (!readBlob(d, data, why))
+    return why;
+  return atomicWrite(path, data, mode, error) ? Lookup::Hit : Lookup::Error;
+}
+
+bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
+  Digest d = sha256(data);
+  if (digestOut)
+    *digestOut = d;
+  std::string path = blobPath(d);
+  struct stat st;
+  uint64_t stored = 0;
+  if (stat(path.c_str(), &st) == 0) {
+    stored = static_cast<uint64_t>(st.st_size); // content-addressed: same bytes
+  } else {
+    std::string compressed(ZSTD_compressBound(data.size()), '\0');
+    size_t n = ZSTD_compress(compressed.data(), compressed.size(), data.data(),
+                             data.size(), cfg.compressionLevel);
+    if (ZSTD_isError(n))
+      return false;
+    compressed.resize(n);
+    if (std::string err = ensureDirectoryTree(dirOf(path)); !err.empty())
+      return false;
+    if (!atomicWrite(path, compressed, 0644, nullptr))
+      return false;
+    stored = n;
+  }
+  std::lock_guard lock(dbMu);
+  return SqliteStatement(db->handle(),
+                         "INSERT OR REPLACE INTO blobs(digest, size, stored, "
+                         "last_use) VALUES(?, ?, ?, ?)")
+             .bind(1, d.raw())
+             .bind(2, static_cast<int64_t>(data.size()))
+             .bind(3, static_cast<int64_t>(stored))
+             .bind(4, nowSeconds())
+             .step() == SQLITE_DONE;
+}
+
+Lookup LocalStore::getAction(std::string_view ns, const Digest &key,
+                             std::string &out) {
+  std::string checksum;
+  {
+    std::lock_guard lock(dbMu);
+    SqliteStatement q(db->handle(), "SELECT value, checksum FROM actions "
+                                    "WHERE ns = ? AND key = ?");
+    q.bindText(1, ns).bind(2, key.raw());
+    int rc = q.step();
+    if (rc == SQLITE_DONE)
+      return Lookup::Miss;
+    if (rc != SQLITE_ROW)
+      return Lookup::Error;
+    out = q.columnBlob(0);
+    checksum = q.columnBlob(1);
+  }
+  if (sha256(out).raw() != checksum) {
+    ++corrupt;
+    out.clear();
+    std::lock_guard lock(dbMu);
+    SqliteStatement(db->handle(), "DELETE FROM actions WHERE ns = ? AND key = ?")
+        .bindText(1, ns)
+        .bind(2, key.raw())
+        .step();
+    return Lookup::Corrupt;
+  }
+  touchAction(ns, key);
+  return Lookup::Hit;
+}
+
+bool LocalStore::putAction(std::string_view ns, const Digest &key,
+                           std::string_view value) {
+  std::lock_guard lock(dbMu);
+  return SqliteStatement(db->handle(),
+                         "INSERT OR REPLACE INTO actions(ns, key, value, "
+                         "checksum, last_use) VALUES(?, ?, ?, ?, ?)")
+             .bindText(1, ns)
+             .bind(2, key.raw())
+             .bind(3, value)
+             .bind(4, sha256(value).raw())
+             .bind(5, nowSeconds())
+             .step() == SQLITE_DONE;
+}
+
+StoreUsage LocalStore::usage() {
+  StoreUsage u;
+  std::lock_guard lock(dbMu);
+  SqliteStatement b(db->handle(),
+                    "SELECT count(*), coalesce(sum(stored), 0) FROM blobs");
+  if (b.step() == SQLITE_ROW) {
+    u.blobs = static_cast<uint64_t>(b.columnInt(0));
+    u.bytes += static_cast<uint64_t>(b.columnInt(1));
+  }
+  SqliteStatement a(db->handle(),
+                    "SELECT count(*), coalesce(sum(length(value)), 0) "
+                    "FROM actions");
+  if (a.step() == SQLITE_ROW) {
+    u.actions = static_cast<uint64_t>(a.columnInt(0));
+    u.bytes += static_cast<uint64_t>(a.columnInt(1));
+  }
+  u.entries = u.blobs + u.actions;
+  return u;
+}
+
+void LocalStore::flushTouchesLocked() {
+  std::map<Digest, int64_t> blobs;
+  std::map<std::pair<std::string, Digest>, int64_t> actions;
+  {
+    std::lock_guard lock(touchMu);
+    blobs.swap(blobTouches);
+    actions.swap(actionTouches);
+  }
+  if (blobs.empty() && actions.empty())
+    return;
+  db->exec("BEGIN");
+  SqliteStatement ub(db->handle(),
+                     "UPDATE blobs SET last_use = ? WHERE digest = ?");
+  for (auto &[d, t] : blobs) {
+    ub.bind(1, t).bind(2, d.raw()).step();
+    ub.reset();
+  }
+  SqliteStatement ua(db->handle(),
+                     "UPDATE actions SET last_use = ? WHERE ns = ? AND key = ?");
+  for (auto &[k, t] : actions) {
+    ua.bind(1, t).bindText(2, k.first).bind(3, k.second.raw()).step();
+    ua.reset();
+  }
+  db->exec("COMMIT");
+}
+
+uint64_t LocalStore::maintain() {
+  {
+    std::lock_guard lock(dbMu);
+    flushTouchesLocked();
+  }
+  StoreUsage u = usage();
+  if (u.bytes <= cfg.maxBytes)
+    return 0;
+  return evictTo(cfg.maxBytes / 10 * 9);
+}
+
+uint64_t LocalStore::evictTo(uint64_t targetBytes) {
+  uint64_t bytes = usage().bytes;
+  uint64_t evicted = 0;
+  while (bytes > targetBytes) {
+    // Oldest first across both tables, a batch at a time so that links
+    // waiting on the index lock are never held up for long.
+    std::vector<std::pair<std::string, std::string>> batch; // (ns|"", key)
+    std::vector<uint64_t> sizes;
+    {
+      std::lock_guard lock(dbMu);
+      SqliteStatement q(
+          db->handle(),
+          "SELECT '', digest, stored, last_use FROM blobs UNION ALL "
+          "SELECT ns, key, length(value), last_use FROM actions "
+          "ORDER BY 4 LIMIT 64");
+      while (q.step() == SQLITE_ROW) {
+        batch.emplace_back(q.columnBlob(0), q.columnBlob(1));
+        sizes.push_back(static_cast<uint64_t>(q.columnInt(2)));
+      }
+    }
+    if (batch.empty())
+      break;
+    for (size_t i = 0; i < batch.size() && bytes > targetBytes; ++i) {
+      const auto &[ns, key] = batch[i];
+      if (ns.empty()) {
+        if (auto d = Digest::fromRaw(key))
+          forgetBlob(*d);
+      } else {
+        std::lock_guard lock(dbMu);
+        SqliteStatement(db->handle(),
+                        "DELETE FROM actions WHERE ns = ? AND key = ?")
+            .bindText(1, ns)
+            .bind(2, key)
+            .step();
+      }
+      bytes -= std::min(bytes, sizes[i]);
+      ++evicted;
+    }
+  }
+  evictions += evicted;
+  return evicted;
+}
+
+bool LocalStore::clear() {
+  {
+    std::lock_guard lock(touchMu);
+    blobTouches.clear();
+    actionTouches.clear();
+  }
+  std::lock_guard lock(dbMu);
+  SqliteStatement q(db->handle(), "SELECT digest FROM blobs");
+  std::vector<std::string> digests;
+  while (q.step() == SQLITE_ROW)
+    digests.push_back(q.columnBlob(0));
+  for (const std::string &raw : digests)
+    if (auto d = Digest::fromRaw(raw))
+      unlink(blobPath(*d).c_str());
+  return db->exec("DELETE FROM blobs; DELETE FROM actions;");
+}
+
+uint64_t LocalStore::trim() {
+  uint64_t removed = maintain();
+  // Files without rows (a writer died between rename and insert).
+  std::string blobsDir = cfg.root + "/blobs";
+  if (DIR *top = opendir(blobsDir.c_str())) {
+    while (dirent *shard = readdir(top)) {
+      if (shard->d_name[0] == '.')
+        continue;
+      std::string shardDir = blobsDir + "/" + shard->d_name;
+      DIR *sd = opendir(shardDir.c_str());
+      if (!sd)
+        continue;
+      while (dirent *e = readdir(sd)) {
+        auto d = Digest::fromHex(e->d_name);
+        if (!d) {
+          // A writer's temp file (".<hex>.linkd-<random>") left by a crash;
+          // an hour is far longer than any write takes.
+          std::string p = shardDir + "/" + e->d_name;
+          struct stat st;
+          if (e->d_name[0] == '.' && std::strstr(e->d_name, ".linkd-") &&
+              stat(p.c_str(), &st) == 0 && st.st_mtime < nowSeconds() - 3600) {
+            unlink(p.c_str());
+            ++removed;
+          }
+          continue;
+        }
+        std::lock_guard lock(dbMu);
+        SqliteStatement q(db->handle(),
+                          "SELECT 1 FROM blobs WHERE digest = ?");
+        if (q.bind(1, d->raw()).step() != SQLITE_ROW) {
+          unlink((shardDir + "/" + e->d_name).c_str());
+          ++removed;
+        }
+      }
+      closedir(sd);
+    }
+    closedir(top);
+  }
+  // Rows without files.
+  std::vector<Digest> gone;
+  {
+    std::lock_guard lock(dbMu);
+    SqliteStatement q(db->handle(), "SELECT digest FROM blobs");
+    while (q.step() == SQLITE_ROW)
+      if (auto d = Digest::fromRaw(q.columnBlob(0)); d && !hasBlob(*d))
+        gone.push_back(*d);
+  }
+  for (const Digest &d : gone)
+    forgetBlob(d);
+  removed += gone.size();
+  return removed;
+}
+
+} // namespace linkd

@@ -1,0 +1,111 @@
+// The local content-addressed store: blobs on disk, an SQLite index.
+//
+//   <root>/blobs/ab/abcdef...   one zstd frame per blob, named by the SHA-256
+//                               of its uncompressed content
+//                               (written as .<hex>.linkd-<random>, renamed)
+//   <root>/index.sqlite         blobs(size, stored size, last use) and
+//                               actions(namespace, key -> value, checksum)
+//
+// "Actions" are small values under a caller-chosen key: link manifests and
+// results, rewritten-object entries, anything keyed by a digest of a request.
+// Every read re-verifies: a blob whose content does not hash to its name, or
+// an action whose checksum does not match, is deleted and reported Corrupt —
+// callers treat that as a miss, never as data. Blob files are written to a
+// temp name and renamed, index rows are written after the file exists, and
+// SQLite runs in WAL mode with a busy timeout, so two daemons (or one that was
+// killed mid-write) can share a store: the worst case is an orphan file,
+// which `trim` removes, or a row whose file is gone, which reads as a miss.
+//
+// Last-use times are batched in memory and written by maintain(), which the
+// daemon calls from a background thread, together with LRU eviction down to
+// the size cap, so lookups never wait for bookkeeping.
+#pragma once
+
+#include "digest/digest.h"
+#include "store/sqlite_db.h"
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace linkd {
+
+enum class Lookup { Hit, Miss, Corrupt, Error };
+
+struct StoreConfig {
+  std::string root;
+  uint64_t maxBytes = 10ull << 30;
+  int compressionLevel = 1; // zstd; 1 is ~500 MB/s, the link is the cost
+};
+
+struct StoreUsage {
+  uint64_t bytes = 0;   // on disk: compressed blobs + action values
+  uint64_t entries = 0; // blobs + actions
+  uint64_t blobs = 0;
+  uint64_t actions = 0;
+};
+
+class LocalStore {
+public:
+  static std::unique_ptr<LocalStore> open(const StoreConfig &config,
+                                          std::string *error);
+  ~LocalStore();
+
+  const StoreConfig &config() const { return cfg; }
+
+  bool hasBlob(const Digest &d);
+  Lookup getBlob(const Digest &d, std::string &out);
+  // Stores `data` under its digest (computed here). False on I/O failure.
+  bool putBlob(std::string_view data, Digest *digest = nullptr);
+  // Writes the blob's content to `path` atomically with `mode`, after
+  // verifying it. Error (with `error` set) when the destination is unwritable.
+  Lookup materializeBlob(const Digest &d, const std::string &path, mode_t mode,
+                         std::string *error);
+
+  Lookup getAction(std::string_view ns, const Digest &key, std::string &out);
+  bool putAction(std::string_view ns, const Digest &key,
+                 std::string_view value);
+
+  StoreUsage usage();
+  // Persists batched last-use times, then evicts least recently used entries
+  // until the store is at most `cap` bytes (default: 90% of maxBytes once it
+  // exceeds maxBytes). Returns the number of entries evicted.
+  uint64_t maintain();
+  uint64_t evictTo(uint64_t targetBytes);
+  // Removes everything.
+  bool clear();
+  // maintain() plus removal of files the index does not know (left by a
+  // crash) and rows whose files are gone. Returns entries removed.
+  uint64_t trim();
+
+  uint64_t corruptCount() const { return corrupt.load(); }
+  uint64_t evictionCount() const { return evictions.load(); }
+
+private:
+  LocalStore(StoreConfig cfg, std::unique_ptr<SqliteDb> db)
+      : cfg(std::move(cfg)), db(std::move(db)) {}
+  std::string blobPath(const Digest &d) const;
+  void touchBlob(const Digest &d);
+  void touchAction(std::string_view ns, const Digest &key);
+  void forgetBlob(const Digest &d);
+  bool readBlob(const Digest &d, std::string &out, Lookup &why);
+  void flushTouchesLocked();
+
+  StoreConfig cfg;
+  std::mutex dbMu; // one connection, used under this lock
+  std::unique_ptr<SqliteDb> db;
+  std::mutex touchMu;
+  std::map<Digest, int64_t> blobTouches;
+  std::map<std::pair<std::string, Digest>, int64_t> actionTouches;
+  std::atomic<uint64_t> corrupt{0};
+  std::atomic<uint64_t> evictions{0};
+};
+
+} // namespace linkd
