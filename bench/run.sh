@@ -310,6 +310,34 @@ daemon_cpu() {
     END { printf "%.3f", t / hz }' "/proc/$d/stat" "/proc/$z/stat" 2>/dev/null || echo ""
 }
 links_total() { status_field links_total; }
+
+# Load from outside this benchmark: CPU the whole machine used (/proc/stat)
+# minus what this script's children and the daemon (with its zygote and link
+# children) used, as a share of all cores over the wall time.
+machine_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+own_cpu() {
+  local kids; times >"$T/res/times"
+  kids=$(sed -n 2p "$T/res/times" | awk '{
+    n = split($0, f, " "); t = 0
+    for (i = 1; i <= n; i++) { split(f[i], p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
+    print t }')
+  awk -v a="$kids" -v b="$(daemon_cpu)" 'BEGIN { printf "%.3f", a + (b == "" ? 0 : b) }'
+}
+EXT_NOTES=()
+ext_begin() { EXT_T0=$(date +%s%N); EXT_B0=$(machine_busy); EXT_O0=$(own_cpu); }
+ext_end() { # LABEL
+  local t1 b1 o1 pct
+  t1=$(date +%s%N); b1=$(machine_busy); o1=$(own_cpu)
+  pct=$(awk -v t0="$EXT_T0" -v t1="$t1" -v b0="$EXT_B0" -v b1="$b1" -v o0="$EXT_O0" -v o1="$o1" \
+    -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
+      wall = (t1 - t0) / 1e9; ext = (b1 - b0) / hz - (o1 - o0)
+      if (ext < 0) ext = 0
+      printf "%.0f", 100 * ext / (wall * n) }')
+  say "  outside load during this workload: ${pct}% of $(nproc) cores"
+  EXT_NOTES+=("$1: ${pct}%")
+  ((pct < 10)) || NOISY=1
+}
+NOISY=0
 links_failed() { status_field links_failed; }
 expect_links() { # NAME BEFORE EXPECTED_DELTA
   local after; after=$(links_total)
@@ -335,11 +363,11 @@ declare -A W2_MED_STOCK W2_MED_LINKD
 PER_LINK_ROWS=()
 for j in 1 2; do
   hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
-  before=$(links_total); lines=$(log_lines); cpu0=$(daemon_cpu)
+  before=$(links_total); lines=$(log_lines); cpu0=$(daemon_cpu); ext_begin
   bench "w2_j$j" "$W2_RUNS" "stock ld.lld x$LINKS -j$j" "$(W2_STOCK_CMD $j)" \
     "ld.linkd x$LINKS -j$j" "$(W2_LINKD_CMD $j)" || continue
   expect_links "W2 -j$j" "$before" $(( (W2_RUNS + 1) * LINKS ))
-  cpu1=$(daemon_cpu)
+  cpu1=$(daemon_cpu); ext_end "W2 -j$j"
   s=$(median "w2_j$j" 0); l=$(median "w2_j$j" 1)
   W2_MED_STOCK[$j]=$s; W2_MED_LINKD[$j]=$l
   r=$(ratio "$l" "$s")
@@ -354,7 +382,11 @@ for j in 1 2; do
       -v n="$LINKS" -v rounds="$((W2_RUNS + 1))" 'BEGIN {
       dl = d / (rounds * n)
       printf "  CPU per link (user+sys): stock %.1f ms; linkd %.1f ms = client %.1f + daemon/zygote/link child %.1f\n",
-        sc / n * 1000, (lc / n + dl) * 1000, lc / n * 1000, dl * 1000 }'
+        sc / n * 1000, (lc / n + dl) * 1000, lc / n * 1000, dl * 1000
+      printf "%.1f ms\t%.1f ms\t%.3f\n", sc / n * 1000, (lc / n + dl) * 1000, (lc / n + dl) / (sc / n) }' >"$T/res/cpu"
+    sed -n 1p "$T/res/cpu"
+    IFS=$'\t' read -r cs cl cr < <(sed -n 2p "$T/res/cpu")
+    PER_LINK_ROWS+=("W2 CPU per link, -j$j"$'\t'"$cs"$'\t'"$cl"$'\t'"$cr"$'\t'"(info)"$'\t'"-")
   fi
   row "W2 $LINKS hello links, -j$j" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W2_TARGET" "$(pass "$r" "$W2_TARGET")"
   PER_LINK_ROWS+=("W2 per link (batch/$LINKS), -j$j"$'\t'"$(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$r"$'\t'"(info)"$'\t'"-")
@@ -368,10 +400,11 @@ done
 
 # --- W1: one large static link --------------------------------------------------------
 hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs"
-before=$(links_total); lines=$(log_lines)
+before=$(links_total); lines=$(log_lines); ext_begin
 if bench w1 "$W1_RUNS" "stock ld.lld (static LLVM)" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
   "ld.linkd (static LLVM)" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd")"; then
   expect_links W1 "$before" $((W1_RUNS + 1))
+  ext_end W1
   s=$(median w1 0); l=$(median w1 1); r=$(ratio "$l" "$s")
   say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r"
   daemon_side "$lines" >"$T/res/ds"; ds=$(cat "$T/res/ds"); [[ -z "$ds" ]] || say "  $ds"
@@ -446,6 +479,11 @@ say "  links served by the daemon: $(links_total) (failed ${fails:-?}, crashed $
 hdr "summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(( $(date +%s) - START_TS )) s, load average now $(loadavg))"
 python3 "$LIB" summary "$SUMMARY"
 say "ratios are linkd median / stock median (wall clock); stock = $STOCK"
+say "outside load (CPU used by other processes): ${EXT_NOTES[*]:-n/a}"
+if ((NOISY)); then
+  say "WARNING: other processes used >= 10% of the machine during a workload; the ratios above"
+  say "         are unreliable (CPU per link above is less sensitive) - rerun on a quiet machine."
+fi
 if ((BROKEN)); then
   say "RESULT: BROKEN (see messages above)"
   exit 1

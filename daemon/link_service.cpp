@@ -354,6 +354,16 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
       outputs = snapshotOutputs(log);
       storeIt = true;
     }
+    if (spdlog::should_log(spdlog::level::trace)) {
+      for (const auto &p : log.read)
+        spdlog::trace("link id={} read {}", linkId, p);
+      for (const auto &p : log.existing)
+        spdlog::trace("link id={} exists {}", linkId, p);
+      for (const auto &p : log.missing)
+        spdlog::trace("link id={} missing {}", linkId, p);
+      for (const auto &p : log.outputs)
+        spdlog::trace("link id={} wrote {}", linkId, p);
+    }
   }
   done->set_cache_result(cacheResult);
   countOutcome(run.exit.ran, cacheResult, uncacheableReason);

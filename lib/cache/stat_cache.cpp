@@ -20,12 +20,11 @@ int64_t nowNanos() {
       .count();
 }
 
-constexpr int64_t kRacyNanos = 2'000'000'000;
-
 } // namespace
 
 std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
-                                           std::string *error) {
+                                           std::string *error,
+                                           int64_t racyNanos) {
   std::unique_ptr<SqliteDb> db;
   if (!dbPath.empty()) {
     db = SqliteDb::open(dbPath, error);
@@ -36,7 +35,7 @@ std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
                          error))
       return nullptr;
   }
-  return std::unique_ptr<StatCache>(new StatCache(std::move(db)));
+  return std::unique_ptr<StatCache>(new StatCache(std::move(db), racyNanos));
 }
 
 StatCache::~StatCache() { flush(); }
@@ -109,8 +108,8 @@ std::optional<FileState> StatCache::lookup(const std::string &path) {
   std::lock_guard lock(mu);
   ++hashed;
   hashedBytesTotal += fd->size;
-  bool racy = hashedAt - id.mtimeNs < kRacyNanos ||
-              hashedAt - id.ctimeNs < kRacyNanos;
+  bool racy = hashedAt - id.mtimeNs < racyNanos ||
+              hashedAt - id.ctimeNs < racyNanos;
   if (racy) {
     entries.erase(path);
   } else {

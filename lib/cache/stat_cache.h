@@ -36,9 +36,11 @@ struct FileState {
 
 class StatCache {
 public:
-  // `dbPath` empty: memory only.
+  // `dbPath` empty: memory only. `racyNanos`: how recent a change must be
+  // for the digest not to be remembered (tests use 0).
   static std::unique_ptr<StatCache> open(const std::string &dbPath,
-                                         std::string *error);
+                                         std::string *error,
+                                         int64_t racyNanos = 2'000'000'000);
   ~StatCache();
 
   // Stats `path`; for a regular file returns its digest (hashing only when
@@ -62,11 +64,13 @@ private:
     Identity id;
     Digest digest;
   };
-  explicit StatCache(std::unique_ptr<SqliteDb> db) : db(std::move(db)) {}
+  StatCache(std::unique_ptr<SqliteDb> db, int64_t racyNanos)
+      : db(std::move(db)), racyNanos(racyNanos) {}
   std::optional<Entry> loadLocked(const std::string &path);
 
   std::mutex mu;
   std::unique_ptr<SqliteDb> db;
+  int64_t racyNanos;
   std::unordered_map<std::string, Entry> entries;
   std::vector<std::string> dirty;
   uint64_t hashed = 0;

@@ -1,0 +1,279 @@
+// Units of the cache that need no daemon: access-log reduction, key
+// material, path mapping, response-file tokenizing, sizes, and the store's
+// verification of what it reads back.
+#include "cache/access_log.h"
+#include "cache/link_key.h"
+#include "cache/stat_cache.h"
+#include "config/config.h"
+#include "link/response_files.h"
+#include "store/local_store.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using namespace linkd;
+
+std::string rec(char kind, const std::string &p, const std::string &p2 = "") {
+  std::string s(1, kind);
+  s += p;
+  s += '\0';
+  if (!p2.empty()) {
+    s += p2;
+    s += '\0';
+  }
+  return s;
+}
+
+class TempDir {
+public:
+  TempDir() {
+    char tmpl[] = "/tmp/linkd-unit-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string path;
+};
+
+void writeFile(const std::string &path, const std::string &content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+TEST(AccessLog, RenamedTempFileIsTheOutputAndNeverAnInput) {
+  std::string r = rec('R', "/w/a.o") + rec('M', "/w/libx.so") +
+                  rec('S', "/w/out") + rec('N', "/w/out", "/w/out.old") +
+                  rec('U', "/w/out.old") + rec('W', "/w/out.tmp123") +
+                  rec('N', "/w/out.tmp123", "/w/out") + rec('W', "/w/out.map");
+  AccessLog log = parseAccessLog(r);
+  EXPECT_EQ(log.read, std::set<std::string>({"/w/a.o"}));
+  EXPECT_EQ(log.missing, std::set<std::string>({"/w/libx.so"}));
+  EXPECT_TRUE(log.existing.empty()); // /w/out was touched by the link
+  EXPECT_EQ(log.outputs, std::set<std::string>({"/w/out", "/w/out.map"}));
+  EXPECT_TRUE(log.uncacheable.empty());
+}
+
+TEST(AccessLog, ProcessesDirectoriesAndBadRecordsAreUncacheable) {
+  EXPECT_FALSE(parseAccessLog(rec('X', "/bin/sh")).uncacheable.empty());
+  EXPECT_FALSE(parseAccessLog(rec('L', "/w")).uncacheable.empty());
+  EXPECT_FALSE(parseAccessLog(rec('D', "/w/d")).uncacheable.empty());
+  EXPECT_FALSE(parseAccessLog(rec('C', "/w")).uncacheable.empty());
+  EXPECT_FALSE(parseAccessLog(rec('E', "")).uncacheable.empty());
+  EXPECT_FALSE(parseAccessLog(std::string("Rno-terminator")).uncacheable.empty());
+  // A path that was missing and then read appeared during the link.
+  EXPECT_FALSE(
+      parseAccessLog(rec('M', "/w/x") + rec('R', "/w/x")).uncacheable.empty());
+}
+
+TEST(ResponseFiles, GnuTokenizer) {
+  EXPECT_EQ(tokenizeGnu("a  b\tc\n"),
+            (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(tokenizeGnu("'a b' \"c \\\" d\" e\\ f"),
+            (std::vector<std::string>{"a b", "c \" d", "e f"}));
+}
+
+TEST(ResponseFiles, ExpandedRecursivelyRelativeToCwd) {
+  TempDir t;
+  writeFile(t.path + "/outer.rsp", "-o out @inner.rsp");
+  writeFile(t.path + "/inner.rsp", "--gc-sections a.o");
+  ExpandedArgs e =
+      expandResponseFiles({"ld.lld", "@outer.rsp", "b.o", "@absent"}, t.path);
+  EXPECT_EQ(e.args, (std::vector<std::string>{"-o", "out", "--gc-sections",
+                                              "a.o", "b.o", "@absent"}));
+  ASSERT_EQ(e.files.size(), 2u);
+  EXPECT_EQ(e.files[0].path, t.path + "/outer.rsp");
+}
+
+LinkInvocation elfLink(std::vector<std::string> args) {
+  LinkInvocation inv;
+  inv.flavor = Flavor::Elf;
+  inv.argv = {"ld.linkd"};
+  inv.argv.insert(inv.argv.end(), args.begin(), args.end());
+  inv.cwd = "/src/proj/build";
+  return inv;
+}
+
+TEST(LinkKey, ArgumentsEnvironmentAndUmaskChangeTheKey) {
+  KeyContext ctx{"v", "lld", "", {}};
+  Digest base = analyzeLink(elfLink({"a.o", "-o", "x"}), ctx).key;
+  EXPECT_EQ(base, analyzeLink(elfLink({"a.o", "-o", "x"}), ctx).key);
+  EXPECT_NE(base, analyzeLink(elfLink({"a.o", "-o", "y"}), ctx).key);
+  LinkInvocation env = elfLink({"a.o", "-o", "x"});
+  env.env["LLD_VERSION"] = "custom";
+  EXPECT_NE(base, analyzeLink(env, ctx).key);
+  LinkInvocation mask = elfLink({"a.o", "-o", "x"});
+  mask.umask = 077;
+  EXPECT_NE(base, analyzeLink(mask, ctx).key);
+  LinkInvocation term = elfLink({"a.o", "-o", "x"});
+  term.env["TERM"] = "xterm"; // colour is keyed by stderrIsColorTty instead
+  EXPECT_EQ(base, analyzeLink(term, ctx).key);
+  KeyContext other{"v", "lld2", "", {}};
+  EXPECT_NE(base, analyzeLink(elfLink({"a.o", "-o", "x"}), other).key);
+}
+
+TEST(LinkKey, ResponseFilesAreKeyedByContentNotName) {
+  TempDir t;
+  writeFile(t.path + "/ccA.rsp", "a.o -o x");
+  writeFile(t.path + "/ccB.rsp", "a.o -o x");
+  KeyContext ctx{"v", "lld", "", {}};
+  LinkInvocation a = elfLink({"@ccA.rsp"}), b = elfLink({"@ccB.rsp"});
+  a.cwd = b.cwd = t.path;
+  LinkAnalysis la = analyzeLink(a, ctx);
+  EXPECT_EQ(la.key, analyzeLink(b, ctx).key);
+  EXPECT_TRUE(la.responseFiles.count(t.path + "/ccA.rsp"));
+  writeFile(t.path + "/ccB.rsp", "a.o -o y");
+  EXPECT_NE(la.key, analyzeLink(b, ctx).key);
+}
+
+TEST(LinkKey, BaseDirMakesCheckoutsShareKeysForElfOnly) {
+  KeyContext one{"v", "lld", "/home/a/src", {}};
+  KeyContext two{"v", "lld", "/home/b/src", {}};
+  LinkInvocation a = elfLink({"/home/a/src/x.o", "-o", "out"});
+  a.cwd = "/home/a/src/build";
+  LinkInvocation b = elfLink({"/home/b/src/x.o", "-o", "out"});
+  b.cwd = "/home/b/src/build";
+  EXPECT_EQ(analyzeLink(a, one).key, analyzeLink(b, two).key);
+  a.flavor = b.flavor = Flavor::MachO; // embeds absolute paths
+  EXPECT_NE(analyzeLink(a, one).key, analyzeLink(b, two).key);
+}
+
+TEST(LinkKey, UncacheableReasons) {
+  KeyContext ctx{"v", "lld", "", {}};
+  auto reasons = [&](std::vector<std::string> args) {
+    return analyzeLink(elfLink(args), ctx).uncacheable;
+  };
+  EXPECT_TRUE(reasons({"a.o", "-o", "x", "--build-id=sha1"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "--build-id=uuid"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "--reproduce=r.tar"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "--reproduce", "r.tar"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "--time-trace"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "-o", "-"}).empty());
+  EXPECT_FALSE(reasons({"a.o", "--shuffle-sections=*=0"}).empty());
+  EXPECT_TRUE(reasons({"a.o", "--shuffle-sections=*=7"}).empty());
+  EXPECT_FALSE(reasons({"-m", "i386pep", "a.o"}).empty()); // MinGW timestamp
+  EXPECT_TRUE(
+      reasons({"-m", "i386pep", "--no-insert-timestamp", "a.o"}).empty());
+
+  LinkInvocation coff;
+  coff.flavor = Flavor::Coff;
+  coff.argv = {"lld-link", "a.obj", "/out:a.exe"};
+  coff.cwd = "/w";
+  EXPECT_FALSE(analyzeLink(coff, ctx).uncacheable.empty());
+  coff.argv.push_back("/Brepro");
+  EXPECT_TRUE(analyzeLink(coff, ctx).uncacheable.empty());
+  coff.argv.pop_back();
+  coff.env["SOURCE_DATE_EPOCH"] = "1";
+  EXPECT_TRUE(analyzeLink(coff, ctx).uncacheable.empty());
+  coff.env.clear();
+  KeyContext sloppy{"v", "lld", "", {"coff_timestamp"}};
+  EXPECT_TRUE(analyzeLink(coff, sloppy).uncacheable.empty());
+}
+
+TEST(PathMapper, OnlyWholePathPrefixes) {
+  PathMapper m("/home/a/src/");
+  EXPECT_EQ(m.toStored("/home/a/src/x.o"), "$BASE/x.o");
+  EXPECT_EQ(m.toStored("-L/home/a/src"), "-L$BASE");
+  EXPECT_EQ(m.toStored("/home/a/srcfoo/x.o"), "/home/a/srcfoo/x.o");
+  EXPECT_EQ(m.toLocal("$BASE/x.o"), "/home/a/src/x.o");
+  EXPECT_FALSE(PathMapper("/").active());
+}
+
+TEST(Config, Sizes) {
+  EXPECT_EQ(parseSize("10G"), 10ull << 30);
+  EXPECT_EQ(parseSize("512M"), 512ull << 20);
+  EXPECT_EQ(parseSize("1KiB"), std::nullopt);
+  EXPECT_EQ(parseSize("1kb"), 1024u);
+  EXPECT_EQ(parseSize("123"), 123u);
+  EXPECT_EQ(parseSize("x"), std::nullopt);
+}
+
+TEST(LocalStore, CorruptBlobIsAMissAndIsRemoved) {
+  TempDir t;
+  std::string err;
+  auto store = LocalStore::open({t.path, 1 << 30, 1}, &err);
+  ASSERT_TRUE(store) << err;
+  Digest d;
+  ASSERT_TRUE(store->putBlob("hello linker", &d));
+  std::string out;
+  EXPECT_EQ(store->getBlob(d, out), Lookup::Hit);
+  EXPECT_EQ(out, "hello linker");
+  // Overwrite the blob file with a valid zstd frame of other content.
+  std::string hex = d.hex();
+  std::string path = t.path + "/blobs/" + hex.substr(0, 2) + "/" + hex;
+  Digest other;
+  ASSERT_TRUE(store->putBlob("goodbye linker", &other));
+  std::string oh = other.hex();
+  std::filesystem::copy_file(t.path + "/blobs/" + oh.substr(0, 2) + "/" + oh,
+                             path,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(store->getBlob(d, out), Lookup::Corrupt);
+  EXPECT_EQ(store->corruptCount(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(store->getBlob(d, out), Lookup::Miss);
+}
+
+TEST(LocalStore, ActionsAreVerifiedAndEvictionKeepsTheCap) {
+  TempDir t;
+  std::string err;
+  auto store = LocalStore::open({t.path, 64 * 1024, 1}, &err);
+  ASSERT_TRUE(store) << err;
+  Digest key = sha256("k");
+  ASSERT_TRUE(store->putAction("ns", key, "value"));
+  std::string v;
+  EXPECT_EQ(store->getAction("ns", key, v), Lookup::Hit);
+  EXPECT_EQ(v, "value");
+  EXPECT_EQ(store->getAction("other", key, v), Lookup::Miss);
+  for (int i = 0; i < 40; ++i) {
+    std::string blob(8192, static_cast<char>('a' + i % 26));
+    blob += std::to_string(i) + std::string(4096, static_cast<char>(i));
+    // Random-ish content so zstd cannot shrink it to nothing.
+    for (size_t j = 0; j < blob.size(); ++j)
+      blob[j] = static_cast<char>(blob[j] ^ ((j * 2654435761u + i) >> 13));
+    ASSERT_TRUE(store->putBlob(blob));
+  }
+  EXPECT_GT(store->usage().bytes, 64u * 1024);
+  EXPECT_GT(store->maintain(), 0u);
+  EXPECT_LE(store->usage().bytes, 64u * 1024);
+}
+
+TEST(StatCache, RehashesOnlyWhenTheIdentityChanges) {
+  TempDir t;
+  std::string err;
+  auto cache = StatCache::open(t.path + "/sc.sqlite", &err, /*racy=*/0);
+  ASSERT_TRUE(cache) << err;
+  std::string f = t.path + "/in.o";
+  writeFile(f, "one");
+  auto a = cache->lookup(f);
+  ASSERT_TRUE(a && a->exists);
+  EXPECT_EQ(a->digest, sha256("one"));
+  uint64_t hashed = cache->hashedFiles();
+  EXPECT_EQ(cache->lookup(f)->digest, a->digest);
+  EXPECT_EQ(cache->hashedFiles(), hashed); // answered from the cache
+  writeFile(f, "two");
+  EXPECT_EQ(cache->lookup(f)->digest, sha256("two"));
+  auto missing = cache->lookup(t.path + "/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(missing->exists);
+}
+
+TEST(StatCache, RecentlyChangedFilesAreNotRemembered) {
+  TempDir t;
+  std::string err;
+  auto cache = StatCache::open("", &err); // default 2 s racy window
+  ASSERT_TRUE(cache) << err;
+  std::string f = t.path + "/in.o";
+  writeFile(f, "one");
+  cache->lookup(f);
+  cache->lookup(f);
+  EXPECT_EQ(cache->hashedFiles(), 2u); // just written: hashed every time
+}
+
+} // namespace
