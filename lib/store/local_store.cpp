@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace linkd {
@@ -100,6 +101,70 @@ bool atomicWrite(const std::string &path, std::string_view data, mode_t mode,
              std::strerror(ok ? errno : savedErrno);
   unlink(tmp.c_str());
   return false;
+}
+
+enum class StreamResult { Ok, Corrupt, WriteFailed };
+
+// Decompresses the zstd stream on `in` into `out`, verifying that the content
+// hashes to `expected`. Hashing runs one chunk behind on a second thread.
+StreamResult decompressVerifyCopy(int in, int out, const Digest &expected) {
+  constexpr size_t kChunk = 4 << 20;
+  ZSTD_DCtx *dctx = ZSTD_createDCtx();
+  std::string inBuf(ZSTD_DStreamInSize() * 16, '\0');
+  std::string chunk[2] = {std::string(kChunk, '\0'), std::string(kChunk, '\0')};
+  Sha256 hash;
+  std::thread hasher;
+  auto hashAsync = [&](const std::string &buf, size_t n) {
+    if (hasher.joinable())
+      hasher.join();
+    hasher = std::thread([&hash, &buf, n] { hash.update({buf.data(), n}); });
+  };
+  StreamResult result = StreamResult::Ok;
+  ZSTD_inBuffer zin{inBuf.data(), 0, 0};
+  bool eof = false, frameDone = false;
+  int cur = 0;
+  while (result == StreamResult::Ok) {
+    ZSTD_outBuffer zout{chunk[cur].data(), kChunk, 0};
+    // Fill one output chunk.
+    while (zout.pos < zout.size) {
+      if (zin.pos == zin.size && !eof) {
+        ssize_t n = read(in, inBuf.data(), inBuf.size());
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0)
+          eof = true;
+        zin = ZSTD_inBuffer{inBuf.data(), n > 0 ? static_cast<size_t>(n) : 0,
+                            0};
+      }
+      size_t before = zout.pos;
+      size_t rc = ZSTD_decompressStream(dctx, &zout, &zin);
+      if (ZSTD_isError(rc)) {
+        result = StreamResult::Corrupt;
+        break;
+      }
+      frameDone = rc == 0;
+      if (eof && zin.pos == zin.size && zout.pos == before)
+        break; // no more input and no progress
+    }
+    if (result != StreamResult::Ok)
+      break;
+    if (zout.pos > 0) {
+      if (!writeAll(out, {chunk[cur].data(), zout.pos})) {
+        result = StreamResult::WriteFailed;
+        break;
+      }
+      hashAsync(chunk[cur], zout.pos);
+      cur ^= 1;
+    }
+    if (zout.pos < zout.size)
+      break; // stream finished
+  }
+  if (hasher.joinable())
+    hasher.join();
+  ZSTD_freeDCtx(dctx);
+  if (result == StreamResult::Ok && (!frameDone || hash.finish() != expected))
+    result = StreamResult::Corrupt;
+  return result;
 }
 
 constexpr const char *kSchema = R"sql(
@@ -199,11 +264,40 @@ Lookup LocalStore::getBlob(const Digest &d, std::string &out) {
 
 Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
                                    mode_t mode, std::string *error) {
-  std::string data;
-  Lookup why;
-  if (!readBlob(d, data, why))
-    return why;
-  return atomicWrite(path, data, mode, error) ? Lookup::Hit : Lookup::Error;
+  // Streams the blob: decompress a chunk, write it to a temp file next to
+  // `path`, hash it on a second thread while the next chunk decompresses.
+  // Only if the whole content hashes to `d` is the temp file renamed into
+  // place, so a corrupt blob never becomes an output.
+  int in = ::open(blobPath(d).c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return Lookup::Miss;
+  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
+                    randomSuffix();
+  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out < 0) {
+    close(in);
+    if (error)
+      *error = "cannot create " + tmp + ": " + std::strerror(errno);
+    return Lookup::Error;
+  }
+  StreamResult r = decompressVerifyCopy(in, out, d);
+  close(in);
+  bool written = r == StreamResult::Ok && fchmod(out, mode) == 0;
+  written = close(out) == 0 && written;
+  if (written && rename(tmp.c_str(), path.c_str()) == 0) {
+    touchBlob(d);
+    return Lookup::Hit;
+  }
+  int savedErrno = errno;
+  unlink(tmp.c_str());
+  if (r == StreamResult::Corrupt) {
+    ++corrupt;
+    forgetBlob(d);
+    return Lookup::Corrupt;
+  }
+  if (error)
+    *error = "cannot write " + path + ": " + std::strerror(savedErrno);
+  return Lookup::Error;
 }
 
 bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
