@@ -1,25 +1,35 @@
 #!/usr/bin/env python3
-"""Helpers for bench/run.sh (argv extraction, hyperfine JSON, tables).
+"""Helpers for bench/run.sh: argv extraction, timing data, tables.
 
 Subcommands:
-  linker-argv FILE      FILE holds the stderr of `clang++ -### ...`; prints the
-                        linker argv (without argv[0] and without `-o X`) one
-                        argument per line, NUL-free. Exits 1 if not found.
-  quote ARG...          prints the arguments as one POSIX-quoted command line
-                        (what `hyperfine -N` splits back into argv).
-  stats JSON            prints "<label>\t<median_s>\t<mean_s>\t<stddev_s>\t<min_s>\t<max_s>\t<runs>\t<cpu_median_s>"
-                        for every result in a hyperfine --export-json file.
-  time OUT RUNS WARMUP NAME CMD [NAME CMD]...
-                        fallback timer when hyperfine is missing: runs each
-                        command (POSIX-quoted string, no shell) and writes a
-                        hyperfine-like JSON file OUT.
-  merge OUT JSON...     merges hyperfine JSON files (one per interleaved round)
-                        into OUT: per command (in first-seen order) all times,
-                        with median/mean/stddev/min/max recomputed.
-  summary FILE          FILE: tab-separated rows (workload, stock, linkd, ratio,
-                        target, result); prints them as an aligned table.
+  linker-argv FILE   FILE holds the stderr of `clang++ -### ...`; prints the
+                     linker argv (without argv[0] and without `-o X`), one
+                     argument per line. Exits 1 if there is none.
+  quote ARG...       prints the arguments as one POSIX-quoted command line
+                     (what `hyperfine -N` splits back into an argv).
+  time OUT NAME CMD  fallback timer when hyperfine is missing: runs CMD (a
+                     POSIX-quoted string, no shell) once and writes a
+                     hyperfine-like JSON file OUT (wall time and user/system
+                     CPU of the command and its children).
+  analyze DIR        DIR holds what run.sh's bench() recorded per command k:
+                     k<k>.label, r<round>.k<k>.json (one run each),
+                     k<k>.meta ("round settle_ms daemon_cpu_s" per timed
+                     round) and k<k>.log (the daemon's log lines written
+                     during the timed runs of that command). Prints one
+                     "|"-separated line per command:
+                       label median mean stddev min max runs client_cpu
+                       daemon_cpu settle_ms daemon_links cache_counts
+                       daemon_wall_ms daemon_queue_ms child_rss_kib
+                     (times in seconds unless named _ms/_kib; medians over
+                     the runs, except daemon_cpu: a mean, /proc counts in
+                     clock ticks; daemon_* per run; "" when not applicable).
+  summary FILE       FILE: tab-separated rows (workload, stock, linkd, ratio,
+                     target, result); prints them as an aligned table.
 """
+import glob
 import json
+import os
+import re
 import shlex
 import statistics
 import sys
@@ -35,8 +45,7 @@ def linker_argv(path):
         argv = shlex.split(line)
         if not argv or not argv[0].endswith(("ld.lld", "/ld", "ld.gold", "mold")):
             continue
-        out = []
-        skip = False
+        out, skip = [], False
         for a in argv[1:]:
             if skip:
                 skip = False
@@ -57,78 +66,89 @@ def quote(args):
     return 0
 
 
-def stats(path):
-    with open(path) as f:
-        data = json.load(f)
-    for r in data["results"]:
-        times = r.get("times") or []
-        med = r.get("median")
-        if med is None and times:
-            med = statistics.median(times)
-        print("\t".join(str(x) for x in (
-            r.get("command", "?"), med, r.get("mean"), r.get("stddev") or 0.0,
-            r.get("min"), r.get("max"), len(times),
-            r.get("cpu_median") if r.get("cpu_median") is not None else "")))
-    return 0
-
-
-def timecmd(out, runs, warmup, pairs):
+def timecmd(out, name, cmd):
+    import resource
     import subprocess
     import time
-    results = []
-    for name, cmd in pairs:
-        argv = shlex.split(cmd)
-        times = []
-        for i in range(warmup + runs):
-            t0 = time.perf_counter()
-            rc = subprocess.run(argv, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL).returncode
-            dt = time.perf_counter() - t0
-            if rc != 0:
-                print("benchlib: command failed (rc=%d): %s" % (rc, name),
-                      file=sys.stderr)
-                return 1
-            if i >= warmup:
-                times.append(dt)
-        mean = statistics.mean(times)
-        results.append({
-            "command": name, "mean": mean, "median": statistics.median(times),
-            "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
-            "min": min(times), "max": max(times), "times": times})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    rc = subprocess.run(shlex.split(cmd), stdout=subprocess.DEVNULL).returncode
+    dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if rc != 0:
+        print("benchlib: command failed (rc=%d): %s" % (rc, name), file=sys.stderr)
+        return 1
     with open(out, "w") as f:
-        json.dump({"results": results}, f)
+        json.dump({"results": [{
+            "command": name, "mean": dt, "median": dt, "stddev": 0.0,
+            "min": dt, "max": dt, "times": [dt],
+            "user": after.ru_utime - before.ru_utime,
+            "system": after.ru_stime - before.ru_stime}]}, f)
     return 0
 
 
-def merge(out, paths):
-    order = []
-    times = {}
-    cpu = {}
-    for p in paths:
-        with open(p) as f:
-            for r in json.load(f)["results"]:
-                name = r["command"]
-                if name not in times:
-                    order.append(name)
-                    times[name] = []
-                    cpu[name] = []
-                t = r.get("times") or []
-                times[name].extend(t)
-                # hyperfine: mean user/system CPU (of the command and its
-                # waited-for children) per run
-                if r.get("user") is not None and r.get("system") is not None:
-                    cpu[name].extend([r["user"] + r["system"]] * len(t))
-    results = []
-    for name in order:
-        t = times[name]
-        results.append({
-            "command": name, "median": statistics.median(t),
-            "mean": statistics.mean(t),
-            "stddev": statistics.stdev(t) if len(t) > 1 else 0.0,
-            "min": min(t), "max": max(t), "times": t,
-            "cpu_median": statistics.median(cpu[name]) if cpu[name] else None})
-    with open(out, "w") as f:
-        json.dump({"results": results}, f, indent=1)
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+LOG_FIELD = re.compile(r"(\w+)=([^\s\"]+)")
+
+
+def analyze(d):
+    ks = sorted(int(re.search(r"k(\d+)\.label$", p).group(1))
+                for p in glob.glob(os.path.join(d, "k*.label")))
+    for k in ks:
+        with open(os.path.join(d, "k%d.label" % k)) as f:
+            label = f.read().strip()
+        times, cpu = [], []
+        for p in sorted(glob.glob(os.path.join(d, "r*.k%d.json" % k))):
+            if re.search(r"/r0\.k", p):
+                continue  # the warm-up round
+            with open(p) as f:
+                for r in json.load(f)["results"]:
+                    t = r.get("times") or [r["mean"]]
+                    times.extend(t)
+                    if r.get("user") is not None and r.get("system") is not None:
+                        cpu.append(r["user"] + r["system"])
+        settle, dcpu = [], []
+        mp = os.path.join(d, "k%d.meta" % k)
+        if os.path.exists(mp):
+            with open(mp) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 3:
+                        settle.append(float(parts[1]))
+                        dcpu.append(float(parts[2]))
+        counts, walls, queues, rss = {}, [], [], []
+        lp = os.path.join(d, "k%d.log" % k)
+        if os.path.exists(lp):
+            with open(lp, errors="replace") as f:
+                for line in f:
+                    if " link id=" not in line:
+                        continue
+                    m = dict(LOG_FIELD.findall(line))
+                    if "wall_ms" not in m:
+                        continue
+                    c = m.get("cache", "?")
+                    counts[c] = counts.get(c, 0) + 1
+                    walls.append(float(m["wall_ms"]))
+                    if "queue_ms" in m:
+                        queues.append(float(m["queue_ms"]))
+                    if "rss_kib" in m:
+                        rss.append(float(m["rss_kib"]))
+        n = len(times)
+        nlinks = sum(counts.values())
+        row = [
+            label, med(times), statistics.mean(times) if times else None,
+            statistics.stdev(times) if n > 1 else 0.0,
+            min(times) if times else None, max(times) if times else None, n,
+            # daemon CPU comes from /proc in clock ticks (10 ms): a mean,
+            # not a median, of the per-run deltas
+            med(cpu), statistics.mean(dcpu) if dcpu else None, med(settle),
+            (nlinks / n) if n else None,
+            ",".join("%s:%d" % kv for kv in sorted(counts.items())),
+            med(walls), med(queues), med(rss)]
+        print("|".join("" if v is None else str(v).replace("|", "/") for v in row))
     return 0
 
 
@@ -141,7 +161,8 @@ def summary(path):
                 rows.append(line.split("\t"))
     head = ["workload", "stock median", "linkd median", "ratio", "target", "result"]
     allrows = [head] + rows
-    widths = [max(len(r[i]) if i < len(r) else 0 for r in allrows) for i in range(len(head))]
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in allrows)
+              for i in range(len(head))]
 
     def fmt(r):
         cells = []
@@ -166,14 +187,10 @@ def main():
         return linker_argv(args[0])
     if cmd == "quote":
         return quote(args)
-    if cmd == "stats" and len(args) == 1:
-        return stats(args[0])
-    if cmd == "time" and len(args) >= 5 and len(args) % 2 == 1:
-        rest = args[3:]
-        return timecmd(args[0], int(args[1]), int(args[2]),
-                       list(zip(rest[0::2], rest[1::2])))
-    if cmd == "merge" and len(args) >= 2:
-        return merge(args[0], args[1:])
+    if cmd == "time" and len(args) == 3:
+        return timecmd(*args)
+    if cmd == "analyze" and len(args) == 1:
+        return analyze(args[0])
     if cmd == "summary" and len(args) == 1:
         return summary(args[0])
     print(__doc__, file=sys.stderr)

@@ -18,17 +18,16 @@ LLVM_CONFIG="${LLVM_CONFIG:-llvm-config-19}"
 LIB="$HERE/benchlib.py"
 
 W2_RUNS=5
-W1_RUNS=10
+W1_RUNS=7
 LINKS=200
 DIAG=1
 KEEP=0
-QUICK=0
 
-usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
-    --quick) QUICK=1; W2_RUNS=3; W1_RUNS=3; LINKS=50 ;;
+    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50 ;;
     --runs) W2_RUNS="$2"; shift ;;
     --w1-runs) W1_RUNS="$2"; shift ;;
     --links) LINKS="$2"; shift ;;
@@ -47,13 +46,14 @@ RSS_TARGET_MIB=64
 
 say() { printf '%s\n' "$*"; }
 hdr() { printf '\n== %s ==\n' "$*"; }
-die() { printf 'run.sh: error: %s\n' "$*" >&2; exit "${2:-2}"; }
-broken() { printf 'run.sh: BROKEN: %s\n' "$*" >&2; BROKEN=1; }
-
+die() { printf 'run.sh: error: %s\n' "$1" >&2; exit "${2:-2}"; }
 BROKEN=0
+broken() { printf 'run.sh: BROKEN: %s\n' "$*" >&2; BROKEN=1; KEEP=1; }
+WARNINGS=()
+warn() { printf 'run.sh: warning: %s\n' "$*" >&2; WARNINGS+=("$*"); }
 START_TS=$(date +%s)
 
-for tool in python3 "$CXX" "$LLVM_CONFIG" cmp xargs; do
+for tool in python3 "$CXX" "$LLVM_CONFIG" cmp xargs env; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 [[ -x "$STOCK" ]] || die "stock linker $STOCK not found (set STOCK_LLD)"
@@ -87,11 +87,13 @@ wait_for_binaries() {
 
 T="$(mktemp -d "${TMPDIR:-/tmp}/linkd-bench.XXXXXX")"
 DAEMON_STARTED=0
+DPID=""
+ZPID=""
 cleanup() {
   local rc=$?
   if ((DAEMON_STARTED)); then
     "$T/bin/linkd" stop >/dev/null 2>&1 || {
-      [[ -n "${DPID:-}" ]] && kill "$DPID" 2>/dev/null || true
+      [[ -n "$DPID" ]] && kill "$DPID" 2>/dev/null || true
     }
   fi
   if ((KEEP)); then
@@ -104,11 +106,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$T/bin" "$T/run" "$T/state" "$T/src" "$T/res" "$T/w1" "$T/w2/stock" "$T/w2/linkd"
+mkdir -p "$T/run" "$T/state" "$T/cache" "$T/src" "$T/res" "$T/cwd" "$T/w1"
+for m in stock off miss hit; do mkdir -p "$T/w2/$m"; done
 chmod 700 "$T/run"
 for attempt in 1 2 3; do
   wait_for_binaries
-  rm -rf "$T/bin" && cp -a "$BIN" "$T/bin" 2>/dev/null &&
+  rm -rf "${T:?}/bin" && cp -a "$BIN" "$T/bin" 2>/dev/null &&
     "$T/bin/linkd" version >/dev/null 2>&1 && break
   ((attempt < 3)) || die "cannot copy working binaries from $BIN"
   sleep 5
@@ -116,21 +119,26 @@ done
 CLIENT="$T/bin/ld.linkd"
 LINKD="$T/bin/linkd"
 
+# Everything the daemon reads comes from this run: socket, log, cache, config.
 export LINKD_SOCKET="$T/run/linkd.sock"
 export LINKD_STATE_DIR="$T/state"
+export LINKD_CACHE_DIR="$T/cache"
+export LINKD_CONFIG="$T/linkd.conf"
 export LINKD_IDLE_TIMEOUT=900   # a safety net if this script is killed
-unset LINKD_DISABLE LINKD_BIN LINKD_QUIET || true
+: >"$LINKD_CONFIG"
+unset LINKD_DISABLE LINKD_BIN LINKD_QUIET LINKD_NOCACHE LINKD_BASE_DIR LINKD_SLOPPINESS \
+  LINKD_MAX_SIZE LINKD_LOG || true
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 hdr "setup"
-say "repo        $REPO"
+say "repo        $REPO ($(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 say "binaries    $BIN (copied to $T/bin)"
 say "stock       $STOCK ($("$STOCK" --version | head -1))"
-say "linkd       $("$LINKD" version | tr '\n' ' ')"
+say "linkd       $("$LINKD" version 2>/dev/null | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
-say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up run each)"
-say "timer       ${HYPERFINE:-python benchlib.py}, wall clock, stock and linkd runs interleaved, medians"
+say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each)"
+say "timer       ${HYPERFINE:-python benchlib.py}: wall clock, one command at a time, rounds interleaved, medians"
 
 # --- inputs ---------------------------------------------------------------------
 cat >"$T/src/hello.cpp" <<'EOF'
@@ -182,281 +190,320 @@ done
 mapfile -t W2_ARGS < <(python3 "$LIB" linker-argv "$T/src/hello.driver")
 mapfile -t W1_ARGS < <(python3 "$LIB" linker-argv "$T/src/big.driver")
 ((${#W2_ARGS[@]} > 0 && ${#W1_ARGS[@]} > 0)) || die "could not extract linker argv"
-say "W1 argv     ${#W1_ARGS[@]} arguments (saved in $T/src/big.driver)"
+say "W1 argv     ${#W1_ARGS[@]} arguments (see $T/src/big.driver)"
 say "W2 argv     ${#W2_ARGS[@]} arguments"
 
-# --- daemon: autostart it with a first link, check it is really serving ---------
+# --- daemon helpers ---------------------------------------------------------------
 status_field() { # field -> value from `linkd status --json`
   "$LINKD" status --json 2>/dev/null | python3 -c \
     "import json,sys; print(json.load(sys.stdin).get('$1', ''))" 2>/dev/null || true
 }
-
-hdr "daemon start and warm-up"
-DAEMON_STARTED=1
-t0=$(date +%s%N)
-"$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/first" || die "first link through ld.linkd failed" 1
-t1=$(date +%s%N)
-DPID=$(status_field pid)
-ZPID=$(status_field zygote_pid)
-[[ -n "$DPID" && -d "/proc/$DPID" ]] || {
-  cat "$T/state/linkd.log" 2>/dev/null | tail -20 >&2
-  die "no daemon is serving $LINKD_SOCKET after the first link (fell back to local linking?)" 1
-}
-say "cold start  first link incl. daemon autostart: $(( (t1 - t0) / 1000000 )) ms"
-say "daemon      pid $DPID, zygote pid $ZPID, jobs $(status_field jobs)"
-for _ in 1 2 3 4 5; do "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/first" >/dev/null; done
-
-# --- byte-identity checks before timing -----------------------------------------
-hdr "verify outputs (cmp)"
-"$STOCK" "${W2_ARGS[@]}" -o "$T/w2/check.stock" || die "stock hello link failed" 1
-"$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/check.linkd" || die "ld.linkd hello link failed" 1
-if cmp -s "$T/w2/check.stock" "$T/w2/check.linkd"; then
-  say "W2 hello:   identical ($(stat -c %s "$T/w2/check.stock") bytes)"
-else
-  broken "W2 outputs differ: $T/w2/check.stock vs $T/w2/check.linkd"; KEEP=1
-fi
-"$T/w2/check.linkd" >/dev/null || broken "the linked hello program does not run"
-"$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock" || die "stock static LLVM link failed" 1
-"$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd" || die "ld.linkd static LLVM link failed" 1
-if cmp -s "$T/w1/out.stock" "$T/w1/out.linkd"; then
-  W1_BYTES=$(stat -c %s "$T/w1/out.stock")
-  say "W1 static:  identical ($W1_BYTES bytes, $(awk -v b="$W1_BYTES" 'BEGIN{printf "%.1f", b/1048576}') MiB)"
-else
-  broken "W1 outputs differ: $T/w1/out.stock vs $T/w1/out.linkd"; KEEP=1
-fi
-if ((BROKEN)); then
-  say "outputs differ; not timing anything (kept $T)"
-  exit 1
-fi
-
-# --- timing helpers ---------------------------------------------------------------
-# bench NAME RUNS LABEL1 CMD1 LABEL2 CMD2 ...  -> $T/res/NAME.json
-# One discarded warm-up round, then RUNS rounds; each round runs every command
-# once, in forward order on odd rounds and reverse order on even ones, so that
-# background load on a shared machine hits stock and linkd alike.
-# (BENCH_QUIET=1: do not print the per-command lines.)
-bench() {
-  local name="$1" runs="$2"; shift 2
-  local labels=() cmds=() files=() order=() args=() i k rj
-  while (($#)); do labels+=("$1"); cmds+=("$2"); shift 2; done
-  for ((i = 0; i <= runs; i++)); do
-    order=("${!labels[@]}")
-    if ((i % 2 == 0)); then
-      local rev=(); for ((k = ${#order[@]} - 1; k >= 0; k--)); do rev+=("${order[k]}"); done
-      order=("${rev[@]}")
-    fi
-    rj="$T/res/$name.round$i.json"
-    args=()
-    for k in "${order[@]}"; do args+=("${labels[k]}" "${cmds[k]}"); done
-    if [[ -n "$HYPERFINE" ]]; then
-      local hargs=() 
-      for ((k = 0; k < ${#args[@]}; k += 2)); do hargs+=(-n "${args[k]}" "${args[k + 1]}"); done
-      hyperfine -N --style none --runs 1 --export-json "$rj" "${hargs[@]}" \
-        >>"$T/res/$name.log" 2>&1 || {
-        tail -20 "$T/res/$name.log" >&2
-        broken "$name: a benchmarked command failed"
-        return 1
-      }
-    else
-      python3 "$LIB" time "$rj" 1 0 "${args[@]}" 2>>"$T/res/$name.log" || {
-        broken "$name: a benchmarked command failed"; return 1; }
-    fi
-    ((i == 0)) || files+=("$rj")
-  done
-  python3 "$LIB" merge "$T/res/$name.json" "${files[@]}"
-  if [[ -z "${BENCH_QUIET:-}" ]]; then
-    python3 "$LIB" stats "$T/res/$name.json" |
-      while IFS=$'\t' read -r lab med mean sd mn mx n _; do
-        printf '  %-34s median %9s  (mean %s ± %s, min %s, max %s, %s runs)\n' "$lab" \
-          "$(fmt_s "$med")" "$(fmt_s "$mean")" "$(fmt_s "$sd")" "$(fmt_s "$mn")" "$(fmt_s "$mx")" "$n"
-      done
-  fi
-}
-# median NAME INDEX -> seconds
-median() { python3 "$LIB" stats "$T/res/$1.json" | sed -n "$(($2 + 1))p" | cut -f2; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
-pass() { awk -v r="$1" -v t="$2" 'BEGIN{ print (r != "nan" && r + 0 <= t + 0) ? "PASS" : "FAIL" }'; }
-fmt_s() { awk -v s="$1" 'BEGIN{ if (s >= 1) printf "%.3f s", s; else printf "%.1f ms", s * 1000 }'; }
-q() { python3 "$LIB" quote "$@"; }
-
+refresh_pids() { DPID=$(status_field pid); ZPID=$(status_field zygote_pid); }
 log_lines() { wc -l <"$T/state/linkd.log" 2>/dev/null || echo 0; }
-# daemon_side FROM_LINE [ARGC]: medians of the daemon's own per-link log fields
-# (wall: from taking a job slot to the link child's exit; queue: waiting for a
-# slot; the child's max RSS) for the links logged after line FROM_LINE,
-# optionally only those with that argc.  DAEMON_WALL_MS is set to the median wall.
-daemon_side() {
-  local out
-  out=$(tail -n +"$(($1 + 1))" "$T/state/linkd.log" 2>/dev/null | python3 -c '
-import re, statistics, sys
-want = sys.argv[1] if len(sys.argv) > 1 else ""
-w, q, r = [], [], []
-for line in sys.stdin:
-    if " link id=" not in line: continue
-    m = dict(re.findall(r"(\w+)=([0-9.]+)", line))
-    if "wall_ms" not in m or (want and m.get("argc") != want): continue
-    w.append(float(m["wall_ms"])); q.append(float(m.get("queue_ms", 0))); r.append(float(m.get("rss_kib", 0)))
-if w:
-    print("%.2f\tdaemon side (%d links): wall %.1f ms, queue %.1f ms, child max RSS %.1f MiB (medians)" % (
-        statistics.median(w), len(w), statistics.median(w), statistics.median(q), statistics.median(r) / 1024))
-' ${2:+"$2"} || true)
-  DAEMON_WALL_MS="${out%%$'\t'*}"
-  printf '%s' "${out#*$'\t'}"
-}
-# CPU seconds used so far by the daemon and the zygote, including the link
-# children the zygote has reaped (cutime/cstime).
+# CPU seconds used so far by the daemon and its zygote, including the link
+# children the zygote has reaped (its cutime/cstime).
 daemon_cpu() {
-  local d z; d=$(status_field pid); z=$(status_field zygote_pid)
-  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } FILENAME ~ /\/'"$z"'\// { t += $14 + $15 }
-    END { printf "%.3f", t / hz }' "/proc/$d/stat" "/proc/$z/stat" 2>/dev/null || echo ""
+  [[ -n "$ZPID" && -r "/proc/$ZPID/stat" ]] || refresh_pids
+  awk -v hz="$(getconf CLK_TCK)" -v z="/proc/$ZPID/stat" '
+    { sub(/^.*\) /, ""); t += $12 + $13; if (FILENAME == z) t += $14 + $15 }
+    END { printf "%.3f", t / hz }' "/proc/$DPID/stat" "/proc/$ZPID/stat" 2>/dev/null || echo 0
 }
-links_total() { status_field links_total; }
+daemon_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$DPID/stat" 2>/dev/null || echo 0; }
+# Waits until the daemon has stopped using CPU (e.g. storing a link's result
+# in the cache after the client got its answer). Prints the milliseconds waited.
+settle() {
+  local t0 a b n=0
+  t0=$(date +%s%N)
+  a=$(daemon_ticks)
+  while :; do
+    sleep 0.04
+    b=$(daemon_ticks)
+    [[ "$a" == "$b" ]] && break
+    a=$b
+    ((++n < 1500)) || break
+  done
+  echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
 
 # Load from outside this benchmark: CPU the whole machine used (/proc/stat)
 # minus what this script's children and the daemon (with its zygote and link
 # children) used, as a share of all cores over the wall time.
 machine_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
-own_cpu() {
-  local kids; times >"$T/res/times"
+own_cpu() { # -> OWN_CPU (must not run in a subshell: `times` is per shell)
+  local kids
+  times >"$T/res/times"
   kids=$(sed -n 2p "$T/res/times" | awk '{
-    n = split($0, f, " "); t = 0
-    for (i = 1; i <= n; i++) { split(f[i], p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
+    t = 0
+    for (i = 1; i <= NF; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
     print t }')
-  awk -v a="$kids" -v b="$(daemon_cpu)" 'BEGIN { printf "%.3f", a + (b == "" ? 0 : b) }'
+  OWN_CPU=$(awk -v a="$kids" -v b="$(daemon_cpu)" 'BEGIN { printf "%.3f", a + b }')
 }
 EXT_NOTES=()
-ext_begin() { EXT_T0=$(date +%s%N); EXT_B0=$(machine_busy); EXT_O0=$(own_cpu); }
+NOISY=0
+ext_begin() { EXT_T0=$(date +%s%N); EXT_B0=$(machine_busy); own_cpu; EXT_O0=$OWN_CPU; }
 ext_end() { # LABEL
   local t1 b1 o1 pct
-  t1=$(date +%s%N); b1=$(machine_busy); o1=$(own_cpu)
+  t1=$(date +%s%N); b1=$(machine_busy); own_cpu; o1=$OWN_CPU
   pct=$(awk -v t0="$EXT_T0" -v t1="$t1" -v b0="$EXT_B0" -v b1="$b1" -v o0="$EXT_O0" -v o1="$o1" \
     -v hz="$(getconf CLK_TCK)" -v n="$(nproc)" 'BEGIN {
       wall = (t1 - t0) / 1e9; ext = (b1 - b0) / hz - (o1 - o0)
       if (ext < 0) ext = 0
       printf "%.0f", 100 * ext / (wall * n) }')
   say "  outside load during this workload: ${pct}% of $(nproc) cores"
-  EXT_NOTES+=("$1: ${pct}%")
+  EXT_NOTES+=("$1 ${pct}%")
   ((pct < 10)) || NOISY=1
 }
-NOISY=0
-links_failed() { status_field links_failed; }
-expect_links() { # NAME BEFORE EXPECTED_DELTA
-  local after; after=$(links_total)
-  if [[ -z "$after" ]]; then
-    broken "$1: the daemon stopped answering"
-  elif (( after - $2 != $3 )); then
-    broken "$1: the daemon served $((after - $2)) links, expected $3 (clients fell back to local linking?)"
+
+# --- daemon: autostart it with a first link, check it is really serving ---------
+hdr "daemon start and warm-up"
+DAEMON_STARTED=1
+t0=$(date +%s%N)
+"$CLIENT" --linkd-no-cache "${W2_ARGS[@]}" -o "$T/w2/first" || die "first link through ld.linkd failed" 1
+t1=$(date +%s%N)
+refresh_pids
+[[ -n "$DPID" && -d "/proc/$DPID" ]] || {
+  tail -20 "$T/state/linkd.log" >&2 2>/dev/null || true
+  die "no daemon is serving $LINKD_SOCKET after the first link (fell back to local linking?)" 1
+}
+say "cold start  first link incl. daemon autostart: $(( (t1 - t0) / 1000000 )) ms"
+say "daemon      pid $DPID, zygote pid $ZPID, jobs $(status_field jobs), cache $LINKD_CACHE_DIR"
+for _ in 1 2 3 4 5; do "$CLIENT" --linkd-no-cache "${W2_ARGS[@]}" -o "$T/w2/first" >/dev/null; done
+
+# --- byte-identity checks before timing -----------------------------------------
+# Modes: "off" = --linkd-no-cache (LLD runs in a zygote child), "miss" = cache on,
+# new key (LLD runs, access recording, result stored after the reply),
+# "hit" = cache on, stored result written back (LLD does not run).
+last_cache_result() { tail -n 1 "$T/state/linkd.log" | grep -o 'cache=[A-Za-z_]*' | cut -d= -f2; }
+verify() { # NAME STOCK_OUT PREFIX ARGS...
+  local name="$1" ref="$2" p="$3"; shift 3
+  local m r res=""
+  "$STOCK" "$@" -o "$ref" || die "stock $name link failed" 1
+  "$CLIENT" --linkd-no-cache "$@" -o "$p.off" || die "ld.linkd $name link (cache off) failed" 1
+  r=$(last_cache_result); res+="off:$r "
+  "$CLIENT" "$@" -o "$p.hit" || die "ld.linkd $name link (cache on, first) failed" 1
+  r=$(last_cache_result); res+="first:$r "
+  settle >/dev/null
+  cp "$p.hit" "$p.miss"
+  "$CLIENT" "$@" -o "$p.hit" || die "ld.linkd $name link (cache on, again) failed" 1
+  r=$(last_cache_result); res+="again:$r"
+  [[ "$res" == "off:CACHE_DISABLED first:CACHE_MISS again:hit" ]] ||
+    warn "$name: unexpected cache results ($res)"
+  for m in off miss hit; do
+    cmp -s "$ref" "$p.$m" || broken "$name outputs differ: $ref vs $p.$m"
+  done
+  say "$name  $(stat -c %s "$ref") bytes; cache off, cache miss, cache hit all identical to stock" \
+    "[$res]"
+}
+hdr "verify outputs (cmp against stock)"
+verify "W2 hello " "$T/w2/check.stock" "$T/w2/check" "${W2_ARGS[@]}"
+"$T/w2/check.hit" >/dev/null || broken "the linked hello program does not run"
+verify "W1 static" "$T/w1/out.stock" "$T/w1/out" "${W1_ARGS[@]}"
+if ((BROKEN)); then
+  say "outputs differ; not timing anything (kept $T)"
+  exit 1
+fi
+
+# --- timing ---------------------------------------------------------------------------
+fmt_s() { awk -v s="$1" 'BEGIN{ if (s == "") print "-"; else if (s >= 1) printf "%.3f s", s; else printf "%.1f ms", s * 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0 && a != "") printf "%.3f", a / b; else print "nan" }'; }
+pass() { awk -v r="$1" -v t="$2" 'BEGIN{ print (r != "nan" && r + 0 <= t + 0) ? "PASS" : "FAIL" }'; }
+q() { python3 "$LIB" quote "$@"; }
+
+# bench NAME RUNS LABEL1 CMD1 LABEL2 CMD2 ...
+# One warm-up round (discarded), then RUNS rounds. A round runs each command
+# once (hyperfine -N --runs 1), forward order on odd rounds and reverse on
+# even ones, so background load hits stock and linkd alike; after each command
+# it waits until the daemon is idle (a cache store finishing after the reply
+# must not land on the next command) and records how long that took, the
+# daemon's CPU, and the daemon's log lines. "@ROUND@" in a command becomes a
+# per-round token (used for fresh cache keys). Results: $T/res/NAME/.
+bench() {
+  local name="$1" runs="$2"; shift 2
+  local d="$T/res/$name" labels=() cmds=() order=() i k cmd tok l0 c0 c1 st rev
+  mkdir -p "$d"
+  while (($#)); do labels+=("$1"); cmds+=("$2"); shift 2; done
+  for k in "${!labels[@]}"; do printf '%s\n' "${labels[k]}" >"$d/k$k.label"; done
+  for ((i = 0; i <= runs; i++)); do
+    order=("${!labels[@]}")
+    if ((i % 2 == 0)); then
+      rev=(); for ((k = ${#order[@]} - 1; k >= 0; k--)); do rev+=("${order[k]}"); done
+      order=("${rev[@]}")
+    fi
+    tok="$name.r$i"
+    mkdir -p "$T/cwd/$tok"
+    for k in "${order[@]}"; do
+      cmd="${cmds[k]//@ROUND@/$tok}"
+      l0=$(log_lines); c0=$(daemon_cpu)
+      if [[ -n "$HYPERFINE" ]]; then
+        hyperfine -N --style none --runs 1 --export-json "$d/r$i.k$k.json" \
+          -n "${labels[k]}" "$cmd" >>"$d/hyperfine.log" 2>&1 || {
+          tail -20 "$d/hyperfine.log" >&2
+          broken "$name: '${labels[k]}' failed"
+          return 1
+        }
+      else
+        python3 "$LIB" time "$d/r$i.k$k.json" "${labels[k]}" "$cmd" 2>>"$d/hyperfine.log" || {
+          broken "$name: '${labels[k]}' failed"; return 1; }
+      fi
+      st=$(settle); c1=$(daemon_cpu)
+      if ((i > 0)); then
+        echo "$i $st $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.3f", b - a }')" >>"$d/k$k.meta"
+        tail -n +"$((l0 + 1))" "$T/state/linkd.log" >>"$d/k$k.log" 2>/dev/null || true
+      fi
+    done
+  done
+  python3 "$LIB" analyze "$d" >"$d/analysis.tsv"
+}
+# field NAME K COLUMN (1-based, see benchlib.py analyze)
+field() { awk -F'|' -v k="$(($2 + 1))" -v c="$3" 'NR == k { print $c }' "$T/res/$1/analysis.tsv"; }
+# show NAME PER: prints one line per command; PER = links per run (for per-link figures)
+show() {
+  local name="$1" per="$2" base
+  # settle time of the first command (stock: the daemon has nothing to do) = polling overhead
+  base=$(field "$name" 0 10)
+  while IFS='|' read -r lab md _ _ mn mx n ccpu dcpu settle dl counts dwall dq drss; do
+    printf '  %-22s median %9s  (min %s, max %s, %s runs)' "$lab" "$(fmt_s "$md")" "$(fmt_s "$mn")" "$(fmt_s "$mx")" "$n"
+    if ((per > 1)); then printf '  %s/link' "$(fmt_s "$(awk -v a="$md" -v n="$per" 'BEGIN{print a/n}')")"; fi
+    printf '\n'
+    if [[ -n "$counts" ]]; then
+      awk -v ccpu="$ccpu" -v dcpu="$dcpu" -v per="$per" -v settle="$settle" -v base="${base:-40}" -v dwall="$dwall" -v dq="$dq" \
+        -v drss="$drss" -v counts="$counts" -v dl="$dl" 'BEGIN {
+        printf "  %-22s daemon: %s per run [%s]; wall %.1f ms/link (queue %.1f), child RSS %.0f MiB\n", "",
+          dl " links", counts, dwall, dq, drss / 1024
+        printf "  %-22s CPU/link %.1f ms = client %.1f + daemon/zygote/child %.1f; busy %d ms after the client returned\n", "",
+          (ccpu + dcpu) / per * 1000, ccpu / per * 1000, dcpu / per * 1000, (settle > base ? settle - base : 0) }'
+    elif [[ -n "$ccpu" ]]; then
+      awk -v c="$ccpu" -v per="$per" 'BEGIN { printf "  %-22s CPU/link %.1f ms\n", "", c / per * 1000 }'
+    fi
+  done <"$T/res/$name/analysis.tsv"
+}
+# check_links NAME K EXPECTED_PER_RUN EXPECTED_CACHE_RESULT
+declare -A MODE_NOTE
+check_links() {
+  local dl counts lab
+  lab=$(field "$1" "$2" 1); dl=$(field "$1" "$2" 11); counts=$(field "$1" "$2" 12)
+  if [[ -z "$dl" ]] || ! awk -v a="$dl" -v b="$3" 'BEGIN { exit !(a == b) }'; then
+    broken "$1 '$lab': the daemon logged ${dl:-no} links per run, expected $3 (clients fell back to local linking?)"
+  elif [[ "$counts" != "$4:"* || "$counts" == *,* ]]; then
+    warn "$1 '$lab': cache results [$counts], expected all $4"
+    MODE_NOTE[$1.$2]=" (got ${counts//:/ })"
   fi
 }
 
 SUMMARY="$T/res/summary.tsv"
 : >"$SUMMARY"
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SUMMARY"; }
+INFO_ROWS=()
+# rows NAME TITLE TARGET: one summary row per linkd mode (commands 1..3 vs command 0)
+rows() {
+  local s l r k
+  s=$(field "$1" 0 2)
+  for k in 1 2 3; do
+    l=$(field "$1" "$k" 2); r=$(ratio "$l" "$s")
+    row "$2, $(field "$1" "$k" 1 | sed 's/^ld.linkd //')${MODE_NOTE[$1.$k]:-}" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $3" "$(pass "$r" "$3")"
+  done
+}
+cmp_outputs() { # DIR_MODE...: compare every W2 output of these modes with stock
+  local m i bad=0
+  for m in "$@"; do
+    for i in $(seq -f %03g 1 "$LINKS"); do
+      cmp -s "$T/w2/stock/a.out.$i" "$T/w2/$m/a.out.$i" || bad=$((bad + 1))
+    done
+  done
+  ((bad == 0)) || broken "W2: $bad timed outputs differ from stock"
+}
 
 # --- W2: many small links -----------------------------------------------------------
-seq -f "$T/w2/stock/a.out.%03g" 1 "$LINKS" >"$T/w2/list.stock"
-seq -f "$T/w2/linkd/a.out.%03g" 1 "$LINKS" >"$T/w2/list.linkd"
-# xargs appends one output name after the trailing "-o".
-W2_STOCK_CMD() { q xargs -a "$T/w2/list.stock" -n 1 -P "$1" "$STOCK" "${W2_ARGS[@]}" -o; }
-W2_LINKD_CMD() { q xargs -a "$T/w2/list.linkd" -n 1 -P "$1" "$CLIENT" "${W2_ARGS[@]}" -o; }
-
-declare -A W2_MED_STOCK W2_MED_LINKD
-PER_LINK_ROWS=()
+for m in stock off miss hit; do seq -f "$T/w2/$m/a.out.%03g" 1 "$LINKS" >"$T/w2/list.$m"; done
+w2cmd() { # MODE J: xargs appends one output name after the trailing "-o"
+  case "$1" in
+    stock) q xargs -a "$T/w2/list.stock" -n 1 -P "$2" "$STOCK" "${W2_ARGS[@]}" -o ;;
+    off) q xargs -a "$T/w2/list.off" -n 1 -P "$2" "$CLIENT" --linkd-no-cache "${W2_ARGS[@]}" -o ;;
+    # a fresh working directory per round = fresh cache keys (all paths are absolute)
+    miss) q env -C "$T/cwd/@ROUND@" xargs -a "$T/w2/list.miss" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
+    hit) q xargs -a "$T/w2/list.hit" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
+  esac
+}
 for j in 1 2; do
   hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
-  before=$(links_total); lines=$(log_lines); cpu0=$(daemon_cpu); ext_begin
-  bench "w2_j$j" "$W2_RUNS" "stock ld.lld x$LINKS -j$j" "$(W2_STOCK_CMD $j)" \
-    "ld.linkd x$LINKS -j$j" "$(W2_LINKD_CMD $j)" || continue
-  expect_links "W2 -j$j" "$before" $(( (W2_RUNS + 1) * LINKS ))
-  cpu1=$(daemon_cpu); ext_end "W2 -j$j"
-  s=$(median "w2_j$j" 0); l=$(median "w2_j$j" 1)
-  W2_MED_STOCK[$j]=$s; W2_MED_LINKD[$j]=$l
-  r=$(ratio "$l" "$s")
-  say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r;" \
-    "per link: stock $(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")," \
-    "linkd $(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"
-  daemon_side "$lines" >"$T/res/ds"; ds=$(cat "$T/res/ds"); [[ -z "$ds" ]] || say "  $ds"
-  sc=$(python3 "$LIB" stats "$T/res/w2_j$j.json" | sed -n 1p | cut -f8)
-  lc=$(python3 "$LIB" stats "$T/res/w2_j$j.json" | sed -n 2p | cut -f8)
-  if [[ -n "$sc" && -n "$lc" && -n "$cpu0" && -n "$cpu1" ]]; then
-    awk -v sc="$sc" -v lc="$lc" -v d="$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN{print b-a}')" \
-      -v n="$LINKS" -v rounds="$((W2_RUNS + 1))" 'BEGIN {
-      dl = d / (rounds * n)
-      printf "  CPU per link (user+sys): stock %.1f ms; linkd %.1f ms = client %.1f + daemon/zygote/link child %.1f\n",
-        sc / n * 1000, (lc / n + dl) * 1000, lc / n * 1000, dl * 1000
-      printf "%.1f ms\t%.1f ms\t%.3f\n", sc / n * 1000, (lc / n + dl) * 1000, (lc / n + dl) / (sc / n) }' >"$T/res/cpu"
-    sed -n 1p "$T/res/cpu"
-    IFS=$'\t' read -r cs cl cr < <(sed -n 2p "$T/res/cpu")
-    PER_LINK_ROWS+=("W2 CPU per link, -j$j"$'\t'"$cs"$'\t'"$cl"$'\t'"$cr"$'\t'"(info)"$'\t'"-")
-  fi
-  row "W2 $LINKS hello links, -j$j" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W2_TARGET" "$(pass "$r" "$W2_TARGET")"
-  PER_LINK_ROWS+=("W2 per link (batch/$LINKS), -j$j"$'\t'"$(fmt_s "$(awk -v s="$s" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$(fmt_s "$(awk -v s="$l" -v n="$LINKS" 'BEGIN{print s/n}')")"$'\t'"$r"$'\t'"(info)"$'\t'"-")
+  ext_begin
+  bench "w2_j$j" "$W2_RUNS" \
+    "stock ld.lld" "$(w2cmd stock $j)" \
+    "ld.linkd cache off" "$(w2cmd off $j)" \
+    "ld.linkd cache miss" "$(w2cmd miss $j)" \
+    "ld.linkd cache hit" "$(w2cmd hit $j)" || continue
+  ext_end "W2 -j$j"
+  show "w2_j$j" "$LINKS"
+  check_links "w2_j$j" 1 "$LINKS" CACHE_DISABLED
+  check_links "w2_j$j" 2 "$LINKS" CACHE_MISS
+  check_links "w2_j$j" 3 "$LINKS" hit
+  rows "w2_j$j" "W2 $LINKS links -j$j" "$W2_TARGET"
+  s=$(field "w2_j$j" 0 2); l=$(field "w2_j$j" 1 2)
+  INFO_ROWS+=("W2 -j$j per link, cache off"$'\t'"$(fmt_s "$(awk -v a="$s" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(fmt_s "$(awk -v a="$l" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(ratio "$l" "$s")"$'\t'"(info)"$'\t'"-")
+  sc=$(field "w2_j$j" 0 8); lc=$(awk -v a="$(field "w2_j$j" 1 8)" -v b="$(field "w2_j$j" 1 9)" 'BEGIN{print a+b}')
+  INFO_ROWS+=("W2 -j$j CPU per link, cache off"$'\t'"$(fmt_s "$(awk -v a="$sc" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(fmt_s "$(awk -v a="$lc" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(ratio "$lc" "$sc")"$'\t'"(info)"$'\t'"-")
 done
-for pr in "${PER_LINK_ROWS[@]}"; do printf '%s\n' "$pr" >>"$SUMMARY"; done
-bad=0
-for i in $(seq -f %03g 1 "$LINKS"); do
-  cmp -s "$T/w2/stock/a.out.$i" "$T/w2/linkd/a.out.$i" || bad=$((bad + 1))
-done
-((bad == 0)) || { broken "W2: $bad of $LINKS timed outputs differ from stock"; KEEP=1; }
+cmp_outputs off miss hit
 
 # --- W1: one large static link --------------------------------------------------------
 hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs"
-before=$(links_total); lines=$(log_lines); ext_begin
-if bench w1 "$W1_RUNS" "stock ld.lld (static LLVM)" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
-  "ld.linkd (static LLVM)" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.linkd")"; then
-  expect_links W1 "$before" $((W1_RUNS + 1))
+ext_begin
+if bench w1 "$W1_RUNS" \
+  "stock ld.lld" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
+  "ld.linkd cache off" "$(q "$CLIENT" --linkd-no-cache "${W1_ARGS[@]}" -o "$T/w1/out.off")" \
+  "ld.linkd cache miss" "$(q env -C "$T/cwd/@ROUND@" "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.miss")" \
+  "ld.linkd cache hit" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.hit")"; then
   ext_end W1
-  s=$(median w1 0); l=$(median w1 1); r=$(ratio "$l" "$s")
-  say "  median: stock $(fmt_s "$s"), linkd $(fmt_s "$l"), ratio $r"
-  daemon_side "$lines" >"$T/res/ds"; ds=$(cat "$T/res/ds"); [[ -z "$ds" ]] || say "  $ds"
-  row "W1 static LLVM+LLD link" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $W1_TARGET" "$(pass "$r" "$W1_TARGET")"
-  cmp -s "$T/w1/out.stock" "$T/w1/out.linkd" || { broken "W1: timed outputs differ"; KEEP=1; }
+  show w1 1
+  check_links w1 1 1 CACHE_DISABLED
+  check_links w1 2 1 CACHE_MISS
+  check_links w1 3 1 hit
+  rows w1 "W1 static LLVM+LLD" "$W1_TARGET"
+  for m in off miss hit; do
+    cmp -s "$T/w1/out.stock" "$T/w1/out.$m" || broken "W1: timed output ($m) differs from stock"
+  done
 fi
 
 # --- diagnostics: where a small link's time goes --------------------------------------
 if ((DIAG)); then
-  hdr "diagnostics: per-process costs (15 interleaved runs each)"
-  lines=$(log_lines)
-  # LINKD_DISABLE=1 makes the client exec `linkd link` locally (no daemon).
-  if BENCH_QUIET=1 bench diag 15 \
-    "/bin/true (process floor)" "$(q /bin/true)" \
-    "stock ld.lld --version" "$(q "$STOCK" --version)" \
-    "ld.linkd --version (via daemon)" "$(q "$CLIENT" --version)" \
-    "linkd version (loads LLVM, no daemon)" "$(q "$LINKD" version)" \
-    "stock ld.lld hello" "$(q "$STOCK" "${W2_ARGS[@]}" -o "$T/w2/diag.stock")" \
-    "ld.linkd hello (via daemon)" "$(q "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.linkd")" \
-    "ld.linkd hello LINKD_DISABLE=1 (local)" "$(q env LINKD_DISABLE=1 "$CLIENT" "${W2_ARGS[@]}" -o "$T/w2/diag.local")"; then
-    python3 "$LIB" stats "$T/res/diag.json" | while IFS=$'\t' read -r name med _ _ mn mx _ _; do
-      printf '  %-42s median %9s  (min %s, max %s)\n' "$name" "$(fmt_s "$med")" "$(fmt_s "$mn")" "$(fmt_s "$mx")"
-    done
-    dmed() { python3 "$LIB" stats "$T/res/diag.json" | awk -F'\t' -v n="$1" '$1 == n { printf "%.2f", $2 * 1000 }'; }
-    daemon_side "$lines" 2 >"$T/res/ds"; dv_ms=$DAEMON_WALL_MS
-    say "  ld.linkd --version: $(cat "$T/res/ds")"
-    daemon_side "$lines" $(( ${#W2_ARGS[@]} + 3 )) >"$T/res/ds"; dh_ms=$DAEMON_WALL_MS
-    say "  ld.linkd hello:     $(cat "$T/res/ds")"
-    cv=$(dmed "ld.linkd --version (via daemon)"); ch=$(dmed "ld.linkd hello (via daemon)")
-    cs=$(dmed "ld.linkd hello LINKD_DISABLE=1 (local)"); c0=$(dmed "/bin/true (process floor)")
-    sv=$(dmed "stock ld.lld --version"); sh=$(dmed "stock ld.lld hello")
-    if [[ -n "$dv_ms" && -n "$dh_ms" && -n "$ch" ]]; then
-      awk -v cv="$cv" -v ch="$ch" -v dv="$dv_ms" -v dh="$dh_ms" -v sv="$sv" -v sh="$sh" -v c0="$c0" 'BEGIN {
-        printf "  breakdown of one hello link (medians, ms):\n"
-        printf "    stock:  process start + LLVM load ~%.1f (= --version), link ~%.1f (= hello - --version)\n", sv, sh - sv
-        printf "    linkd:  client side (process, gRPC channel, RPC, reply) ~%.1f (= hello - daemon wall),\n", ch - dh
-        printf "            daemon side %.1f, of which fork/exit/reap ~%.1f (daemon wall of --version)\n", dh, dv
-        printf "            and the link itself ~%.1f; a null process costs %.1f\n", dh - dv, c0
-      }'
-    fi
+  hdr "diagnostics: one process at a time (15 runs each, medians)"
+  H=("${W2_ARGS[@]}")
+  LLDBIN="$T/bin/linkd-lld"; [[ -x "$LLDBIN" ]] || LLDBIN="$LINKD"
+  if bench diag 15 \
+    "/bin/true" "$(q /bin/true)" \
+    "stock --version" "$(q "$STOCK" --version)" \
+    "linkd --version" "$(q "$CLIENT" --linkd-no-cache --version)" \
+    "LLD process version" "$(q "$LLDBIN" version)" \
+    "stock hello" "$(q "$STOCK" "${H[@]}" -o "$T/w2/diag.stock")" \
+    "linkd hello, off" "$(q "$CLIENT" --linkd-no-cache "${H[@]}" -o "$T/w2/diag.off")" \
+    "linkd hello, hit" "$(q "$CLIENT" "${H[@]}" -o "$T/w2/check.hit")" \
+    "linkd hello, local" "$(q env LINKD_DISABLE=1 "$CLIENT" "${H[@]}" -o "$T/w2/diag.local")"; then
+    show diag 1
+    say "  (LLD process version: $(basename "$LLDBIN") version, loads libLLVM; local = LINKD_DISABLE=1 via env)"
+    ms() { awk -v a="$(field diag "$1" "$2")" 'BEGIN { printf "%.1f", a * 1000 }'; }
+    msd() { awk -v a="$(field diag "$1" 13)" 'BEGIN { printf "%.1f", a }'; }
+    awk -v sv="$(ms 1 2)" -v sh="$(ms 4 2)" -v lv="$(ms 2 2)" -v lh="$(ms 5 2)" -v dv="$(msd 2)" \
+      -v dh="$(msd 5)" -v hit="$(ms 6 2)" -v dhit="$(msd 6)" -v t0="$(ms 0 2)" \
+      -v hitok="$([[ "$(field diag 6 12)" == hit:* && "$(field diag 6 12)" != *,* ]] && echo 1 || echo 0)" 'BEGIN {
+      printf "  breakdown of one hello link (medians, ms):\n"
+      printf "    stock:  process start + libLLVM load %.1f (= --version), link %.1f (= hello - --version)\n", sv, sh - sv
+      printf "    linkd:  %.1f = client side %.1f (process start, gRPC channel, request, reply; = hello - daemon wall)\n", lh, lh - dh
+      printf "            + daemon side %.1f, of which spawn/exit/reap %.1f (daemon wall of --version) and link %.1f\n", dh, dv, dh - dv
+      if (hitok) printf "    hit:    %.1f = client side %.1f + daemon side %.1f\n", hit, hit - dhit, dhit
+      else printf "    hit:    (the \"hit\" runs were not cache hits; see the warnings)\n"
+      printf "    a null process (/bin/true) costs %.1f\n", t0
+    }'
   fi
 fi
 
 # --- idle RSS ------------------------------------------------------------------------------
 hdr "daemon idle memory"
-sleep 1
-DPID=$(status_field pid); ZPID=$(status_field zygote_pid)
+refresh_pids
 kib() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status" 2>/dev/null || true; }
 pss() { awk '$1 == "Pss:" { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || true; }
 mib() { awk -v k="${1:-0}" 'BEGIN{ printf "%.1f", k / 1024 }'; }
 if [[ -n "$DPID" && -r "/proc/$DPID/status" ]]; then
-  sleep 1  # idle a second after the status call too
+  sleep 1  # idle for a second (after the status call too)
   d_rss=$(kib "$DPID" VmRSS); z_rss=$(kib "$ZPID" VmRSS)
   d_pss=$(pss "$DPID"); z_pss=$(pss "$ZPID")
   d_thr=$(kib "$DPID" Threads)
@@ -471,19 +518,22 @@ if [[ -n "$DPID" && -r "/proc/$DPID/status" ]]; then
 else
   broken "the daemon is gone before the idle-memory measurement"
 fi
-fails=$(links_failed)
-[[ -z "$fails" || "$fails" == 0 ]] || broken "the daemon reports $fails failed links"
-say "  links served by the daemon: $(links_total) (failed ${fails:-?}, crashed $(status_field links_crashed))"
+say "  links: $(status_field links_total) served (failed $(status_field links_failed), crashed $(status_field links_crashed))"
+say "  cache: $("$LINKD" stats 2>/dev/null | tr -s ' \n' ' ' | cut -c1-300)"
+for pr in "${INFO_ROWS[@]}"; do printf '%s\n' "$pr" >>"$SUMMARY"; done
 
 # --- summary ---------------------------------------------------------------------------------
 hdr "summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(( $(date +%s) - START_TS )) s, load average now $(loadavg))"
 python3 "$LIB" summary "$SUMMARY"
-say "ratios are linkd median / stock median (wall clock); stock = $STOCK"
+say "ratio = linkd median / stock median (wall clock, same run); stock = $STOCK"
+say "cache off = --linkd-no-cache (LLD runs in a zygote child); miss = cache on, new key"
+say "(LLD runs, result stored after the reply); hit = output written from the cache"
 say "outside load (CPU used by other processes): ${EXT_NOTES[*]:-n/a}"
 if ((NOISY)); then
-  say "WARNING: other processes used >= 10% of the machine during a workload; the ratios above"
-  say "         are unreliable (CPU per link above is less sensitive) - rerun on a quiet machine."
+  say "WARNING: other processes used >= 10% of the machine during a workload: the ratios are"
+  say "         unreliable (CPU per link is less sensitive); rerun on a quiet machine."
 fi
+for w in "${WARNINGS[@]}"; do say "warning: $w"; done
 if ((BROKEN)); then
   say "RESULT: BROKEN (see messages above)"
   exit 1

@@ -55,6 +55,7 @@ public:
 
   // Seconds since the last request finished, or 0 while links are running.
   uint64_t idleSeconds() const;
+  unsigned activeLinks() const { return active.load(); }
 
 private:
   struct LinkRun;

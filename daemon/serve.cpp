@@ -259,7 +259,11 @@ int serve(const ServeOptions &options) {
   // 6. Stop listening first, so clients arriving now start a new daemon or
   // link locally, then let running links finish.
   unlink(paths.socketPath.c_str());
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  // Running links get up to 30 s to finish; then the server goes down at
+  // once (gRPC's own graceful shutdown lingers seconds even when idle).
+  for (int i = 0; i < 3000 && service.activeLinks() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  server->Shutdown(std::chrono::system_clock::now());
   parts.maintain();
   spdlog::info("stopped");
   spdlog::shutdown();

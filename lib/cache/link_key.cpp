@@ -201,9 +201,10 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
     h.field(name).field(out.paths.toStored(value));
   }
   h.field("argv");
-  // argv[0] matters only through the program name LLD prints.
-  std::string prog = lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor);
-  h.field(prog.substr(prog.find_last_of('/') + 1));
+  // argv[0] as LLD sees it: its name is in diagnostics, and COFF records
+  // the whole path in PDBs.
+  h.field(out.paths.toStored(
+      lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor)));
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
     if (a.size() > 1 && a[0] == '@') {

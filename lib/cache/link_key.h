@@ -1,7 +1,7 @@
 // The action key of a link, and whether the link can be cached at all.
 //
 // Key = SHA-256 over: the key format version, linkd's and LLD's versions, the
-// flavor, the working directory, the argument vector with every response
+// flavor, the program path LLD sees (argv[0]), the working directory, the argument vector with every response
 // file replaced by its content, the environment variables LLD reads (TERM
 // excepted: the colour decision is keyed directly), the umask (it sets the
 // outputs' mode bits) and whether diagnostics are coloured.

@@ -124,19 +124,26 @@ std::string lldProgramName(std::string_view argv0, Flavor f) {
   std::string_view name = baseName(argv0);
   if (!stripLinkdSuffix(stripExe(name)))
     return std::string(argv0);
+  std::string_view stock;
   switch (f) {
   case Flavor::Elf:
-    return "ld.lld";
-  case Flavor::Coff:
-    return "lld-link";
-  case Flavor::MachO:
-    return "ld64.lld";
-  case Flavor::Wasm:
-    return "wasm-ld";
-  case Flavor::Unspecified:
+    stock = "ld.lld";
     break;
+  case Flavor::Coff:
+    stock = "lld-link";
+    break;
+  case Flavor::MachO:
+    stock = "ld64.lld";
+    break;
+  case Flavor::Wasm:
+    stock = "wasm-ld";
+    break;
+  case Flavor::Unspecified:
+    return std::string(argv0);
   }
-  return std::string(argv0);
+  // Keep the directory: COFF records argv[0], made absolute, in the PDB.
+  return std::string(argv0.substr(0, argv0.size() - name.size())) +
+         std::string(stock);
 }
 
 std::span<const std::string_view> flavorEnvironment(Flavor f) {

@@ -36,8 +36,10 @@ std::string_view flavorName(Flavor f);
 
 // The name LLD should see as argv[0]. LLD prefixes its diagnostics with the
 // file name of argv[0], so the stock name must be used for output to match:
-// "ld.linkd" becomes "ld.lld", "lld-link.linkd" becomes "lld-link", and so on.
-// Any other name (a symlink called ld.lld or ld, say) is kept as it is.
+// "ld.linkd" becomes "ld.lld", "/opt/bin/lld-link.linkd" becomes
+// "/opt/bin/lld-link" (COFF records argv[0], made absolute, in PDBs: the
+// result is what LLD installed at that place would record). Any other name
+// (a symlink called ld.lld or ld, say) is kept as it is.
 std::string lldProgramName(std::string_view argv0, Flavor f);
 
 // Environment variables LLD reads for this flavor. The client forwards exactly

@@ -137,12 +137,16 @@ StreamResult decompressVerifyCopy(int in, int out, const Digest &expected) {
                             0};
       }
       size_t before = zout.pos;
+      size_t inBefore = zin.pos;
       size_t rc = ZSTD_decompressStream(dctx, &zout, &zin);
       if (ZSTD_isError(rc)) {
         result = StreamResult::Corrupt;
         break;
       }
-      frameDone = rc == 0;
+      // rc == 0: a frame just ended. A call without input or output only
+      // reports what the next frame would need; it does not reopen one.
+      if (zin.pos != inBefore || zout.pos != before)
+        frameDone = rc == 0;
       if (eof && zin.pos == zin.size && zout.pos == before)
         break; // no more input and no progress
     }

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -218,6 +219,48 @@ TEST(LocalStore, CorruptBlobIsAMissAndIsRemoved) {
   EXPECT_EQ(store->corruptCount(), 1u);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_EQ(store->getBlob(d, out), Lookup::Miss);
+}
+
+TEST(LocalStore, MaterializeWritesVerifiedContentOrNothing) {
+  TempDir t;
+  std::string err;
+  auto store = LocalStore::open({t.path + "/s", 1ull << 30, 1}, &err);
+  ASSERT_TRUE(store) << err;
+  // Small, and larger than the 4 MiB streaming chunk (several chunks).
+  std::string small = "tiny output";
+  std::string big(11 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>((i * 2654435761u) >> 24);
+  for (const std::string *content : {&small, &big}) {
+    Digest d;
+    ASSERT_TRUE(store->putBlob(*content, &d));
+    std::string out = t.path + "/out";
+    ASSERT_EQ(store->materializeBlob(d, out, 0751, &err), Lookup::Hit) << err;
+    std::ifstream in(out, std::ios::binary);
+    std::string got((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_TRUE(got == *content);
+    EXPECT_EQ(std::filesystem::status(out).permissions(),
+              static_cast<std::filesystem::perms>(0751));
+    std::filesystem::remove(out);
+  }
+  // A blob file holding other (valid) content: detected, nothing written.
+  Digest a, b;
+  ASSERT_TRUE(store->putBlob("content a", &a));
+  ASSERT_TRUE(store->putBlob("content b", &b));
+  auto blobFile = [&](const Digest &d) {
+    return t.path + "/s/blobs/" + d.hex().substr(0, 2) + "/" + d.hex();
+  };
+  std::filesystem::copy_file(blobFile(b), blobFile(a),
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(store->materializeBlob(a, t.path + "/bad", 0644, &err),
+            Lookup::Corrupt);
+  EXPECT_FALSE(std::filesystem::exists(t.path + "/bad"));
+  EXPECT_EQ(store->materializeBlob(a, t.path + "/bad", 0644, &err),
+            Lookup::Miss);
+  // Unwritable destination: an error, not a corrupt entry.
+  EXPECT_EQ(store->materializeBlob(b, t.path + "/no/such/dir/x", 0644, &err),
+            Lookup::Error);
+  EXPECT_EQ(store->corruptCount(), 1u);
 }
 
 TEST(LocalStore, ActionsAreVerifiedAndEvictionKeepsTheCap) {

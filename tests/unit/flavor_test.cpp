@@ -32,7 +32,8 @@ TEST(Flavor, LldRulesForSymlinks) {
 
 TEST(Flavor, ProgramNameSeenByLld) {
   EXPECT_EQ(linkd::lldProgramName("/opt/linkd/bin/ld.linkd", Flavor::Elf),
-            "ld.lld");
+            "/opt/linkd/bin/ld.lld");
+  EXPECT_EQ(linkd::lldProgramName("ld.linkd", Flavor::Elf), "ld.lld");
   EXPECT_EQ(linkd::lldProgramName("lld-link.linkd", Flavor::Coff), "lld-link");
   EXPECT_EQ(linkd::lldProgramName("ld64.linkd", Flavor::MachO), "ld64.lld");
   EXPECT_EQ(linkd::lldProgramName("wasm-ld.linkd", Flavor::Wasm), "wasm-ld");

@@ -1,0 +1,125 @@
+// When no daemon can be used the link still happens, locally, with the same
+// bytes and diagnostics: a runtime directory that is not private (which the
+// client must refuse: whoever controls it could impersonate the daemon), and
+// LINKD_DISABLE=1. The fallback says so once; LINKD_QUIET=1 silences it.
+#include "harness.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace linkd::e2e {
+namespace {
+
+constexpr std::string_view kWarning = "linkd: warning: ";
+
+class Fallback : public E2eTest {
+protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (HasFatalFailure())
+      return;
+    writeFile("hello.c", R"(#include <stdio.h>
+int main(void) { puts("local"); return 0; }
+)");
+    ASSERT_TRUE(exitedZero(run("clang-19 -O2 -c hello.c")));
+    stock = run("clang-19 --ld-path=" + tools::ldLld.path +
+                " hello.o -o hello.stock");
+    ASSERT_TRUE(exitedZero(stock));
+  }
+
+  // Links hello.o through ld.linkd with `env` prefixed to the command.
+  RunResult linkWith(const std::string &env, const std::string &output) {
+    return run(env + " clang-19 --ld-path=" + binPath("ld.linkd") +
+               " hello.o -o " + output);
+  }
+
+  // The link worked and produced the stock bytes and stock diagnostics,
+  // apart from `warnings` lines starting with "linkd: warning: ".
+  void expectLocalLink(const RunResult &r, const std::string &output,
+                       size_t warnings) {
+    ASSERT_TRUE(exitedZero(r));
+    EXPECT_EQ(linesStartingWith(r.err, kWarning).size(), warnings)
+        << describe(r);
+    EXPECT_EQ(withoutLinesStartingWith(r.err, kWarning), stock.err)
+        << describe(r);
+    EXPECT_TRUE(sameBytes("hello.stock", output));
+    RunResult ran = run("./" + output);
+    EXPECT_TRUE(exitedZero(ran));
+    EXPECT_EQ(ran.out, "local\n");
+  }
+
+  // No daemon was started for `socket`, and none runs for this test.
+  void expectNoDaemon(const std::string &socket) {
+    EXPECT_TRUE(processesWithEnvironment("LINKD_SOCKET=" + socket).empty());
+    struct stat st;
+    EXPECT_NE(stat(socket.c_str(), &st), 0) << socket << " exists";
+    EXPECT_TRUE(daemonProcesses().empty());
+    EXPECT_FALSE(exists("state/linkd.log")) << readFile("state/linkd.log");
+  }
+
+  RunResult stock;
+};
+
+TEST_F(Fallback, RuntimeDirectoryAccessibleByOthers) {
+  ASSERT_EQ(mkdir(path("shared").c_str(), 0755), 0);
+  ASSERT_EQ(chmod(path("shared").c_str(), 0755), 0); // whatever the umask
+  std::string socket = path("shared/linkd.sock");
+  std::string env = "LINKD_SOCKET=" + socket;
+
+  RunResult first = linkWith(env, "hello1");
+  expectLocalLink(first, "hello1", 1);
+  auto warning = linesStartingWith(first.err, kWarning);
+  ASSERT_EQ(warning.size(), 1u);
+  EXPECT_NE(warning[0].find(path("shared")), std::string::npos) << warning[0];
+  EXPECT_NE(warning[0].find("linking locally"), std::string::npos)
+      << warning[0];
+
+  // Once, not once per link.
+  RunResult second = linkWith(env, "hello2");
+  expectLocalLink(second, "hello2", 0);
+  expectNoDaemon(socket);
+}
+
+TEST_F(Fallback, RuntimeDirectoryOwnedBySomeoneElse) {
+  // Only root can hand a directory to another user; as anyone else, /tmp
+  // itself (root's, world-writable) is the directory someone else controls.
+  std::string socket;
+  if (geteuid() == 0) {
+    ASSERT_EQ(mkdir(path("foreign").c_str(), 0700), 0);
+    ASSERT_EQ(chown(path("foreign").c_str(), 65534, 65534), 0);
+    socket = path("foreign/linkd.sock");
+  } else {
+    socket = "/tmp/linkd-e2e-foreign-" + std::to_string(getpid()) + ".sock";
+    atTeardown([socket] { unlink((socket + ".fallback-warned").c_str()); });
+  }
+  RunResult r = linkWith("LINKD_SOCKET=" + socket, "hello");
+  expectLocalLink(r, "hello", 1);
+  expectNoDaemon(socket);
+}
+
+TEST_F(Fallback, QuietFallbackPrintsNothing) {
+  ASSERT_EQ(mkdir(path("shared").c_str(), 0755), 0);
+  ASSERT_EQ(chmod(path("shared").c_str(), 0755), 0);
+  std::string socket = path("shared/linkd.sock");
+  RunResult r = linkWith("LINKD_QUIET=1 LINKD_SOCKET=" + socket, "hello");
+  expectLocalLink(r, "hello", 0);
+  expectNoDaemon(socket);
+}
+
+TEST_F(Fallback, DisableLinksLocallyWithoutDaemon) {
+  RunResult r = linkWith("LINKD_DISABLE=1", "hello");
+  expectLocalLink(r, "hello", 0);
+  expectNoDaemon(socketPath);
+  EXPECT_FALSE(daemonStatus().has_value());
+  // Also for diagnostics: same text, same status as stock.
+  RunResult stockErr = run(tools::ldLld.path + " missing.o -o x");
+  RunResult mineErr =
+      run("LINKD_DISABLE=1 " + binPath("ld.linkd") + " missing.o -o x");
+  EXPECT_NE(stockErr.exitCode, 0);
+  EXPECT_EQ(mineErr.exitCode, stockErr.exitCode) << describe(mineErr);
+  EXPECT_EQ(mineErr.err, stockErr.err);
+  expectNoDaemon(socketPath);
+}
+
+} // namespace
+} // namespace linkd::e2e
