@@ -20,11 +20,23 @@ Subcommands:
                        label median mean stddev min max runs client_cpu
                        daemon_cpu settle_ms daemon_links cache_counts
                        daemon_wall_ms daemon_queue_ms child_rss_kib
+                       lookup_us
                      (times in seconds unless named _ms/_kib; medians over
                      the runs, except daemon_cpu: a mean, /proc counts in
                      clock ticks; daemon_* per run; "" when not applicable).
   summary FILE       FILE: tab-separated rows (workload, stock, linkd, ratio,
                      target, result); prints them as an aligned table.
+  populate DB N VALUE_BYTES
+                     inserts N synthetic manifests (actions rows, ns
+                     'link-manifest', random 32-byte keys, random values of
+                     about VALUE_BYTES bytes, checksum = SHA-256 of the value,
+                     last_use a day or more in the past) and N blob rows
+                     (random digests, 1-16 KiB, no files) into the store's
+                     index DB, in one transaction. The daemon must be
+                     stopped; the tables must exist. Prints the row counts.
+  logstats FILE FIELD
+                     FIELD=<number> from the daemon's " link id=" lines of
+                     FILE: prints "n median p90 max" (or "0 - - -").
 """
 import glob
 import json
@@ -119,7 +131,7 @@ def analyze(d):
                     if len(parts) == 3:
                         settle.append(float(parts[1]))
                         dcpu.append(float(parts[2]))
-        counts, walls, queues, rss = {}, [], [], []
+        counts, walls, queues, rss, lookups = {}, [], [], [], []
         lp = os.path.join(d, "k%d.log" % k)
         if os.path.exists(lp):
             with open(lp, errors="replace") as f:
@@ -136,6 +148,8 @@ def analyze(d):
                         queues.append(float(m["queue_ms"]))
                     if "rss_kib" in m:
                         rss.append(float(m["rss_kib"]))
+                    if "lookup_us" in m:
+                        lookups.append(float(m["lookup_us"]))
         n = len(times)
         nlinks = sum(counts.values())
         row = [
@@ -147,8 +161,64 @@ def analyze(d):
             med(cpu), statistics.mean(dcpu) if dcpu else None, med(settle),
             (nlinks / n) if n else None,
             ",".join("%s:%d" % kv for kv in sorted(counts.items())),
-            med(walls), med(queues), med(rss)]
+            med(walls), med(queues), med(rss), med(lookups)]
         print("|".join("" if v is None else str(v).replace("|", "/") for v in row))
+    return 0
+
+
+def populate(db, n, value_bytes):
+    import hashlib
+    import random
+    import sqlite3
+    import time
+    n, value_bytes = int(n), int(value_bytes)
+    rnd = random.Random(20261130 + n)
+    now = int(time.time())
+    con = sqlite3.connect(db, timeout=30)
+    con.execute("PRAGMA journal_mode=WAL")
+    with con:  # one transaction
+        def actions():
+            for _ in range(n):
+                v = rnd.randbytes(value_bytes + rnd.randrange(-value_bytes // 4, value_bytes // 4 + 1))
+                yield ("link-manifest", rnd.randbytes(32), v, hashlib.sha256(v).digest(),
+                       now - 86400 - rnd.randrange(30 * 86400))
+
+        def blobs():
+            for _ in range(n):
+                size = rnd.randrange(1024, 16385)
+                yield (rnd.randbytes(32), size, size // 3, now - 86400 - rnd.randrange(30 * 86400))
+        con.executemany("INSERT INTO actions(ns, key, value, checksum, last_use) VALUES(?, ?, ?, ?, ?)",
+                        actions())
+        con.executemany("INSERT INTO blobs(digest, size, stored, last_use) VALUES(?, ?, ?, ?)", blobs())
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    a = con.execute("SELECT count(*) FROM actions").fetchone()[0]
+    b = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
+    con.close()
+    print("%d %d" % (a, b))
+    return 0
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+
+
+def logstats(path, field):
+    vals = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if " link id=" not in line:
+                continue
+            m = dict(LOG_FIELD.findall(line))
+            if field in m:
+                try:
+                    vals.append(float(m[field]))
+                except ValueError:
+                    pass
+    if not vals:
+        print("0 - - -")
+    else:
+        print("%d %g %g %g" % (len(vals), med(vals), pct(vals, 90), max(vals)))
     return 0
 
 
@@ -191,6 +261,10 @@ def main():
         return timecmd(*args)
     if cmd == "analyze" and len(args) == 1:
         return analyze(args[0])
+    if cmd == "populate" and len(args) == 3:
+        return populate(*args)
+    if cmd == "logstats" and len(args) == 2:
+        return logstats(*args)
     if cmd == "summary" and len(args) == 1:
         return summary(args[0])
     print(__doc__, file=sys.stderr)

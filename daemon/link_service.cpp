@@ -186,9 +186,10 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   auto begin = Clock::now();
   std::string why;
   auto result = cache.cache->lookup(analysis, &why);
+  uint64_t lookupMicros = microsSince(begin);
   if (!result) {
-    spdlog::debug("link id={} cache miss key={}: {}", linkId,
-                  analysis.key.hex(), why);
+    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
+                  analysis.key.hex(), lookupMicros, why);
     return false;
   }
   std::string error;
@@ -210,14 +211,17 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   done->set_exit_code(result->exit_code());
   done->set_cache_result(v1::CACHE_HIT);
   done->set_wall_micros(microsSince(begin));
+  done->set_cache_lookup_micros(lookupMicros);
   writer->Write(reply);
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;
   cache.stats->countHit(saved, bytes);
-  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f}",
+  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
+               "lookup_us={}",
                linkId, analysis.key.hex().substr(0, 16),
-               result->outputs_size(), bytes, done->wall_micros() / 1000.0);
+               result->outputs_size(), bytes, done->wall_micros() / 1000.0,
+               lookupMicros);
   return true;
 }
 

@@ -21,28 +21,22 @@ bool sameIdentity(const struct stat &a, const struct stat &b) {
          a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
-// Reads a regular file whose identity must stay `expected` throughout.
-bool readStableFile(const OutputSnapshot &snap, std::string &out) {
+// Stores an output whose identity must stay the one seen when the link
+// exited, before and after it is read; the digest of what was read.
+std::optional<Digest> storeStableFile(LocalStore &store,
+                                      const OutputSnapshot &snap) {
   int fd = open(snap.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return false;
+    return std::nullopt;
   struct stat st;
-  bool ok = fstat(fd, &st) == 0 && sameIdentity(st, snap.st);
-  if (ok) {
-    out.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = read(fd, out.data() + done, out.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      done += static_cast<size_t>(n);
-    }
-    ok = done == out.size() && fstat(fd, &st) == 0 && sameIdentity(st, snap.st);
-  }
+  Digest d;
+  bool ok = fstat(fd, &st) == 0 && sameIdentity(st, snap.st) &&
+            store.putBlobFromFile(fd, static_cast<uint64_t>(st.st_size), &d) &&
+            fstat(fd, &st) == 0 && sameIdentity(st, snap.st);
   close(fd);
-  return ok;
+  if (!ok)
+    return std::nullopt;
+  return d;
 }
 
 int64_t nowUnix() {
@@ -189,18 +183,18 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
 
   cache::v1::LinkResult result;
   for (const OutputSnapshot &snap : outputs) {
-    std::string data;
-    if (!S_ISREG(snap.st.st_mode) || !readStableFile(snap, data))
-      return refuse("output changed or vanished before it was stored: " +
+    std::optional<Digest> d;
+    if (S_ISREG(snap.st.st_mode))
+      d = storeStableFile(blobs, snap);
+    if (!d)
+      return refuse("output changed, vanished or could not be stored: " +
                     snap.path);
-    Digest d;
-    if (!blobs.putBlob(data, &d))
-      return refuse("cannot write to the store");
-    outcome.bytesWritten += data.size();
+    uint64_t size = static_cast<uint64_t>(snap.st.st_size);
+    outcome.bytesWritten += size;
     auto *o = result.add_outputs();
     o->set_path(link.paths.toStored(snap.path));
-    o->set_digest(std::string(d.raw()));
-    o->set_size(data.size());
+    o->set_digest(std::string(d->raw()));
+    o->set_size(size);
     o->set_mode(snap.st.st_mode & 07777);
   }
   result.set_stdout_data(link.paths.toStored(stdoutData));

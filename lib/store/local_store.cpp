@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -103,7 +104,115 @@ bool atomicWrite(const std::string &path, std::string_view data, mode_t mode,
   return false;
 }
 
+constexpr std::string_view kRawMagic = "LINKDRAW";
+
+// rename(tmp, path), with the old file's storage freed on a background
+// thread: renaming over the last name of a 100 MB output would otherwise free
+// its pages inside rename(2), on the link's critical path (LLD defers the
+// same work with its own background unlink).
+bool replaceFile(const std::string &tmp, const std::string &path) {
+  int old = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    if (old >= 0)
+      close(old);
+    errno = saved;
+    return false;
+  }
+  if (old >= 0) {
+    struct stat st;
+    if (fstat(old, &st) == 0 && st.st_size > (1 << 20))
+      std::thread([old] { close(old); }).detach();
+    else
+      close(old);
+  }
+  return true;
+}
+
 enum class StreamResult { Ok, Corrupt, WriteFailed };
+
+// Copies `size` bytes from `in` at `inOff` to `out` at `outOff`: in the
+// kernel where it can (copy_file_range), else through a buffer (another file
+// system: EXDEV; old kernels: ENOSYS).
+bool copyRange(int in, off_t inOff, int out, off_t outOff, uint64_t size) {
+  while (size > 0) {
+    ssize_t n = copy_file_range(in, &inOff, out, &outOff, size, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n > 0) {
+      size -= static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0 || (errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
+                   errno != EOPNOTSUPP))
+      return false;
+    std::string buf(1 << 20, '\0');
+    while (size > 0) {
+      ssize_t r = pread(in, buf.data(), std::min<uint64_t>(size, buf.size()),
+                        inOff);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return false;
+      for (ssize_t done = 0; done < r;) {
+        ssize_t w = pwrite(out, buf.data() + done, static_cast<size_t>(r - done),
+                           outOff);
+        if (w < 0 && errno == EINTR)
+          continue;
+        if (w <= 0)
+          return false;
+        done += w;
+        outOff += w;
+      }
+      inOff += r;
+      size -= static_cast<uint64_t>(r);
+    }
+  }
+  return true;
+}
+
+// SHA-256 of `size` bytes of `fd` from `off`, with pread (the offset of the
+// descriptor is left alone, so a copy can run on it at the same time).
+std::optional<Digest> hashRange(int fd, off_t off, uint64_t size) {
+  Sha256 h;
+  std::string buf(1 << 20, '\0');
+  while (size > 0) {
+    ssize_t n = pread(fd, buf.data(), std::min<uint64_t>(size, buf.size()), off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return std::nullopt;
+    h.update({buf.data(), static_cast<size_t>(n)});
+    off += n;
+    size -= static_cast<uint64_t>(n);
+  }
+  return h.finish();
+}
+
+// A raw blob: copy to `out` and verify by hashing the source on a second
+// thread while the kernel copies.
+StreamResult rawVerifyCopy(int in, uint64_t contentSize, int out,
+                           const Digest &expected) {
+  std::optional<Digest> got;
+  std::thread hasher([&] { got = hashRange(in, kRawMagic.size(), contentSize); });
+  bool copied = copyRange(in, kRawMagic.size(), out, 0, contentSize);
+  hasher.join();
+  if (!got || *got != expected)
+    return StreamResult::Corrupt;
+  return copied ? StreamResult::Ok : StreamResult::WriteFailed;
+}
+
+// Format of an open blob file: true and the content size for a raw blob.
+bool isRawBlob(int fd, uint64_t &contentSize) {
+  char magic[8];
+  struct stat st;
+  if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) ||
+      std::string_view(magic, sizeof(magic)) != kRawMagic ||
+      fstat(fd, &st) != 0)
+    return false;
+  contentSize = static_cast<uint64_t>(st.st_size) - kRawMagic.size();
+  return true;
+}
 
 // Decompresses the zstd stream on `in` into `out`, verifying that the content
 // hashes to `expected`. Hashing runs one chunk behind on a second thread.
@@ -239,25 +348,35 @@ bool LocalStore::readBlob(const Digest &d, std::string &out, Lookup &why) {
     why = Lookup::Miss;
     return false;
   }
-  unsigned long long size =
-      ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-  bool ok = size != ZSTD_CONTENTSIZE_ERROR && size != ZSTD_CONTENTSIZE_UNKNOWN;
-  if (ok) {
-    out.resize(size);
-    size_t n = ZSTD_decompress(out.data(), out.size(), compressed.data(),
-                               compressed.size());
-    ok = !ZSTD_isError(n) && n == size && sha256(out) == d;
+  bool ok;
+  if (std::string_view(compressed).starts_with(kRawMagic)) {
+    out = compressed.substr(kRawMagic.size());
+    ok = sha256(out) == d;
+  } else {
+    unsigned long long size =
+        ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+    ok = size != ZSTD_CONTENTSIZE_ERROR && size != ZSTD_CONTENTSIZE_UNKNOWN;
+    if (ok) {
+      out.resize(size);
+      size_t n = ZSTD_decompress(out.data(), out.size(), compressed.data(),
+                                 compressed.size());
+      ok = !ZSTD_isError(n) && n == size && sha256(out) == d;
+    }
   }
   if (!ok) {
-    ++corrupt;
-    forgetBlob(d);
     out.clear();
-    why = Lookup::Corrupt;
+    why = corruptBlob(d);
     return false;
   }
   touchBlob(d);
   why = Lookup::Hit;
   return true;
+}
+
+Lookup LocalStore::corruptBlob(const Digest &d) {
+  ++corrupt;
+  forgetBlob(d);
+  return Lookup::Corrupt;
 }
 
 Lookup LocalStore::getBlob(const Digest &d, std::string &out) {
@@ -284,21 +403,20 @@ Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
       *error = "cannot create " + tmp + ": " + std::strerror(errno);
     return Lookup::Error;
   }
-  StreamResult r = decompressVerifyCopy(in, out, d);
+  uint64_t rawSize = 0;
+  StreamResult r = isRawBlob(in, rawSize) ? rawVerifyCopy(in, rawSize, out, d)
+                                          : decompressVerifyCopy(in, out, d);
   close(in);
   bool written = r == StreamResult::Ok && fchmod(out, mode) == 0;
   written = close(out) == 0 && written;
-  if (written && rename(tmp.c_str(), path.c_str()) == 0) {
+  if (written && replaceFile(tmp, path)) {
     touchBlob(d);
     return Lookup::Hit;
   }
   int savedErrno = errno;
   unlink(tmp.c_str());
-  if (r == StreamResult::Corrupt) {
-    ++corrupt;
-    forgetBlob(d);
-    return Lookup::Corrupt;
-  }
+  if (r == StreamResult::Corrupt)
+    return corruptBlob(d);
   if (error)
     *error = "cannot write " + path + ": " + std::strerror(savedErrno);
   return Lookup::Error;
@@ -326,15 +444,50 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
       return false;
     stored = n;
   }
+  return indexBlob(d, data.size(), stored);
+}
+
+bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
   std::lock_guard lock(dbMu);
   return SqliteStatement(db->handle(),
                          "INSERT OR REPLACE INTO blobs(digest, size, stored, "
                          "last_use) VALUES(?, ?, ?, ?)")
              .bind(1, d.raw())
-             .bind(2, static_cast<int64_t>(data.size()))
+             .bind(2, static_cast<int64_t>(size))
              .bind(3, static_cast<int64_t>(stored))
              .bind(4, nowSeconds())
              .step() == SQLITE_DONE;
+}
+
+bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut) {
+  if (size <= cfg.compressLimit) {
+    std::string data(size, '\0');
+    if (pread(fd, data.data(), size, 0) != static_cast<ssize_t>(size))
+      return false;
+    return putBlob(data, digestOut);
+  }
+  // Raw: copy into a temp file in the store, hash the copy, name it.
+  std::string tmp = cfg.root + "/blobs/.incoming.linkd-" + randomSuffix();
+  int out = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (out < 0)
+    return false;
+  bool ok = writeAll(out, kRawMagic) &&
+            copyRange(fd, 0, out, static_cast<off_t>(kRawMagic.size()), size);
+  std::optional<Digest> d;
+  if (ok)
+    d = hashRange(out, kRawMagic.size(), size);
+  ok = close(out) == 0 && ok && d;
+  std::string path = ok ? blobPath(*d) : std::string();
+  if (ok)
+    ok = ensureDirectoryTree(dirOf(path)).empty() &&
+         rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    unlink(tmp.c_str());
+    return false;
+  }
+  if (digestOut)
+    *digestOut = *d;
+  return indexBlob(*d, size, size + kRawMagic.size());
 }
 
 Lookup LocalStore::getAction(std::string_view ns, const Digest &key,
@@ -504,6 +657,15 @@ uint64_t LocalStore::trim() {
   std::string blobsDir = cfg.root + "/blobs";
   if (DIR *top = opendir(blobsDir.c_str())) {
     while (dirent *shard = readdir(top)) {
+      if (std::strncmp(shard->d_name, ".incoming.linkd-", 16) == 0) {
+        std::string p = blobsDir + "/" + shard->d_name;
+        struct stat st;
+        if (stat(p.c_str(), &st) == 0 && st.st_mtime < nowSeconds() - 3600) {
+          unlink(p.c_str());
+          ++removed;
+        }
+        continue;
+      }
       if (shard->d_name[0] == '.')
         continue;
       std::string shardDir = blobsDir + "/" + shard->d_name;
