@@ -174,23 +174,30 @@ def populate(db, n, value_bytes):
     n, value_bytes = int(n), int(value_bytes)
     rnd = random.Random(20261130 + n)
     now = int(time.time())
+    # Keys in ascending order: appends to the B-trees instead of random page
+    # splits (5x faster); nothing to crash-protect, so no sync.
+    keys = sorted(rnd.randbytes(32) for _ in range(n))
+    digests = sorted(rnd.randbytes(32) for _ in range(n))
     con = sqlite3.connect(db, timeout=30)
-    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA journal_mode=OFF")  # no second copy via the WAL; WAL again below
+    con.execute("PRAGMA synchronous=OFF")
+    con.execute("PRAGMA cache_size=-65536")
     with con:  # one transaction
         def actions():
-            for _ in range(n):
-                v = rnd.randbytes(value_bytes + rnd.randrange(-value_bytes // 4, value_bytes // 4 + 1))
-                yield ("link-manifest", rnd.randbytes(32), v, hashlib.sha256(v).digest(),
+            lo, hi = value_bytes - value_bytes // 4, value_bytes + value_bytes // 4
+            for k in keys:
+                v = rnd.randbytes(rnd.randint(lo, hi))
+                yield ("link-manifest", k, v, hashlib.sha256(v).digest(),
                        now - 86400 - rnd.randrange(30 * 86400))
 
         def blobs():
-            for _ in range(n):
+            for d in digests:
                 size = rnd.randrange(1024, 16385)
-                yield (rnd.randbytes(32), size, size // 3, now - 86400 - rnd.randrange(30 * 86400))
+                yield (d, size, size // 3, now - 86400 - rnd.randrange(30 * 86400))
         con.executemany("INSERT INTO actions(ns, key, value, checksum, last_use) VALUES(?, ?, ?, ?, ?)",
                         actions())
         con.executemany("INSERT INTO blobs(digest, size, stored, last_use) VALUES(?, ?, ?, ?)", blobs())
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.execute("PRAGMA journal_mode=WAL")
     a = con.execute("SELECT count(*) FROM actions").fetchone()[0]
     b = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
     con.close()
