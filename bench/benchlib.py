@@ -34,6 +34,12 @@ Subcommands:
                      (random digests, 1-16 KiB, no files) into the store's
                      index DB, in one transaction. The daemon must be
                      stopped; the tables must exist. Prints the row counts.
+  storeinfo DB       prints "actions blobs manifest_bytes db_mib usage_ms" for a
+                     store's index DB: row counts, the largest manifest,
+                     the file size, and how long the two queries the
+                     daemon's maintenance pass runs every second under its
+                     index lock (count and sum over blobs and actions) take
+                     here (ms, median of 3 after one warm-up).
   logstats FILE FIELD
                      FIELD=<number> from the daemon's " link id=" lines of
                      FILE: prints "n median p90 max" (or "0 - - -").
@@ -205,6 +211,26 @@ def populate(db, n, value_bytes):
     return 0
 
 
+def storeinfo(db):
+    import sqlite3
+    import time
+    con = sqlite3.connect(db, timeout=30)
+    a = con.execute("SELECT count(*) FROM actions").fetchone()[0]
+    b = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
+    mb = con.execute("SELECT coalesce(max(length(value)), 0) FROM actions "
+                     "WHERE ns = 'link-manifest'").fetchone()[0]
+    ts = []
+    for _ in range(4):  # same queries as LocalStore::usage()
+        t0 = time.perf_counter()
+        con.execute("SELECT count(*), coalesce(sum(stored), 0) FROM blobs").fetchone()
+        con.execute("SELECT count(*), coalesce(sum(length(value)), 0) FROM actions").fetchone()
+        ts.append((time.perf_counter() - t0) * 1000)
+    con.close()
+    size = sum(os.path.getsize(db + ext) for ext in ("", "-wal") if os.path.exists(db + ext))
+    print("%d %d %d %.1f %.1f" % (a, b, mb, size / 1048576.0, med(ts[1:])))
+    return 0
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
@@ -270,6 +296,8 @@ def main():
         return analyze(args[0])
     if cmd == "populate" and len(args) == 3:
         return populate(*args)
+    if cmd == "storeinfo" and len(args) == 1:
+        return storeinfo(*args)
     if cmd == "logstats" and len(args) == 2:
         return logstats(*args)
     if cmd == "summary" and len(args) == 1:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # linkd benchmark: stock ld.lld vs ld.linkd (warm daemon), measured in one run.
 #
-#   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--no-diag] [--keep]
+#   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N]
+#                [--scale-hits N] [--no-scale] [--no-diag] [--only w2,w1,m500,diag,scale] [--keep]
 #
 # See bench/README.md for what it measures and prints. It is a report: it exits
 # 0 whatever the figures are, 1 if something is broken (outputs differ, a link
@@ -14,24 +15,46 @@ BUILD_DIR="${BUILD_DIR:-$REPO/build}"
 BIN="$BUILD_DIR/bin"
 STOCK="${STOCK_LLD:-/usr/lib/llvm-19/bin/ld.lld}"
 CXX="${CXX_FOR_BENCH:-clang++-19}"
+CC="${CC_FOR_BENCH:-${CXX/clang++/clang}}"
 LLVM_CONFIG="${LLVM_CONFIG:-llvm-config-19}"
 LIB="$HERE/benchlib.py"
 
 W2_RUNS=5
 W1_RUNS=7
 LINKS=200
+M500_RUNS=9        # rounds of the 500-object link (stock, cache off, cache hit)
+M500_HITS=21       # + back-to-back hits of it, for the lookup_us median
+SCALE_HITS=101     # timed hits per store size in the store-scaling test
+SCALE_IDLE=3       # seconds of idle daemon CPU measured per store size
+SCALE=1
 DIAG=1
+DO_W2=1
+DO_W1=1
+DO_M500=1
 KEEP=0
 
-usage() { sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
-    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50 ;;
+    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2 ;;
     --runs) W2_RUNS="$2"; shift ;;
     --w1-runs) W1_RUNS="$2"; shift ;;
     --links) LINKS="$2"; shift ;;
+    --m500-runs) M500_RUNS="$2"; shift ;;
+    --scale-hits) SCALE_HITS="$2"; shift ;;
+    --no-scale) SCALE=0 ;;
     --no-diag) DIAG=0 ;;
+    --only)
+      DO_W2=0; DO_W1=0; DO_M500=0; DIAG=0; SCALE=0
+      IFS=, read -ra only <<<"$2"
+      for o in "${only[@]}"; do
+        case "$o" in
+          w2) DO_W2=1 ;; w1) DO_W1=1 ;; m500) DO_M500=1 ;; diag) DIAG=1 ;; scale) SCALE=1 ;;
+          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, diag, scale)" >&2; exit 2 ;;
+        esac
+      done
+      shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -39,9 +62,14 @@ while (($#)); do
   shift
 done
 
-# Targets (ratios are linkd median / stock median).
+# Targets (ratios are linkd median / stock median). Cache off and cache miss
+# keep the daemon's targets; a cache hit has its own (issue 3).
 W1_TARGET=1.03
 W2_TARGET=0.80
+W1_HIT_TARGET=0.20
+W2_HIT_TARGET=0.30
+M500_LOOKUP_TARGET=0.02   # lookup_us of a hit / cold (cache off) link, 500 inputs
+SCALE_TARGET=1.5          # hit lookup_us with 100,000 stored entries / with 100
 RSS_TARGET_MIB=64
 
 say() { printf '%s\n' "$*"; }
@@ -57,6 +85,8 @@ for tool in python3 "$CXX" "$LLVM_CONFIG" cmp xargs env; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 [[ -x "$STOCK" ]] || die "stock linker $STOCK not found (set STOCK_LLD)"
+command -v "$CC" >/dev/null || CC="$CXX"
+python3 -c 'import sqlite3' 2>/dev/null || die "python3 without the sqlite3 module"
 HYPERFINE=""
 if command -v hyperfine >/dev/null; then
   HYPERFINE=hyperfine
@@ -106,7 +136,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$T/run" "$T/state" "$T/cache" "$T/src" "$T/res" "$T/cwd" "$T/w1"
+mkdir -p "$T/run" "$T/state" "$T/cache" "$T/src" "$T/res" "$T/cwd" "$T/w1" "$T/m500/obj"
 for m in stock off miss hit; do mkdir -p "$T/w2/$m"; done
 chmod 700 "$T/run"
 for attempt in 1 2 3; do
@@ -137,7 +167,7 @@ say "binaries    $BIN (copied to $T/bin)"
 say "stock       $STOCK ($("$STOCK" --version | head -1))"
 say "linkd       $("$LINKD" version 2>/dev/null | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
-say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each)"
+say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, scaling $SCALE_HITS hits per size"
 say "timer       ${HYPERFINE:-python benchlib.py}: wall clock, one command at a time, rounds interleaved, medians"
 
 # --- inputs ---------------------------------------------------------------------
@@ -193,6 +223,28 @@ mapfile -t W1_ARGS < <(python3 "$LIB" linker-argv "$T/src/big.driver")
 say "W1 argv     ${#W1_ARGS[@]} arguments (see $T/src/big.driver)"
 say "W2 argv     ${#W2_ARGS[@]} arguments"
 
+# M500: a C program of 500 small objects (one function each) + main.o.
+python3 - "$T/m500/obj" <<'EOF'
+import os, sys
+d = sys.argv[1]
+for i in range(500):
+    with open(os.path.join(d, "f%03d.c" % i), "w") as f:
+        f.write("int f%03d(int x) { return x * %d + %d; }\n" % (i, i + 3, i % 7))
+with open(os.path.join(d, "main.c"), "w") as f:
+    f.write("".join("int f%03d(int);\n" % i for i in (0, 123, 250, 499)))
+    f.write("int main(int argc, char **argv) { (void)argv;\n"
+            "  return (f000(argc) + f123(argc) + f250(argc) + f499(argc)) & 1; }\n")
+EOF
+(cd "$T/m500/obj" && printf '%s\n' main.c f*.c | xargs -n 50 -P "$(nproc)" "$CC" -O1 -c) ||
+  die "cannot compile the 500 objects for M500 with $CC"
+M500_OBJS=("$T/m500/obj/main.o" "$T/m500/obj"/f*.o)
+((${#M500_OBJS[@]} == 501)) || die "expected 501 objects in $T/m500/obj, got ${#M500_OBJS[@]}"
+"$CC" -### "${M500_OBJS[@]}" -o "$T/m500/unused" --ld-path="$STOCK" 2>"$T/src/m500.driver" ||
+  die "clang -### failed for M500"
+mapfile -t M500_ARGS < <(python3 "$LIB" linker-argv "$T/src/m500.driver")
+((${#M500_ARGS[@]} > 500)) || die "could not extract the M500 linker argv"
+say "M500 argv   ${#M500_ARGS[@]} arguments (501 objects, $CC)"
+
 # --- daemon helpers ---------------------------------------------------------------
 status_field() { # field -> value from `linkd status --json`
   "$LINKD" status --json 2>/dev/null | python3 -c \
@@ -209,11 +261,16 @@ daemon_cpu() {
     END { printf "%.3f", t / hz }' "/proc/$DPID/stat" "/proc/$ZPID/stat" 2>/dev/null || echo 0
 }
 daemon_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$DPID/stat" 2>/dev/null || echo 0; }
-# Waits until the daemon has stopped using CPU (e.g. storing a link's result
-# in the cache after the client got its answer). Prints the milliseconds waited.
+# Waits until the daemon has no link in progress (a link counts as active until
+# its result is stored in the cache, after the client got its answer) and has
+# stopped using CPU. Prints the milliseconds waited. (CPU alone is not enough:
+# storing W1's 130 MB output can sit in I/O for longer than the 40 ms window.)
+active_links() { "$LINKD" status --json 2>/dev/null | grep -o '"active_links": *[0-9]*' | grep -o '[0-9]*$' || echo 0; }
 settle() {
   local t0 a b n=0
   t0=$(date +%s%N)
+  while (($(active_links) > 0 && ++n < 1500)); do sleep 0.02; done
+  n=0
   a=$(daemon_ticks)
   while :; do
     sleep 0.04
@@ -297,7 +354,8 @@ verify() { # NAME STOCK_OUT PREFIX ARGS...
 hdr "verify outputs (cmp against stock)"
 verify "W2 hello " "$T/w2/check.stock" "$T/w2/check" "${W2_ARGS[@]}"
 "$T/w2/check.hit" >/dev/null || broken "the linked hello program does not run"
-verify "W1 static" "$T/w1/out.stock" "$T/w1/out" "${W1_ARGS[@]}"
+((DO_W1)) && verify "W1 static" "$T/w1/out.stock" "$T/w1/out" "${W1_ARGS[@]}"
+((DO_M500)) && verify "M500 objs" "$T/m500/out.stock" "$T/m500/out" "${M500_ARGS[@]}"
 if ((BROKEN)); then
   say "outputs differ; not timing anything (kept $T)"
   exit 1
@@ -361,14 +419,16 @@ show() {
   local name="$1" per="$2" base
   # settle time of the first command (stock: the daemon has nothing to do) = polling overhead
   base=$(field "$name" 0 10)
-  while IFS='|' read -r lab md _ _ mn mx n ccpu dcpu settle dl counts dwall dq drss; do
+  while IFS='|' read -r lab md _ _ mn mx n ccpu dcpu settle dl counts dwall dq drss dlook; do
     printf '  %-22s median %9s  (min %s, max %s, %s runs)' "$lab" "$(fmt_s "$md")" "$(fmt_s "$mn")" "$(fmt_s "$mx")" "$n"
     if ((per > 1)); then printf '  %s/link' "$(fmt_s "$(awk -v a="$md" -v n="$per" 'BEGIN{print a/n}')")"; fi
     printf '\n'
     if [[ -n "$counts" ]]; then
       awk -v ccpu="$ccpu" -v dcpu="$dcpu" -v per="$per" -v settle="$settle" -v base="${base:-40}" -v dwall="$dwall" -v dq="$dq" \
-        -v drss="$drss" -v counts="$counts" -v dl="$dl" 'BEGIN {
-        printf "  %-22s daemon: %s per run [%s]; wall %.1f ms/link (queue %.1f), child RSS %.0f MiB\n", "",
+        -v drss="$drss" -v counts="$counts" -v dl="$dl" -v dlook="$dlook" 'BEGIN {
+        if (dlook != "") printf "  %-22s daemon: %s per run [%s]; wall %.1f ms/link, cache lookup %.0f us\n", "",
+          dl " links", counts, dwall, dlook
+        else printf "  %-22s daemon: %s per run [%s]; wall %.1f ms/link (queue %.1f), child RSS %.0f MiB\n", "",
           dl " links", counts, dwall, dq, drss / 1024
         printf "  %-22s CPU/link %.1f ms = client %.1f + daemon/zygote/child %.1f; busy %d ms after the client returned\n", "",
           (ccpu + dcpu) / per * 1000, ccpu / per * 1000, dcpu / per * 1000, (settle > base ? settle - base : 0) }'
@@ -394,13 +454,14 @@ SUMMARY="$T/res/summary.tsv"
 : >"$SUMMARY"
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$SUMMARY"; }
 INFO_ROWS=()
-# rows NAME TITLE TARGET: one summary row per linkd mode (commands 1..3 vs command 0)
+# rows NAME TITLE OFF_TARGET MISS_TARGET HIT_TARGET: one summary row per linkd
+# mode (commands 1..3 vs command 0)
 rows() {
-  local s l r k
+  local s l r k t tgt=("" "$3" "$4" "$5")
   s=$(field "$1" 0 2)
   for k in 1 2 3; do
-    l=$(field "$1" "$k" 2); r=$(ratio "$l" "$s")
-    row "$2, $(field "$1" "$k" 1 | sed 's/^ld.linkd //')${MODE_NOTE[$1.$k]:-}" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $3" "$(pass "$r" "$3")"
+    l=$(field "$1" "$k" 2); r=$(ratio "$l" "$s"); t=${tgt[k]}
+    row "$2, $(field "$1" "$k" 1 | sed 's/^ld.linkd //')${MODE_NOTE[$1.$k]:-}" "$(fmt_s "$s")" "$(fmt_s "$l")" "$r" "<= $t" "$(pass "$r" "$t")"
   done
 }
 cmp_outputs() { # DIR_MODE...: compare every W2 output of these modes with stock
@@ -424,7 +485,9 @@ w2cmd() { # MODE J: xargs appends one output name after the trailing "-o"
     hit) q xargs -a "$T/w2/list.hit" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
   esac
 }
+((DO_W2)) || LINKS=0
 for j in 1 2; do
+  ((DO_W2)) || break
   hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
   ext_begin
   bench "w2_j$j" "$W2_RUNS" \
@@ -437,7 +500,7 @@ for j in 1 2; do
   check_links "w2_j$j" 1 "$LINKS" CACHE_DISABLED
   check_links "w2_j$j" 2 "$LINKS" CACHE_MISS
   check_links "w2_j$j" 3 "$LINKS" hit
-  rows "w2_j$j" "W2 $LINKS links -j$j" "$W2_TARGET"
+  rows "w2_j$j" "W2 $LINKS links -j$j" "$W2_TARGET" "$W2_TARGET" "$W2_HIT_TARGET"
   s=$(field "w2_j$j" 0 2); l=$(field "w2_j$j" 1 2)
   INFO_ROWS+=("W2 -j$j per link, cache off"$'\t'"$(fmt_s "$(awk -v a="$s" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(fmt_s "$(awk -v a="$l" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(ratio "$l" "$s")"$'\t'"(info)"$'\t'"-")
   sc=$(field "w2_j$j" 0 8); lc=$(awk -v a="$(field "w2_j$j" 1 8)" -v b="$(field "w2_j$j" 1 9)" 'BEGIN{print a+b}')
@@ -446,9 +509,8 @@ done
 cmp_outputs off miss hit
 
 # --- W1: one large static link --------------------------------------------------------
-hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs"
-ext_begin
-if bench w1 "$W1_RUNS" \
+if ((DO_W1)) && hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs" && ext_begin &&
+  bench w1 "$W1_RUNS" \
   "stock ld.lld" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
   "ld.linkd cache off" "$(q "$CLIENT" --linkd-no-cache "${W1_ARGS[@]}" -o "$T/w1/out.off")" \
   "ld.linkd cache miss" "$(q env -C "$T/cwd/@ROUND@" "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.miss")" \
@@ -458,10 +520,49 @@ if bench w1 "$W1_RUNS" \
   check_links w1 1 1 CACHE_DISABLED
   check_links w1 2 1 CACHE_MISS
   check_links w1 3 1 hit
-  rows w1 "W1 static LLVM+LLD" "$W1_TARGET"
+  rows w1 "W1 static LLVM+LLD" "$W1_TARGET" "$W1_TARGET" "$W1_HIT_TARGET"
   for m in off miss hit; do
     cmp -s "$T/w1/out.stock" "$T/w1/out.$m" || broken "W1: timed output ($m) differs from stock"
   done
+fi
+
+# --- M500: manifest validation for a link with 500 inputs -----------------------------
+# A hit must stat-check every recorded input (501 objects + the C runtime);
+# lookup_us (from the daemon's log) is that cost, compared with the cold link.
+us() { awk -v a="$1" 'BEGIN{ if (a == "" || a == "-") print "-"; else printf "%.0f us", a }'; }
+ratio4() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0 && a != "" && a != "-") printf "%.4f", a / b; else print "nan" }'; }
+if ((DO_M500)) && hdr "M500: ${#M500_ARGS[@]}-argument link of 500 small C objects, $M500_RUNS runs" && ext_begin &&
+  bench m500 "$M500_RUNS" \
+  "stock ld.lld" "$(q "$STOCK" "${M500_ARGS[@]}" -o "$T/m500/out.stock")" \
+  "ld.linkd cache off" "$(q "$CLIENT" --linkd-no-cache "${M500_ARGS[@]}" -o "$T/m500/out.off")" \
+  "ld.linkd cache hit" "$(q "$CLIENT" "${M500_ARGS[@]}" -o "$T/m500/out.hit")"; then
+  ext_end M500
+  show m500 1
+  check_links m500 1 1 CACHE_DISABLED
+  check_links m500 2 1 hit
+  for m in off hit; do
+    cmp -s "$T/m500/out.stock" "$T/m500/out.$m" || broken "M500: timed output ($m) differs from stock"
+  done
+  m_stock=$(field m500 0 2); m_off=$(field m500 1 2); m_hit=$(field m500 2 2)
+  # more hits, back to back, for the lookup figure (the daemon logs lookup_us per hit)
+  l0=$(log_lines)
+  for ((i = 0; i < M500_HITS; i++)); do
+    "$CLIENT" "${M500_ARGS[@]}" -o "$T/m500/out.hit" || { broken "M500: hit link failed"; break; }
+  done
+  tail -n +"$((l0 + 1))" "$T/state/linkd.log" >"$T/res/m500/burst.log"
+  cat "$T/res/m500/k2.log" "$T/res/m500/burst.log" >"$T/res/m500/hits.log"
+  read -r m_n m_look m_p90 m_max < <(python3 "$LIB" logstats "$T/res/m500/hits.log" lookup_us)
+  read -r _ m_blook _ _ < <(python3 "$LIB" logstats "$T/res/m500/burst.log" lookup_us)
+  m_nhit=$(grep -c ' cache=hit ' "$T/res/m500/hits.log" || true)
+  ((m_nhit == M500_RUNS + M500_HITS)) || warn "M500: $m_nhit of $((M500_RUNS + M500_HITS)) hit links were hits"
+  say "  hit lookup (manifest + stat check of every input), $m_n hits ($M500_RUNS interleaved + $M500_HITS back to back):"
+  say "    median $(us "$m_look") (interleaved $(us "$(field m500 2 16)"), back to back $(us "$m_blook")), p90 $(us "$m_p90"), max $(us "$m_max")"
+  say "    = $(awk -v l="$m_look" -v c="$m_off" 'BEGIN{ printf "%.2f%%", l / (c * 1e6) * 100 }') of the cold link through ld.linkd (cache off, $(fmt_s "$m_off")),"\
+    "$(awk -v l="$m_look" -v c="$m_stock" 'BEGIN{ printf "%.2f%%", l / (c * 1e6) * 100 }') of stock ld.lld ($(fmt_s "$m_stock")); target <= 2%"
+  r=$(ratio4 "$m_look" "$(awk -v c="$m_off" 'BEGIN{ print c * 1e6 }')")
+  row "M500 hit lookup / cold link (cache off)${MODE_NOTE[m500.2]:-}" "$(fmt_s "$m_off")" "$(us "$m_look")" "$r" "<= $M500_LOOKUP_TARGET" "$(pass "$r" "$M500_LOOKUP_TARGET")"
+  row "M500 full hit / cold link (cache off)" "$(fmt_s "$m_off")" "$(fmt_s "$m_hit")" "$(ratio "$m_hit" "$m_off")" "(info)" "-"
+  row "M500 cold link, cache off / stock" "$(fmt_s "$m_stock")" "$(fmt_s "$m_off")" "$(ratio "$m_off" "$m_stock")" "(info)" "-"
 fi
 
 # --- diagnostics: where a small link's time goes --------------------------------------
@@ -520,6 +621,102 @@ else
 fi
 say "  links: $(status_field links_total) served (failed $(status_field links_failed), crashed $(status_field links_crashed))"
 say "  cache: $("$LINKD" stats 2>/dev/null | tr -s ' \n' ' ' | cut -c1-300)"
+
+# --- store scaling: hit lookup with 100 .. 100,000 stored entries ---------------------------
+# Runs last: it stops the daemon and restarts it on a store of its own for each
+# size. The store first holds one real entry (a hello link); then synthetic
+# manifests (actions rows of the real manifest's size, correct checksums) and
+# as many blob rows are added with the daemon stopped, up to N manifests.
+stop_daemon() {
+  "$LINKD" stop >/dev/null 2>&1 || true
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -n "$DPID" && -d "/proc/$DPID" ]] || break
+    sleep 0.05
+  done
+  [[ -z "$DPID" || ! -d "/proc/$DPID" ]] || warn "daemon $DPID still running after linkd stop"
+}
+if ((SCALE)); then
+  hdr "store scaling: hello hits with 100 .. 100,000 stored manifests ($SCALE_HITS hits each)"
+  SC="$T/scale/cache"; HOUT="$T/scale/hello"; d="$T/res/scale"
+  mkdir -p "$T/scale" "$d"
+  refresh_pids; stop_daemon
+  export LINKD_CACHE_DIR="$SC"
+  hq=$(q "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT")
+  "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT" || broken "scaling: first hello link failed"
+  refresh_pids; settle >/dev/null
+  [[ "$(last_cache_result)" == CACHE_MISS ]] || warn "scaling: first link was $(last_cache_result), expected CACHE_MISS"
+  stop_daemon
+  read -r have _ vb _ _ < <(python3 "$LIB" storeinfo "$SC/index.sqlite")
+  say "  real hello manifest: $vb bytes; synthetic manifests get $((vb * 3 / 4))-$((vb * 5 / 4)) random bytes each"
+  printf '  %-9s %8s %8s %22s %22s %7s %16s %16s\n' manifests "db MiB" "usage()" "lookup med/p90/max us" \
+    "client wall med/max" ">5 ms" "idle daemon CPU" "start+1st hit"
+  declare -A SC_LOOK SC_WALL
+  for N in 100 1000 10000 100000; do
+    if ((N > have)); then
+      t0=$(date +%s%N)
+      python3 "$LIB" populate "$SC/index.sqlite" "$((N - have))" "$vb" >/dev/null ||
+        { broken "scaling: cannot populate the store to $N"; break; }
+      pop_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    fi
+    read -r have blobs _ dbmib usage_ms < <(python3 "$LIB" storeinfo "$SC/index.sqlite")
+    t0=$(date +%s%N)
+    "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT" || { broken "scaling: hello link failed at $N"; break; }
+    first_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    refresh_pids
+    [[ -n "$DPID" && -d "/proc/$DPID" ]] || { broken "scaling: no daemon after the link at $N"; break; }
+    for _ in 1 2 3; do "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT"; done
+    l0=$(log_lines)
+    if [[ -n "$HYPERFINE" ]]; then
+      hyperfine -N --style none --runs "$SCALE_HITS" --export-json "$d/n$N.json" -n "hit@$N" "$hq" \
+        >>"$d/hyperfine.log" 2>&1 || { broken "scaling: hits failed at $N"; break; }
+    else
+      for ((i = 0; i < SCALE_HITS; i++)); do
+        python3 "$LIB" time "$d/n$N.$i.json" "hit@$N" "$hq" 2>>"$d/hyperfine.log" ||
+          { broken "scaling: hits failed at $N"; break 2; }
+      done
+    fi
+    tail -n +"$((l0 + 1))" "$T/state/linkd.log" >"$d/n$N.log"
+    # idle: nothing but the maintenance pass every second
+    a=$(daemon_ticks); sleep "$SCALE_IDLE"; b=$(daemon_ticks)
+    idle=$(awk -v a="$a" -v b="$b" -v s="$SCALE_IDLE" -v hz="$(getconf CLK_TCK)" 'BEGIN{ printf "%.0f", (b - a) / hz / s * 1000 }')
+    read -r n_look look p90 mx < <(python3 "$LIB" logstats "$d/n$N.log" lookup_us)
+    n_hit=$(grep -c ' cache=hit ' "$d/n$N.log" || true)
+    slow=$(grep -o 'lookup_us=[0-9]*' "$d/n$N.log" | awk -F= '$2 > 5000 { n++ } END { print n + 0 }')
+    read -r wmed wmax < <(python3 - "$d" "$N" <<'EOF'
+import glob, json, statistics, sys
+ts = []
+d, n = sys.argv[1], sys.argv[2]
+for p in glob.glob("%s/n%s.json" % (d, n)) + glob.glob("%s/n%s.*.json" % (d, n)):
+    for r in json.load(open(p))["results"]:
+        ts.extend(r.get("times") or [r["mean"]])
+print("%s %s" % (statistics.median(ts), max(ts)) if ts else "- -")
+EOF
+)
+    ((n_hit == SCALE_HITS)) || warn "scaling at $N: $n_hit of $SCALE_HITS timed links were cache hits"
+    SC_LOOK[$N]=$look; SC_WALL[$N]=$wmed
+    printf '  %-9s %8s %6s ms %22s %22s %7s %11s ms/s %13s ms\n' "$N" "$dbmib" "$usage_ms" \
+      "$(awk -v a="$look" -v b="$p90" -v c="$mx" 'BEGIN{ printf "%.0f / %.0f / %.0f", a, b, c }')" \
+      "$(fmt_s "$wmed") / $(fmt_s "$wmax")" "$slow" "$idle" "$first_ms"
+    echo "$N $have $blobs $dbmib $usage_ms $look $p90 $mx $wmed $wmax $slow $idle $first_ms ${pop_ms:-0}" >>"$d/table"
+    stop_daemon
+  done
+  say "  (usage() = the count/sum queries the maintenance pass runs every second under the index lock,"
+  say "   timed here with python's sqlite3; idle daemon CPU = daemon process over ${SCALE_IDLE} s after the hits;"
+  say "   >5 ms = hits whose lookup took more than 5 ms; start+1st hit = daemon autostart + first hit)"
+  export LINKD_CACHE_DIR="$T/cache"
+  for N in 100 1000 10000 100000; do
+    [[ -n "${SC_LOOK[$N]:-}" ]] || continue
+    row "store $(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$N") manifests: hit lookup, client wall" "-" \
+      "$(us "${SC_LOOK[$N]}"), $(fmt_s "${SC_WALL[$N]}")" "$(ratio "${SC_LOOK[$N]}" "${SC_LOOK[100]:-}")" "(info)" "-"
+  done
+  if [[ -n "${SC_LOOK[100]:-}" && -n "${SC_LOOK[100000]:-}" ]]; then
+    r=$(ratio "${SC_LOOK[100000]}" "${SC_LOOK[100]}")
+    row "hit lookup, 100,000 / 100 manifests" "$(us "${SC_LOOK[100]}")" "$(us "${SC_LOOK[100000]}")" "$r" "<= $SCALE_TARGET" "$(pass "$r" "$SCALE_TARGET")"
+    row "hit client wall, 100,000 / 100 manifests" "$(fmt_s "${SC_WALL[100]}")" "$(fmt_s "${SC_WALL[100000]}")" "$(ratio "${SC_WALL[100000]}" "${SC_WALL[100]}")" "(info)" "-"
+  fi
+fi
+
 for pr in "${INFO_ROWS[@]}"; do printf '%s\n' "$pr" >>"$SUMMARY"; done
 
 # --- summary ---------------------------------------------------------------------------------

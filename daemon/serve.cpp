@@ -168,14 +168,6 @@ int serve(const ServeOptions &options) {
   }
   signal(SIGPIPE, SIG_IGN);
 
-  // 1. The zygote, while this process is single-threaded.
-  ZygoteClient zygote(executableDirectory() + "/linkd-lld");
-  if (std::string err = zygote.start(); !err.empty()) {
-    std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
-                 err.c_str());
-    return 1;
-  }
-
   // Stop signals are taken by one thread (below); block them before any other
   // thread exists so that none of gRPC's threads gets the default action.
   sigset_t stopSignals;
@@ -183,6 +175,14 @@ int serve(const ServeOptions &options) {
   sigaddset(&stopSignals, SIGTERM);
   sigaddset(&stopSignals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+  // 1. The zygote, while this process is single-threaded.
+  ZygoteClient zygote(executableDirectory() + "/linkd-lld");
+  if (std::string err = zygote.start(); !err.empty()) {
+    std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
+                 err.c_str());
+    return 1;
+  }
 
   // 2. Logging and configuration.
   Config settings = loadConfig();
@@ -264,6 +264,7 @@ int serve(const ServeOptions &options) {
   for (int i = 0; i < 3000 && service.activeLinks() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   server->Shutdown(std::chrono::system_clock::now());
+  zygote.stop();
   parts.maintain();
   spdlog::info("stopped");
   spdlog::shutdown();

@@ -154,10 +154,12 @@ int runZygote(int controlFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1)
     return 1;
+  // Exactly SIGCHLD blocked (for the signalfd); the daemon execs us with its
+  // stop signals blocked, which are not ours to ignore.
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  sigprocmask(SIG_SETMASK, &chld, nullptr);
   int sigFd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigFd < 0)
     return 1;

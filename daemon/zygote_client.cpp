@@ -13,8 +13,11 @@
 
 namespace linkd {
 
-ZygoteClient::~ZygoteClient() {
+ZygoteClient::~ZygoteClient() { stop(); }
+
+void ZygoteClient::stop() {
   std::unique_lock lock(mu);
+  stopping = true;
   if (controlFd >= 0)
     shutdown(controlFd, SHUT_RDWR);
   lock.unlock();
@@ -30,6 +33,8 @@ std::string ZygoteClient::start() {
 std::string ZygoteClient::startLocked() {
   if (controlFd >= 0)
     return {};
+  if (stopping)
+    return "the daemon is stopping";
   if (reader.joinable())
     reader.join(); // the previous zygote's reader has finished
   int sv[2];
@@ -69,9 +74,10 @@ void ZygoteClient::readerLoop(int fd) {
       // from being closed under a sender.
       std::lock_guard send(sendMu);
       std::lock_guard lock(mu);
-      spdlog::warn("link zygote pid={} exited; a new one starts with the "
-                   "next link",
-                   zygotePid);
+      if (!stopping)
+        spdlog::warn("link zygote pid={} exited; a new one starts with the "
+                     "next link",
+                     zygotePid);
       failAllLocked("the link zygote exited");
       close(fd);
       if (controlFd == fd)

@@ -49,6 +49,9 @@ public:
                 int recordFd = -1);
 
   int64_t pid() const;
+  // Ends the zygote (and with it any link child) and joins the reader.
+  // Pending links fail. Also done by the destructor.
+  void stop();
   // LLD's version string, as reported by the zygote ("" until it has).
   std::string lldVersion() const;
   // Waits up to `timeout` for the zygote's version report.
@@ -74,6 +77,7 @@ private:
   uint64_t nextId = 1;
   std::map<uint64_t, Pending> pending;
   std::thread reader;
+  bool stopping = false;
 };
 
 } // namespace linkd

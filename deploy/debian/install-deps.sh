@@ -9,7 +9,7 @@ packages=(
   libpolly-19-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
   # tests: real inputs and a PE runtime
-  googletest mingw-w64 wine wine64 procps file
+  gcc googletest mingw-w64 wine wine64 nodejs procps file sqlite3
   # benchmarks
   hyperfine
 )

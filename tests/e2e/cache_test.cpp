@@ -428,5 +428,68 @@ TEST_F(LinkCacheTest, KilledDaemonLeavesAConsistentStore) {
   EXPECT_EQ(run("./prog").out, "45\n");
 }
 
+TEST_F(LinkCacheTest, AllOutputsAreReplayedMapAndDependencyFiles) {
+  writeFile("main.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c main.c")));
+  std::string cmd = "{ld} main.o -e main -o prog -Map=prog.map "
+                    "--dependency-file=prog.d --why-extract=prog.why";
+  auto linkOurs = [&] {
+    return run(replaceAll(cmd, "{ld}", binPath("ld.linkd")));
+  };
+  ASSERT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path))));
+  ASSERT_TRUE(exitedZero(run("for f in prog prog.map prog.d prog.why; do "
+                             "mv $f $f.stock; done")));
+  ASSERT_TRUE(exitedZero(linkOurs()));
+  waitForStored(1);
+  ASSERT_TRUE(exitedZero(run("rm prog prog.map prog.d prog.why")));
+  ASSERT_TRUE(exitedZero(linkOurs()));
+  EXPECT_EQ(stats()["hits"], 1);
+  for (const char *f : {"prog", "prog.map", "prog.d", "prog.why"})
+    EXPECT_TRUE(sameBytes(std::string(f) + ".stock", f)) << f;
+}
+
+TEST_F(LinkCacheTest, BaseDirSharesHitsBetweenCheckoutsAtDifferentPaths) {
+  // Two checkouts of one tree at different absolute paths, each linked by a
+  // daemon whose base_dir is its checkout, one shared cache directory.
+  writeFile("src.c", "int helper(void) { return 5; }\n"
+                     "int main(void) { return helper(); }\n");
+  for (const char *co : {"co1", "co2"})
+    ASSERT_TRUE(exitedZero(run(std::string("mkdir -p ") + co +
+                               "/build && cp src.c " + co +
+                               "/ && cd " + co +
+                               "/build && clang-19 -c ../src.c -o src.o")));
+  auto daemonEnv = [&](const std::string &co) {
+    return "export LINKD_SOCKET=" + path(co + "/run/linkd.sock") +
+           " LINKD_BASE_DIR=" + path(co) + " LINKD_CACHE_DIR=" +
+           path("shared-cache") + "; ";
+  };
+  atTeardown([this, daemonEnv] {
+    for (const char *co : {"co1", "co2"})
+      run(daemonEnv(co) + binPath("linkd") + " stop");
+  });
+  auto linkIn = [&](const std::string &co) {
+    std::string cmd = "cd " + co + "/build && clang-19 --ld-path={ld} " +
+                      path(co) + "/build/src.o -o " + path(co) +
+                      "/build/prog";
+    EXPECT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path))));
+    EXPECT_TRUE(exitedZero(run("mv " + co + "/build/prog " + co +
+                               "/build/prog.stock")));
+    EXPECT_TRUE(exitedZero(
+        run(daemonEnv(co) + replaceAll(cmd, "{ld}", binPath("ld.linkd")))));
+    EXPECT_TRUE(sameBytes(co + "/build/prog.stock", co + "/build/prog"));
+  };
+  linkIn("co1");
+  // Let co1's daemon store the result, then link in co2 with its own daemon.
+  for (int i = 0; i < 200; ++i) {
+    RunResult s = run(daemonEnv("co1") + binPath("linkd") + " stats --json");
+    if (s.out.find("\"results_stored\": 1") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  linkIn("co2");
+  RunResult s2 = run(daemonEnv("co2") + binPath("linkd") + " stats --json");
+  EXPECT_NE(s2.out.find("\"hits\": 1"), std::string::npos) << s2.out;
+}
+
 } // namespace
 } // namespace linkd::e2e

@@ -39,12 +39,18 @@ int main(void) { printf("client %lu\n", (unsigned long)client_id); return 0; }
   ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fno-pic -c main.c")));
   std::string line = clangLinkLine("-no-pie main.o -o OUT");
   ASSERT_FALSE(line.empty());
+  // Client i links from its own directory c<i>, with its own symbol value
+  // and its own warning: any mix-up of cwd, argv or streams shows.
   auto commandFor = [&](const std::string &ld, int i) {
     std::string id = std::to_string(i);
-    return replaceAll(replaceAll(line, "{ld}", ld), "\"OUT\"",
-                      "out" + id + (ld == tools::ldLld.path ? ".stock" : "")) +
+    std::string out = ld == tools::ldLld.path ? "out.stock" : "out";
+    return "cd c" + id + " && " +
+           replaceAll(replaceAll(replaceAll(line, "{ld}", ld), "\"OUT\"", out),
+                      "\"main.o\"", "../main.o") +
            " --defsym=client_id=" + id + " -z client" + id;
   };
+  for (int i = 0; i < kClients; ++i)
+    ASSERT_TRUE(exitedZero(run("mkdir c" + std::to_string(i))));
 
   std::vector<RunResult> stock;
   for (int i = 0; i < kClients; ++i) {
@@ -66,8 +72,8 @@ int main(void) { printf("client %lu\n", (unsigned long)client_id); return 0; }
     EXPECT_EQ(r.out, stock[i].out);
     EXPECT_EQ(r.err, stock[i].err) << describe(r);
     std::string id = std::to_string(i);
-    EXPECT_TRUE(sameBytes("out" + id + ".stock", "out" + id));
-    RunResult ran = run("./out" + id);
+    EXPECT_TRUE(sameBytes("c" + id + "/out.stock", "c" + id + "/out"));
+    RunResult ran = run("c" + id + "/out");
     EXPECT_TRUE(exitedZero(ran));
     EXPECT_EQ(ran.out, "client " + id + "\n");
   }

@@ -69,5 +69,25 @@ TEST_F(DaemonLifecycle, IdleTimeoutExits) {
       << readFile(stateDir + "/linkd.log");
 }
 
+TEST_F(DaemonLifecycle, StopAlwaysSucceeds) {
+  // `linkd stop` right after links and a status query, many times over: the
+  // stop request must never be cancelled by the shutdown it causes.
+  writeFile("ok.c", "void _start(void) {}\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c ok.c")));
+  const std::string ld = binPath("ld.linkd");
+  int failures = 0;
+  std::string firstFailure;
+  for (int round = 0; round < 40; ++round) {
+    ASSERT_TRUE(exitedZero(run(ld + " ok.o -o a && " + ld + " ok.o -o b && " +
+                               binPath("linkd") + " status --json")));
+    RunResult stop = run(binPath("linkd") + " stop");
+    if (stop.exitCode != 0 && failures++ == 0)
+      firstFailure = describe(stop);
+  }
+  EXPECT_EQ(failures, 0) << "linkd stop failed " << failures
+                         << " times in 40; first:\n"
+                         << firstFailure;
+}
+
 } // namespace
 } // namespace linkd::e2e

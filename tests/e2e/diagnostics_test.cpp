@@ -96,6 +96,25 @@ TEST_F(Diagnostics, ProgramNamePrefixesPerFlavor) {
   EXPECT_EQ(coff.err.rfind("lld-link: error: ", 0), 0u) << describe(coff);
 }
 
+TEST_F(Diagnostics, SymlinksNamedLikeLldTools) {
+  // A symlink to ld.linkd with one of LLD's names behaves as that tool, down
+  // to the program name in its messages.
+  ASSERT_TRUE(exitedZero(run("mkdir mine stock")));
+  const std::pair<const char *, std::string> names[] = {
+      {"ld", tools::ldLld.path},
+      {"x86_64-linux-gnu-ld.lld", tools::ldLld.path},
+      {"lld-link", tools::lldLink.path},
+      {"wasm-ld", tools::wasmLd.path}};
+  for (const auto &[name, stock] : names) {
+    SCOPED_TRACE(name);
+    std::string n = name;
+    ASSERT_TRUE(exitedZero(run("ln -s " + binPath("ld.linkd") + " mine/" + n +
+                               " && ln -s " + stock + " stock/" + n)));
+    EXPECT_TRUE(sameDiagnostics({path("mine/" + n), path("stock/" + n)},
+                                "no-such-file.o -o out"));
+  }
+}
+
 TEST_F(Diagnostics, VersionOutput) {
   RunResult stock = run(tools::ldLld.path + " --version");
   RunResult mine = run(binPath("ld.linkd") + " --version");

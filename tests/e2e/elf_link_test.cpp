@@ -4,6 +4,7 @@
 // byte and the programs run.
 #include "harness.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace linkd::e2e {
@@ -262,6 +263,58 @@ int main(int argc, char **argv) {
   RunResult r = run("./main");
   ASSERT_TRUE(exitedZero(r));
   EXPECT_EQ(r.out, "285\n");
+}
+
+TEST_F(ElfLink, OutputModeFollowsTheClientsUmask) {
+  writeFile("hello.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c hello.c")));
+  for (const char *mask : {"077", "022", "002"}) {
+    SCOPED_TRACE(std::string("umask ") + mask);
+    ASSERT_TRUE(linkBoth(elfLinkers(),
+                         std::string("umask ") + mask +
+                             " && clang-19 --ld-path={ld} hello.o -o hello",
+                         {"hello"}));
+    struct stat mine, stock;
+    ASSERT_EQ(stat(path("hello").c_str(), &mine), 0);
+    ASSERT_EQ(stat(path("hello.stock").c_str(), &stock), 0);
+    EXPECT_EQ(mine.st_mode & 07777, stock.st_mode & 07777);
+    ASSERT_EQ(unlink(path("hello.stock").c_str()), 0);
+  }
+}
+
+TEST_F(ElfLink, ResponseFile) {
+  writeFile("a.c", "int a(void) { return 1; }\n");
+  writeFile("main.c", "int a(void);\nint main(void) { return a() - 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.c main.c && mkdir sub")));
+  // Response files nest and are read relative to the client's directory.
+  writeFile("sub/inner.rsp", "a.o\n");
+  writeFile("link.rsp", "main.o @sub/inner.rsp\n-o main\n");
+  ASSERT_TRUE(
+      linkBoth(elfLinkers(), "clang-19 --ld-path={ld} @link.rsp", {"main"}));
+  EXPECT_TRUE(exitedZero(run("./main")));
+}
+
+TEST_F(ElfLink, SideOutputsAreWrittenOnEveryLink) {
+  // A map file, a dependency file and a reproduce tarball (by option and by
+  // LLD_REPRODUCE in the environment) are outputs too; linking the same
+  // thing again must write them again, whatever linkd remembers.
+  writeFile("hello.c", R"(#include <stdio.h>
+int main(void) { puts("side"); return 0; }
+)");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -c hello.c")));
+  const std::string link = "clang-19 --ld-path={ld} hello.o -o hello ";
+  for (int round = 1; round <= 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    EXPECT_TRUE(linkBoth(elfLinkers(),
+                         link + "-Wl,-Map=hello.map "
+                                "-Wl,--dependency-file=hello.d",
+                         {"hello", "hello.map", "hello.d"}));
+    EXPECT_TRUE(linkBoth(elfLinkers(), link + "-Wl,--reproduce=repro.tar",
+                         {"hello", "repro.tar"}));
+    EXPECT_TRUE(linkBoth(elfLinkers(), "LLD_REPRODUCE=env.tar " + link,
+                         {"hello", "env.tar"}));
+    EXPECT_TRUE(linkBoth(elfLinkers(), link + "-Wl,--print-map", {"hello"}));
+  }
 }
 
 } // namespace

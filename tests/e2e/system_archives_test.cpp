@@ -80,9 +80,11 @@ int main(void) {
 }
 )sql");
   ASSERT_TRUE(exitedZero(run("clang-19 -O2 -c query.c")));
+  // --print-map: a large stdout (the whole archive's layout) must reach the
+  // client intact, as it comes from stock ld.lld.
   ASSERT_TRUE(linkBoth(elfLinkers(),
                        "clang-19 --ld-path={ld} query.o -l:libsqlite3.a -lm "
-                       "-o query",
+                       "-Wl,--print-map -o query",
                        {"query"}));
   RunResult needed = run(tools::readelf.path + " -d query");
   ASSERT_TRUE(exitedZero(needed));

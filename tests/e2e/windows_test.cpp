@@ -8,6 +8,9 @@
 // prefix's wineserver at teardown.
 #include "harness.h"
 
+#include <cstdint>
+#include <ctime>
+
 namespace linkd::e2e {
 namespace {
 
@@ -66,9 +69,12 @@ int main() {
 }
 )");
   ASSERT_TRUE(exitedZero(run("x86_64-w64-mingw32-g++ -O1 -c main.cpp")));
+  // LLD's MinGW driver stamps the PE header with the current time unless
+  // told not to; the stock link and ours may fall in different seconds.
   ASSERT_TRUE(linkBoth(elfLinkers(),
                        "clang++-19 --target=x86_64-w64-mingw32 -static "
-                       "--ld-path={ld} main.o -o main.exe",
+                       "--ld-path={ld} -Wl,--no-insert-timestamp main.o "
+                       "-o main.exe",
                        {"main.exe"}));
   RunResult r = run(wine("./main.exe"), 180s);
   EXPECT_EQ(r.exitCode, 3) << describe(r);
@@ -122,6 +128,49 @@ void mainCRTStartup(void) {
   EXPECT_EQ(r.exitCode, 7) << describe(r);
   EXPECT_EQ(withoutCarriageReturns(r.out), "coff: twice(21) = 42\n")
       << describe(r);
+}
+
+// The PE header's TimeDateStamp of a linked image.
+uint32_t peTimestamp(const std::string &image) {
+  auto u32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i)
+      v = v << 8 | static_cast<unsigned char>(image.at(at + i));
+    return v;
+  };
+  return u32(u32(0x3c) + 8); // e_lfanew -> "PE\0\0", Machine, NumberOfSections
+}
+
+TEST_F(Windows, SourceDateEpochIsTheClientsNotTheDaemons) {
+  // LLD reads SOURCE_DATE_EPOCH for the PE timestamp. The first client starts
+  // the daemon with its own value in the environment; each later link must
+  // see its own client's value, or none.
+  writeFile("main.c", "void mainCRTStartup(void) {}\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -O2 -c main.c")));
+  const std::string link = binPath("lld-link.linkd") +
+                           " /subsystem:console /nodefaultlib "
+                           "/entry:mainCRTStartup main.o /out:";
+  ASSERT_TRUE(
+      exitedZero(run("SOURCE_DATE_EPOCH=1700000000 " + link + "first.exe")));
+  ASSERT_TRUE(
+      exitedZero(run("SOURCE_DATE_EPOCH=1600000000 " + link + "second.exe")));
+  ASSERT_TRUE(
+      exitedZero(run("unset SOURCE_DATE_EPOCH; " + link + "third.exe")));
+  EXPECT_EQ(peTimestamp(readFile("first.exe")), 1700000000u);
+  EXPECT_EQ(peTimestamp(readFile("second.exe")), 1600000000u);
+  uint32_t now = static_cast<uint32_t>(std::time(nullptr));
+  uint32_t third = peTimestamp(readFile("third.exe"));
+  EXPECT_LE(now - third, 120u) << "timestamp " << third << ", now " << now;
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->linksTotal, 3u) << st->json;
+  // And the same bytes as stock lld-link given the same value.
+  ASSERT_TRUE(linkBoth(coffLinkers(),
+                       "SOURCE_DATE_EPOCH=1600000000 {ld} /subsystem:console "
+                       "/nodefaultlib /entry:mainCRTStartup main.o "
+                       "/out:fourth.exe",
+                       {"fourth.exe"}));
 }
 
 } // namespace
