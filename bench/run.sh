@@ -680,7 +680,7 @@ if ((SCALE)); then
     # idle: nothing but the maintenance pass every second
     a=$(daemon_ticks); sleep "$SCALE_IDLE"; b=$(daemon_ticks)
     idle=$(awk -v a="$a" -v b="$b" -v s="$SCALE_IDLE" -v hz="$(getconf CLK_TCK)" 'BEGIN{ printf "%.0f", (b - a) / hz / s * 1000 }')
-    read -r n_look look p90 mx < <(python3 "$LIB" logstats "$d/n$N.log" lookup_us)
+    read -r _ look p90 mx < <(python3 "$LIB" logstats "$d/n$N.log" lookup_us)
     n_hit=$(grep -c ' cache=hit ' "$d/n$N.log" || true)
     slow=$(grep -o 'lookup_us=[0-9]*' "$d/n$N.log" | awk -F= '$2 > 5000 { n++ } END { print n + 0 }')
     read -r wmed wmax < <(python3 - "$d" "$N" <<'EOF'

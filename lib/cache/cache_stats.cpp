@@ -188,7 +188,7 @@ std::string CacheStats::text(const StoreUsage &usage,
   o << "bytes written        " << formatSize(get("bytes_written")) << "\n";
   o << "bytes read (hits)    " << formatSize(get("bytes_read")) << "\n";
   char saved[32];
-  std::snprintf(saved, sizeof(saved), "%.1f s",
+  std::snprintf(saved, sizeof(saved), "%.3f s",
                 static_cast<double>(get("time_saved_micros")) / 1e6);
   o << "time saved           " << saved << "\n";
   o << "store                " << formatSize(usage.bytes) << " of "
