@@ -298,7 +298,7 @@ own_cpu() { # -> OWN_CPU (must not run in a subshell: `times` is per shell)
 EXT_NOTES=()
 NOISY=0
 ext_begin() { EXT_T0=$(date +%s%N); EXT_B0=$(machine_busy); own_cpu; EXT_O0=$OWN_CPU; }
-ext_end() { # LABEL
+ext_end() { # LABEL [quiet] -> EXT_PCT
   local t1 b1 o1 pct
   t1=$(date +%s%N); b1=$(machine_busy); own_cpu; o1=$OWN_CPU
   pct=$(awk -v t0="$EXT_T0" -v t1="$t1" -v b0="$EXT_B0" -v b1="$b1" -v o0="$EXT_O0" -v o1="$o1" \
@@ -306,8 +306,9 @@ ext_end() { # LABEL
       wall = (t1 - t0) / 1e9; ext = (b1 - b0) / hz - (o1 - o0)
       if (ext < 0) ext = 0
       printf "%.0f", 100 * ext / (wall * n) }')
-  say "  outside load during this workload: ${pct}% of $(nproc) cores"
+  [[ -n "${2:-}" ]] || say "  outside load during this workload: ${pct}% of $(nproc) cores"
   EXT_NOTES+=("$1 ${pct}%")
+  EXT_PCT=$pct
   ((pct < 10)) || NOISY=1
 }
 
@@ -649,8 +650,8 @@ if ((SCALE)); then
   stop_daemon
   read -r have _ vb _ _ < <(python3 "$LIB" storeinfo "$SC/index.sqlite")
   say "  real hello manifest: $vb bytes; synthetic manifests get $((vb * 3 / 4))-$((vb * 5 / 4)) random bytes each"
-  printf '  %-9s %8s %8s %22s %22s %7s %16s %16s\n' manifests "db MiB" "usage()" "lookup med/p90/max us" \
-    "client wall med/max" ">5 ms" "idle daemon CPU" "start+1st hit"
+  printf '  %-9s %7s %8s %22s %20s %5s %15s %13s %9s\n' manifests "db MiB" "usage()" "lookup med/p90/max us" \
+    "client wall med/max" ">5ms" "idle daemon CPU" "start+1st hit" "outside"
   declare -A SC_LOOK SC_WALL
   for N in 100 1000 10000 100000; do
     if ((N > have)); then
@@ -667,6 +668,7 @@ if ((SCALE)); then
     [[ -n "$DPID" && -d "/proc/$DPID" ]] || { broken "scaling: no daemon after the link at $N"; break; }
     for _ in 1 2 3; do "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT"; done
     l0=$(log_lines)
+    ext_begin
     if [[ -n "$HYPERFINE" ]]; then
       hyperfine -N --style none --runs "$SCALE_HITS" --export-json "$d/n$N.json" -n "hit@$N" "$hq" \
         >>"$d/hyperfine.log" 2>&1 || { broken "scaling: hits failed at $N"; break; }
@@ -676,6 +678,7 @@ if ((SCALE)); then
           { broken "scaling: hits failed at $N"; break 2; }
       done
     fi
+    ext_end "scaling@$N" quiet
     tail -n +"$((l0 + 1))" "$T/state/linkd.log" >"$d/n$N.log"
     # idle: nothing but the maintenance pass every second
     a=$(daemon_ticks); sleep "$SCALE_IDLE"; b=$(daemon_ticks)
@@ -695,15 +698,16 @@ EOF
 )
     ((n_hit == SCALE_HITS)) || warn "scaling at $N: $n_hit of $SCALE_HITS timed links were cache hits"
     SC_LOOK[$N]=$look; SC_WALL[$N]=$wmed
-    printf '  %-9s %8s %6s ms %22s %22s %7s %11s ms/s %13s ms\n' "$N" "$dbmib" "$usage_ms" \
+    printf '  %-9s %7s %5s ms %22s %20s %5s %10s ms/s %10s ms %8s%%\n' "$N" "$dbmib" "$usage_ms" \
       "$(awk -v a="$look" -v b="$p90" -v c="$mx" 'BEGIN{ printf "%.0f / %.0f / %.0f", a, b, c }')" \
-      "$(fmt_s "$wmed") / $(fmt_s "$wmax")" "$slow" "$idle" "$first_ms"
+      "$(fmt_s "$wmed") / $(fmt_s "$wmax")" "$slow" "$idle" "$first_ms" "$EXT_PCT"
     echo "$N $have $blobs $dbmib $usage_ms $look $p90 $mx $wmed $wmax $slow $idle $first_ms ${pop_ms:-0}" >>"$d/table"
     stop_daemon
   done
   say "  (usage() = the count/sum queries the maintenance pass runs every second under the index lock,"
   say "   timed here with python's sqlite3; idle daemon CPU = daemon process over ${SCALE_IDLE} s after the hits;"
-  say "   >5 ms = hits whose lookup took more than 5 ms; start+1st hit = daemon autostart + first hit)"
+  say "   >5ms = hits whose lookup took more than 5 ms; start+1st hit = daemon autostart + first hit;"
+  say "   outside = CPU other processes used during the hits, share of $(nproc) cores)"
   export LINKD_CACHE_DIR="$T/cache"
   for N in 100 1000 10000 100000; do
     [[ -n "${SC_LOOK[$N]:-}" ]] || continue

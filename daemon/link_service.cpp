@@ -441,8 +441,13 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
                         "the cache is off in this daemon");
   StoreUsage usage = cache.store->usage();
   uint64_t max = cache.store->config().maxBytes;
-  reply->set_json(cache.stats->json(usage, max));
-  reply->set_text(cache.stats->text(usage, max));
+  // Remote counters are always listed (zero without tiers); they count since
+  // the daemon started.
+  std::map<std::string, uint64_t> remote =
+      cache.remote ? cache.remote->counters().snapshot()
+                   : RemoteCounters().snapshot();
+  reply->set_json(cache.stats->json(usage, max, remote));
+  reply->set_text(cache.stats->text(usage, max, remote));
   if (req->zero())
     cache.stats->zero();
   return grpc::Status::OK;

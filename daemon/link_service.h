@@ -32,6 +32,7 @@ struct CacheRuntime {
   StatCache *statCache = nullptr;
   LinkCache *cache = nullptr;
   CacheStats *stats = nullptr;
+  RemoteTiers *remote = nullptr;
   KeyContext keyContext;
 };
 

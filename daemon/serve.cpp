@@ -81,6 +81,7 @@ private:
 
 // Everything the cache needs, owned here for the daemon's lifetime.
 struct CacheParts {
+  std::unique_ptr<RemoteTiers> remote;
   std::unique_ptr<LocalStore> store;
   std::unique_ptr<StatCache> statCache;
   std::unique_ptr<LinkCache> cache;
@@ -95,6 +96,7 @@ struct CacheParts {
     r.statCache = statCache.get();
     r.cache = cache.get();
     r.stats = stats.get();
+    r.remote = remote.get();
     r.keyContext = keyContext;
     return r;
   }
@@ -113,6 +115,40 @@ struct CacheParts {
     stats->save();
   }
 };
+
+// The remote tiers; a tier that cannot be configured is left out (and
+// logged), so a typo costs sharing, never links.
+std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
+  if (settings.remotes.empty())
+    return nullptr;
+  RemoteOptions opts;
+  opts.hmacKey = settings.remoteKey;
+  opts.breakerCooldown = std::chrono::seconds(settings.remoteBreakerSeconds);
+  for (const std::string &url : settings.remotes) {
+    std::string err;
+    auto cfg = parseRemoteUrl(url, &err);
+    if (!cfg) {
+      spdlog::error("remote tier ignored: {}", err);
+      continue;
+    }
+    cfg->timeout = std::chrono::milliseconds(settings.remoteTimeoutMs);
+    cfg->connectTimeout =
+        std::chrono::milliseconds(settings.remoteConnectTimeoutMs);
+    spdlog::info("remote tier {} mode={} signed={}", cfg->displayName(),
+                 cfg->mode == TierMode::ReadWrite  ? "read-write"
+                 : cfg->mode == TierMode::ReadOnly ? "read-only"
+                                                   : "write-only",
+                 !opts.hmacKey.empty());
+    opts.tiers.push_back(*cfg);
+  }
+  if (opts.tiers.empty())
+    return nullptr;
+  std::string err;
+  auto tiers = RemoteTiers::create(opts, &err);
+  if (!tiers)
+    spdlog::error("remote tiers off: {}", err);
+  return tiers;
+}
 
 CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   CacheParts parts;
@@ -139,7 +175,9 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   }
   parts.store = std::move(store);
   parts.statCache = std::move(statCache);
-  parts.cache = std::make_unique<LinkCache>(*parts.store, *parts.statCache);
+  parts.remote = openRemote(settings);
+  parts.cache = std::make_unique<LinkCache>(*parts.store, *parts.statCache,
+                                            parts.remote.get());
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
   parts.keyContext.linkdVersion = LINKD_VERSION;

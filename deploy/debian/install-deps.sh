@@ -8,8 +8,11 @@ packages=(
   cmake ninja-build pkg-config clang-19 lld-19 llvm-19-dev liblld-19-dev
   libpolly-19-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
+  libhiredis-dev libcurl4-openssl-dev
   # tests: real inputs and a PE runtime
   gcc googletest mingw-w64 wine wine64 nodejs procps file sqlite3
+  # tests: real shared-cache servers
+  redis-server nginx-light
   # benchmarks
   hyperfine
 )

@@ -136,8 +136,8 @@ void CacheStats::countCorrupt() {
   add("corrupt_hits", 1);
 }
 
-std::string CacheStats::json(const StoreUsage &usage,
-                             uint64_t maxBytes) const {
+std::string CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
+                             const std::map<std::string, uint64_t> &extra) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
   o << "{";
@@ -151,6 +151,8 @@ std::string CacheStats::json(const StoreUsage &usage,
   o << "\"store_bytes\": " << usage.bytes << ", ";
   o << "\"store_entries\": " << usage.entries << ", ";
   o << "\"store_max_bytes\": " << maxBytes << ", ";
+  for (const auto &[k, v] : extra)
+    o << jsonString(k) << ": " << v << ", ";
   o << "\"uncacheable_reasons\": {";
   bool first = true;
   for (const auto &[reason, n] : uncacheableReasons) {
@@ -161,8 +163,8 @@ std::string CacheStats::json(const StoreUsage &usage,
   return o.str();
 }
 
-std::string CacheStats::text(const StoreUsage &usage,
-                             uint64_t maxBytes) const {
+std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
+                             const std::map<std::string, uint64_t> &extra) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
   uint64_t req = get("requests");
@@ -195,6 +197,14 @@ std::string CacheStats::text(const StoreUsage &usage,
     << formatSize(maxBytes) << ", " << usage.entries << " entries\n";
   o << "evictions            " << get("evictions") << "\n";
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
+  if (!extra.empty()) {
+    o << "remote tiers\n";
+    for (const auto &[k, v] : extra) {
+      std::string name = k.starts_with("remote_") ? k.substr(7) : k;
+      o << "  " << name << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ')
+        << v << "\n";
+    }
+  }
   return o.str();
 }
 

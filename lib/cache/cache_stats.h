@@ -37,8 +37,10 @@ public:
 
   // JSON object with the integer fields requests, hits, misses, uncacheable,
   // errors, evictions, store_bytes, store_entries and more.
-  std::string json(const StoreUsage &usage, uint64_t maxBytes) const;
-  std::string text(const StoreUsage &usage, uint64_t maxBytes) const;
+  std::string json(const StoreUsage &usage, uint64_t maxBytes,
+                   const std::map<std::string, uint64_t> &extra = {}) const;
+  std::string text(const StoreUsage &usage, uint64_t maxBytes,
+                   const std::map<std::string, uint64_t> &extra = {}) const;
 
 private:
   std::string file;

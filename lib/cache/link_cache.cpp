@@ -92,35 +92,72 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
   return true;
 }
 
-std::optional<cache::v1::LinkResult>
-LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
-  std::string value;
-  Lookup l = blobs.getAction(kManifestNs, link.key, value);
-  cache::v1::Manifest manifest;
-  if (l != Lookup::Hit || !manifest.ParseFromString(value)) {
-    if (why)
-      *why = l == Lookup::Corrupt ? "manifest corrupt" : "no manifest for key";
-    return std::nullopt;
-  }
-  std::string firstWhy;
+const cache::v1::InputSet *
+LinkCache::matchingSet(const cache::v1::Manifest &manifest,
+                       const PathMapper &paths, std::string *why) {
   for (const auto &set : manifest.sets()) {
     std::string setWhy;
-    if (!inputsMatch(set, link.paths, &setWhy)) {
-      if (firstWhy.empty())
-        firstWhy = setWhy;
-      continue;
-    }
-    auto d = Digest::fromRaw(set.result_key());
-    std::string blob;
-    cache::v1::LinkResult result;
-    if (d && blobs.getBlob(*d, blob) == Lookup::Hit &&
-        result.ParseFromString(blob))
-      return result;
-    if (firstWhy.empty())
-      firstWhy = "result missing or corrupt";
+    if (inputsMatch(set, paths, &setWhy))
+      return &set;
+    if (why && why->empty())
+      *why = setWhy;
   }
+  if (why && why->empty())
+    *why = "manifest has no input sets";
+  return nullptr;
+}
+
+std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
+  std::string blob;
+  if (blobs.getBlob(d, blob) == Lookup::Hit)
+    return blob;
+  if (!remote || !remote->canRead())
+    return std::nullopt;
+  auto fetched = remote->getBlob(d); // verified against d
+  if (fetched && blobs.putBlob(*fetched))
+    ++remote->counters().backfills;
+  return fetched;
+}
+
+std::optional<cache::v1::LinkResult>
+LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
+  std::string localWhy, remoteWhy;
+  cache::v1::Manifest manifest;
+  std::string value;
+  const cache::v1::InputSet *set = nullptr;
+  Lookup l = blobs.getAction(kManifestNs, link.key, value);
+  if (l == Lookup::Hit && manifest.ParseFromString(value))
+    set = matchingSet(manifest, link.paths, &localWhy);
+  else
+    localWhy = l == Lookup::Corrupt ? "manifest corrupt" : "no manifest for key";
+
+  cache::v1::Manifest remoteManifest;
+  if (!set && remote && remote->canRead()) {
+    if (auto payload = remote->getAction(link.key);
+        payload && remoteManifest.ParseFromString(*payload)) {
+      set = matchingSet(remoteManifest, link.paths, &remoteWhy);
+      if (set) {
+        // Backfill: the set joins the local manifest.
+        blobs.putAction(kManifestNs, link.key,
+                        mergeManifest(*set, manifest).SerializeAsString());
+        ++remote->counters().backfills;
+      }
+    } else {
+      remoteWhy = "no remote manifest";
+    }
+  }
+  if (!set) {
+    if (why)
+      *why = remoteWhy.empty() ? localWhy : localWhy + "; remote: " + remoteWhy;
+    return std::nullopt;
+  }
+  cache::v1::LinkResult result;
+  auto d = Digest::fromRaw(set->result_key());
+  auto blob = d ? fetchBlob(*d) : std::nullopt;
+  if (blob && result.ParseFromString(*blob))
+    return result;
   if (why)
-    *why = firstWhy.empty() ? "manifest has no input sets" : firstWhy;
+    *why = "result missing or corrupt";
   return std::nullopt;
 }
 
@@ -134,8 +171,19 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
       return false;
     }
     std::string path = link.paths.toLocal(out.path());
-    Lookup l = blobs.materializeBlob(*d, path, static_cast<mode_t>(out.mode()),
-                                     error);
+    auto mode = static_cast<mode_t>(out.mode());
+    Lookup l = blobs.materializeBlob(*d, path, mode, error);
+    if (l == Lookup::Miss && remote && remote->canRead()) {
+      // Not here: fetch (verified), write the output from memory, keep a
+      // copy locally.
+      if (auto data = remote->getBlob(*d)) {
+        if (!writeFileAtomically(path, *data, mode, error))
+          return false;
+        if (blobs.putBlob(*data))
+          ++remote->counters().backfills;
+        continue;
+      }
+    }
     if (l != Lookup::Hit) {
       if (error && error->empty())
         *error = "output blob for " + path +
@@ -144,6 +192,51 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
     }
   }
   return true;
+}
+
+cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
+                                  const cache::v1::Manifest &old) {
+  auto inputsOnly = [](cache::v1::InputSet s) {
+    s.clear_result_key();
+    s.clear_created_unix();
+    return s.SerializeAsString();
+  };
+  std::string newestInputs = inputsOnly(newest);
+  cache::v1::Manifest fresh;
+  *fresh.add_sets() = newest;
+  for (const auto &s : old.sets()) {
+    if (fresh.sets_size() >= kMaxInputSets)
+      break;
+    if (inputsOnly(s) != newestInputs)
+      *fresh.add_sets() = s;
+  }
+  return fresh;
+}
+
+void LinkCache::pushToRemote(const LinkAnalysis &link,
+                             const cache::v1::InputSet &set,
+                             const cache::v1::LinkResult &result,
+                             const Digest &resultDigest) {
+  // Blobs first, then the manifest that refers to them (one writer thread:
+  // a reader never finds a manifest whose blobs are not there yet).
+  auto fromLocal = [this](Digest d) {
+    return [this, d]() -> std::optional<std::string> {
+      std::string data;
+      if (blobs.getBlob(d, data) == Lookup::Hit)
+        return data;
+      return std::nullopt;
+    };
+  };
+  for (const auto &o : result.outputs())
+    if (auto d = Digest::fromRaw(o.digest()))
+      remote->putBlobAsync(*d, o.size(), fromLocal(*d));
+  remote->putBlobAsync(resultDigest, 4096, fromLocal(resultDigest));
+  remote->putActionAsync(link.key, [set](const std::optional<std::string> &cur) {
+    cache::v1::Manifest old;
+    if (cur)
+      old.ParseFromString(*cur);
+    return mergeManifest(set, old).SerializeAsString();
+  });
 }
 
 LinkCache::StoreOutcome
@@ -207,26 +300,17 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   set.set_result_key(std::string(resultDigest.raw()));
   set.set_created_unix(nowUnix());
 
-  // Newest set first; drop older sets with the same inputs and the oldest
-  // beyond the limit.
-  cache::v1::Manifest old, fresh;
+  // Newest set first; older sets with the same inputs and the oldest beyond
+  // the limit go.
+  cache::v1::Manifest old;
   std::string value;
   if (blobs.getAction(kManifestNs, link.key, value) == Lookup::Hit)
     old.ParseFromString(value);
-  *fresh.add_sets() = set;
-  for (const auto &s : old.sets()) {
-    if (fresh.sets_size() >= kMaxInputSets)
-      break;
-    cache::v1::InputSet a = s, b = set;
-    a.clear_result_key();
-    a.clear_created_unix();
-    b.clear_result_key();
-    b.clear_created_unix();
-    if (a.SerializeAsString() != b.SerializeAsString())
-      *fresh.add_sets() = s;
-  }
-  if (!blobs.putAction(kManifestNs, link.key, fresh.SerializeAsString()))
+  if (!blobs.putAction(kManifestNs, link.key,
+                       mergeManifest(set, old).SerializeAsString()))
     return refuse("cannot write to the store");
+  if (remote && remote->canWrite())
+    pushToRemote(link, set, result, resultDigest);
   outcome.stored = true;
   return outcome;
 }

@@ -21,6 +21,7 @@
 #include "cache/stat_cache.h"
 #include "linkd/cache/v1/cache.pb.h"
 #include "store/local_store.h"
+#include "store/remote_tiers.h"
 
 #include <sys/stat.h>
 
@@ -40,7 +41,11 @@ std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
 
 class LinkCache {
 public:
-  LinkCache(LocalStore &store, StatCache &stats) : blobs(store), stats(stats) {}
+  // `remote` (optional): tiers consulted after a local miss and written in
+  // the background after a local store; remote finds are copied into the
+  // local store (backfill).
+  LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr)
+      : blobs(store), stats(stats), remote(remote) {}
 
   // A stored result whose inputs all still match, or nullopt. `why` gets a
   // one-line explanation of a miss (for LINKD_LOG=debug).
@@ -67,9 +72,24 @@ public:
 private:
   bool inputsMatch(const cache::v1::InputSet &set, const PathMapper &paths,
                    std::string *why);
+  // The first input set of `manifest` whose inputs all hold.
+  const cache::v1::InputSet *matchingSet(const cache::v1::Manifest &manifest,
+                                         const PathMapper &paths,
+                                         std::string *why);
+  // A blob from the local store, else from the remote tiers (backfilled).
+  std::optional<std::string> fetchBlob(const Digest &d);
+  void pushToRemote(const LinkAnalysis &link, const cache::v1::InputSet &set,
+                    const cache::v1::LinkResult &result,
+                    const Digest &resultDigest);
 
   LocalStore &blobs;
   StatCache &stats;
+  RemoteTiers *remote;
 };
+
+// The union of `fresh`'s first set and `old`'s sets, newest first, without
+// duplicate input sets, at most 16.
+cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
+                                  const cache::v1::Manifest &old);
 
 } // namespace linkd

@@ -94,6 +94,40 @@ void apply(Config &c, const std::string &key, const std::string &value,
       bad();
   } else if (key == "log_level") {
     c.logLevel = value;
+  } else if (key == "remote") {
+    // In the order given: tiers are tried in it.
+    c.remotes.clear();
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      size_t comma = value.find(',', pos);
+      std::string item = trim(value.substr(
+          pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      if (!item.empty())
+        c.remotes.push_back(item);
+      if (comma == std::string::npos)
+        break;
+      pos = comma + 1;
+    }
+  } else if (key == "remote_key_file") {
+    std::ifstream in(value);
+    std::string k;
+    if (in && std::getline(in, k) && !trim(k).empty())
+      c.remoteKey = trim(k);
+    else
+      c.warnings.push_back(where + ": cannot read remote_key_file " + value);
+  } else if (key == "remote_key") {
+    c.remoteKey = value;
+  } else if (key == "remote_timeout_ms" || key == "remote_connect_timeout_ms" ||
+             key == "remote_breaker_seconds") {
+    auto n = parseUnsigned(value);
+    if (!n)
+      bad();
+    else if (key == "remote_timeout_ms")
+      c.remoteTimeoutMs = *n;
+    else if (key == "remote_connect_timeout_ms")
+      c.remoteConnectTimeoutMs = *n;
+    else
+      c.remoteBreakerSeconds = *n;
   } else {
     c.warnings.push_back(where + ": unknown key '" + key + "'");
   }
@@ -189,7 +223,14 @@ Config loadConfig() {
                      {"LINKD_SLOPPINESS", "sloppiness"},
                      {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
                      {"LINKD_JOBS", "jobs"},
-                     {"LINKD_LOG", "log_level"}})
+                     {"LINKD_LOG", "log_level"},
+                     {"LINKD_REMOTE", "remote"},
+                     {"LINKD_REMOTE_KEY_FILE", "remote_key_file"},
+                     {"LINKD_REMOTE_KEY", "remote_key"},
+                     {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
+                     {"LINKD_REMOTE_CONNECT_TIMEOUT_MS",
+                      "remote_connect_timeout_ms"},
+                     {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"}})
     if (const char *v = env(o.var))
       apply(c, o.key, v, o.var);
   if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")

@@ -14,6 +14,13 @@
 //   idle_timeout   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never)
 //   jobs           LINKD_JOBS           number of cores
 //   log_level      LINKD_LOG            info
+//   remote         LINKD_REMOTE         (none; comma-separated tier URLs,
+//                                        see docs/shared-cache.md)
+//   remote_key_file LINKD_REMOTE_KEY_FILE (none; HMAC key for action entries;
+//                  or the key itself in LINKD_REMOTE_KEY)
+//   remote_timeout_ms          LINKD_REMOTE_TIMEOUT_MS          5000
+//   remote_connect_timeout_ms  LINKD_REMOTE_CONNECT_TIMEOUT_MS  300
+//   remote_breaker_seconds     LINKD_REMOTE_BREAKER_SECONDS     30
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,11 @@ struct Config {
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";
+  std::vector<std::string> remotes;  // tier URLs, in lookup order
+  std::string remoteKey;             // HMAC key (file content or env)
+  uint64_t remoteTimeoutMs = 5000;
+  uint64_t remoteConnectTimeoutMs = 300;
+  uint64_t remoteBreakerSeconds = 30;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values
 };

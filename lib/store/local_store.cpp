@@ -80,29 +80,6 @@ std::string randomSuffix() {
   return buf;
 }
 
-// Writes `data` to a new temp file next to `path`, then renames it over
-// `path`. The destination never holds a partial file.
-bool atomicWrite(const std::string &path, std::string_view data, mode_t mode,
-                 std::string *error) {
-  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
-                    randomSuffix();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (error)
-      *error = "cannot create " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  bool ok = writeAll(fd, data) && fchmod(fd, mode) == 0;
-  int savedErrno = errno;
-  ok = close(fd) == 0 && ok;
-  if (ok && rename(tmp.c_str(), path.c_str()) == 0)
-    return true;
-  if (error)
-    *error = "cannot write " + path + ": " +
-             std::strerror(ok ? errno : savedErrno);
-  unlink(tmp.c_str());
-  return false;
-}
 
 constexpr std::string_view kRawMagic = "LINKDRAW";
 
@@ -294,6 +271,27 @@ CREATE INDEX IF NOT EXISTS actions_lru ON actions(last_use);
 
 } // namespace
 
+bool writeFileAtomically(const std::string &path, std::string_view data,
+                         mode_t mode, std::string *error) {
+  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
+                    randomSuffix();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (error)
+      *error = "cannot create " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = writeAll(fd, data) && fchmod(fd, mode) == 0;
+  int saved = errno;
+  ok = close(fd) == 0 && ok;
+  if (ok && replaceFile(tmp, path))
+    return true;
+  if (error)
+    *error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+  unlink(tmp.c_str());
+  return false;
+}
+
 std::unique_ptr<LocalStore> LocalStore::open(const StoreConfig &config,
                                              std::string *error) {
   for (const std::string &dir : {config.root, config.root + "/blobs"}) {
@@ -431,6 +429,13 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
   uint64_t stored = 0;
   if (stat(path.c_str(), &st) == 0) {
     stored = static_cast<uint64_t>(st.st_size); // content-addressed: same bytes
+  } else if (data.size() > cfg.compressLimit) {
+    std::string raw(kRawMagic);
+    raw += data;
+    if (!ensureDirectoryTree(dirOf(path)).empty() ||
+        !writeFileAtomically(path, raw, 0644, nullptr))
+      return false;
+    stored = raw.size();
   } else {
     std::string compressed(ZSTD_compressBound(data.size()), '\0');
     size_t n = ZSTD_compress(compressed.data(), compressed.size(), data.data(),
@@ -440,7 +445,7 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
     compressed.resize(n);
     if (std::string err = ensureDirectoryTree(dirOf(path)); !err.empty())
       return false;
-    if (!atomicWrite(path, compressed, 0644, nullptr))
+    if (!writeFileAtomically(path, compressed, 0644, nullptr))
       return false;
     stored = n;
   }

@@ -57,6 +57,11 @@ struct StoreUsage {
   uint64_t actions = 0;
 };
 
+// Writes `data` to `path` through a temp file in the same directory and a
+// rename, with `mode`; the destination never holds a partial file.
+bool writeFileAtomically(const std::string &path, std::string_view data,
+                         mode_t mode, std::string *error);
+
 class LocalStore {
 public:
   static std::unique_ptr<LocalStore> open(const StoreConfig &config,

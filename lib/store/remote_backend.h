@@ -1,0 +1,71 @@
+// A remote cache tier: blobs by SHA-256 digest, action entries by action
+// key, on storage teams already run (Redis; HTTP in the bazel-remote
+// /cas/ + /ac/ layout, served by bazel-remote, nginx WebDAV and REAPI HTTP
+// fronts).
+//
+// Failures are values (RemoteStatus), never exceptions: a remote that is
+// down, slow or wrong is a miss for the link, counted by the caller
+// (remote_tiers.h), which also verifies every blob against its digest and
+// every signed action entry against the shared key.
+#pragma once
+
+#include "digest/digest.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace linkd {
+
+enum class RemoteStatus { Hit, Miss, Stored, Error, Timeout };
+
+enum class TierMode { ReadWrite, ReadOnly, WriteOnly };
+
+struct RemoteTierConfig {
+  std::string url;             // as configured (credentials included)
+  std::string scheme;          // redis, redis+unix, http, https
+  std::string host;
+  int port = 0;
+  std::string path;            // http: prefix; redis+unix: socket path
+  int db = 0;                  // redis database
+  std::string user, password;  // redis ACL / http basic
+  std::string bearerToken;     // http
+  std::string keyPrefix;       // redis key namespace
+  uint64_t ttlSeconds = 0;     // redis: 0 = no expiry
+  TierMode mode = TierMode::ReadWrite;
+  std::chrono::milliseconds connectTimeout{300};
+  std::chrono::milliseconds timeout{5000};
+  bool tlsInsecure = false;    // https: skip certificate verification
+
+  // The URL without credentials, for logs and stats.
+  std::string displayName() const;
+};
+
+// Parses one tier URL:
+//   redis://[user:password@]host[:port][/db][?prefix=P&ttl=S&mode=M]
+//   redis+unix:///path/to/socket[?db=N&prefix=P&ttl=S&mode=M]
+//   http(s)://[user:password@]host[:port][/prefix][?mode=M&token_file=F&insecure=1]
+// mode: read-write (default), read-only, write-only. Returns nullopt and
+// sets `error` for anything else.
+std::optional<RemoteTierConfig> parseRemoteUrl(const std::string &url,
+                                               std::string *error);
+
+class RemoteBackend {
+public:
+  virtual ~RemoteBackend() = default;
+  // Blob content, exactly the bytes whose SHA-256 is `d`.
+  virtual RemoteStatus getBlob(const Digest &d, std::string &out) = 0;
+  virtual RemoteStatus putBlob(const Digest &d, std::string_view data) = 0;
+  virtual RemoteStatus hasBlob(const Digest &d) = 0;
+  // Action entries: opaque bytes under a key (the caller signs them).
+  virtual RemoteStatus getAction(const Digest &key, std::string &out) = 0;
+  virtual RemoteStatus putAction(const Digest &key, std::string_view value) = 0;
+};
+
+std::unique_ptr<RemoteBackend> makeRedisBackend(const RemoteTierConfig &cfg);
+std::unique_ptr<RemoteBackend> makeHttpBackend(const RemoteTierConfig &cfg);
+
+} // namespace linkd

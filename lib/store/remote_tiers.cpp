@@ -1,0 +1,297 @@
+#include "store/remote_tiers.h"
+
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+
+#include <cstring>
+
+namespace linkd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Envelope: "LKA1", flags (bit 0: signed), [32-byte HMAC], payload.
+constexpr std::string_view kMagic = "LKA1";
+constexpr size_t kMacSize = 32;
+
+std::string mac(const std::string &key, const Digest &actionKey,
+                std::string_view payload) {
+  std::string material = "linkd-action-v1";
+  material += actionKey.raw();
+  material += payload;
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char *>(material.data()),
+       material.size(), out, &len);
+  return std::string(reinterpret_cast<char *>(out), len);
+}
+
+} // namespace
+
+std::map<std::string, uint64_t> RemoteCounters::snapshot() const {
+  return {{"remote_hits", hits},
+          {"remote_misses", misses},
+          {"remote_errors", errors},
+          {"remote_timeouts", timeouts},
+          {"remote_bytes_read", bytesRead},
+          {"remote_bytes_written", bytesWritten},
+          {"remote_writes", writes},
+          {"remote_writes_dropped", writesDropped},
+          {"remote_rejected", rejected},
+          {"remote_corrupt", corrupt},
+          {"remote_breaker_trips", breakerTrips},
+          {"remote_skipped_breaker_open", skippedOpen},
+          {"remote_backfills", backfills}};
+}
+
+std::unique_ptr<RemoteTiers> RemoteTiers::create(RemoteOptions options,
+                                                 std::string *error) {
+  std::unique_ptr<RemoteTiers> r(new RemoteTiers(std::move(options)));
+  for (const RemoteTierConfig &c : r->opts.tiers) {
+    auto t = std::make_unique<Tier>();
+    t->cfg = c;
+    t->backend = c.scheme.starts_with("redis") ? makeRedisBackend(c)
+                                               : makeHttpBackend(c);
+    if (!t->backend) {
+      *error = "cannot set up remote " + c.displayName();
+      return nullptr;
+    }
+    r->tiers.push_back(std::move(t));
+  }
+  r->writer = std::thread([p = r.get()] { p->writerLoop(); });
+  return r;
+}
+
+RemoteTiers::~RemoteTiers() {
+  {
+    std::lock_guard lock(qmu);
+    stopping = true;
+  }
+  qcv.notify_all();
+  if (writer.joinable())
+    writer.join();
+}
+
+bool RemoteTiers::canRead() const {
+  for (const auto &t : tiers)
+    if (t->cfg.mode != TierMode::WriteOnly)
+      return true;
+  return false;
+}
+
+bool RemoteTiers::canWrite() const {
+  for (const auto &t : tiers)
+    if (t->cfg.mode != TierMode::ReadOnly)
+      return true;
+  return false;
+}
+
+bool RemoteTiers::admit(Tier &t) {
+  std::lock_guard lock(t.mu);
+  if (t.openUntil == Clock::time_point{})
+    return true;
+  if (Clock::now() < t.openUntil || t.probing) {
+    ++stats.skippedOpen;
+    return false;
+  }
+  t.probing = true; // half-open: one request finds out
+  return true;
+}
+
+void RemoteTiers::record(Tier &t, RemoteStatus st) {
+  std::lock_guard lock(t.mu);
+  bool failed = st == RemoteStatus::Error || st == RemoteStatus::Timeout;
+  if (st == RemoteStatus::Error)
+    ++stats.errors;
+  if (st == RemoteStatus::Timeout)
+    ++stats.timeouts;
+  bool wasProbing = t.probing;
+  t.probing = false;
+  if (!failed) {
+    t.consecutiveErrors = 0;
+    t.openUntil = {};
+    return;
+  }
+  ++t.consecutiveErrors;
+  if (st == RemoteStatus::Timeout || t.consecutiveErrors >= 3 || wasProbing) {
+    if (t.openUntil == Clock::time_point{} || wasProbing)
+      ++stats.breakerTrips;
+    t.openUntil = Clock::now() + opts.breakerCooldown;
+  }
+}
+
+std::optional<std::string> RemoteTiers::getBlob(const Digest &d) {
+  for (auto &t : tiers) {
+    if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
+      continue;
+    std::string data;
+    RemoteStatus st = t->backend->getBlob(d, data);
+    record(*t, st);
+    if (st == RemoteStatus::Miss)
+      ++stats.misses;
+    if (st != RemoteStatus::Hit)
+      continue;
+    stats.bytesRead += data.size();
+    if (sha256(data) != d) {
+      ++stats.corrupt;
+      continue;
+    }
+    ++stats.hits;
+    return data;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
+  for (auto &t : tiers) {
+    if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
+      continue;
+    std::string entry;
+    RemoteStatus st = t->backend->getAction(key, entry);
+    record(*t, st);
+    if (st == RemoteStatus::Miss)
+      ++stats.misses;
+    if (st != RemoteStatus::Hit)
+      continue;
+    stats.bytesRead += entry.size();
+    if (auto payload = unwrapAction(key, entry)) {
+      ++stats.hits;
+      return payload;
+    }
+    ++stats.rejected;
+  }
+  return std::nullopt;
+}
+
+std::string RemoteTiers::wrapAction(const Digest &key,
+                                    const std::string &payload) const {
+  std::string out(kMagic);
+  out += static_cast<char>(opts.hmacKey.empty() ? 0 : 1);
+  if (!opts.hmacKey.empty())
+    out += mac(opts.hmacKey, key, payload);
+  out += payload;
+  return out;
+}
+
+std::optional<std::string>
+RemoteTiers::unwrapAction(const Digest &key, const std::string &entry) const {
+  if (entry.size() < kMagic.size() + 1 || !entry.starts_with(kMagic))
+    return std::nullopt;
+  bool isSigned = entry[kMagic.size()] & 1;
+  size_t off = kMagic.size() + 1;
+  if (isSigned) {
+    if (entry.size() < off + kMacSize)
+      return std::nullopt;
+    std::string payload = entry.substr(off + kMacSize);
+    if (!opts.hmacKey.empty()) {
+      std::string expected = mac(opts.hmacKey, key, payload);
+      if (CRYPTO_memcmp(expected.data(), entry.data() + off, kMacSize) != 0)
+        return std::nullopt;
+    }
+    return payload;
+  }
+  if (!opts.hmacKey.empty())
+    return std::nullopt; // we require signatures
+  return entry.substr(off);
+}
+
+void RemoteTiers::enqueue(uint64_t bytes, std::function<void()> task) {
+  {
+    std::lock_guard lock(qmu);
+    if (queuedBytes + bytes > opts.maxQueuedBytes && !queue.empty()) {
+      ++stats.writesDropped;
+      return;
+    }
+    queuedBytes += bytes;
+    queue.emplace_back(bytes, std::move(task));
+  }
+  qcv.notify_one();
+}
+
+void RemoteTiers::putBlobAsync(
+    const Digest &d, uint64_t sizeHint,
+    std::function<std::optional<std::string>()> load) {
+  if (!canWrite())
+    return;
+  enqueue(sizeHint, [this, d, load = std::move(load)] {
+    std::optional<std::string> data;
+    for (auto &t : tiers) {
+      if (t->cfg.mode == TierMode::ReadOnly || !admit(*t))
+        continue;
+      RemoteStatus has = t->backend->hasBlob(d);
+      record(*t, has);
+      if (has == RemoteStatus::Hit || has == RemoteStatus::Error ||
+          has == RemoteStatus::Timeout)
+        continue; // present, or the tier is unwell
+      if (!data && !(data = load()))
+        return;
+      RemoteStatus st = t->backend->putBlob(d, *data);
+      record(*t, st);
+      if (st == RemoteStatus::Stored) {
+        ++stats.writes;
+        stats.bytesWritten += data->size();
+      }
+    }
+  });
+}
+
+void RemoteTiers::putActionAsync(
+    const Digest &key,
+    std::function<std::string(const std::optional<std::string> &)> merge) {
+  if (!canWrite())
+    return;
+  enqueue(4096, [this, key, merge = std::move(merge)] {
+    for (auto &t : tiers) {
+      if (t->cfg.mode == TierMode::ReadOnly || !admit(*t))
+        continue;
+      std::optional<std::string> current;
+      std::string entry;
+      // A write-only tier is not read; its entry is replaced.
+      if (t->cfg.mode == TierMode::ReadWrite) {
+        RemoteStatus st = t->backend->getAction(key, entry);
+        record(*t, st);
+        if (st == RemoteStatus::Error || st == RemoteStatus::Timeout)
+          continue;
+        if (st == RemoteStatus::Hit)
+          current = unwrapAction(key, entry);
+      }
+      std::string value = wrapAction(key, merge(current));
+      RemoteStatus st = t->backend->putAction(key, value);
+      record(*t, st);
+      if (st == RemoteStatus::Stored) {
+        ++stats.writes;
+        stats.bytesWritten += value.size();
+      }
+    }
+  });
+}
+
+void RemoteTiers::writerLoop() {
+  for (;;) {
+    std::pair<uint64_t, std::function<void()>> item;
+    {
+      std::unique_lock lock(qmu);
+      qcv.wait(lock, [this] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return; // stopping, nothing left
+      item = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+    }
+    item.second();
+    {
+      std::lock_guard lock(qmu);
+      queuedBytes -= item.first;
+      busy = false;
+    }
+    idleCv.notify_all();
+  }
+}
+
+void RemoteTiers::drain() {
+  std::unique_lock lock(qmu);
+  idleCv.wait(lock, [this] { return queue.empty() && !busy; });
+}
+
+} // namespace linkd

@@ -1,0 +1,117 @@
+// The remote tiers behind the local store: tried in order after a local
+// miss, written in the background after a local store.
+//
+// Trust: a blob is accepted only if its content hashes to the digest asked
+// for (a wrong blob is counted as corrupt and is a miss). Action entries are
+// wrapped in an envelope that can carry an HMAC-SHA-256 over the key and the
+// payload; a reader configured with the shared key accepts only entries that
+// carry a valid one, so a worker without the key cannot poison the cache of
+// workers that have it (its entries are counted as rejected).
+//
+// Failure is a miss: each tier has a circuit breaker that opens on a timeout
+// or on three errors in a row and lets one request through after the cool-down
+// to probe whether the tier is back. Writes go through one background thread
+// with a bounded queue; when it is full, writes are dropped (and counted),
+// never waited for.
+#pragma once
+
+#include "store/remote_backend.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace linkd {
+
+struct RemoteOptions {
+  std::vector<RemoteTierConfig> tiers;
+  std::string hmacKey;                        // empty: entries unsigned
+  std::chrono::seconds breakerCooldown{30};
+  uint64_t maxQueuedBytes = 1ull << 30;
+};
+
+// Counter names as `linkd stats` shows them (remote_hits, ...).
+struct RemoteCounters {
+  std::atomic<uint64_t> hits{0}, misses{0}, errors{0}, timeouts{0};
+  std::atomic<uint64_t> bytesRead{0}, bytesWritten{0}, writes{0};
+  std::atomic<uint64_t> writesDropped{0}, rejected{0}, corrupt{0};
+  std::atomic<uint64_t> breakerTrips{0}, skippedOpen{0};
+  std::atomic<uint64_t> backfills{0}; // remote entries copied to the local store
+  std::map<std::string, uint64_t> snapshot() const;
+};
+
+class RemoteTiers {
+public:
+  // Builds the backends (no connection is made yet).
+  static std::unique_ptr<RemoteTiers> create(RemoteOptions options,
+                                             std::string *error);
+  ~RemoteTiers();
+
+  bool canRead() const;
+  bool canWrite() const;
+
+  // Verified content of blob `d` from the first readable tier that has it.
+  std::optional<std::string> getBlob(const Digest &d);
+  // Payload of action entry `key` from the first readable tier that has a
+  // valid one.
+  std::optional<std::string> getAction(const Digest &key);
+
+  // Background writes to every writable tier. `load` produces the blob's
+  // content when the writer gets to it (so large outputs are not held in
+  // memory while queued); `sizeHint` counts against the queue limit.
+  void putBlobAsync(const Digest &d, uint64_t sizeHint,
+                    std::function<std::optional<std::string>()> load);
+  // `merge` gets the tier's current payload (if any) and returns the payload
+  // to write (e.g. the union of manifest input sets).
+  void putActionAsync(
+      const Digest &key,
+      std::function<std::string(const std::optional<std::string> &)> merge);
+
+  // Waits until queued writes are done (tests, shutdown).
+  void drain();
+
+  RemoteCounters &counters() { return stats; }
+
+  std::string wrapAction(const Digest &key, const std::string &payload) const;
+  // nullopt: malformed, or not signed with our key when we have one.
+  std::optional<std::string> unwrapAction(const Digest &key,
+                                          const std::string &entry) const;
+
+private:
+  struct Tier {
+    RemoteTierConfig cfg;
+    std::unique_ptr<RemoteBackend> backend;
+    std::mutex mu;
+    int consecutiveErrors = 0;
+    std::chrono::steady_clock::time_point openUntil{};
+    bool probing = false;
+  };
+  explicit RemoteTiers(RemoteOptions o) : opts(std::move(o)) {}
+  bool admit(Tier &t);
+  void record(Tier &t, RemoteStatus st);
+  void enqueue(uint64_t bytes, std::function<void()> task);
+  void writerLoop();
+
+  RemoteOptions opts;
+  std::vector<std::unique_ptr<Tier>> tiers;
+  RemoteCounters stats;
+
+  std::mutex qmu;
+  std::condition_variable qcv, idleCv;
+  std::deque<std::pair<uint64_t, std::function<void()>>> queue;
+  uint64_t queuedBytes = 0;
+  bool busy = false;
+  bool stopping = false;
+  std::thread writer;
+};
+
+} // namespace linkd
