@@ -21,19 +21,18 @@ bool sameIdentity(const struct stat &a, const struct stat &b) {
          a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
-// Stores an output whose identity must stay the one seen when the link
-// exited, before and after it is read; the digest of what was read.
+// Stores an output through its snapshot descriptor; its identity must still
+// be the one seen when the link exited, before and after it is read.
 std::optional<Digest> storeStableFile(LocalStore &store,
                                       const OutputSnapshot &snap) {
-  int fd = open(snap.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (snap.fd < 0)
     return std::nullopt;
   struct stat st;
   Digest d;
-  bool ok = fstat(fd, &st) == 0 && sameIdentity(st, snap.st) &&
-            store.putBlobFromFile(fd, static_cast<uint64_t>(st.st_size), &d) &&
-            fstat(fd, &st) == 0 && sameIdentity(st, snap.st);
-  close(fd);
+  bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
+            store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
+                                  &d) &&
+            fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
   return d;
@@ -47,16 +46,29 @@ int64_t nowUnix() {
 
 } // namespace
 
+OutputSnapshot::OutputSnapshot(std::string p) : path(std::move(p)) {
+  fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1; // store() refuses it
+  }
+}
+
+OutputSnapshot::~OutputSnapshot() {
+  if (fd >= 0)
+    close(fd);
+}
+
+OutputSnapshot::OutputSnapshot(OutputSnapshot &&o) noexcept
+    : path(std::move(o.path)), fd(o.fd), st(o.st) {
+  o.fd = -1;
+}
+
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log) {
   std::vector<OutputSnapshot> out;
-  for (const std::string &p : log.outputs) {
-    OutputSnapshot s;
-    s.path = p;
-    if (stat(p.c_str(), &s.st) == 0 && S_ISREG(s.st.st_mode))
-      out.push_back(s);
-    else
-      out.push_back(OutputSnapshot{p, {}}); // vanished: store() refuses
-  }
+  out.reserve(log.outputs.size());
+  for (const std::string &p : log.outputs)
+    out.emplace_back(p);
   return out;
 }
 
@@ -276,9 +288,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
 
   cache::v1::LinkResult result;
   for (const OutputSnapshot &snap : outputs) {
-    std::optional<Digest> d;
-    if (S_ISREG(snap.st.st_mode))
-      d = storeStableFile(blobs, snap);
+    std::optional<Digest> d = storeStableFile(blobs, snap);
     if (!d)
       return refuse("output changed, vanished or could not be stored: " +
                     snap.path);

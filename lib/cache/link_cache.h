@@ -31,12 +31,23 @@
 
 namespace linkd {
 
-struct OutputSnapshot {
+// An output as the link left it: opened (and stat'ed) right after the link
+// exited, before the client is answered. Storing reads through this
+// descriptor, so a build step that renames or replaces the output meanwhile
+// (mv, strip) cannot change what is stored; one that modifies the file in
+// place changes its identity, and the result is not stored.
+class OutputSnapshot {
+public:
+  OutputSnapshot(std::string path);
+  ~OutputSnapshot();
+  OutputSnapshot(OutputSnapshot &&other) noexcept;
+  OutputSnapshot &operator=(OutputSnapshot &&) = delete;
+
   std::string path; // absolute
+  int fd = -1;      // -1: it was not a regular file we could open
   struct stat st {};
 };
 
-// Stats every output right after the link exits (see the file comment).
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
 
 class LinkCache {

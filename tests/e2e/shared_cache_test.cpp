@@ -1,0 +1,340 @@
+// The shared cache across CI workers, against real servers from Debian:
+// redis-server and nginx (WebDAV) started by each test in its directory.
+// A "worker" is a daemon with its own socket and local store; workers share
+// only the remote tier. Counters come from `linkd stats --json`.
+#include "harness.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <regex>
+#include <thread>
+
+namespace linkd::e2e {
+namespace {
+
+const Tool redisServer{"/usr/bin/redis-server", "redis-server"};
+const Tool redisCli{"/usr/bin/redis-cli", "redis-tools"};
+const Tool nginx{"/usr/sbin/nginx", "nginx-light"};
+
+// A TCP port nobody listens on right now (tiny race; fine for tests).
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class SharedCacheTest : public E2eTest {
+protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    writeFile("main.c", "#include <stdio.h>\nint lib(void);\n"
+                        "int main(void) { printf(\"%d\\n\", lib()); return 0; }\n");
+    writeFile("lib.c", "int lib(void) { return 42; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -c main.c lib.c")));
+  }
+
+  // Starts redis-server on a Unix socket in the test directory.
+  std::string startRedis() {
+    EXPECT_TRUE(haveTool(redisServer));
+    std::string sock = path("redis.sock");
+    Background bg = start(redisServer.path + " --port 0 --unixsocket " +
+                          sock + " --save '' --appendonly no");
+    atTeardown([this, bg] {
+      kill(bg.pid, SIGTERM);
+      wait(bg, 10s);
+    });
+    for (int i = 0; i < 200 && !exists("redis.sock"); ++i)
+      std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(exists("redis.sock"));
+    redisPid = bg.pid;
+    return "redis+unix://" + sock;
+  }
+
+  // Starts nginx with WebDAV on a loopback port; returns the tier URL.
+  std::string startNginx() {
+    EXPECT_TRUE(haveTool(nginx));
+    int port = freePort();
+    run("mkdir -p nginx/data nginx/body && chmod 777 nginx/data");
+    // As root, nginx's workers would run as nobody, who cannot enter this
+    // test's private directory.
+    std::string user = geteuid() == 0 ? "user root; " : "";
+    writeFile("nginx/nginx.conf",
+              user + "worker_processes 1; daemon off; pid " + path("nginx/pid") +
+                  "; error_log " + path("nginx/error.log") +
+                  ";\nevents {}\nhttp { client_body_temp_path " +
+                  path("nginx/body") +
+                  "; client_max_body_size 0; access_log off;\n"
+                  "server { listen 127.0.0.1:" +
+                  std::to_string(port) + "; root " + path("nginx/data") +
+                  ";\nlocation / { dav_methods PUT DELETE; "
+                  "create_full_put_path on; dav_access user:rw all:r; } } }\n");
+    Background bg = start(nginx.path + " -c " + path("nginx/nginx.conf") +
+                          " -p " + path("nginx"));
+    atTeardown([this, bg] {
+      kill(bg.pid, SIGTERM);
+      wait(bg, 10s);
+    });
+    std::string url = "http://127.0.0.1:" + std::to_string(port) + "/linkd";
+    for (int i = 0; i < 200; ++i) {
+      RunResult r = run("curl -s -o /dev/null -w '%{http_code}' " + url +
+                        "/cas/probe");
+      if (r.out == "404")
+        break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return url;
+  }
+
+  // Environment of worker `name`: its own socket, state and local store.
+  std::string worker(const std::string &name, const std::string &remote,
+                     const std::string &extra = "") {
+    run("mkdir -p " + name + "/run && chmod 700 " + name + "/run");
+    std::string env = "export LINKD_SOCKET=" + path(name + "/run/linkd.sock") +
+                      " LINKD_CACHE_DIR=" + path(name + "/cache") +
+                      " LINKD_STATE_DIR=" + path(name + "/state") +
+                      " LINKD_REMOTE='" + remote + "' " + extra + "; ";
+    if (!workers.count(name)) {
+      workers[name] = env;
+      atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
+    }
+    return env;
+  }
+
+  // Every worker links the same command (same output name, so the same
+  // action key); the output is then moved to `keep` for comparison.
+  RunResult linkAs(const std::string &env, const std::string &keep) {
+    RunResult r = run(env + "rm -f out && clang-19 --ld-path=" +
+                      binPath("ld.linkd") + " main.o lib.o -o out");
+    if (r.exitCode == 0)
+      run("mv out " + keep);
+    return r;
+  }
+
+  std::map<std::string, long long> stats(const std::string &env) {
+    RunResult r = run(env + binPath("linkd") + " stats --json");
+    EXPECT_TRUE(exitedZero(r));
+    std::map<std::string, long long> out;
+    std::regex field("\"([a-z_]+)\": (-?[0-9]+)");
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), field), end;
+         it != end; ++it)
+      out[(*it)[1]] = std::stoll((*it)[2]);
+    return out;
+  }
+
+  // Waits until worker `env` has written `n` entries to its remote tiers.
+  void waitForRemoteWrites(const std::string &env, long long n) {
+    for (int i = 0; i < 400; ++i) {
+      if (stats(env)["remote_writes"] >= n)
+        return;
+      std::this_thread::sleep_for(25ms);
+    }
+    ADD_FAILURE() << "remote writes did not reach " << n;
+  }
+
+  void stockReference() {
+    ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o -o out "
+                               "&& mv out ref")));
+  }
+
+  // Worker A links (miss) and publishes; worker B, empty local store, hits.
+  void shareBetweenWorkers(const std::string &remote) {
+    stockReference();
+    std::string a = worker("a", remote), b = worker("b", remote);
+    ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+    EXPECT_TRUE(sameBytes("ref", "outA"));
+    waitForRemoteWrites(a, 3); // output, result, manifest
+    ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+    EXPECT_TRUE(sameBytes("ref", "outB"));
+    auto sb = stats(b);
+    EXPECT_EQ(sb["hits"], 1);
+    EXPECT_GE(sb["remote_hits"], 2);
+    EXPECT_GE(sb["remote_backfills"], 2);
+    // B's local store now has it: the next link hits without the remote.
+    long long remoteHits = sb["remote_hits"];
+    ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+    EXPECT_TRUE(sameBytes("ref", "outB"));
+    EXPECT_EQ(stats(b)["remote_hits"], remoteHits);
+    EXPECT_EQ(run("./outB").out, "42\n");
+  }
+
+  std::map<std::string, std::string> workers;
+  pid_t redisPid = -1;
+};
+
+TEST_F(SharedCacheTest, RedisWorkerBHitsWhatWorkerALinked) {
+  shareBetweenWorkers(startRedis());
+}
+
+TEST_F(SharedCacheTest, HttpWorkerBHitsWhatWorkerALinked) {
+  shareBetweenWorkers(startNginx());
+}
+
+TEST_F(SharedCacheTest, ReadOnlyWorkerHitsButNeverWrites) {
+  std::string url = startNginx();
+  stockReference();
+  std::string ro = worker("ro", url + "?mode=read-only");
+  ASSERT_TRUE(exitedZero(linkAs(ro, "outRO")));
+  EXPECT_TRUE(sameBytes("ref", "outRO"));
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(run("find nginx/data -type f | wc -l").out, "0\n");
+  EXPECT_EQ(stats(ro)["remote_writes"], 0);
+  // A read-write worker publishes; the read-only one then hits.
+  std::string rw = worker("rw", url);
+  ASSERT_TRUE(exitedZero(linkAs(rw, "outRW")));
+  waitForRemoteWrites(rw, 3);
+  RunResult files = run("find nginx/data -type f | wc -l");
+  std::string ro2 = worker("ro2", url + "?mode=read-only");
+  ASSERT_TRUE(exitedZero(linkAs(ro2, "outRO")));
+  EXPECT_TRUE(sameBytes("ref", "outRO"));
+  EXPECT_EQ(stats(ro2)["hits"], 1);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(run("find nginx/data -type f | wc -l").out, files.out);
+}
+
+TEST_F(SharedCacheTest, UnsignedEntriesAreRejectedByKeyedReaders) {
+  std::string url = startRedis();
+  stockReference();
+  writeFile("key", "fleet-secret-1\n");
+  // A worker without the key publishes (its entries are unsigned).
+  std::string rogue = worker("rogue", url);
+  ASSERT_TRUE(exitedZero(linkAs(rogue, "outRogue")));
+  waitForRemoteWrites(rogue, 3);
+  // A keyed worker must not trust them: a miss, counted, correct output.
+  std::string keyed =
+      worker("keyed", url, "LINKD_REMOTE_KEY_FILE=" + path("key"));
+  ASSERT_TRUE(exitedZero(linkAs(keyed, "outKeyed")));
+  EXPECT_TRUE(sameBytes("ref", "outKeyed"));
+  auto sk = stats(keyed);
+  EXPECT_EQ(sk["hits"], 0);
+  EXPECT_GE(sk["remote_rejected"], 1);
+  // Its own (signed) entries serve another keyed worker...
+  waitForRemoteWrites(keyed, 2);
+  std::string keyed2 =
+      worker("keyed2", url, "LINKD_REMOTE_KEY_FILE=" + path("key"));
+  ASSERT_TRUE(exitedZero(linkAs(keyed2, "outKeyed2")));
+  EXPECT_TRUE(sameBytes("ref", "outKeyed2"));
+  EXPECT_EQ(stats(keyed2)["hits"], 1);
+  // ...but not one with another key.
+  writeFile("key2", "another-secret\n");
+  std::string other =
+      worker("other", url, "LINKD_REMOTE_KEY_FILE=" + path("key2"));
+  ASSERT_TRUE(exitedZero(linkAs(other, "outOther")));
+  EXPECT_TRUE(sameBytes("ref", "outOther"));
+  EXPECT_EQ(stats(other)["hits"], 0);
+  EXPECT_GE(stats(other)["remote_rejected"], 1);
+}
+
+TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
+  std::string url = startRedis();
+  stockReference();
+  std::string a = worker("a", url);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  waitForRemoteWrites(a, 3);
+  // Replace every blob on the server with other (well-formed) content.
+  ASSERT_TRUE(haveTool(redisCli));
+  RunResult keys = run(redisCli.path + " -s " + path("redis.sock") +
+                       " --scan --pattern 'cas:*'");
+  ASSERT_TRUE(exitedZero(keys));
+  std::istringstream in(keys.out);
+  int n = 0;
+  for (std::string k; std::getline(in, k); ++n)
+    ASSERT_TRUE(exitedZero(run(redisCli.path + " -s " + path("redis.sock") +
+                               " set " + k + " rnot-the-content")));
+  ASSERT_GT(n, 0);
+  std::string b = worker("b", url);
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  auto sb = stats(b);
+  EXPECT_EQ(sb["hits"], 0);
+  EXPECT_GE(sb["remote_corrupt"], 1);
+}
+
+TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
+  stockReference();
+  // 1. A closed port: refused at once.
+  std::string closed = worker(
+      "closed", "http://127.0.0.1:" + std::to_string(freePort()) + "/x");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(exitedZero(linkAs(closed, "outC" + std::to_string(i))));
+    EXPECT_TRUE(sameBytes("ref", "outC" + std::to_string(i)));
+  }
+  EXPECT_GE(stats(closed)["remote_errors"], 1);
+
+  // 2. A server that accepts and never answers: the listen backlog
+  // completes connections nobody will ever serve.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 64), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  atTeardown([fd] { close(fd); });
+  std::string silent =
+      worker("silent",
+             "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/x",
+             "LINKD_REMOTE_TIMEOUT_MS=700");
+  auto timed = [&](const std::string &out) {
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(exitedZero(linkAs(silent, out)));
+    EXPECT_TRUE(sameBytes("ref", out));
+    return std::chrono::steady_clock::now() - t0;
+  };
+  auto first = timed("outS0");
+  EXPECT_LT(first, 700ms + 5s); // the timeout once (plus start-up)
+  for (int i = 1; i <= 3; ++i)
+    EXPECT_LT(timed("outS" + std::to_string(i)), 500ms) << "breaker closed?";
+  auto ss = stats(silent);
+  EXPECT_EQ(ss["remote_timeouts"], 1);
+  EXPECT_GE(ss["remote_skipped_breaker_open"], 1);
+
+  // 3. A server stopped mid-build.
+  std::string url = startRedis();
+  std::string r = worker("r", url);
+  ASSERT_TRUE(exitedZero(linkAs(r, "outR0")));
+  kill(redisPid, SIGKILL);
+  for (int i = 1; i <= 3; ++i) {
+    std::string out = "outR" + std::to_string(i);
+    ASSERT_TRUE(exitedZero(run("rm -f " + out)));
+    ASSERT_TRUE(exitedZero(linkAs(r, out)));
+    EXPECT_TRUE(sameBytes("ref", out));
+  }
+}
+
+TEST_F(SharedCacheTest, CheckoutsAtDifferentPathsShareThroughTheRemote) {
+  std::string url = startRedis();
+  for (const char *co : {"co1", "co2"})
+    ASSERT_TRUE(exitedZero(run(std::string("mkdir -p ") + co +
+                               " && cp main.c lib.c " + co + "/ && cd " + co +
+                               " && clang-19 -c main.c lib.c")));
+  auto linkIn = [&](const std::string &co) {
+    std::string cmd = "cd " + co + " && clang-19 --ld-path={ld} " + path(co) +
+                      "/main.o " + path(co) + "/lib.o -o " + path(co) +
+                      "/prog";
+    EXPECT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path))));
+    EXPECT_TRUE(exitedZero(run("mv " + co + "/prog " + co + "/prog.stock")));
+    std::string env = worker(co, url, "LINKD_BASE_DIR=" + path(co));
+    EXPECT_TRUE(
+        exitedZero(run(env + replaceAll(cmd, "{ld}", binPath("ld.linkd")))));
+    EXPECT_TRUE(sameBytes(co + "/prog.stock", co + "/prog"));
+    return env;
+  };
+  std::string w1 = linkIn("co1");
+  waitForRemoteWrites(w1, 3);
+  std::string w2 = linkIn("co2");
+  EXPECT_EQ(stats(w2)["hits"], 1);
+}
+
+} // namespace
+} // namespace linkd::e2e
