@@ -83,6 +83,8 @@ public:
 private:
   bool inputsMatch(const cache::v1::InputSet &set, const PathMapper &paths,
                    std::string *why);
+  std::string checkFiles(const cache::v1::InputSet &set,
+                         const PathMapper &paths, int begin, int end);
   // The first input set of `manifest` whose inputs all hold.
   const cache::v1::InputSet *matchingSet(const cache::v1::Manifest &manifest,
                                          const PathMapper &paths,

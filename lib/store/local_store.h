@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -103,8 +104,9 @@ public:
   uint64_t evictionCount() const { return evictions.load(); }
 
 private:
-  LocalStore(StoreConfig cfg, std::unique_ptr<SqliteDb> db)
-      : cfg(std::move(cfg)), db(std::move(db)) {}
+  LocalStore(StoreConfig cfg, std::unique_ptr<SqliteDb> db,
+             std::unique_ptr<SqliteDb> readDb)
+      : cfg(std::move(cfg)), db(std::move(db)), readDb(std::move(readDb)) {}
   std::string blobPath(const Digest &d) const;
   void touchBlob(const Digest &d);
   void touchAction(std::string_view ns, const Digest &key);
@@ -115,8 +117,12 @@ private:
   void flushTouchesLocked();
 
   StoreConfig cfg;
-  std::mutex dbMu; // one connection, used under this lock
+  std::mutex dbMu; // the main connection, used under this lock
   std::unique_ptr<SqliteDb> db;
+  std::mutex readMu; // a second connection for maintenance reads
+  std::unique_ptr<SqliteDb> readDb;
+  std::atomic<bool> written{true}; // since the last recount
+  std::chrono::steady_clock::time_point lastRecount{};
   std::mutex touchMu;
   std::map<Digest, int64_t> blobTouches;
   std::map<std::pair<std::string, Digest>, int64_t> actionTouches;
