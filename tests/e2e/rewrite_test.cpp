@@ -19,6 +19,7 @@ namespace {
 // The runtime's header, also included by kernels: inline state lives here.
 constexpr const char *kRuntimeHeader = R"(#pragma once
 namespace rt {
+extern int nsGlobal; // MinGW kernels reach it through a .refptr COMDAT
 inline int inlineVar = 0;
 template <class T> struct Tmpl { static T value; };
 template <class T> T Tmpl<T>::value = 0;
@@ -57,12 +58,12 @@ extern "C" int halide_compute(int x) { return x + rt::nsGlobal + weakVar + rt::c
 constexpr const char *kKernel = R"(#include "runtime.h"
 extern "C" int KNAME(int x) {
   return halide_compute(x) + rt::inlineVar + rt::Tmpl<int>::value +
-         rt::localStatic() + rt::comdatFn(x);
+         rt::localStatic() + rt::comdatFn(x) + rt::nsGlobal;
 }
 )";
 
 // Copy c in {none, A, B} gets state v = 10, 20, 30: state(which) = v + which
-// and kernel(1) = 7v + 17 (see kRuntime and kKernel). The result is a count
+// and kernel(1) = 8v + 17 (see kRuntime and kKernel). The result is a count
 // of failed checks, each printed where a console exists.
 constexpr const char *kMain = R"(extern "C" {
 void halide_set(int); int halide_state(int); int kernel_none(int);
@@ -88,7 +89,7 @@ static int runChecks() {
     int v = 10 * (c + 1);
     for (int which = 0; which < 5; ++which)
       expect(names[c], which, state[c](which), v + which);
-    expect(names[c], 99, kernel[c](1), 7 * v + 17);
+    expect(names[c], 99, kernel[c](1), 8 * v + 17);
   }
   return failures;
 }
@@ -186,6 +187,114 @@ TEST_F(Rewrite, UnrenamedCopiesCollideOrLeak) {
   EXPECT_NE(dup.exitCode, 0) << describe(dup);
   EXPECT_NE(dup.err.find("duplicate symbol"), std::string::npos)
       << describe(dup);
+}
+
+
+// Wine with a private prefix, stopped at teardown (as in windows_test.cpp).
+class RewriteWindows : public Rewrite {
+protected:
+  std::string wine(const std::string &program) {
+    if (!wineUsed) {
+      wineUsed = true;
+      std::string prefix = path("wineprefix");
+      atTeardown([this, prefix] {
+        run("WINEPREFIX=" + prefix + " " + tools::wineserver.path + " -k", 30s);
+      });
+    }
+    return "WINEPREFIX=" + path("wineprefix") +
+           " WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' " +
+           tools::wine.path + " " + program;
+  }
+
+private:
+  bool wineUsed = false;
+};
+
+TEST_F(RewriteWindows, MingwIsolationRunsUnderWine) {
+  ASSERT_TRUE(haveTool(tools::mingwGxx));
+  ASSERT_TRUE(haveTool(tools::wine));
+  writeSources();
+  ASSERT_TRUE(compileAll("clang++-19 --target=x86_64-w64-mingw32 -O1",
+                         "-DHAVE_STDIO"));
+  ASSERT_TRUE(rewriteCopies());
+  // MinGW kernels reach runtime data through .refptr COMDATs: they follow.
+  RunResult nm = run(tools::nm.path + " A/k_a.o");
+  ASSERT_TRUE(exitedZero(nm));
+  EXPECT_EQ(nm.out.find(" _ZN2rt"), std::string::npos) << nm.out;
+  EXPECT_EQ(nm.out.find(".refptr._ZN2rt"), std::string::npos) << nm.out;
+  EXPECT_NE(nm.out.find(".refptr.rtAi__ZN2rt8nsGlobalE"), std::string::npos)
+      << nm.out;
+  ASSERT_TRUE(exitedZero(run(
+      std::string("clang++-19 --target=x86_64-w64-mingw32 -static "
+                  "-fuse-ld=lld -Wl,--no-insert-timestamp ") +
+      kObjects + " -o prog.exe")));
+  RunResult r = run(wine("./prog.exe"), 180s);
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("isolated"), std::string::npos) << describe(r);
+}
+
+TEST_F(RewriteWindows, MsvcCoffIsolationRunsUnderWine) {
+  ASSERT_TRUE(haveTool(tools::wine));
+  const std::string kernel32 = "/usr/x86_64-w64-mingw32/lib/libkernel32.a";
+  ASSERT_TRUE(haveFile(kernel32, "mingw-w64-x86-64-dev"));
+  writeSources();
+  // No CRT: no thread-safe statics runtime, no exceptions; unwind tables on
+  // so that .pdata/.xdata are associative COMDAT sections of each function.
+  ASSERT_TRUE(compileAll("clang++-19 --target=x86_64-pc-windows-msvc -O1 "
+                         "-ffreestanding -fno-exceptions "
+                         "-fno-threadsafe-statics -fasynchronous-unwind-tables",
+                         "-DENTRY_MSVC"));
+  ASSERT_TRUE(rewriteCopies());
+  RunResult sec = run(tools::objdump.path + " -h A/runtime.o");
+  ASSERT_TRUE(exitedZero(sec));
+  EXPECT_NE(sec.out.find(".pdata"), std::string::npos) << sec.out;
+  ASSERT_TRUE(linkBoth(coffLinkers(),
+                       std::string("{ld} /Brepro /subsystem:console "
+                                   "/nodefaultlib /entry:mainCRTStartup ") +
+                           kObjects + " " + kernel32 + " /out:prog.exe",
+                       {"prog.exe"}));
+  RunResult r = run(wine("./prog.exe"), 180s);
+  EXPECT_EQ(r.exitCode, 0) << "failed checks: " << describe(r);
+}
+
+TEST_F(Rewrite, MachOArm64LinksWithoutDuplicatesAgainstTbd) {
+  ASSERT_TRUE(haveTool(tools::ld64Lld));
+  writeFile("sdk/libSystem.tbd", R"(--- !tapi-tbd
+tbd-version:     4
+targets:         [ arm64-macos ]
+install-name:    '/usr/lib/libSystem.B.dylib'
+current-version: 1311
+exports:
+  - targets:     [ arm64-macos ]
+    symbols:     [ _puts, dyld_stub_binder ]
+...
+)");
+  writeSources();
+  ASSERT_TRUE(compileAll("clang++-19 --target=arm64-apple-macos11 -O1 "
+                         "-fno-threadsafe-statics"));
+  ASSERT_TRUE(rewriteCopies());
+  ASSERT_TRUE(linkBoth(machoLinkers(),
+                       std::string("{ld} -arch arm64 -platform_version macos "
+                                   "11.0 11.0 -Lsdk -lSystem ") +
+                           kObjects + " -o prog",
+                       {"prog"}));
+  RunResult undef = run(tools::nm.path + " -u prog");
+  ASSERT_TRUE(exitedZero(undef));
+  EXPECT_EQ(undef.out, "dyld_stub_binder\n") << undef.out;
+  RunResult defs = run(tools::nm.path + " -U prog");
+  ASSERT_TRUE(exitedZero(defs));
+  // Each copy's state under its own underscore-first names, once each.
+  for (const char *name :
+       {" _halide_set", " _rtA_set", " _rtB_set", " __ZN2rt9inlineVarE",
+        " _rtAi__ZN2rt9inlineVarE", " _rtBi__ZN2rt9inlineVarE",
+        " _rtAi__ZZN2rt11localStaticEvE1s", " _rtBi_weakVar",
+        " _rtAi__ZN2rt4TmplIiE5valueE", " _rtBi__ZN2rt8comdatFnEi"}) {
+    size_t at = defs.out.find(std::string(name) + "\n");
+    EXPECT_NE(at, std::string::npos) << name << "\n" << defs.out;
+    EXPECT_EQ(defs.out.find(std::string(name) + "\n", at + 1),
+              std::string::npos)
+        << name;
+  }
 }
 
 } // namespace
