@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <deque>
 #include <map>
 
 namespace linkd::rewrite {
@@ -144,7 +145,10 @@ Expected<RewriteOutput> InputSet::rewriteArchive(const Loaded &in,
   std::vector<NewArchiveMember> members;
   std::vector<std::string> errors;
   std::map<std::string, int> thinNames;
-  out.files.reserve(in.units.size() + 1); // MemberName points into these
+  // MemberName is a StringRef: getOldMember points it into the old Buf,
+  // which is replaced below; the names live here instead.
+  std::deque<std::string> names;
+  out.files.reserve(in.units.size() + 1);
   for (const Unit &unit : in.units) {
     Expected<NewArchiveMember> member =
         NewArchiveMember::getOldMember(*unit.child, /*Deterministic=*/true);
@@ -169,8 +173,11 @@ Expected<RewriteOutput> InputSet::rewriteArchive(const Loaded &in,
       std::string rel = fileName(name) + ".members/" +
                         (n ? std::to_string(n) + "-" : "") + base;
       out.files.push_back({rel, bytes});
-      member->MemberName = out.files.back().relativePath;
+      names.push_back(rel);
+    } else {
+      names.push_back(member->MemberName.str());
     }
+    member->MemberName = names.back();
     member->Buf = MemoryBuffer::getMemBufferCopy(bytes, member->MemberName);
     members.push_back(std::move(*member));
   }

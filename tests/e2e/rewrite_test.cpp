@@ -297,5 +297,186 @@ exports:
   }
 }
 
+
+// Debian's real libz.a as a runtime archive: every symbol it defines gets
+// the internal prefix, zlib's own example.c (the kernel) follows, and the
+// program runs; then the same program also links the original libz.a.
+TEST_F(Rewrite, ZlibArchiveRoundTrip) {
+  const std::string libz = "/usr/lib/x86_64-linux-gnu/libz.a";
+  const std::string example = "/usr/share/doc/zlib1g-dev/examples/example.c";
+  ASSERT_TRUE(haveFile(libz, "zlib1g-dev"));
+  ASSERT_TRUE(haveFile(example, "zlib1g-dev"));
+  ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + example + " -o example.o")));
+  ASSERT_TRUE(exitedZero(run(rewriteCmd("--internal-prefix zA_ --runtime " +
+                                        libz +
+                                        " --kernel example.o --out-dir zA"))));
+  // Every external definition in the archive is renamed; its symbol table
+  // (the archive index) lists the new names.
+  RunResult defs = run(tools::nm.path + " -U --extern-only zA/libz.a");
+  ASSERT_TRUE(exitedZero(defs));
+  for (const std::string &line : linesStartingWith(defs.out, "0"))
+    EXPECT_NE(line.find(" zA_"), std::string::npos) << line;
+  EXPECT_NE(defs.out.find(" T zA_deflate\n"), std::string::npos) << defs.out;
+  RunResult index = run(tools::nm.path + " --print-armap zA/libz.a");
+  ASSERT_TRUE(exitedZero(index));
+  EXPECT_NE(index.out.find("zA_inflate in inflate.o"), std::string::npos);
+  EXPECT_EQ(index.out.find("\ninflate in"), std::string::npos);
+  RunResult undef = run(tools::nm.path + " -u zA/example.o");
+  EXPECT_NE(undef.out.find("zA_compress"), std::string::npos) << undef.out;
+
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -fuse-ld=lld zA/example.o zA/libz.a -o example")));
+  RunResult r = run("./example");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("inflate(): hello, hello!"), std::string::npos)
+      << describe(r);
+
+  // Both copies in one program: the original serves another user.
+  writeFile("other.c", R"c(#include <stdio.h>
+#include <zlib.h>
+__attribute__((constructor)) static void other(void) {
+  unsigned char out[64], back[64];
+  uLongf n = sizeof out, m = sizeof back;
+  compress(out, &n, (const Bytef *)"original zlib", 14);
+  uncompress(back, &m, out, n);
+  printf("other: %s %s\n", zlibVersion(), back);
+}
+)c");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c other.c && clang-19 "
+                             "-fuse-ld=lld zA/example.o other.o zA/libz.a " +
+                             libz + " -o both")));
+  RunResult both = run("./both");
+  EXPECT_EQ(both.exitCode, 0) << describe(both);
+  EXPECT_NE(both.out.find("other: 1."), std::string::npos) << describe(both);
+  EXPECT_NE(both.out.find("original zlib"), std::string::npos);
+  EXPECT_NE(both.out.find("inflate(): hello, hello!"), std::string::npos);
+  RunResult syms = run(tools::nm.path + " both");
+  EXPECT_NE(syms.out.find(" T deflate\n"), std::string::npos);
+  EXPECT_NE(syms.out.find(" T zA_deflate\n"), std::string::npos);
+}
+
+// Thin archives are read, rewritten into new member files, never modified.
+TEST_F(Rewrite, ThinArchiveMembersAreNotTouched) {
+  writeFile("a.c", "int halide_a(void) { return 1; }\nint helper = 2;\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.c && llvm-ar-19 rcT thin.a a.o "
+                             "&& cp a.o a.o.orig")));
+  ASSERT_TRUE(exitedZero(run(rewriteCmd(
+      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+      "--runtime thin.a --out-dir out"))));
+  EXPECT_TRUE(sameBytes("a.o.orig", "a.o"));
+  RunResult syms = run(tools::nm.path + " out/thin.a");
+  ASSERT_TRUE(exitedZero(syms));
+  EXPECT_NE(syms.out.find("T rtA_a"), std::string::npos) << syms.out;
+  EXPECT_NE(syms.out.find("D rtAi_helper"), std::string::npos) << syms.out;
+  EXPECT_EQ(readFile("out/thin.a").substr(0, 8), "!<thin>\n");
+}
+
+// Bitcode (LTO) objects are renamed in the IR, and LTO links them.
+TEST_F(Rewrite, BitcodeIsRenamedAtIrLevel) {
+  writeSources();
+  ASSERT_TRUE(compileAll("clang++-19 -O1 -flto", "-DHAVE_STDIO"));
+  ASSERT_TRUE(rewriteCopies());
+  RunResult syms = run(tools::nm.path + " A/runtime.o");
+  ASSERT_TRUE(exitedZero(syms));
+  EXPECT_NE(syms.out.find("rtAi__ZN2rt9inlineVarE"), std::string::npos)
+      << syms.out;
+  ASSERT_TRUE(exitedZero(run(std::string("clang++-19 -flto -fuse-ld=lld ") +
+                             kObjects + " -o prog")));
+  RunResult r = run("./prog");
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_EQ(r.out, "isolated\n") << describe(r);
+}
+
+class RewriteBadInput : public Rewrite {
+protected:
+  // Runs a rewrite that must fail: non-zero, `needle` in stderr, and
+  // nothing at all in the output directory.
+  void expectFailure(const std::string &args, const std::string &needle) {
+    RunResult r = run(rewriteCmd(args + " --out-dir out"));
+    EXPECT_NE(r.exitCode, 0) << describe(r);
+    EXPECT_NE(r.err.find(needle), std::string::npos) << describe(r);
+    RunResult ls = run("ls -A out 2>/dev/null");
+    EXPECT_EQ(ls.out, "") << ls.out;
+  }
+
+  void SetUp() override {
+    Rewrite::SetUp();
+    writeFile("good.c", "int halide_good(void) { return 1; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -c good.c")));
+  }
+};
+
+TEST_F(RewriteBadInput, TruncatedObject) {
+  ASSERT_TRUE(exitedZero(run("head -c 200 good.o > trunc.o")));
+  expectFailure("--internal-prefix p_ --runtime good.o trunc.o", "trunc.o: ");
+}
+
+TEST_F(RewriteBadInput, CorruptArchiveMember) {
+  ASSERT_TRUE(exitedZero(run("head -c 200 good.o > bad.o && llvm-ar-19 rcS "
+                             "lib.a good.o bad.o")));
+  expectFailure("--internal-prefix p_ --runtime lib.a", "lib.a(bad.o): ");
+  ASSERT_TRUE(exitedZero(run("echo hello > junk.o && llvm-ar-19 rcS "
+                             "lib2.a good.o junk.o")));
+  expectFailure("--internal-prefix p_ --runtime lib2.a",
+                "lib2.a(junk.o): unknown file format");
+}
+
+TEST_F(RewriteBadInput, CorruptArchiveHeader) {
+  // The member header's size field (offset 48 of the header at 0x5e) now
+  // claims more bytes than the file has; then an archive cut short.
+  ASSERT_TRUE(exitedZero(run("llvm-ar-19 rc lib.a good.o && "
+                             "printf 99999999 | dd of=lib.a bs=1 seek=142 "
+                             "conv=notrunc 2>/dev/null")));
+  expectFailure("--internal-prefix p_ --runtime lib.a", "lib.a: ");
+  ASSERT_TRUE(exitedZero(run("llvm-ar-19 rc full.a good.o && head -c 300 "
+                             "full.a > cut.a")));
+  expectFailure("--internal-prefix p_ --runtime cut.a", "cut.a");
+}
+
+TEST_F(RewriteBadInput, UnknownFormatAndSharedLibrary) {
+  writeFile("notes.txt", "not an object\n");
+  expectFailure("--internal-prefix p_ --runtime good.o notes.txt",
+                "notes.txt: unknown file format");
+  ASSERT_TRUE(exitedZero(run("clang-19 -shared -fPIC good.c -o libgood.so")));
+  expectFailure("--internal-prefix p_ --runtime libgood.so",
+                "libgood.so: is a shared library");
+}
+
+TEST_F(RewriteBadInput, BadRenameFile) {
+  writeFile("renames.txt", "# comment\nhalide_good=rt_good\nlonely\n");
+  expectFailure("--rename-file renames.txt --input good.o",
+                "renames.txt:3: expected OLD=NEW");
+  writeFile("twice.txt", "a=b\na=c\n");
+  expectFailure("--rename-file twice.txt --input good.o",
+                "twice.txt:2: 'a' is renamed twice");
+  expectFailure("--rename-file missing.txt --input good.o",
+                "missing.txt: cannot read rename file");
+}
+
+TEST_F(RewriteBadInput, CollisionNamesBothSymbols) {
+  writeFile("other.c", "int rt_good(void) { return 2; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c other.c")));
+  expectFailure("--rename halide_good=rt_good --input good.o other.o",
+                "renaming 'halide_good' (good.o) to 'rt_good' collides with "
+                "'rt_good' (other.o), already defined");
+}
+
+TEST_F(Rewrite, DryRunPrintsTheTable) {
+  writeSources();
+  ASSERT_TRUE(compileAll("clang++-19 -O1"));
+  RunResult r = run(rewriteCmd("--match halide_ --export-prefix rtA_ "
+                               "--internal-prefix rtAi_ --runtime runtime.o "
+                               "--kernel k_a.o --dry-run"));
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_NE(r.out.find("halide_set\trtA_set\truntime\truntime.o\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("_ZN2rt9inlineVarE\trtAi__ZN2rt9inlineVarE\tkernel\t"
+                       "k_a.o\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(exists("runtime.o.tmp"));
+}
+
 } // namespace
 } // namespace linkd::e2e
