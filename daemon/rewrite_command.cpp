@@ -42,8 +42,16 @@ int usageError(const std::string &msg) {
   return 2;
 }
 
+// One "error:" line per message line: the library joins one message per
+// bad input or member.
 int failure(const std::string &msg) {
-  std::fprintf(stderr, "linkd-lld rewrite: error: %s\n", msg.c_str());
+  size_t start = 0;
+  while (start < msg.size()) {
+    size_t nl = msg.find('\n', start);
+    std::string line = msg.substr(start, nl - start);
+    std::fprintf(stderr, "linkd-lld rewrite: error: %s\n", line.c_str());
+    start = nl == std::string::npos ? msg.size() : nl + 1;
+  }
   return 1;
 }
 
