@@ -478,5 +478,73 @@ TEST_F(Rewrite, DryRunPrintsTheTable) {
   EXPECT_FALSE(exists("runtime.o.tmp"));
 }
 
+
+// COFF names outside the symbol table: `.drectve` /EXPORT: directives (same
+// length and longer), and MinGW weak externals' `.weak.X.default.Y` aliases.
+TEST_F(Rewrite, CoffDirectivesAndWeakAliasesFollow) {
+  writeFile("r.c", R"(__declspec(dllexport) int halide_api(void) { return 1; }
+__attribute__((weak)) int hook(void) { return 2; }
+int use(void) { return hook() + halide_api(); }
+)");
+  writeFile("entry.c", "int DllEntry(void *h, unsigned r, void *x) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(run(
+      "clang-19 --target=x86_64-pc-windows-msvc -O1 -c r.c -o msvc.o && "
+      "clang-19 --target=x86_64-w64-mingw32 -O1 -c r.c -o mingw.o && "
+      "clang-19 --target=x86_64-w64-mingw32 -O1 -c entry.c")));
+  for (const char *c : {"A", "B"})
+    ASSERT_TRUE(exitedZero(run(rewriteCmd(
+        std::string("--match halide_ --export-prefix rt") + c +
+        "_ --internal-prefix rt" + c + "i_ --runtime msvc.o mingw.o "
+        "--out-dir " + c))));
+  ASSERT_TRUE(exitedZero(
+      run(tools::lldLink.path + " /dll /nodefaultlib /noentry A/msvc.o "
+                                "/out:a.dll")));
+  RunResult exports = run(tools::objdump.path + " -p a.dll");
+  EXPECT_NE(exports.out.find("rtA_api"), std::string::npos) << exports.out;
+  EXPECT_EQ(exports.out.find("halide_api"), std::string::npos) << exports.out;
+
+  // A longer name: the directive section is replaced and still one.
+  ASSERT_TRUE(exitedZero(run(rewriteCmd(
+      "--rename halide_api=a_much_longer_exported_name --input msvc.o "
+      "--out-dir L"))));
+  RunResult sections = run("llvm-readobj-19 --sections L/msvc.o");
+  EXPECT_NE(sections.out.find("IMAGE_SCN_LNK_INFO"), std::string::npos)
+      << sections.out;
+  ASSERT_TRUE(exitedZero(
+      run(tools::lldLink.path + " /dll /nodefaultlib /noentry L/msvc.o "
+                                "/out:l.dll")));
+  EXPECT_NE(run(tools::objdump.path + " -p l.dll")
+                .out.find("a_much_longer_exported_name"),
+            std::string::npos);
+
+  // MinGW: the weak alias follows; two copies link side by side.
+  RunResult nm = run(tools::nm.path + " A/mingw.o");
+  EXPECT_NE(nm.out.find(".weak.rtAi_hook.default.rtA_api"), std::string::npos)
+      << nm.out;
+  EXPECT_NE(nm.out.find(" W rtAi_hook"), std::string::npos) << nm.out;
+  EXPECT_TRUE(exitedZero(run(tools::ldLld.path +
+                             " -m i386pep --shared -e DllEntry entry.o "
+                             "A/mingw.o B/mingw.o -o two.dll")));
+  // (LLD skips a path given twice: the second copy needs its own name.)
+  RunResult plain = run("cp mingw.o mingw2.o && " + tools::ldLld.path +
+                        " -m i386pep --shared -e DllEntry entry.o mingw.o "
+                        "mingw2.o -o dup.dll");
+  EXPECT_NE(plain.exitCode, 0) << describe(plain);
+}
+
+// The guard-variable trap: an explicit rename of a group signature alone
+// is refused, naming the member that would be left behind.
+TEST_F(RewriteBadInput, GroupSignatureRenamedAloneIsRefused) {
+  writeFile("g.cpp", R"(template <class T> struct G { static int v; };
+int init();
+template <class T> int G<T>::v = init();
+int get() { return G<int>::v; }
+)");
+  ASSERT_TRUE(exitedZero(run("clang++-19 -O1 -c g.cpp")));
+  expectFailure("--rename _ZN1GIiE1vE=gv --input g.o",
+                "g.o: '_ZGVN1GIiE1vE' is defined in COMDAT group "
+                "'_ZN1GIiE1vE'");
+}
+
 } // namespace
 } // namespace linkd::e2e
