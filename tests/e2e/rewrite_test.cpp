@@ -546,5 +546,58 @@ int get() { return G<int>::v; }
                 "'_ZN1GIiE1vE'");
 }
 
+
+// The other architectures of each format: the isolation program (no libc,
+// no CRT) rewritten and linked by LLD with no duplicate or undefined
+// symbol, each copy's state present under its own name.
+TEST_F(Rewrite, Aarch64ElfArm64CoffX8664MachOLinkCleanly) {
+  writeFile("sdk/libSystem.tbd", R"(--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos ]
+install-name:    '/usr/lib/libSystem.B.dylib'
+current-version: 1311
+exports:
+  - targets:     [ x86_64-macos ]
+    symbols:     [ dyld_stub_binder ]
+...
+)");
+  writeSources();
+  struct Target {
+    const char *triple, *link, *state;
+  };
+  const Target targets[] = {
+      {"aarch64-linux-gnu", "ld.lld-19 -e main {objs} -o prog",
+       "rtAi__ZN2rt9inlineVarE"},
+      {"aarch64-pc-windows-msvc",
+       "lld-link-19 /machine:arm64 /nodefaultlib /subsystem:console "
+       "/entry:main {objs} /out:prog",
+       "rtAi_?inlineVar@rt@@3HA"}, // MSVC mangling
+      {"x86_64-apple-macos11",
+       "ld64.lld-19 -arch x86_64 -platform_version macos 11.0 11.0 -Lsdk "
+       "-lSystem {objs} -o prog",
+       "_rtAi__ZN2rt9inlineVarE"},
+  };
+  for (const Target &t : targets) {
+    SCOPED_TRACE(t.triple);
+    ASSERT_TRUE(compileAll(std::string("clang++-19 -O1 "
+                                       "-fno-threadsafe-statics "
+                                       "-fno-exceptions --target=") +
+                           t.triple));
+    ASSERT_TRUE(exitedZero(run("rm -rf A B prog")));
+    ASSERT_TRUE(rewriteCopies());
+    ASSERT_TRUE(
+        exitedZero(run(replaceAll(t.link, "{objs}", kObjects))));
+    // (A PE image has no symbol table: look at the objects.)
+    RunResult defs = run(tools::nm.path + " A/runtime.o B/runtime.o");
+    EXPECT_NE(defs.out.find(std::string(" ") + t.state + "\n"),
+              std::string::npos)
+        << defs.out;
+    EXPECT_NE(defs.out.find(replaceAll(std::string(" ") + t.state + "\n",
+                                       "rtAi_", "rtBi_")),
+              std::string::npos)
+        << defs.out;
+  }
+}
+
 } // namespace
 } // namespace linkd::e2e
