@@ -8,8 +8,8 @@
 
 #include "rewrite/rewrite.h"
 
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <fcntl.h>
@@ -105,8 +105,8 @@ std::string parse(int argc, char **argv, Options &opts) {
       auto buf = llvm::MemoryBuffer::getFile(v, /*IsText=*/true);
       if (!buf)
         return v + ": cannot read rename file: " + buf.getError().message();
-      std::string err = rewrite::parseRenameFile(
-          opts.spec, (*buf)->getBuffer(), v);
+      std::string err =
+          rewrite::parseRenameFile(opts.spec, (*buf)->getBuffer(), v);
       if (!err.empty())
         return err;
     } else

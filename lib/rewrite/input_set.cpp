@@ -28,9 +28,7 @@ std::string memberName(const std::string &archive, StringRef member) {
   return archive + "(" + member.str() + ")";
 }
 
-std::string fileName(StringRef path) {
-  return sys::path::filename(path).str();
-}
+std::string fileName(StringRef path) { return sys::path::filename(path).str(); }
 
 } // namespace
 
@@ -77,9 +75,9 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
     loaded.units.push_back(std::move(unit));
   }
   if (err)
-    return createStringError(inconvertibleErrorCode(),
-                             name + ": corrupt archive: " +
-                                 toString(std::move(err)));
+    return createStringError(
+        inconvertibleErrorCode(),
+        name + ": corrupt archive: " + toString(std::move(err)));
   return Error::success();
 }
 
@@ -137,8 +135,8 @@ Expected<RewriteOutput> InputSet::rewriteInput(size_t index,
   return RewriteOutput{name, {{fileName(name), std::move(*bytes)}}};
 }
 
-Expected<RewriteOutput> InputSet::rewriteArchive(const Loaded &in,
-                                                 const RenameTable &table) const {
+Expected<RewriteOutput>
+InputSet::rewriteArchive(const Loaded &in, const RenameTable &table) const {
   std::string name = in.input.buffer.getBufferIdentifier().str();
   bool thin = in.archive->isThin();
   RewriteOutput out{name, {{fileName(name), {}}}};
@@ -187,9 +185,9 @@ Expected<RewriteOutput> InputSet::rewriteArchive(const Loaded &in,
       members, SymtabWritingMode::NormalSymtab, in.archive->kind(),
       /*Deterministic=*/true, thin);
   if (!archive)
-    return createStringError(inconvertibleErrorCode(),
-                             name + ": writing the archive: " +
-                                 toString(archive.takeError()));
+    return createStringError(
+        inconvertibleErrorCode(),
+        name + ": writing the archive: " + toString(archive.takeError()));
   out.files[0].contents = (*archive)->getBuffer().str();
   return std::move(out);
 }

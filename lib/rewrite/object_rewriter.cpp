@@ -64,11 +64,13 @@ std::optional<std::string> directivesOf(const COFFObjectFile &coff) {
 void markDirectives(std::string &image) {
   using namespace support::endian;
   auto *p = reinterpret_cast<uint8_t *>(image.data());
-  bool bigobj = image.size() >= 56 && read16le(p) == 0 &&
-                read16le(p + 2) == 0xffff;
-  size_t headers = bigobj ? 56 : 20 + (image.size() >= 20 ? read16le(p + 16) : 0);
+  bool bigobj =
+      image.size() >= 56 && read16le(p) == 0 && read16le(p + 2) == 0xffff;
+  size_t headers =
+      bigobj ? 56 : 20 + (image.size() >= 20 ? read16le(p + 16) : 0);
   uint32_t count = bigobj ? read32le(p + 44) : read16le(p + 2);
-  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size(); ++i) {
+  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size();
+       ++i) {
     uint8_t *h = p + headers + 40 * i;
     if (std::memcmp(h, ".drectve", 8) == 0)
       write32le(h + 36, COFF::IMAGE_SCN_LNK_INFO | COFF::IMAGE_SCN_LNK_REMOVE |
@@ -103,8 +105,7 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
     return fail(scanned.file, toString(obj.takeError()));
 
   StringMap<std::string> renames = renameMap(scanned, table);
-  std::optional<std::string> directives =
-      newDirectives(**obj, scanned, table);
+  std::optional<std::string> directives = newDirectives(**obj, scanned, table);
   if (renames.empty() && !directives)
     return buf.getBuffer().str(); // nothing to do: the same bytes
 
@@ -121,9 +122,10 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
       config.Common.UpdateSection.emplace_back(
           ".drectve", MemoryBuffer::getMemBufferCopy(*directives));
     } else {
-      if (Error e = config.Common.ToRemove.addMatcher(objcopy::NameOrPattern::create(
-              ".drectve", objcopy::MatchStyle::Literal,
-              [](Error e) { return e; })))
+      if (Error e =
+              config.Common.ToRemove.addMatcher(objcopy::NameOrPattern::create(
+                  ".drectve", objcopy::MatchStyle::Literal,
+                  [](Error e) { return e; })))
         return fail(scanned.file, toString(std::move(e)));
       config.Common.AddSection.emplace_back(
           ".drectve", MemoryBuffer::getMemBufferCopy(*directives));

@@ -7,8 +7,9 @@ namespace linkd::rewrite {
 namespace {
 
 // The internal set, step 1.
-std::set<std::string> runtimeDefinitions(const RewriteSpec &spec,
-                                         const std::vector<ScannedObject> &objs) {
+std::set<std::string>
+runtimeDefinitions(const RewriteSpec &spec,
+                   const std::vector<ScannedObject> &objs) {
   std::set<std::string> out;
   for (const ScannedObject &obj : objs) {
     if (obj.scope != Scope::Runtime)
@@ -43,11 +44,12 @@ const char *scopeName(Scope scope) {
   return "?";
 }
 
-std::optional<std::string> RenameTable::renameBase(Scope scope,
-                                                   std::string_view base) const {
+std::optional<std::string>
+RenameTable::renameBase(Scope scope, std::string_view base) const {
   if (base.empty())
     return std::nullopt;
-  if (auto it = spec_.renames.find(std::string(base)); it != spec_.renames.end())
+  if (auto it = spec_.renames.find(std::string(base));
+      it != spec_.renames.end())
     return it->second;
   if (scope != Scope::Other && !spec_.match.empty() &&
       base.starts_with(spec_.match)) {
@@ -126,9 +128,11 @@ struct Builder {
         continue;
       NameForm form = parseName(obj.style, raw);
       if (form.base.empty() || form.derived || spec.internalPrefix.empty()) {
-        errors.push_back(obj.file + ": '" + raw + "' is defined in COMDAT group '" +
-                         group.key + "' with renamed symbols but is not renamed "
-                         "itself; add a --rename for it or an --internal-prefix");
+        errors.push_back(
+            obj.file + ": '" + raw + "' is defined in COMDAT group '" +
+            group.key +
+            "' with renamed symbols but is not renamed "
+            "itself; add a --rename for it or an --internal-prefix");
         continue;
       }
       grew |= internal.insert(form.base).second;
@@ -158,17 +162,17 @@ struct Builder {
       checkOne(newName, defs);
   }
 
-  template <class Defs> void checkOne(const std::string &newName, const Defs &defs) {
+  template <class Defs>
+  void checkOne(const std::string &newName, const Defs &defs) {
     for (const auto &a : defs) {
       if (!a.renamed)
         continue;
       for (const auto &b : defs)
         if (b.oldName != a.oldName) {
-          errors.push_back("renaming '" + a.oldName + "' (" + a.file +
-                           ") to '" + newName + "' collides with '" +
-                           b.oldName + "' (" + b.file + ")" +
-                           (b.renamed ? " renamed to the same name"
-                                      : ", already defined"));
+          errors.push_back(
+              "renaming '" + a.oldName + "' (" + a.file + ") to '" + newName +
+              "' collides with '" + b.oldName + "' (" + b.file + ")" +
+              (b.renamed ? " renamed to the same name" : ", already defined"));
           return;
         }
     }
@@ -177,8 +181,9 @@ struct Builder {
 
 } // namespace
 
-RenameTable::Built RenameTable::build(const RewriteSpec &spec,
-                                      const std::vector<ScannedObject> &objects) {
+RenameTable::Built
+RenameTable::build(const RewriteSpec &spec,
+                   const std::vector<ScannedObject> &objects) {
   Built out;
   out.table.spec_ = spec;
   if (!spec.internalPrefix.empty())

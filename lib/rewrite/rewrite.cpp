@@ -24,12 +24,14 @@ Error joined(const std::vector<std::string> &messages) {
 Error checkOutputNames(ArrayRef<RewriteInput> inputs) {
   std::set<std::string> seen;
   for (const RewriteInput &in : inputs) {
-    std::string name = sys::path::filename(in.buffer.getBufferIdentifier()).str();
+    std::string name =
+        sys::path::filename(in.buffer.getBufferIdentifier()).str();
     if (!seen.insert(name).second)
       return createStringError(inconvertibleErrorCode(),
                                in.buffer.getBufferIdentifier() +
                                    ": another input has the same file name '" +
-                                   name + "'; outputs would overwrite each other");
+                                   name +
+                                   "'; outputs would overwrite each other");
   }
   return Error::success();
 }

@@ -5,13 +5,15 @@
 //   input, or an error. Pure: it reads only the given buffers (and, for a
 //   thin archive, its member files, found through the buffer identifier),
 //   writes nothing, keeps no state, never exits; safe in a forked child
-//   (link-time rewriting) and from a CLI alike. It is not thread-safe only
-//   in the sense that LLVM's ObjCopy is not re-entrant across threads that
-//   share one LLVMContext; each call makes its own.
+//   (link-time rewriting) and from a CLI alike. Bitcode is parsed in an
+//   LLVMContext private to the call. Errors are values naming the file and
+//   member; LLVM itself may still abort on some malformed input it does not
+//   validate (the planned fuzzer's job), one more reason to run link-time
+//   rewriting in the forked child.
 //
 // Every input is scanned first, the rename table is computed over the whole
 // set (rename_table.h has the algorithm), then each input is rewritten per
-// format (object_rewriter.h, archive_rewriter.cpp). An error in any input
+// format (object_rewriter.h; archives in input_set.h). An error in any input
 // fails the whole call: the table depends on every runtime input, so a
 // partial result could disagree with a later, fixed run.
 //

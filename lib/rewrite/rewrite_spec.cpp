@@ -74,8 +74,8 @@ std::string parseRenameFile(RewriteSpec &spec, std::string_view text,
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = trim(text.substr(0, nl));
-    text = nl == std::string_view::npos ? std::string_view{}
-                                        : text.substr(nl + 1);
+    text =
+        nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++lineNo;
     if (line.empty() || line.front() == '#')
       continue;
@@ -93,8 +93,8 @@ std::string parseRenameFile(RewriteSpec &spec, std::string_view text,
 }
 
 std::string validate(const RewriteSpec &spec) {
-  bool prefixes = spec.exportPrefix || spec.importPrefix ||
-                  !spec.internalPrefix.empty();
+  bool prefixes =
+      spec.exportPrefix || spec.importPrefix || !spec.internalPrefix.empty();
   if (spec.match.empty() && (spec.exportPrefix || spec.importPrefix))
     return "--export-prefix and --import-prefix need --match";
   if (!prefixes && spec.renames.empty())

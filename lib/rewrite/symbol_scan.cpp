@@ -53,12 +53,67 @@ void scanSymbols(const ObjectFile &obj, bool coff, ScannedObject &out) {
 
 // --- ELF: SHT_GROUP sections with GRP_COMDAT ---------------------------
 
+// Section index -> names of the global symbols defined in it.
+template <class ELFT>
+Expected<std::multimap<uint32_t, std::string>>
+globalsBySection(const ELFObjectFile<ELFT> &obj) {
+  std::multimap<uint32_t, std::string> out;
+  for (const ELFSymbolRef &sym : obj.symbols()) {
+    auto elfSym = obj.getSymbol(sym.getRawDataRefImpl());
+    if (!elfSym)
+      return elfSym.takeError();
+    if ((*elfSym)->getBinding() == ELF::STB_LOCAL ||
+        (*elfSym)->st_shndx == ELF::SHN_UNDEF)
+      continue;
+    Expected<StringRef> name = sym.getName();
+    if (!name)
+      return name.takeError();
+    out.emplace((*elfSym)->st_shndx, name->str());
+  }
+  return out;
+}
+
+// The group's key: its signature symbol's name, or for a signature that is
+// a section symbol, the section's name (not something a rename reaches).
+template <class ELFT>
+Error groupKey(const ELFFile<ELFT> &f, const typename ELFT::Shdr &sec,
+               ScannedGroup &group) {
+  auto symtab = f.getSection(sec.sh_link);
+  if (!symtab)
+    return symtab.takeError();
+  auto sig = f.template getEntry<typename ELFT::Sym>(**symtab, sec.sh_info);
+  if (!sig)
+    return sig.takeError();
+  if ((*sig)->getType() == ELF::STT_SECTION) {
+    auto target = f.getSection((*sig)->st_shndx);
+    if (!target)
+      return target.takeError();
+    auto name = f.getSectionName(**target);
+    if (!name)
+      return name.takeError();
+    group.key = name->str();
+    group.keyIsSymbol = false;
+    return Error::success();
+  }
+  auto strtab = f.getStringTableForSymtab(**symtab);
+  if (!strtab)
+    return strtab.takeError();
+  auto name = (*sig)->getName(*strtab);
+  if (!name)
+    return name.takeError();
+  group.key = name->str();
+  return Error::success();
+}
+
 template <class ELFT>
 Error scanElfGroups(const ELFObjectFile<ELFT> &obj, ScannedObject &out) {
   const ELFFile<ELFT> &f = obj.getELFFile();
   auto sections = f.sections();
   if (!sections)
     return sections.takeError();
+  auto globals = globalsBySection(obj);
+  if (!globals)
+    return globals.takeError();
   for (const auto &sec : *sections) {
     if (sec.sh_type != ELF::SHT_GROUP)
       continue;
@@ -67,43 +122,13 @@ Error scanElfGroups(const ELFObjectFile<ELFT> &obj, ScannedObject &out) {
       return words.takeError();
     if (words->empty() || !((*words)[0] & ELF::GRP_COMDAT))
       continue;
-    auto symtab = f.getSection(sec.sh_link);
-    if (!symtab)
-      return symtab.takeError();
-    auto sig = f.template getEntry<typename ELFT::Sym>(**symtab, sec.sh_info);
-    if (!sig)
-      return sig.takeError();
     ScannedGroup group;
-    if ((*sig)->getType() == ELF::STT_SECTION) {
-      auto target = f.getSection((*sig)->st_shndx);
-      if (!target)
-        return target.takeError();
-      auto name = f.getSectionName(**target);
-      if (!name)
-        return name.takeError();
-      group.key = name->str();
-      group.keyIsSymbol = false;
-    } else {
-      auto strtab = f.getStringTableForSymtab(**symtab);
-      if (!strtab)
-        return strtab.takeError();
-      auto name = (*sig)->getName(*strtab);
-      if (!name)
-        return name.takeError();
-      group.key = name->str();
-    }
-    std::set<uint32_t> members(words->begin() + 1, words->end());
-    for (const ELFSymbolRef &sym : obj.symbols()) {
-      auto elfSym = obj.getSymbol(sym.getRawDataRefImpl());
-      if (!elfSym)
-        return elfSym.takeError();
-      uint8_t binding = (*elfSym)->getBinding();
-      if (binding == ELF::STB_LOCAL || !members.count((*elfSym)->st_shndx))
-        continue;
-      if (auto name = sym.getName())
-        group.members.push_back(name->str());
-      else
-        return name.takeError();
+    if (Error e = groupKey(f, sec, group))
+      return e;
+    for (uint32_t member : words->drop_front()) {
+      auto [begin, end] = globals->equal_range(member);
+      for (auto it = begin; it != end; ++it)
+        group.members.push_back(it->second);
     }
     out.groups.push_back(std::move(group));
   }
@@ -127,7 +152,7 @@ struct CoffComdat {
 };
 
 Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
-  std::map<int32_t, int32_t> assocParent; // section -> associated section
+  std::map<int32_t, int32_t> assocParent;  // section -> associated section
   std::map<int32_t, ScannedGroup> comdats; // by section number
   std::map<int32_t, bool> needLeader;
   std::vector<std::pair<int32_t, std::string>> externals;
@@ -246,8 +271,7 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
       return wrap(displayName, std::move(e));
     return out;
   }
-  Expected<std::unique_ptr<ObjectFile>> obj =
-      ObjectFile::createObjectFile(buf);
+  Expected<std::unique_ptr<ObjectFile>> obj = ObjectFile::createObjectFile(buf);
   if (!obj)
     return wrap(displayName, obj.takeError());
   Error err = Error::success();

@@ -113,8 +113,8 @@ protected:
   // Compiles runtime.o, k_none.o, k_a.o, k_b.o and main.o with `cxx`.
   ::testing::AssertionResult compileAll(const std::string &cxx,
                                         const std::string &mainFlags = "") {
-    std::string cmd = cxx + " -c runtime.cpp -o runtime.o && " + cxx +
-                      " " + mainFlags + " -c main.cpp -o main.o";
+    std::string cmd = cxx + " -c runtime.cpp -o runtime.o && " + cxx + " " +
+                      mainFlags + " -c main.cpp -o main.o";
     for (const char *k : {"none", "a", "b"})
       cmd += " && " + cxx + " -DKNAME=kernel_" + k + " -c kernel.cpp -o k_" +
              k + ".o";
@@ -170,11 +170,15 @@ TEST_F(Rewrite, UnrenamedCopiesCollideOrLeak) {
   // plain objcopy would: it links, and the weak/COMDAT state leaks.
   for (const char *c : {"A", "B"}) {
     std::string lower = c == std::string("A") ? "a" : "b";
-    ASSERT_TRUE(exitedZero(run(rewriteCmd(
-        "--match halide_ --export-prefix rt" + std::string(c) +
-        "_ --rename _ZN2rt8nsGlobalE=rt" + c + "_nsGlobal"
-        " --rename _ZN2rt12initialLocalEv=rt" + c + "_initialLocal"
-        " --runtime runtime.o --kernel k_" + lower + ".o --out-dir " + c))));
+    ASSERT_TRUE(exitedZero(
+        run(rewriteCmd("--match halide_ --export-prefix rt" + std::string(c) +
+                       "_ --rename _ZN2rt8nsGlobalE=rt" + c +
+                       "_nsGlobal"
+                       " --rename _ZN2rt12initialLocalEv=rt" +
+                       c +
+                       "_initialLocal"
+                       " --runtime runtime.o --kernel k_" +
+                       lower + ".o --out-dir " + c))));
   }
   ASSERT_TRUE(exitedZero(
       run(std::string("clang++-19 -fuse-ld=lld ") + kObjects + " -o leaky")));
@@ -188,7 +192,6 @@ TEST_F(Rewrite, UnrenamedCopiesCollideOrLeak) {
   EXPECT_NE(dup.err.find("duplicate symbol"), std::string::npos)
       << describe(dup);
 }
-
 
 // Wine with a private prefix, stopped at teardown (as in windows_test.cpp).
 class RewriteWindows : public Rewrite {
@@ -214,8 +217,8 @@ TEST_F(RewriteWindows, MingwIsolationRunsUnderWine) {
   ASSERT_TRUE(haveTool(tools::mingwGxx));
   ASSERT_TRUE(haveTool(tools::wine));
   writeSources();
-  ASSERT_TRUE(compileAll("clang++-19 --target=x86_64-w64-mingw32 -O1",
-                         "-DHAVE_STDIO"));
+  ASSERT_TRUE(
+      compileAll("clang++-19 --target=x86_64-w64-mingw32 -O1", "-DHAVE_STDIO"));
   ASSERT_TRUE(rewriteCopies());
   // MinGW kernels reach runtime data through .refptr COMDATs: they follow.
   RunResult nm = run(tools::nm.path + " A/k_a.o");
@@ -224,10 +227,10 @@ TEST_F(RewriteWindows, MingwIsolationRunsUnderWine) {
   EXPECT_EQ(nm.out.find(".refptr._ZN2rt"), std::string::npos) << nm.out;
   EXPECT_NE(nm.out.find(".refptr.rtAi__ZN2rt8nsGlobalE"), std::string::npos)
       << nm.out;
-  ASSERT_TRUE(exitedZero(run(
-      std::string("clang++-19 --target=x86_64-w64-mingw32 -static "
-                  "-fuse-ld=lld -Wl,--no-insert-timestamp ") +
-      kObjects + " -o prog.exe")));
+  ASSERT_TRUE(exitedZero(
+      run(std::string("clang++-19 --target=x86_64-w64-mingw32 -static "
+                      "-fuse-ld=lld -Wl,--no-insert-timestamp ") +
+          kObjects + " -o prog.exe")));
   RunResult r = run(wine("./prog.exe"), 180s);
   EXPECT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_NE(r.out.find("isolated"), std::string::npos) << describe(r);
@@ -297,7 +300,6 @@ exports:
   }
 }
 
-
 // Debian's real libz.a as a runtime archive: every symbol it defines gets
 // the internal prefix, zlib's own example.c (the kernel) follows, and the
 // program runs; then the same program also links the original libz.a.
@@ -307,9 +309,9 @@ TEST_F(Rewrite, ZlibArchiveRoundTrip) {
   ASSERT_TRUE(haveFile(libz, "zlib1g-dev"));
   ASSERT_TRUE(haveFile(example, "zlib1g-dev"));
   ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + example + " -o example.o")));
-  ASSERT_TRUE(exitedZero(run(rewriteCmd("--internal-prefix zA_ --runtime " +
-                                        libz +
-                                        " --kernel example.o --out-dir zA"))));
+  ASSERT_TRUE(
+      exitedZero(run(rewriteCmd("--internal-prefix zA_ --runtime " + libz +
+                                " --kernel example.o --out-dir zA"))));
   // Every external definition in the archive is renamed; its symbol table
   // (the archive index) lists the new names.
   RunResult defs = run(tools::nm.path + " -U --extern-only zA/libz.a");
@@ -360,9 +362,9 @@ TEST_F(Rewrite, ThinArchiveMembersAreNotTouched) {
   writeFile("a.c", "int halide_a(void) { return 1; }\nint helper = 2;\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c a.c && llvm-ar-19 rcT thin.a a.o "
                              "&& cp a.o a.o.orig")));
-  ASSERT_TRUE(exitedZero(run(rewriteCmd(
-      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
-      "--runtime thin.a --out-dir out"))));
+  ASSERT_TRUE(exitedZero(run(
+      rewriteCmd("--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+                 "--runtime thin.a --out-dir out"))));
   EXPECT_TRUE(sameBytes("a.o.orig", "a.o"));
   RunResult syms = run(tools::nm.path + " out/thin.a");
   ASSERT_TRUE(exitedZero(syms));
@@ -478,7 +480,6 @@ TEST_F(Rewrite, DryRunPrintsTheTable) {
   EXPECT_FALSE(exists("runtime.o.tmp"));
 }
 
-
 // COFF names outside the symbol table: `.drectve` /EXPORT: directives (same
 // length and longer), and MinGW weak externals' `.weak.X.default.Y` aliases.
 TEST_F(Rewrite, CoffDirectivesAndWeakAliasesFollow) {
@@ -486,19 +487,22 @@ TEST_F(Rewrite, CoffDirectivesAndWeakAliasesFollow) {
 __attribute__((weak)) int hook(void) { return 2; }
 int use(void) { return hook() + halide_api(); }
 )");
-  writeFile("entry.c", "int DllEntry(void *h, unsigned r, void *x) { return 1; }\n");
-  ASSERT_TRUE(exitedZero(run(
-      "clang-19 --target=x86_64-pc-windows-msvc -O1 -c r.c -o msvc.o && "
-      "clang-19 --target=x86_64-w64-mingw32 -O1 -c r.c -o mingw.o && "
-      "clang-19 --target=x86_64-w64-mingw32 -O1 -c entry.c")));
-  for (const char *c : {"A", "B"})
-    ASSERT_TRUE(exitedZero(run(rewriteCmd(
-        std::string("--match halide_ --export-prefix rt") + c +
-        "_ --internal-prefix rt" + c + "i_ --runtime msvc.o mingw.o "
-        "--out-dir " + c))));
+  writeFile("entry.c",
+            "int DllEntry(void *h, unsigned r, void *x) { return 1; }\n");
   ASSERT_TRUE(exitedZero(
-      run(tools::lldLink.path + " /dll /nodefaultlib /noentry A/msvc.o "
-                                "/out:a.dll")));
+      run("clang-19 --target=x86_64-pc-windows-msvc -O1 -c r.c -o msvc.o && "
+          "clang-19 --target=x86_64-w64-mingw32 -O1 -c r.c -o mingw.o && "
+          "clang-19 --target=x86_64-w64-mingw32 -O1 -c entry.c")));
+  for (const char *c : {"A", "B"})
+    ASSERT_TRUE(exitedZero(
+        run(rewriteCmd(std::string("--match halide_ --export-prefix rt") + c +
+                       "_ --internal-prefix rt" + c +
+                       "i_ --runtime msvc.o mingw.o "
+                       "--out-dir " +
+                       c))));
+  ASSERT_TRUE(exitedZero(run(tools::lldLink.path +
+                             " /dll /nodefaultlib /noentry A/msvc.o "
+                             "/out:a.dll")));
   RunResult exports = run(tools::objdump.path + " -p a.dll");
   EXPECT_NE(exports.out.find("rtA_api"), std::string::npos) << exports.out;
   EXPECT_EQ(exports.out.find("halide_api"), std::string::npos) << exports.out;
@@ -510,9 +514,9 @@ int use(void) { return hook() + halide_api(); }
   RunResult sections = run("llvm-readobj-19 --sections L/msvc.o");
   EXPECT_NE(sections.out.find("IMAGE_SCN_LNK_INFO"), std::string::npos)
       << sections.out;
-  ASSERT_TRUE(exitedZero(
-      run(tools::lldLink.path + " /dll /nodefaultlib /noentry L/msvc.o "
-                                "/out:l.dll")));
+  ASSERT_TRUE(exitedZero(run(tools::lldLink.path +
+                             " /dll /nodefaultlib /noentry L/msvc.o "
+                             "/out:l.dll")));
   EXPECT_NE(run(tools::objdump.path + " -p l.dll")
                 .out.find("a_much_longer_exported_name"),
             std::string::npos);
@@ -545,7 +549,6 @@ int get() { return G<int>::v; }
                 "g.o: '_ZGVN1GIiE1vE' is defined in COMDAT group "
                 "'_ZN1GIiE1vE'");
 }
-
 
 // The other architectures of each format: the isolation program (no libc,
 // no CRT) rewritten and linked by LLD with no duplicate or undefined
@@ -585,8 +588,7 @@ exports:
                            t.triple));
     ASSERT_TRUE(exitedZero(run("rm -rf A B prog")));
     ASSERT_TRUE(rewriteCopies());
-    ASSERT_TRUE(
-        exitedZero(run(replaceAll(t.link, "{objs}", kObjects))));
+    ASSERT_TRUE(exitedZero(run(replaceAll(t.link, "{objs}", kObjects))));
     // (A PE image has no symbol table: look at the objects.)
     RunResult defs = run(tools::nm.path + " A/runtime.o B/runtime.o");
     EXPECT_NE(defs.out.find(std::string(" ") + t.state + "\n"),

@@ -42,12 +42,15 @@ TEST(RenameTable, RuntimeScope) {
                                       {"weakv", true},
                                       {"halide_log", false},
                                       {"malloc", false}})});
-  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "halide_set"), "rtA_set");
-  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "halide_log"), "rtA_log");
+  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "halide_set"),
+            "rtA_set");
+  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "halide_log"),
+            "rtA_log");
   EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "_ZN2rt5stateE"),
             "rtAi__ZN2rt5stateE");
   EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "weakv"), "rtAi_weakv");
-  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "malloc"), "<unchanged>");
+  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "malloc"),
+            "<unchanged>");
 }
 
 TEST(RenameTable, KernelScopeImportsAndInternalReferences) {
@@ -74,10 +77,12 @@ TEST(RenameTable, ImportPrefixDefaultsToExportPrefix) {
 }
 
 TEST(RenameTable, MachOKeepsTheUnderscoreInFront) {
-  auto t = built(haliSpec(), {object("rt.o", Scope::Runtime, NameStyle::MachO,
-                                     {{"_halide_x", true}, {"__ZN2rt1sE", true},
-                                      {"ltmp0", true}})});
-  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::MachO, "_halide_x"), "_rtA_x");
+  auto t = built(
+      haliSpec(),
+      {object("rt.o", Scope::Runtime, NameStyle::MachO,
+              {{"_halide_x", true}, {"__ZN2rt1sE", true}, {"ltmp0", true}})});
+  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::MachO, "_halide_x"),
+            "_rtA_x");
   EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::MachO, "__ZN2rt1sE"),
             "_rtAi__ZN2rt1sE");
   EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::MachO, "ltmp0"),
@@ -85,21 +90,20 @@ TEST(RenameTable, MachOKeepsTheUnderscoreInFront) {
 }
 
 TEST(RenameTable, CoffDerivedNamesFollowTheirSymbol) {
-  auto t = built(haliSpec(),
-                 {object("rt.o", Scope::Runtime, NameStyle::Coff,
-                         {{"state", true},
-                          {".refptr.state", true},
-                          {".weak.hook.default.state", true},
-                          {"hook", true}})});
+  auto t = built(haliSpec(), {object("rt.o", Scope::Runtime, NameStyle::Coff,
+                                     {{"state", true},
+                                      {".refptr.state", true},
+                                      {".weak.hook.default.state", true},
+                                      {"hook", true}})});
   // A derived definition does not define its base.
   EXPECT_EQ(t.internalNames().count(".refptr.state"), 0u);
   EXPECT_EQ(renamed(t, Scope::Kernel, NameStyle::Coff, "__imp_state"),
             "__imp_rtAi_state");
   EXPECT_EQ(renamed(t, Scope::Kernel, NameStyle::Coff, ".refptr.state"),
             ".refptr.rtAi_state");
-  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Coff,
-                    ".weak.hook.default.state"),
-            ".weak.rtAi_hook.default.rtAi_state");
+  EXPECT_EQ(
+      renamed(t, Scope::Runtime, NameStyle::Coff, ".weak.hook.default.state"),
+      ".weak.rtAi_hook.default.rtAi_state");
   EXPECT_EQ(renamed(t, Scope::Kernel, NameStyle::Coff, "__imp_halide_f"),
             "__imp_rtA_f");
 }
@@ -115,14 +119,16 @@ TEST(RenameTable, ElfSymbolVersionsKeepTheirVersion) {
 TEST(RenameTable, ExplicitRenamesComeFirst) {
   RewriteSpec spec = haliSpec();
   ASSERT_EQ(addRename(spec, "halide_special=special_one"), "");
-  auto t = built(spec, {object("x.o", Scope::Other, NameStyle::Elf,
-                               {{"halide_special", true}, {"halide_y", true}})});
+  auto t =
+      built(spec, {object("x.o", Scope::Other, NameStyle::Elf,
+                          {{"halide_special", true}, {"halide_y", true}})});
   EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Elf, "halide_special"),
             "special_one");
   EXPECT_EQ(renamed(t, Scope::Other, NameStyle::Elf, "halide_special"),
             "special_one");
   // Inputs outside both scopes get explicit renames only.
-  EXPECT_EQ(renamed(t, Scope::Other, NameStyle::Elf, "halide_y"), "<unchanged>");
+  EXPECT_EQ(renamed(t, Scope::Other, NameStyle::Elf, "halide_y"),
+            "<unchanged>");
 }
 
 // A kernel's own inline function named with MATCH: its group signature is
@@ -131,9 +137,10 @@ TEST(RenameTable, ExplicitRenamesComeFirst) {
 TEST(RenameTable, GroupMembersFollowTheirSignature) {
   auto t = built(
       haliSpec(),
-      {object("k.o", Scope::Kernel, NameStyle::Elf,
-              {{"halide_inl", true}, {"_ZGVZ10halide_inlvE1s", true}},
-              {{"halide_inl", true, {"halide_inl", "_ZGVZ10halide_inlvE1s"}}})});
+      {object(
+          "k.o", Scope::Kernel, NameStyle::Elf,
+          {{"halide_inl", true}, {"_ZGVZ10halide_inlvE1s", true}},
+          {{"halide_inl", true, {"halide_inl", "_ZGVZ10halide_inlvE1s"}}})});
   EXPECT_EQ(renamed(t, Scope::Kernel, NameStyle::Elf, "_ZGVZ10halide_inlvE1s"),
             "rtAi__ZGVZ10halide_inlvE1s");
 }
@@ -150,10 +157,10 @@ TEST(RenameTable, GroupClosureIsTransitive) {
 TEST(RenameTable, GroupRenameWithoutInternalPrefixIsAnError) {
   RewriteSpec spec;
   ASSERT_EQ(addRename(spec, "_ZN1GIiE1vE=gv"), "");
-  std::vector<ScannedObject> objs{object(
-      "t.o", Scope::Other, NameStyle::Elf,
-      {{"_ZN1GIiE1vE", true}, {"_ZGVN1GIiE1vE", true}},
-      {{"_ZN1GIiE1vE", true, {"_ZN1GIiE1vE", "_ZGVN1GIiE1vE"}}})};
+  std::vector<ScannedObject> objs{
+      object("t.o", Scope::Other, NameStyle::Elf,
+             {{"_ZN1GIiE1vE", true}, {"_ZGVN1GIiE1vE", true}},
+             {{"_ZN1GIiE1vE", true, {"_ZN1GIiE1vE", "_ZGVN1GIiE1vE"}}})};
   RenameTable::Built b = RenameTable::build(spec, objs);
   ASSERT_EQ(b.errors.size(), 1u);
   EXPECT_NE(b.errors[0].find("t.o: '_ZGVN1GIiE1vE' is defined in COMDAT group "
@@ -163,9 +170,9 @@ TEST(RenameTable, GroupRenameWithoutInternalPrefixIsAnError) {
 }
 
 TEST(RenameTable, SectionKeyedGroupWithRenamedMemberIsAnError) {
-  std::vector<ScannedObject> objs{
-      object("rt.o", Scope::Runtime, NameStyle::Elf, {{"state", true}},
-             {{".data.state", false, {"state"}}})};
+  std::vector<ScannedObject> objs{object("rt.o", Scope::Runtime, NameStyle::Elf,
+                                         {{"state", true}},
+                                         {{".data.state", false, {"state"}}})};
   RenameTable::Built b = RenameTable::build(haliSpec(), objs);
   ASSERT_EQ(b.errors.size(), 1u);
   EXPECT_NE(b.errors[0].find("keyed by a section"), std::string::npos);
@@ -183,10 +190,11 @@ TEST(RenameTable, CollisionNamesBothSymbolsAndFiles) {
 
 TEST(RenameTable, SameSymbolInManyFilesIsNoCollision) {
   // COMDAT/weak copies of one symbol all map to one name: that is merging.
-  auto t = built(haliSpec(),
-                 {object("a.o", Scope::Runtime, NameStyle::Elf, {{"inl", true}}),
-                  object("b.o", Scope::Runtime, NameStyle::Elf, {{"inl", true}}),
-                  object("k.o", Scope::Kernel, NameStyle::Elf, {{"inl", true}})});
+  auto t =
+      built(haliSpec(),
+            {object("a.o", Scope::Runtime, NameStyle::Elf, {{"inl", true}}),
+             object("b.o", Scope::Runtime, NameStyle::Elf, {{"inl", true}}),
+             object("k.o", Scope::Kernel, NameStyle::Elf, {{"inl", true}})});
   EXPECT_EQ(t.records().size(), 3u);
   EXPECT_EQ(t.records()[2].file, "k.o");
   EXPECT_EQ(t.records()[2].newName, "rtAi_inl");
