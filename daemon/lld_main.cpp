@@ -1,9 +1,11 @@
 // linkd-lld: the only linkd binary that contains LLD. It is
 //   * the link zygote (`__zygote FD`), exec'd by the daemon, and
 //   * the one-shot local link (`link --flavor F [--argv0 NAME] -- ARGS`),
-//     which the client execs when it cannot use the daemon.
+//     which the client execs when it cannot use the daemon, and
+//   * the rewriter (`rewrite ...`, daemon/rewrite_command.cpp).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
+#include "daemon/rewrite_command.h"
 #include "daemon/zygote.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
@@ -22,7 +24,8 @@ namespace {
 int usageError(const std::string &msg) {
   std::fprintf(stderr,
                "linkd-lld: %s\nusage: linkd-lld link --flavor "
-               "elf|coff|macho|wasm [--argv0 NAME] -- ARGS...\n",
+               "elf|coff|macho|wasm [--argv0 NAME] -- ARGS...\n"
+               "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n",
                msg.c_str());
   return 2;
 }
@@ -72,6 +75,8 @@ int main(int argc, char **argv) {
   }
   if (cmd == "link")
     return cmdLink(argc, argv);
+  if (cmd == "rewrite")
+    return linkd::cmdRewrite(argc, argv);
   if (cmd == "version" || cmd == "--version") {
     std::printf("%s\n", linkd::lldVersionString().c_str());
     return 0;

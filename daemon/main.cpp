@@ -1,6 +1,7 @@
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
 // them: serve (the daemon), status and stop (talk to it), link (the one-shot
-// local link, handed to linkd-lld, the binary that holds LLD).
+// local link) and rewrite (symbol/COMDAT rewriting), both handed to
+// linkd-lld, the binary that holds LLVM.
 #include "daemon/control.h"
 #include "daemon/serve.h"
 #include "config/runtime_paths.h"
@@ -30,6 +31,11 @@ commands:
   link --flavor F [--argv0 NAME] -- ARGS...
         link once in this process with the embedded LLD (what clients do
         when no daemon can be reached); F is elf, coff, macho or wasm
+  rewrite [--match PREFIX] [--export-prefix P] [--import-prefix P]
+          [--internal-prefix P] [--rename OLD=NEW]... [--rename-file F]
+          [--runtime FILE...] [--kernel FILE...] [--input FILE...]
+          --out-dir DIR [--dry-run]
+        rename symbols and COMDATs in objects and archives (docs/rewrite.md)
   version             print linkd's and LLD's versions
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
@@ -70,8 +76,9 @@ int cmdServe(int argc, char **argv) {
   return linkd::serve(opts);
 }
 
-// `linkd link` is implemented by linkd-lld, the binary that contains LLD.
-int cmdLink(int argc, char **argv) {
+// `linkd link` and `linkd rewrite` are implemented by linkd-lld, the binary
+// that contains LLVM: exec it with the same arguments.
+int execLinkdLld(int argc, char **argv) {
   std::string lld = linkd::executableDirectory() + "/linkd-lld";
   std::vector<char *> args(argv, argv + argc);
   args[0] = const_cast<char *>(lld.c_str());
@@ -105,8 +112,8 @@ int main(int argc, char **argv) {
   std::string_view cmd = argv[1];
   if (cmd == "serve")
     return cmdServe(argc, argv);
-  if (cmd == "link")
-    return cmdLink(argc, argv);
+  if (cmd == "link" || cmd == "rewrite")
+    return execLinkdLld(argc, argv);
   if (cmd == "status")
     return linkd::printStatus(argc > 2 && std::strcmp(argv[2], "--json") == 0);
   if (cmd == "stop")

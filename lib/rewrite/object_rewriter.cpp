@@ -1,0 +1,146 @@
+// Object files through LLVM ObjCopy with an exact rename map (see
+// object_rewriter.h for what ObjCopy covers and what is done here).
+#include "rewrite/object_rewriter.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/BinaryFormat/COFF.h"
+#include "llvm/ObjCopy/ConfigManager.h"
+#include "llvm/ObjCopy/ObjCopy.h"
+#include "llvm/Object/COFF.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace linkd::rewrite {
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace {
+
+Error fail(const std::string &file, const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), file + ": " + msg);
+}
+
+// raw name -> new raw name, for every name in the file that changes.
+StringMap<std::string> renameMap(const ScannedObject &obj,
+                                 const RenameTable &table) {
+  StringMap<std::string> out;
+  auto add = [&](const std::string &raw) {
+    if (auto to = table.rename(obj.scope, obj.style, raw))
+      out[raw] = *to;
+  };
+  for (const ScannedSymbol &sym : obj.symbols)
+    add(sym.name);
+  for (const ScannedGroup &group : obj.groups) {
+    if (group.keyIsSymbol)
+      add(group.key); // a local signature symbol is not in obj.symbols
+    for (const std::string &member : group.members)
+      add(member);
+  }
+  return out;
+}
+
+std::optional<std::string> directivesOf(const COFFObjectFile &coff) {
+  for (const SectionRef &sec : coff.sections()) {
+    Expected<StringRef> name = sec.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
+    }
+    if (*name != ".drectve")
+      continue;
+    if (Expected<StringRef> data = sec.getContents())
+      return data->str();
+    else
+      consumeError(data.takeError());
+  }
+  return std::nullopt;
+}
+
+// A section added by ObjCopy gets data characteristics; `.drectve` is
+// IMAGE_SCN_LNK_INFO | IMAGE_SCN_LNK_REMOVE for every linker.
+void markDirectives(std::string &image) {
+  using namespace support::endian;
+  auto *p = reinterpret_cast<uint8_t *>(image.data());
+  bool bigobj =
+      image.size() >= 56 && read16le(p) == 0 && read16le(p + 2) == 0xffff;
+  size_t headers =
+      bigobj ? 56 : 20 + (image.size() >= 20 ? read16le(p + 16) : 0);
+  uint32_t count = bigobj ? read32le(p + 44) : read16le(p + 2);
+  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size();
+       ++i) {
+    uint8_t *h = p + headers + 40 * i;
+    if (std::memcmp(h, ".drectve", 8) == 0)
+      write32le(h + 36, COFF::IMAGE_SCN_LNK_INFO | COFF::IMAGE_SCN_LNK_REMOVE |
+                            COFF::IMAGE_SCN_ALIGN_1BYTES);
+  }
+}
+
+// New `.drectve` text, or nullopt when no directive names a renamed symbol.
+std::optional<std::string> newDirectives(const ObjectFile &obj,
+                                         const ScannedObject &scanned,
+                                         const RenameTable &table) {
+  auto *coff = dyn_cast<COFFObjectFile>(&obj);
+  if (!coff)
+    return std::nullopt;
+  std::optional<std::string> text = directivesOf(*coff);
+  if (!text)
+    return std::nullopt;
+  return rewriteDirectives(*text, [&](std::string_view name) {
+    return table.rename(scanned.scope, scanned.style, name);
+  });
+}
+
+} // namespace
+
+Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
+                                    const ScannedObject &scanned,
+                                    const RenameTable &table) {
+  if (kind == InputKind::Bitcode)
+    return rewriteBitcode(buf, scanned, table);
+  Expected<std::unique_ptr<ObjectFile>> obj = ObjectFile::createObjectFile(buf);
+  if (!obj)
+    return fail(scanned.file, toString(obj.takeError()));
+
+  StringMap<std::string> renames = renameMap(scanned, table);
+  std::optional<std::string> directives = newDirectives(**obj, scanned, table);
+  if (renames.empty() && !directives)
+    return buf.getBuffer().str(); // nothing to do: the same bytes
+
+  objcopy::ConfigManager config;
+  config.Common.InputFilename = scanned.file;
+  config.Common.OutputFilename = scanned.file;
+  for (const auto &entry : renames)
+    config.Common.SymbolsToRename[entry.getKey()] = entry.getValue();
+  bool added = false;
+  if (directives) {
+    size_t oldSize = directivesOf(*cast<COFFObjectFile>(obj->get()))->size();
+    if (directives->size() <= oldSize) {
+      directives->resize(oldSize, ' '); // same size: keeps section order
+      config.Common.UpdateSection.emplace_back(
+          ".drectve", MemoryBuffer::getMemBufferCopy(*directives));
+    } else {
+      if (Error e =
+              config.Common.ToRemove.addMatcher(objcopy::NameOrPattern::create(
+                  ".drectve", objcopy::MatchStyle::Literal,
+                  [](Error e) { return e; })))
+        return fail(scanned.file, toString(std::move(e)));
+      config.Common.AddSection.emplace_back(
+          ".drectve", MemoryBuffer::getMemBufferCopy(*directives));
+      added = true;
+    }
+  }
+
+  std::string out;
+  raw_string_ostream os(out);
+  if (Error e = objcopy::executeObjcopyOnBinary(config, **obj, os))
+    return fail(scanned.file, toString(std::move(e)));
+  os.flush();
+  if (added)
+    markDirectives(out);
+  return out;
+}
+
+} // namespace linkd::rewrite

@@ -1,0 +1,200 @@
+// Computing the rename table over an input set (see rename_table.h).
+#include "rewrite/rename_table.h"
+
+#include <map>
+
+namespace linkd::rewrite {
+namespace {
+
+// The internal set, step 1.
+std::set<std::string>
+runtimeDefinitions(const RewriteSpec &spec,
+                   const std::vector<ScannedObject> &objs) {
+  std::set<std::string> out;
+  for (const ScannedObject &obj : objs) {
+    if (obj.scope != Scope::Runtime)
+      continue;
+    for (const ScannedSymbol &sym : obj.symbols) {
+      if (!sym.defined)
+        continue;
+      NameForm form = parseName(obj.style, sym.name);
+      if (form.base.empty() || form.derived)
+        continue;
+      if (!spec.match.empty() && form.base.starts_with(spec.match))
+        continue;
+      if (spec.renames.count(form.base))
+        continue;
+      out.insert(form.base);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+const char *scopeName(Scope scope) {
+  switch (scope) {
+  case Scope::Runtime:
+    return "runtime";
+  case Scope::Kernel:
+    return "kernel";
+  case Scope::Other:
+    return "explicit";
+  }
+  return "?";
+}
+
+std::optional<std::string>
+RenameTable::renameBase(Scope scope, std::string_view base) const {
+  if (base.empty())
+    return std::nullopt;
+  if (auto it = spec_.renames.find(std::string(base));
+      it != spec_.renames.end())
+    return it->second;
+  if (scope != Scope::Other && !spec_.match.empty() &&
+      base.starts_with(spec_.match)) {
+    std::string prefix = scope == Scope::Runtime
+                             ? spec_.exportPrefix.value_or(spec_.match)
+                             : spec_.effectiveImportPrefix();
+    // Without a different prefix a MATCH name stays, unless step 2 put it
+    // into `internal` (it keys a group whose members are renamed).
+    if (prefix != spec_.match)
+      return prefix + std::string(base.substr(spec_.match.size()));
+  }
+  if (scope != Scope::Other && internal_.count(std::string(base)))
+    return spec_.internalPrefix + std::string(base);
+  return std::nullopt;
+}
+
+std::optional<std::string> RenameTable::rename(Scope scope, NameStyle style,
+                                               std::string_view raw) const {
+  return mapName(style, raw, [&](std::string_view base) {
+    return renameBase(scope, base);
+  });
+}
+
+std::string RenameTable::canonical() const {
+  std::string out = spec_.canonical();
+  for (const std::string &name : internal_) {
+    out += "internal ";
+    out += std::to_string(name.size());
+    out += ':';
+    out += name;
+    out += '\n';
+  }
+  return out;
+}
+
+namespace {
+
+struct Builder {
+  RenameTable &table;
+  const RewriteSpec &spec;
+  const std::vector<ScannedObject> &objects;
+  std::set<std::string> &internal;
+  std::vector<std::string> &errors;
+
+  bool renamed(const ScannedObject &obj, const std::string &raw) const {
+    return table.rename(obj.scope, obj.style, raw).has_value();
+  }
+
+  // Step 2: one pass; true if it added names.
+  bool closeGroups() {
+    bool grew = false;
+    for (const ScannedObject &obj : objects)
+      for (const ScannedGroup &group : obj.groups)
+        grew |= closeGroup(obj, group);
+    return grew;
+  }
+
+  bool closeGroup(const ScannedObject &obj, const ScannedGroup &group) {
+    std::vector<std::string> all = group.members;
+    if (group.keyIsSymbol)
+      all.push_back(group.key);
+    bool any = false;
+    for (const std::string &raw : all)
+      any |= renamed(obj, raw);
+    if (!any)
+      return false;
+    if (!group.keyIsSymbol) {
+      errors.push_back(obj.file + ": group '" + group.key +
+                       "' is keyed by a section, not a symbol, and holds a "
+                       "renamed symbol; it cannot be renamed consistently");
+      return false;
+    }
+    bool grew = false;
+    for (const std::string &raw : all) {
+      if (renamed(obj, raw))
+        continue;
+      NameForm form = parseName(obj.style, raw);
+      if (form.base.empty() || form.derived || spec.internalPrefix.empty()) {
+        errors.push_back(
+            obj.file + ": '" + raw + "' is defined in COMDAT group '" +
+            group.key +
+            "' with renamed symbols but is not renamed "
+            "itself; add a --rename for it or an --internal-prefix");
+        continue;
+      }
+      grew |= internal.insert(form.base).second;
+    }
+    return grew;
+  }
+
+  // Step 4 plus the dry-run records.
+  void collectAndCheck(std::vector<RenameRecord> &records) {
+    struct Def {
+      std::string oldName, file;
+      bool renamed;
+    };
+    std::map<std::string, std::vector<Def>> byNewName;
+    for (const ScannedObject &obj : objects) {
+      std::set<std::string> seen;
+      for (const ScannedSymbol &sym : obj.symbols) {
+        auto to = table.rename(obj.scope, obj.style, sym.name);
+        if (to && seen.insert(sym.name).second)
+          records.push_back({sym.name, *to, obj.scope, obj.file});
+        if (sym.defined)
+          byNewName[to.value_or(sym.name)].push_back(
+              {sym.name, obj.file, to.has_value()});
+      }
+    }
+    for (const auto &[newName, defs] : byNewName)
+      checkOne(newName, defs);
+  }
+
+  template <class Defs>
+  void checkOne(const std::string &newName, const Defs &defs) {
+    for (const auto &a : defs) {
+      if (!a.renamed)
+        continue;
+      for (const auto &b : defs)
+        if (b.oldName != a.oldName) {
+          errors.push_back(
+              "renaming '" + a.oldName + "' (" + a.file + ") to '" + newName +
+              "' collides with '" + b.oldName + "' (" + b.file + ")" +
+              (b.renamed ? " renamed to the same name" : ", already defined"));
+          return;
+        }
+    }
+  }
+};
+
+} // namespace
+
+RenameTable::Built
+RenameTable::build(const RewriteSpec &spec,
+                   const std::vector<ScannedObject> &objects) {
+  Built out;
+  out.table.spec_ = spec;
+  if (!spec.internalPrefix.empty())
+    out.table.internal_ = runtimeDefinitions(spec, objects);
+  Builder b{out.table, spec, objects, out.table.internal_, out.errors};
+  // Each pass either adds a name or ends; names are finite.
+  while (b.closeGroups() && out.errors.empty()) {
+  }
+  if (out.errors.empty())
+    b.collectAndCheck(out.table.records_);
+  return out;
+}
+
+} // namespace linkd::rewrite

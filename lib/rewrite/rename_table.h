@@ -1,0 +1,99 @@
+// The rename table: computed once over the whole input set, before any file
+// is rewritten, so that every file agrees on every name.
+//
+// Algorithm:
+//  1. internal = C-level names of external symbols (global, weak, common,
+//     COMDAT) defined by runtime inputs, minus MATCH-prefixed names and
+//     explicit renames. Derived COFF forms (`.refptr.X`, `__imp_X`,
+//     `.weak.X.default.Y`) do not define X.
+//  2. Groups (ELF SHT_GROUP, COFF COMDAT sections with their associative
+//     sections, IR comdats): if any symbol defined in a group is renamed,
+//     every symbol defined in it must be, or two copies end up sharing a
+//     group key or a guard variable (see lld-library-facts.md, "COMDAT
+//     traps"). Unrenamed members join `internal`; repeat to a fixpoint.
+//  3. A name maps by the first rule that applies: explicit rename; MATCH
+//     prefix -> export (runtime) / import (kernel) prefix; in `internal` ->
+//     internal prefix + name. Undefined symbols that no runtime input
+//     defines (libc, libstdc++) match no rule and are left alone.
+//  4. Collisions: two different old names with the same new name, where at
+//     least one of them was renamed and both are defined, is an error naming
+//     both symbols and files.
+// No LLVM here: the input is a plain description of each file's symbols.
+#pragma once
+
+#include "rewrite/rewrite_spec.h"
+#include "rewrite/symbol_names.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linkd::rewrite {
+
+enum class Scope { Runtime, Kernel, Other };
+const char *scopeName(Scope scope);
+
+struct ScannedSymbol {
+  std::string name; // raw, as in the symbol table
+  bool defined = false;
+};
+
+struct ScannedGroup {
+  std::string key; // the group signature / COMDAT leader / comdat name
+  // False when the key is not a symbol a rename can reach (an ELF group
+  // keyed by a section symbol): renaming a member is then an error.
+  bool keyIsSymbol = true;
+  std::vector<std::string> members; // raw names of external definitions
+};
+
+// One object file (or archive member): its external symbols and groups.
+struct ScannedObject {
+  std::string file; // "dir/x.o" or "lib.a(member.o)", for messages
+  Scope scope = Scope::Other;
+  NameStyle style = NameStyle::Elf;
+  std::vector<ScannedSymbol> symbols;
+  std::vector<ScannedGroup> groups;
+};
+
+struct RenameRecord {
+  std::string oldName, newName; // raw names
+  Scope scope;
+  std::string file;
+};
+
+class RenameTable {
+public:
+  // The table, or errors (collisions, impossible group renames). Each error
+  // is one complete message.
+  struct Built;
+  static Built build(const RewriteSpec &spec,
+                     const std::vector<ScannedObject> &objects);
+
+  // The new raw name of `raw` in a file of `scope` and `style`, if renamed.
+  std::optional<std::string> rename(Scope scope, NameStyle style,
+                                    std::string_view raw) const;
+  // The C-level rule (step 3 above).
+  std::optional<std::string> renameBase(Scope scope,
+                                        std::string_view base) const;
+
+  // Every symbol renamed in every file, in input order: the --dry-run view.
+  const std::vector<RenameRecord> &records() const { return records_; }
+  const std::set<std::string> &internalNames() const { return internal_; }
+  // canonical spec + the internal names: with the scope and an input's
+  // digest, a complete cache key for that input's rewrite.
+  std::string canonical() const;
+
+private:
+  RewriteSpec spec_;
+  std::set<std::string> internal_;
+  std::vector<RenameRecord> records_;
+};
+
+struct RenameTable::Built {
+  RenameTable table;
+  std::vector<std::string> errors;
+};
+
+} // namespace linkd::rewrite

@@ -1,0 +1,82 @@
+// The rewrite pipeline: load and scan every input, compute the table over
+// the set, rewrite each input (see rewrite.h).
+#include "rewrite/rewrite.h"
+
+#include "rewrite/input_set.h"
+
+#include "llvm/Support/Path.h"
+
+#include <set>
+
+namespace linkd::rewrite {
+
+using namespace llvm;
+
+namespace {
+
+Error joined(const std::vector<std::string> &messages) {
+  std::string all;
+  for (const std::string &m : messages)
+    all += (all.empty() ? "" : "\n") + m;
+  return createStringError(inconvertibleErrorCode(), all);
+}
+
+Error checkOutputNames(ArrayRef<RewriteInput> inputs) {
+  std::set<std::string> seen;
+  for (const RewriteInput &in : inputs) {
+    std::string name =
+        sys::path::filename(in.buffer.getBufferIdentifier()).str();
+    if (!seen.insert(name).second)
+      return createStringError(inconvertibleErrorCode(),
+                               in.buffer.getBufferIdentifier() +
+                                   ": another input has the same file name '" +
+                                   name +
+                                   "'; outputs would overwrite each other");
+  }
+  return Error::success();
+}
+
+Expected<RenameTable> tableFor(const RewriteSpec &spec, const InputSet &set) {
+  if (std::string err = validate(spec); !err.empty())
+    return createStringError(inconvertibleErrorCode(), err);
+  RenameTable::Built built = RenameTable::build(spec, set.scannedObjects());
+  if (!built.errors.empty())
+    return joined(built.errors);
+  return std::move(built.table);
+}
+
+} // namespace
+
+Expected<RenameTable> computeTable(const RewriteSpec &spec,
+                                   ArrayRef<RewriteInput> inputs) {
+  Expected<InputSet> set = InputSet::load(inputs);
+  if (!set)
+    return set.takeError();
+  return tableFor(spec, *set);
+}
+
+Expected<RewriteResult> rewrite(const RewriteSpec &spec,
+                                ArrayRef<RewriteInput> inputs) {
+  if (Error e = checkOutputNames(inputs))
+    return std::move(e);
+  Expected<InputSet> set = InputSet::load(inputs);
+  if (!set)
+    return set.takeError();
+  Expected<RenameTable> table = tableFor(spec, *set);
+  if (!table)
+    return table.takeError();
+  RewriteResult result{std::move(*table), {}};
+  std::vector<std::string> errors;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Expected<RewriteOutput> out = set->rewriteInput(i, result.table);
+    if (!out)
+      errors.push_back(toString(out.takeError()));
+    else
+      result.outputs.push_back(std::move(*out));
+  }
+  if (!errors.empty())
+    return joined(errors);
+  return std::move(result);
+}
+
+} // namespace linkd::rewrite

@@ -1,0 +1,301 @@
+// Scanning symbols and groups out of ELF, COFF, Mach-O and bitcode (see
+// symbol_scan.h). Symbols come from the generic SymbolicFile view; groups
+// need each format's own structures.
+#include "rewrite/symbol_scan.h"
+
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Object/COFF.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/MachO.h"
+#include "llvm/Object/ObjectFile.h"
+
+#include <map>
+#include <set>
+
+namespace linkd::rewrite {
+
+using namespace llvm;
+using namespace llvm::object;
+
+namespace {
+
+Error fail(const std::string &file, const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), file + ": " + msg);
+}
+
+Error wrap(const std::string &file, Error e) {
+  std::string msg = toString(std::move(e));
+  return fail(file, msg);
+}
+
+void scanSymbols(const ObjectFile &obj, bool coff, ScannedObject &out) {
+  for (const SymbolRef &sym : obj.symbols()) {
+    Expected<uint32_t> flags = sym.getFlags();
+    Expected<StringRef> name = sym.getName();
+    if (!flags || !name) {
+      consumeError(flags.takeError());
+      consumeError(name.takeError());
+      continue;
+    }
+    if (!(*flags & SymbolRef::SF_Global) ||
+        (*flags & SymbolRef::SF_FormatSpecific) || name->empty())
+      continue;
+    bool defined = !(*flags & SymbolRef::SF_Undefined) ||
+                   (*flags & SymbolRef::SF_Common) ||
+                   // A COFF weak external always carries its default.
+                   (coff && (*flags & SymbolRef::SF_Weak));
+    out.symbols.push_back({name->str(), defined});
+  }
+}
+
+// --- ELF: SHT_GROUP sections with GRP_COMDAT ---------------------------
+
+// Section index -> names of the global symbols defined in it.
+template <class ELFT>
+Expected<std::multimap<uint32_t, std::string>>
+globalsBySection(const ELFObjectFile<ELFT> &obj) {
+  std::multimap<uint32_t, std::string> out;
+  for (const ELFSymbolRef &sym : obj.symbols()) {
+    auto elfSym = obj.getSymbol(sym.getRawDataRefImpl());
+    if (!elfSym)
+      return elfSym.takeError();
+    if ((*elfSym)->getBinding() == ELF::STB_LOCAL ||
+        (*elfSym)->st_shndx == ELF::SHN_UNDEF)
+      continue;
+    Expected<StringRef> name = sym.getName();
+    if (!name)
+      return name.takeError();
+    out.emplace((*elfSym)->st_shndx, name->str());
+  }
+  return out;
+}
+
+// The group's key: its signature symbol's name, or for a signature that is
+// a section symbol, the section's name (not something a rename reaches).
+template <class ELFT>
+Error groupKey(const ELFFile<ELFT> &f, const typename ELFT::Shdr &sec,
+               ScannedGroup &group) {
+  auto symtab = f.getSection(sec.sh_link);
+  if (!symtab)
+    return symtab.takeError();
+  auto sig = f.template getEntry<typename ELFT::Sym>(**symtab, sec.sh_info);
+  if (!sig)
+    return sig.takeError();
+  if ((*sig)->getType() == ELF::STT_SECTION) {
+    auto target = f.getSection((*sig)->st_shndx);
+    if (!target)
+      return target.takeError();
+    auto name = f.getSectionName(**target);
+    if (!name)
+      return name.takeError();
+    group.key = name->str();
+    group.keyIsSymbol = false;
+    return Error::success();
+  }
+  auto strtab = f.getStringTableForSymtab(**symtab);
+  if (!strtab)
+    return strtab.takeError();
+  auto name = (*sig)->getName(*strtab);
+  if (!name)
+    return name.takeError();
+  group.key = name->str();
+  return Error::success();
+}
+
+template <class ELFT>
+Error scanElfGroups(const ELFObjectFile<ELFT> &obj, ScannedObject &out) {
+  const ELFFile<ELFT> &f = obj.getELFFile();
+  auto sections = f.sections();
+  if (!sections)
+    return sections.takeError();
+  auto globals = globalsBySection(obj);
+  if (!globals)
+    return globals.takeError();
+  for (const auto &sec : *sections) {
+    if (sec.sh_type != ELF::SHT_GROUP)
+      continue;
+    auto words = f.template getSectionContentsAsArray<typename ELFT::Word>(sec);
+    if (!words)
+      return words.takeError();
+    if (words->empty() || !((*words)[0] & ELF::GRP_COMDAT))
+      continue;
+    ScannedGroup group;
+    if (Error e = groupKey(f, sec, group))
+      return e;
+    for (uint32_t member : words->drop_front()) {
+      auto [begin, end] = globals->equal_range(member);
+      for (auto it = begin; it != end; ++it)
+        group.members.push_back(it->second);
+    }
+    out.groups.push_back(std::move(group));
+  }
+  return Error::success();
+}
+
+Error scanElf(const ObjectFile &obj, ScannedObject &out) {
+  if (auto *o = dyn_cast<ELF64LEObjectFile>(&obj))
+    return scanElfGroups(*o, out);
+  if (auto *o = dyn_cast<ELF32LEObjectFile>(&obj))
+    return scanElfGroups(*o, out);
+  return createStringError(inconvertibleErrorCode(),
+                           "big-endian ELF is not supported");
+}
+
+// --- COFF: COMDAT sections, their leaders and associative sections ----
+
+struct CoffComdat {
+  int32_t root; // section number of the non-associative COMDAT
+  std::string leader;
+};
+
+Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
+  std::map<int32_t, int32_t> assocParent;  // section -> associated section
+  std::map<int32_t, ScannedGroup> comdats; // by section number
+  std::map<int32_t, bool> needLeader;
+  std::vector<std::pair<int32_t, std::string>> externals;
+  uint32_t n = obj.getNumberOfSymbols();
+  for (uint32_t i = 0; i < n; ++i) {
+    auto sym = obj.getSymbol(i);
+    if (!sym)
+      return sym.takeError();
+    int32_t secNum = sym->getSectionNumber();
+    StringRef name;
+    if (auto nm = obj.getSymbolName(*sym))
+      name = *nm;
+    else
+      return nm.takeError();
+    if (secNum > 0 && needLeader[secNum] && !sym->isSectionDefinition()) {
+      comdats[secNum].key = name.str();
+      needLeader[secNum] = false;
+    }
+    if (const coff_aux_section_definition *def = sym->getSectionDefinition()) {
+      if (sym->isSectionDefinition() && secNum > 0) {
+        if (def->Selection == COFF::IMAGE_COMDAT_SELECT_ASSOCIATIVE)
+          assocParent[secNum] = def->getNumber(sym->isBigObj());
+        else if (def->Selection != 0)
+          needLeader[secNum] = true, comdats[secNum];
+      }
+    }
+    if ((sym->isExternal() || sym->isWeakExternal()) && secNum > 0)
+      externals.emplace_back(secNum, name.str());
+    i += sym->getNumberOfAuxSymbols();
+  }
+  auto root = [&](int32_t sec) {
+    for (int hops = 0; hops < 64 && assocParent.count(sec); ++hops)
+      sec = assocParent[sec];
+    return sec;
+  };
+  for (auto &[sec, name] : externals)
+    if (auto it = comdats.find(root(sec)); it != comdats.end())
+      it->second.members.push_back(name);
+  for (auto &[sec, group] : comdats)
+    if (!group.key.empty())
+      out.groups.push_back(std::move(group));
+  return Error::success();
+}
+
+// --- LLVM bitcode --------------------------------------------------------
+
+Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
+  LLVMContext ctx;
+  Expected<std::unique_ptr<Module>> mod = parseBitcodeFile(buf, ctx);
+  if (!mod)
+    return mod.takeError();
+  std::map<std::string, ScannedGroup> groups;
+  for (const GlobalValue &gv : (*mod)->global_values()) {
+    if (gv.hasLocalLinkage() || !gv.hasName())
+      continue;
+    out.symbols.push_back({gv.getName().str(), !gv.isDeclaration()});
+    if (const Comdat *c = gv.getComdat(); c && !gv.isDeclaration()) {
+      ScannedGroup &g = groups[c->getName().str()];
+      g.key = c->getName().str();
+      g.members.push_back(gv.getName().str());
+    }
+  }
+  for (auto &[name, group] : groups)
+    out.groups.push_back(std::move(group));
+  return Error::success();
+}
+
+} // namespace
+
+Expected<InputKind> classify(MemoryBufferRef buf, StringRef displayName) {
+  std::string file = displayName.str();
+  switch (identify_magic(buf.getBuffer())) {
+  case file_magic::elf_relocatable:
+    return InputKind::Elf;
+  case file_magic::coff_object:
+  case file_magic::coff_cl_gl_object:
+    return InputKind::Coff;
+  case file_magic::macho_object:
+    return InputKind::MachO;
+  case file_magic::bitcode:
+    return InputKind::Bitcode;
+  case file_magic::archive:
+    return InputKind::Archive;
+  case file_magic::coff_import_library:
+    return InputKind::CoffImport;
+  case file_magic::elf_shared_object:
+  case file_magic::macho_dynamically_linked_shared_lib:
+  case file_magic::macho_dynamically_linked_shared_lib_stub:
+  case file_magic::tapi_file:
+    return fail(file, "is a shared library; only relocatable objects and "
+                      "static archives can be rewritten");
+  case file_magic::elf_executable:
+  case file_magic::elf_core:
+  case file_magic::macho_executable:
+  case file_magic::pecoff_executable:
+    return fail(file, "is an executable or image; only relocatable objects "
+                      "and static archives can be rewritten");
+  case file_magic::macho_universal_binary:
+    return fail(file, "is a universal (fat) Mach-O file; rewrite each "
+                      "architecture's slice separately");
+  default:
+    return fail(file, "unknown file format (not an ELF, COFF or Mach-O "
+                      "relocatable object, LLVM bitcode or archive)");
+  }
+}
+
+Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
+                                   const std::string &displayName,
+                                   Scope scope) {
+  ScannedObject out;
+  out.file = displayName;
+  out.scope = scope;
+  if (kind == InputKind::Bitcode) {
+    out.style = NameStyle::Ir;
+    if (Error e = scanBitcode(buf, out))
+      return wrap(displayName, std::move(e));
+    return out;
+  }
+  Expected<std::unique_ptr<ObjectFile>> obj = ObjectFile::createObjectFile(buf);
+  if (!obj)
+    return wrap(displayName, obj.takeError());
+  Error err = Error::success();
+  switch (kind) {
+  case InputKind::Elf:
+    out.style = NameStyle::Elf;
+    scanSymbols(**obj, false, out);
+    err = scanElf(**obj, out);
+    break;
+  case InputKind::Coff:
+    out.style = NameStyle::Coff;
+    scanSymbols(**obj, true, out);
+    err = scanCoff(*cast<COFFObjectFile>(obj->get()), out);
+    break;
+  case InputKind::MachO:
+    out.style = NameStyle::MachO; // no COMDATs: weak definitions merge by name
+    scanSymbols(**obj, false, out);
+    break;
+  default:
+    return fail(displayName, "not an object file");
+  }
+  if (err)
+    return wrap(displayName, std::move(err));
+  return out;
+}
+
+} // namespace linkd::rewrite
