@@ -53,7 +53,7 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 10s);
     });
-    for (int i = 0; i < 200 && !exists("redis.sock"); ++i)
+    for (int i = 0; i < 1000 && !exists("redis.sock"); ++i)
       std::this_thread::sleep_for(10ms);
     EXPECT_TRUE(exists("redis.sock"));
     redisPid = bg.pid;
@@ -84,15 +84,22 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 10s);
     });
-    std::string url = "http://127.0.0.1:" + std::to_string(port) + "/linkd";
-    for (int i = 0; i < 200; ++i) {
-      RunResult r = run("curl -s -o /dev/null -w '%{http_code}' " + url +
-                        "/cas/probe");
-      if (r.out == "404")
-        break;
-      std::this_thread::sleep_for(10ms);
+    // Ready when it accepts connections (a worker that found it down would
+    // open its circuit breaker and skip it for the rest of the test).
+    bool up = false;
+    for (int i = 0; i < 1000 && !up; ++i) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      up = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
+      close(fd);
+      if (!up)
+        std::this_thread::sleep_for(10ms);
     }
-    return url;
+    EXPECT_TRUE(up) << "nginx did not start: " << readFile("nginx/error.log");
+    return "http://127.0.0.1:" + std::to_string(port) + "/linkd";
   }
 
   // Environment of worker `name`: its own socket, state and local store.
