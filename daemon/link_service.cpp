@@ -193,7 +193,9 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
     return false;
   }
   std::string error;
-  if (!cache.cache->materialize(*result, analysis, &error)) {
+  std::vector<LinkCache::Backfill> later;
+  if (!cache.cache->materialize(*result, analysis, &error, &later)) {
+    cache.cache->backfill(later);
     spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
                   analysis.key.hex(), error);
     cache.stats->countCorrupt();
@@ -213,6 +215,7 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   done->set_wall_micros(microsSince(begin));
   done->set_cache_lookup_micros(lookupMicros);
   writer->Write(reply);
+  cache.cache->backfill(later); // the client has its answer
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;

@@ -303,6 +303,8 @@ int serve(const ServeOptions &options) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   server->Shutdown(std::chrono::system_clock::now());
   zygote.stop();
+  if (parts.remote)
+    parts.remote->drain(); // queued remote writes (bounded by their timeouts)
   parts.maintain();
   spdlog::info("stopped");
   spdlog::shutdown();

@@ -199,7 +199,8 @@ LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
 }
 
 bool LinkCache::materialize(const cache::v1::LinkResult &result,
-                            const LinkAnalysis &link, std::string *error) {
+                            const LinkAnalysis &link, std::string *error,
+                            std::vector<Backfill> *later) {
   for (const auto &out : result.outputs()) {
     auto d = Digest::fromRaw(out.digest());
     if (!d) {
@@ -211,15 +212,19 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
     auto mode = static_cast<mode_t>(out.mode());
     Lookup l = blobs.materializeBlob(*d, path, mode, error);
     if (l == Lookup::Miss && remote && remote->canRead()) {
-      // Not here: fetch (verified), write the output from memory, keep a
-      // copy locally.
-      if (auto data = remote->getBlob(*d)) {
-        if (!writeFileAtomically(path, *data, mode, error))
-          return false;
-        if (blobs.putBlob(*data))
-          ++remote->counters().backfills;
+      // Not here: stream it from the remote (verified on the way) into a
+      // temp file beside the output; keep the file open for the backfill.
+      std::string tmp;
+      int fd = createTempBeside(path, tmp, error);
+      if (fd < 0)
+        return false;
+      if (remote->fetchBlobToFile(*d, fd) &&
+          commitTemp(fd, tmp, path, mode, error)) {
+        later->push_back(Backfill{fd, *d, out.size()});
         continue;
       }
+      close(fd);
+      unlink(tmp.c_str());
     }
     if (l != Lookup::Hit) {
       if (error && error->empty())
@@ -229,6 +234,18 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
     }
   }
   return true;
+}
+
+void LinkCache::backfill(std::vector<Backfill> &later) {
+  for (Backfill &b : later) {
+    Digest got;
+    // What is read back must still be what was verified (the output may
+    // have been changed in place meanwhile).
+    if (blobs.putBlobFromFile(b.fd, b.size, &got) && got == b.digest && remote)
+      ++remote->counters().backfills;
+    close(b.fd);
+  }
+  later.clear();
 }
 
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,

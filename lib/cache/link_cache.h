@@ -63,11 +63,22 @@ public:
   std::optional<cache::v1::LinkResult> lookup(const LinkAnalysis &link,
                                               std::string *why);
 
+  // An output fetched from a remote tier, to be copied into the local
+  // store once the client has its answer (off the hit's critical path).
+  struct Backfill {
+    int fd = -1; // the written output, still open
+    Digest digest;
+    uint64_t size = 0;
+  };
+
   // Writes a hit's outputs (temp + rename, stored mode bits). False if a
   // blob is missing or corrupt, or an output cannot be written: the caller
-  // then runs the link.
+  // then runs the link. Outputs that came from a remote tier are appended to
+  // `later`; pass them to backfill() after answering.
   bool materialize(const cache::v1::LinkResult &result,
-                   const LinkAnalysis &link, std::string *error);
+                   const LinkAnalysis &link, std::string *error,
+                   std::vector<Backfill> *later);
+  void backfill(std::vector<Backfill> &later);
 
   struct StoreOutcome {
     bool stored = false;

@@ -52,6 +52,26 @@ size_t onWrite(char *data, size_t size, size_t n, void *out) {
   return size * n;
 }
 
+struct StreamSink {
+  const std::function<bool(std::string_view)> *sink;
+  long status = 0;
+  CURL *handle;
+  bool failed = false;
+};
+
+size_t onStream(char *data, size_t size, size_t n, void *p) {
+  auto *s = static_cast<StreamSink *>(p);
+  if (s->status == 0)
+    curl_easy_getinfo(s->handle, CURLINFO_RESPONSE_CODE, &s->status);
+  if (s->status != 200)
+    return size * n; // an error page: not content
+  if (!(*s->sink)({data, size * n})) {
+    s->failed = true;
+    return 0; // aborts the transfer
+  }
+  return size * n;
+}
+
 struct Upload {
   std::string_view data;
   size_t pos = 0;
@@ -88,6 +108,11 @@ public:
   RemoteStatus putBlob(const Digest &d, std::string_view data) override {
     return request("PUT", "/cas/" + d.hex(), data, nullptr);
   }
+  RemoteStatus
+  streamBlob(const Digest &d,
+             const std::function<bool(std::string_view)> &sink) override {
+    return request("GET", "/cas/" + d.hex(), {}, nullptr, &sink);
+  }
   RemoteStatus hasBlob(const Digest &d) override {
     return request("HEAD", "/cas/" + d.hex(), {}, nullptr);
   }
@@ -116,14 +141,16 @@ private:
       curl_easy_cleanup(h);
   }
 
-  RemoteStatus request(const char *method, const std::string &path,
-                       std::string_view body, std::string *out) {
+  RemoteStatus
+  request(const char *method, const std::string &path, std::string_view body,
+          std::string *out,
+          const std::function<bool(std::string_view)> *sink = nullptr) {
     CURL *h = take();
     if (!h)
       return RemoteStatus::Error;
     curl_easy_reset(h);
     std::string url = base + path;
-    std::string sink;
+    std::string discard;
     Upload up{body};
     Progress pr;
     pr.idleLimit = cfg.timeout;
@@ -134,8 +161,15 @@ private:
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, onProgress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &pr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onWrite);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, out ? out : &sink);
+    StreamSink stream{sink, 0, h};
+    if (sink) {
+      curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024); // fewer callbacks
+      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onStream);
+      curl_easy_setopt(h, CURLOPT_WRITEDATA, &stream);
+    } else {
+      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onWrite);
+      curl_easy_setopt(h, CURLOPT_WRITEDATA, out ? out : &discard);
+    }
     if (headers)
       curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     if (!cfg.user.empty()) {
@@ -162,6 +196,8 @@ private:
     give(h);
     if (rc == CURLE_OPERATION_TIMEDOUT || pr.timedOut)
       return RemoteStatus::Timeout;
+    if (stream.failed)
+      return RemoteStatus::Error;
     if (rc != CURLE_OK)
       return RemoteStatus::Error;
     if (status == 404)

@@ -273,6 +273,25 @@ CREATE INDEX IF NOT EXISTS actions_lru ON actions(last_use);
 
 } // namespace
 
+int createTempBeside(const std::string &path, std::string &tmp,
+                     std::string *error) {
+  tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && error)
+    *error = "cannot create " + tmp + ": " + std::strerror(errno);
+  return fd;
+}
+
+bool commitTemp(int fd, const std::string &tmp, const std::string &path,
+                mode_t mode, std::string *error) {
+  if (fchmod(fd, mode) == 0 && replaceFile(tmp, path))
+    return true;
+  if (error)
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+  unlink(tmp.c_str());
+  return false;
+}
+
 bool writeFileAtomically(const std::string &path, std::string_view data,
                          mode_t mode, std::string *error) {
   std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +

@@ -63,6 +63,15 @@ struct StoreUsage {
 bool writeFileAtomically(const std::string &path, std::string_view data,
                          mode_t mode, std::string *error);
 
+// A temp file beside `path` (same directory, so a rename can replace
+// `path`): its name in `tmp`, an fd open for reading and writing, or -1.
+int createTempBeside(const std::string &path, std::string &tmp,
+                     std::string *error);
+// Sets `mode` on the temp file and renames it over `path` (the old file is
+// freed off the critical path). The fd stays open.
+bool commitTemp(int fd, const std::string &tmp, const std::string &path,
+                mode_t mode, std::string *error);
+
 class LocalStore {
 public:
   static std::unique_ptr<LocalStore> open(const StoreConfig &config,

@@ -61,6 +61,44 @@ public:
                                          : RemoteStatus::Hit;
   }
 
+  // Raw values are read with GETRANGE in 8 MiB pieces: hiredis would
+  // otherwise grow one reply buffer to the blob's size.
+  RemoteStatus
+  streamBlob(const Digest &d,
+             const std::function<bool(std::string_view)> &sink) override {
+    std::string k = key("cas:", d);
+    std::string head;
+    RemoteStatus st = range(k, 0, 0, head);
+    if (st != RemoteStatus::Hit)
+      return st;
+    if (head.empty())
+      return RemoteStatus::Miss; // GETRANGE of a missing key is ""
+    if (head[0] != 'r')
+      return RemoteBackend::streamBlob(d, sink);
+    constexpr long long kPiece = 8ll << 20;
+    for (long long off = 1;; off += kPiece) {
+      size_t got = 0;
+      bool sunk = true;
+      st = command(
+          [&](redisContext *c) {
+            return static_cast<redisReply *>(
+                redisCommand(c, "GETRANGE %b %lld %lld", k.data(), k.size(),
+                             off, off + kPiece - 1));
+          },
+          [&](redisReply *r) {
+            if (r->type != REDIS_REPLY_STRING)
+              return RemoteStatus::Error;
+            got = r->len;
+            sunk = got == 0 || sink({r->str, r->len});
+            return RemoteStatus::Hit;
+          });
+      if (st != RemoteStatus::Hit || !sunk)
+        return st == RemoteStatus::Hit ? RemoteStatus::Error : st;
+      if (static_cast<long long>(got) < kPiece)
+        return RemoteStatus::Hit;
+    }
+  }
+
   RemoteStatus putBlob(const Digest &d, std::string_view data) override {
     std::string v;
     if (data.size() <= kCompressLimit) {
@@ -193,6 +231,21 @@ private:
         [&](redisReply *r) {
           if (r->type == REDIS_REPLY_NIL)
             return RemoteStatus::Miss;
+          if (r->type != REDIS_REPLY_STRING)
+            return RemoteStatus::Error;
+          out.assign(r->str, r->len);
+          return RemoteStatus::Hit;
+        });
+  }
+
+  RemoteStatus range(const std::string &k, long long from, long long to,
+                     std::string &out) {
+    return command(
+        [&](redisContext *c) {
+          return static_cast<redisReply *>(redisCommand(
+              c, "GETRANGE %b %lld %lld", k.data(), k.size(), from, to));
+        },
+        [&](redisReply *r) {
           if (r->type != REDIS_REPLY_STRING)
             return RemoteStatus::Error;
           out.assign(r->str, r->len);

@@ -12,6 +12,7 @@
 #include "digest/digest.h"
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,6 +60,18 @@ public:
   // Blob content, exactly the bytes whose SHA-256 is `d`.
   virtual RemoteStatus getBlob(const Digest &d, std::string &out) = 0;
   virtual RemoteStatus putBlob(const Digest &d, std::string_view data) = 0;
+  // The blob's content in order, in chunks, without holding it whole (a
+  // 130 MB output). `sink` returning false aborts (Error). The default reads
+  // it whole.
+  virtual RemoteStatus
+  streamBlob(const Digest &d,
+             const std::function<bool(std::string_view)> &sink) {
+    std::string data;
+    RemoteStatus st = getBlob(d, data);
+    if (st == RemoteStatus::Hit && !sink(data))
+      return RemoteStatus::Error;
+    return st;
+  }
   virtual RemoteStatus hasBlob(const Digest &d) = 0;
   // Action entries: opaque bytes under a key (the caller signs them).
   virtual RemoteStatus getAction(const Digest &key, std::string &out) = 0;

@@ -3,7 +3,9 @@
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 
+#include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
 namespace linkd {
 namespace {
@@ -141,6 +143,125 @@ std::optional<std::string> RemoteTiers::getBlob(const Digest &d) {
     return data;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Hashes a file while another thread appends to it: the hasher reads back
+// (pread, from the page cache) what has been written so far, so receiving
+// and writing never wait for hashing and no chunk is copied twice.
+class TrailingHasher {
+public:
+  explicit TrailingHasher(int fd) : fd(fd), worker([this] { run(); }) {}
+  ~TrailingHasher() { finish(); }
+  void wrote(uint64_t bytes) {
+    {
+      std::lock_guard lock(mu);
+      written += bytes;
+    }
+    cv.notify_one();
+  }
+  // Stops after hashing everything written; false if a read failed.
+  std::optional<Digest> finish() {
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_one();
+    if (worker.joinable())
+      worker.join();
+    return failed ? std::nullopt : std::optional<Digest>(digest);
+  }
+
+private:
+  void run() {
+    std::string buf(1 << 20, '\0');
+    uint64_t hashed = 0;
+    for (;;) {
+      uint64_t avail;
+      bool last;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return done || written > hashed; });
+        avail = written;
+        last = done;
+      }
+      while (hashed < avail) {
+        ssize_t n = pread(fd, buf.data(),
+                          std::min<uint64_t>(buf.size(), avail - hashed),
+                          static_cast<off_t>(hashed));
+        if (n <= 0) {
+          failed = true;
+          return;
+        }
+        hash.update({buf.data(), static_cast<size_t>(n)});
+        hashed += static_cast<uint64_t>(n);
+      }
+      if (last) {
+        digest = hash.finish();
+        return;
+      }
+    }
+  }
+  int fd;
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t written = 0;
+  bool done = false;
+  bool failed = false;
+  Sha256 hash;
+  Digest digest;
+  std::thread worker;
+};
+
+bool writeAllFd(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+} // namespace
+
+bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
+  for (auto &t : tiers) {
+    if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
+      continue;
+    if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+      return false;
+    TrailingHasher hash(fd);
+    uint64_t bytes = 0;
+    bool writeFailed = false;
+    RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
+      writeFailed = !writeAllFd(fd, chunk);
+      if (!writeFailed) {
+        bytes += chunk.size();
+        hash.wrote(chunk.size());
+      }
+      return !writeFailed;
+    });
+    std::optional<Digest> got = hash.finish();
+    if (writeFailed)
+      return false; // our disk, not the tier
+    record(*t, st);
+    if (st == RemoteStatus::Miss)
+      ++stats.misses;
+    if (st != RemoteStatus::Hit)
+      continue;
+    stats.bytesRead += bytes;
+    if (!got || *got != d) {
+      ++stats.corrupt;
+      continue;
+    }
+    ++stats.hits;
+    return true;
+  }
+  return false;
 }
 
 std::optional<std::string> RemoteTiers::getAction(const Digest &key) {

@@ -61,6 +61,10 @@ public:
 
   // Verified content of blob `d` from the first readable tier that has it.
   std::optional<std::string> getBlob(const Digest &d);
+  // Streams blob `d` from the first readable tier that has it into `fd`
+  // (from offset 0, truncated first), verifying the content as it arrives
+  // (hashed on a second thread). True only for verified content.
+  bool fetchBlobToFile(const Digest &d, int fd);
   // Payload of action entry `key` from the first readable tier that has a
   // valid one.
   std::optional<std::string> getAction(const Digest &key);
