@@ -194,11 +194,13 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   }
   std::string error;
   std::vector<LinkCache::Backfill> later;
-  if (!cache.cache->materialize(*result, analysis, &error, &later)) {
+  if (Lookup m = cache.cache->materialize(*result, analysis, &error, &later);
+      m != Lookup::Hit) {
     cache.cache->backfill(later);
+    if (m == Lookup::Corrupt)
+      cache.stats->countCorrupt();
     spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
                   analysis.key.hex(), error);
-    cache.stats->countCorrupt();
     return false;
   }
   uint64_t bytes = 0;
@@ -466,11 +468,13 @@ grpc::Status LinkService::CacheControl(grpc::ServerContext *,
     StoreUsage before = cache.store->usage();
     if (!cache.store->clear())
       return grpc::Status(grpc::StatusCode::INTERNAL, "clear failed");
+    cache.cache->forgetRecent();
     reply->set_removed(before.entries);
     reply->set_message("removed " + std::to_string(before.entries) +
                        " entries");
   } else if (req->op() == v1::CacheControlRequest::OP_TRIM) {
     uint64_t n = cache.store->trim();
+    cache.cache->forgetRecent();
     reply->set_removed(n);
     reply->set_message("removed " + std::to_string(n) + " entries");
   } else {

@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char *kManifestNs = "link-manifest";
 constexpr int kMaxInputSets = 16;
+constexpr size_t kRecentManifests = 1024;
 
 bool sameIdentity(const struct stat &a, const struct stat &b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
@@ -77,10 +78,36 @@ std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log) {
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
                                   const PathMapper &paths, int begin,
                                   int end) {
+  // Inputs are stored sorted, so files of one directory are neighbours: stat
+  // them relative to the directory, opened once.
+  std::string dir;
+  int dirFd = -1;
+  struct Closer {
+    int &fd;
+    ~Closer() {
+      if (fd >= 0)
+        close(fd);
+    }
+  } closer{dirFd};
+  std::string local;
   for (int i = begin; i < end; ++i) {
     const auto &f = set.files(i);
-    std::string p = paths.toLocal(f.path());
-    auto st = stats.lookup(p);
+    const std::string &p =
+        paths.active() ? (local = paths.toLocal(f.path())) : f.path();
+    size_t slash = p.rfind('/');
+    std::optional<FileState> st;
+    if (slash != std::string::npos && slash > 0) {
+      if (p.compare(0, slash, dir) != 0 || dir.size() != slash) {
+        if (dirFd >= 0)
+          close(dirFd);
+        dir.assign(p, 0, slash);
+        dirFd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      }
+      st = dirFd >= 0 ? stats.lookupAt(dirFd, p.c_str() + slash + 1, p)
+                      : stats.lookup(p);
+    } else {
+      st = stats.lookup(p);
+    }
     if (!st || !st->exists)
       return "input missing: " + p;
     if (st->isDirectory != f.is_directory())
@@ -144,6 +171,23 @@ LinkCache::matchingSet(const cache::v1::Manifest &manifest,
   return nullptr;
 }
 
+std::shared_ptr<const cache::v1::Manifest>
+LinkCache::recentManifest(const Digest &key) {
+  std::lock_guard lock(recentMu);
+  auto it = recent.find(key);
+  return it == recent.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const cache::v1::Manifest>
+LinkCache::rememberManifest(const Digest &key, cache::v1::Manifest &&m) {
+  auto shared = std::make_shared<const cache::v1::Manifest>(std::move(m));
+  std::lock_guard lock(recentMu);
+  if (recent.size() >= kRecentManifests)
+    recent.clear(); // crude, and enough: a build relinks a few hundred keys
+  recent[key] = shared;
+  return shared;
+}
+
 std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   std::string blob;
   if (blobs.getBlob(d, blob) == Lookup::Hit)
@@ -159,14 +203,22 @@ std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
 std::optional<cache::v1::LinkResult>
 LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
   std::string localWhy, remoteWhy;
-  cache::v1::Manifest manifest;
-  std::string value;
   const cache::v1::InputSet *set = nullptr;
-  Lookup l = blobs.getAction(kManifestNs, link.key, value);
-  if (l == Lookup::Hit && manifest.ParseFromString(value))
+  std::shared_ptr<const cache::v1::Manifest> local = recentManifest(link.key);
+  if (!local) {
+    std::string value;
+    cache::v1::Manifest parsed;
+    Lookup l = blobs.getAction(kManifestNs, link.key, value);
+    if (l == Lookup::Hit && parsed.ParseFromString(value))
+      local = rememberManifest(link.key, std::move(parsed));
+    else
+      localWhy =
+          l == Lookup::Corrupt ? "manifest corrupt" : "no manifest for key";
+  }
+  static const cache::v1::Manifest kEmpty;
+  const cache::v1::Manifest &manifest = local ? *local : kEmpty;
+  if (local)
     set = matchingSet(manifest, link.paths, &localWhy);
-  else
-    localWhy = l == Lookup::Corrupt ? "manifest corrupt" : "no manifest for key";
 
   cache::v1::Manifest remoteManifest;
   if (!set && remote && remote->canRead()) {
@@ -175,8 +227,9 @@ LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
       set = matchingSet(remoteManifest, link.paths, &remoteWhy);
       if (set) {
         // Backfill: the set joins the local manifest.
-        blobs.putAction(kManifestNs, link.key,
-                        mergeManifest(*set, manifest).SerializeAsString());
+        cache::v1::Manifest merged = mergeManifest(*set, manifest);
+        blobs.putAction(kManifestNs, link.key, merged.SerializeAsString());
+        rememberManifest(link.key, std::move(merged));
         ++remote->counters().backfills;
       }
     } else {
@@ -188,25 +241,36 @@ LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
       *why = remoteWhy.empty() ? localWhy : localWhy + "; remote: " + remoteWhy;
     return std::nullopt;
   }
-  cache::v1::LinkResult result;
   auto d = Digest::fromRaw(set->result_key());
+  if (d) {
+    // Results are content-addressed: one verified read can be reused.
+    std::lock_guard lock(recentMu);
+    if (auto it = results.find(*d); it != results.end())
+      return *it->second;
+  }
+  cache::v1::LinkResult result;
   auto blob = d ? fetchBlob(*d) : std::nullopt;
-  if (blob && result.ParseFromString(*blob))
+  if (blob && result.ParseFromString(*blob)) {
+    std::lock_guard lock(recentMu);
+    if (results.size() >= kRecentManifests)
+      results.clear();
+    results[*d] = std::make_shared<const cache::v1::LinkResult>(result);
     return result;
+  }
   if (why)
     *why = "result missing or corrupt";
   return std::nullopt;
 }
 
-bool LinkCache::materialize(const cache::v1::LinkResult &result,
-                            const LinkAnalysis &link, std::string *error,
-                            std::vector<Backfill> *later) {
+Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
+                              const LinkAnalysis &link, std::string *error,
+                              std::vector<Backfill> *later) {
   for (const auto &out : result.outputs()) {
     auto d = Digest::fromRaw(out.digest());
     if (!d) {
       if (error)
         *error = "bad output digest";
-      return false;
+      return Lookup::Corrupt;
     }
     std::string path = link.paths.toLocal(out.path());
     auto mode = static_cast<mode_t>(out.mode());
@@ -217,7 +281,7 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
       std::string tmp;
       int fd = createTempBeside(path, tmp, error);
       if (fd < 0)
-        return false;
+        return Lookup::Error;
       if (remote->fetchBlobToFile(*d, fd) &&
           commitTemp(fd, tmp, path, mode, error)) {
         later->push_back(Backfill{fd, *d, out.size()});
@@ -230,10 +294,16 @@ bool LinkCache::materialize(const cache::v1::LinkResult &result,
       if (error && error->empty())
         *error = "output blob for " + path +
                  (l == Lookup::Corrupt ? " was corrupt" : " is missing");
-      return false;
+      return l;
     }
   }
-  return true;
+  return Lookup::Hit;
+}
+
+void LinkCache::forgetRecent() {
+  std::lock_guard lock(recentMu);
+  recent.clear();
+  results.clear();
 }
 
 void LinkCache::backfill(std::vector<Backfill> &later) {
@@ -358,9 +428,10 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   std::string value;
   if (blobs.getAction(kManifestNs, link.key, value) == Lookup::Hit)
     old.ParseFromString(value);
-  if (!blobs.putAction(kManifestNs, link.key,
-                       mergeManifest(set, old).SerializeAsString()))
+  cache::v1::Manifest merged = mergeManifest(set, old);
+  if (!blobs.putAction(kManifestNs, link.key, merged.SerializeAsString()))
     return refuse("cannot write to the store");
+  rememberManifest(link.key, std::move(merged));
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
   outcome.stored = true;

@@ -25,6 +25,9 @@
 
 #include <sys/stat.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,14 +74,16 @@ public:
     uint64_t size = 0;
   };
 
-  // Writes a hit's outputs (temp + rename, stored mode bits). False if a
-  // blob is missing or corrupt, or an output cannot be written: the caller
-  // then runs the link. Outputs that came from a remote tier are appended to
+  // Writes a hit's outputs (temp + rename, stored mode bits). Anything but
+  // Hit (a blob evicted or corrupt, an output that cannot be written): the
+  // caller runs the link. Outputs that came from a remote tier are appended to
   // `later`; pass them to backfill() after answering.
-  bool materialize(const cache::v1::LinkResult &result,
-                   const LinkAnalysis &link, std::string *error,
-                   std::vector<Backfill> *later);
+  Lookup materialize(const cache::v1::LinkResult &result,
+                     const LinkAnalysis &link, std::string *error,
+                     std::vector<Backfill> *later);
   void backfill(std::vector<Backfill> &later);
+  // Drops the in-memory manifests and results (after `linkd cache clear`).
+  void forgetRecent();
 
   struct StoreOutcome {
     bool stored = false;
@@ -106,9 +111,18 @@ private:
                     const cache::v1::LinkResult &result,
                     const Digest &resultDigest);
 
+  // Recently used manifests, parsed. Safe to be stale: a set is used only
+  // after every input is checked, and a missing result is a miss.
+  std::shared_ptr<const cache::v1::Manifest> recentManifest(const Digest &key);
+  std::shared_ptr<const cache::v1::Manifest>
+  rememberManifest(const Digest &key, cache::v1::Manifest &&m);
+
   LocalStore &blobs;
   StatCache &stats;
   RemoteTiers *remote;
+  std::mutex recentMu;
+  std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;
+  std::map<Digest, std::shared_ptr<const cache::v1::LinkResult>> results;
 };
 
 // The union of `fresh`'s first set and `old`'s sets, newest first, without

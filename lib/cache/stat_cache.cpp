@@ -1,5 +1,6 @@
 #include "cache/stat_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -67,9 +68,14 @@ StatCache::loadLocked(const std::string &path) {
 }
 
 std::optional<FileState> StatCache::lookup(const std::string &path) {
+  return lookupAt(AT_FDCWD, path.c_str(), path);
+}
+
+std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
+                                             const std::string &path) {
   struct stat st;
   FileState out;
-  if (::stat(path.c_str(), &st) != 0) {
+  if (::fstatat(dirFd, name, &st, 0) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
       return out; // absent
     return std::nullopt;
@@ -86,6 +92,15 @@ std::optional<FileState> StatCache::lookup(const std::string &path) {
               nanos(st.st_ctim)};
   out.size = id.size;
   out.changedNs = std::max(id.mtimeNs, id.ctimeNs);
+  {
+    std::shared_lock lock(mu);
+    if (auto it = entries.find(path); it != entries.end()) {
+      if (it->second.id == id) {
+        out.digest = it->second.digest;
+        return out;
+      }
+    }
+  }
   {
     std::lock_guard lock(mu);
     if (auto e = loadLocked(path); e && e->id == id) {

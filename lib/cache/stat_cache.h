@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,11 @@ public:
   // its identity changed). nullopt when it cannot be read (not ENOENT:
   // absence is FileState{exists=false}).
   std::optional<FileState> lookup(const std::string &path);
+  // The same for `path`, stat'ed as `name` relative to the open directory
+  // `dirFd` (cheaper than walking the whole path again for each file of a
+  // directory with hundreds of inputs).
+  std::optional<FileState> lookupAt(int dirFd, const char *name,
+                                    const std::string &path);
 
   // Writes remembered entries to disk. Called from the maintenance thread.
   void flush();
@@ -68,7 +74,9 @@ private:
       : db(std::move(db)), racyNanos(racyNanos) {}
   std::optional<Entry> loadLocked(const std::string &path);
 
-  std::mutex mu;
+  // Lookups of remembered entries share the lock (a large link validates its
+  // inputs on two threads); loading from disk and updates take it alone.
+  std::shared_mutex mu;
   std::unique_ptr<SqliteDb> db;
   int64_t racyNanos;
   std::unordered_map<std::string, Entry> entries;
