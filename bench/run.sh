@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # linkd benchmark: stock ld.lld vs ld.linkd (warm daemon), measured in one run.
 #
-#   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N]
-#                [--scale-hits N] [--no-scale] [--no-diag] [--only w2,w1,m500,diag,scale] [--keep]
+#   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N] [--remote-runs N]
+#                [--scale-hits N] [--no-scale] [--no-diag] [--no-remote] [--only w2,w1,m500,diag,remote,scale] [--keep]
 #
 # See bench/README.md for what it measures and prints. It is a report: it exits
 # 0 whatever the figures are, 1 if something is broken (outputs differ, a link
@@ -26,8 +26,10 @@ M500_RUNS=9        # rounds of the 500-object link (stock, cache off, cache hit)
 M500_HITS=21       # + back-to-back hits of it, for the lookup_us median
 SCALE_HITS=101     # timed hits per store size in the store-scaling test
 SCALE_IDLE=3       # seconds of idle daemon CPU measured per store size
+REMOTE_RUNS=7      # timed rounds of W1 served from a remote tier (per tier)
 SCALE=1
 DIAG=1
+REMOTE=1
 DO_W2=1
 DO_W1=1
 DO_M500=1
@@ -37,21 +39,24 @@ usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
-    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2 ;;
+    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2; REMOTE_RUNS=5 ;;
     --runs) W2_RUNS="$2"; shift ;;
     --w1-runs) W1_RUNS="$2"; shift ;;
     --links) LINKS="$2"; shift ;;
     --m500-runs) M500_RUNS="$2"; shift ;;
     --scale-hits) SCALE_HITS="$2"; shift ;;
+    --remote-runs) REMOTE_RUNS="$2"; shift ;;
     --no-scale) SCALE=0 ;;
     --no-diag) DIAG=0 ;;
+    --no-remote) REMOTE=0 ;;
     --only)
-      DO_W2=0; DO_W1=0; DO_M500=0; DIAG=0; SCALE=0
+      DO_W2=0; DO_W1=0; DO_M500=0; DIAG=0; SCALE=0; REMOTE=0
       IFS=, read -ra only <<<"$2"
       for o in "${only[@]}"; do
         case "$o" in
           w2) DO_W2=1 ;; w1) DO_W1=1 ;; m500) DO_M500=1 ;; diag) DIAG=1 ;; scale) SCALE=1 ;;
-          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, diag, scale)" >&2; exit 2 ;;
+          remote) REMOTE=1 ;;
+          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, diag, remote, scale)" >&2; exit 2 ;;
         esac
       done
       shift ;;
@@ -70,6 +75,7 @@ W1_HIT_TARGET=0.20
 W2_HIT_TARGET=0.30
 M500_LOOKUP_TARGET=0.02   # lookup_us of a hit / cold (cache off) link, 500 inputs
 SCALE_TARGET=1.5          # hit lookup_us with 100,000 stored entries / with 100
+REMOTE_TARGET=0.35        # W1 hit from a remote tier, empty local store / stock (issue 5)
 RSS_TARGET_MIB=64
 
 say() { printf '%s\n' "$*"; }
@@ -119,8 +125,22 @@ T="$(mktemp -d "${TMPDIR:-/tmp}/linkd-bench.XXXXXX")"
 DAEMON_STARTED=0
 DPID=""
 ZPID=""
+# remote section: worker directories whose daemons run, servers started here
+# (stopped by PID), processes whose CPU is this benchmark's (own_cpu)
+REMOTE_WORKERS=()
+SERVER_PIDS=()
+EXTRA_PIDS=()
 cleanup() {
-  local rc=$?
+  local rc=$? w p
+  for w in "${REMOTE_WORKERS[@]}"; do
+    LINKD_SOCKET="$w/run/linkd.sock" "$T/bin/linkd" stop >/dev/null 2>&1 || {
+      p=$(cat "$w/pid" 2>/dev/null || true)
+      [[ -n "$p" && -d "/proc/$p" ]] && kill "$p" 2>/dev/null || true
+    }
+  done
+  for p in "${SERVER_PIDS[@]}"; do
+    kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+  done
   if ((DAEMON_STARTED)); then
     "$T/bin/linkd" stop >/dev/null 2>&1 || {
       [[ -n "$DPID" ]] && kill "$DPID" 2>/dev/null || true
@@ -167,7 +187,7 @@ say "binaries    $BIN (copied to $T/bin)"
 say "stock       $STOCK ($("$STOCK" --version | head -1))"
 say "linkd       $("$LINKD" version 2>/dev/null | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
-say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, scaling $SCALE_HITS hits per size"
+say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, remote $REMOTE_RUNS per tier, scaling $SCALE_HITS hits per size"
 say "timer       ${HYPERFINE:-python benchlib.py}: wall clock, one command at a time, rounds interleaved, medians"
 
 # --- inputs ---------------------------------------------------------------------
@@ -293,7 +313,17 @@ own_cpu() { # -> OWN_CPU (must not run in a subshell: `times` is per shell)
     t = 0
     for (i = 1; i <= NF; i++) { split($i, p, "m"); sub(/s$/, "", p[2]); t += p[1] * 60 + p[2] }
     print t }')
-  OWN_CPU=$(awk -v a="$kids" -v b="$(daemon_cpu)" 'BEGIN { printf "%.3f", a + b }')
+  OWN_CPU=$(awk -v a="$kids" -v b="$(daemon_cpu)" -v c="$(extra_cpu)" 'BEGIN { printf "%.3f", a + b + c }')
+}
+# CPU seconds used so far by EXTRA_PIDS (remote workers' daemons and zygotes,
+# tier servers) with their reaped children: not our children (autostarted
+# daemons) or not reaped yet (servers), so `times` does not see them.
+extra_cpu() {
+  local files=() p
+  for p in "${EXTRA_PIDS[@]}"; do [[ -r "/proc/$p/stat" ]] && files+=("/proc/$p/stat"); done
+  if ((${#files[@]} == 0)); then echo 0; return 0; fi
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 }
+    END { printf "%.3f", t / hz }' "${files[@]}" 2>/dev/null || echo 0
 }
 EXT_NOTES=()
 NOISY=0
