@@ -40,6 +40,15 @@ Subcommands:
                      daemon's maintenance pass runs every second under its
                      index lock (count and sum over blobs and actions) take
                      here (ms, median of 3 after one warm-up).
+  remote DIR         DIR holds what run.sh's remote section recorded for one
+                     tier: r<round>.stock.json and r<round>.hit.json (one
+                     run each; round 0 is the warm-up), "hits" (one line
+                     per timed hit: round links cache wall_ms lookup_us
+                     settle_ms remote_hits_delta remote_bytes_delta) and
+                     stock.settle (settle ms after each stock run). Prints
+                     "stock_med stock_min stock_max n hit_med hit_min
+                     hit_max n wall_ms lookup_us settle_ms stock_settle_ms
+                     bytes_read remote_hits_min" (medians; "-" if none).
   logstats FILE FIELD
                      FIELD=<number> from the daemon's " link id=" lines of
                      FILE: prints "n median p90 max" (or "0 - - -").
@@ -231,6 +240,47 @@ def storeinfo(db):
     return 0
 
 
+def remote(d):
+    def times(kind):
+        ts = []
+        for p in glob.glob(os.path.join(d, "r*.%s.json" % kind)):
+            if re.search(r"/r0\.", p):
+                continue  # the warm-up round
+            with open(p) as f:
+                for r in json.load(f)["results"]:
+                    ts.extend(r.get("times") or [r["mean"]])
+        return ts
+
+    def col(rows, i):
+        out = []
+        for r in rows:
+            try:
+                out.append(float(r[i]))
+            except (IndexError, ValueError):
+                pass
+        return out
+
+    rows = []
+    hp = os.path.join(d, "hits")
+    if os.path.exists(hp):
+        with open(hp) as f:
+            rows = [line.split() for line in f if line.strip()]
+    sp = os.path.join(d, "stock.settle")
+    ssettle = []
+    if os.path.exists(sp):
+        with open(sp) as f:
+            ssettle = [float(x) for x in f.read().split()]
+    s, h = times("stock"), times("hit")
+    dh = col(rows, 6)
+    vals = [med(s), min(s) if s else None, max(s) if s else None, len(s),
+            med(h), min(h) if h else None, max(h) if h else None, len(h),
+            med(col(rows, 3)), med(col(rows, 4)), med(col(rows, 5)),
+            med(ssettle), med(col(rows, 7)), min(dh) if dh else None]
+    print(" ".join("-" if v is None else ("%g" % v if isinstance(v, float) else str(v))
+                   for v in vals))
+    return 0
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
@@ -298,6 +348,8 @@ def main():
         return populate(*args)
     if cmd == "storeinfo" and len(args) == 1:
         return storeinfo(*args)
+    if cmd == "remote" and len(args) == 1:
+        return remote(*args)
     if cmd == "logstats" and len(args) == 2:
         return logstats(*args)
     if cmd == "summary" and len(args) == 1:

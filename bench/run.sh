@@ -177,7 +177,8 @@ export LINKD_CONFIG="$T/linkd.conf"
 export LINKD_IDLE_TIMEOUT=900   # a safety net if this script is killed
 : >"$LINKD_CONFIG"
 unset LINKD_DISABLE LINKD_BIN LINKD_QUIET LINKD_NOCACHE LINKD_BASE_DIR LINKD_SLOPPINESS \
-  LINKD_MAX_SIZE LINKD_LOG || true
+  LINKD_MAX_SIZE LINKD_LOG LINKD_REMOTE LINKD_REMOTE_KEY LINKD_REMOTE_KEY_FILE LINKD_REMOTE_TIMEOUT_MS \
+  LINKD_REMOTE_CONNECT_TIMEOUT_MS LINKD_REMOTE_BREAKER_SECONDS || true
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
@@ -652,6 +653,347 @@ else
 fi
 say "  links: $(status_field links_total) served (failed $(status_field links_failed), crashed $(status_field links_crashed))"
 say "  cache: $("$LINKD" stats 2>/dev/null | tr -s ' \n' ' ' | cut -c1-300)"
+
+# --- remote: W1 served from a remote tier with an empty local store (issue 5) ---------------
+# Per tier (HTTP: nginx WebDAV on loopback; Redis on a Unix socket), two
+# workers of their own (socket in a 0700 dir, log, local store): worker A
+# links W1 once (a miss) and pushes the result to the tier after the reply;
+# worker B links it once (a remote hit that fills its stat cache), then every
+# timed run starts from an empty local store (`linkd cache clear`; the stat
+# cache stays, as on a CI worker that has seen the tree). Interleaved with
+# stock ld.lld like bench(); round 0 is a discarded warm-up.
+in_worker() { # DIR CMD...: runs CMD (a command or a function) in worker DIR's environment
+  local w="$1"; shift
+  (
+    LINKD_REMOTE="$(cat "$w/remote")"
+    export LINKD_SOCKET="$w/run/linkd.sock" LINKD_STATE_DIR="$w/state" LINKD_CACHE_DIR="$w/cache" LINKD_REMOTE
+    "$@"
+  )
+}
+wjson() { # DIR status|stats FIELD...: the fields' values on one line ("-" if absent)
+  local w="$1" what="$2"; shift 2
+  { in_worker "$w" "$LINKD" "$what" --json 2>/dev/null || true; } | python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = {}
+print(" ".join(str(d.get(k, "-")) for k in sys.argv[1:]))' "$@"
+}
+w_active() {
+  { in_worker "$1" "$LINKD" status --json 2>/dev/null || true; } |
+    grep -o '"active_links": *[0-9]*' | grep -o '[0-9]*$' || echo 0
+}
+pid_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+w_log_lines() { wc -l <"$1/state/linkd.log" 2>/dev/null || echo 0; }
+w_last_result() { # DIR: cache result of the worker's last logged link
+  { grep ' link id=' "$1/state/linkd.log" 2>/dev/null || true; } | tail -n 1 | grep -o 'cache=[A-Za-z_]*' | cut -d= -f2
+}
+w_pids() { # DIR: records the worker daemon's and zygote's PIDs in DIR/pid, DIR/zpid
+  local p z
+  read -r p z < <(wjson "$1" status pid zygote_pid)
+  echo "$p" >"$1/pid"; echo "$z" >"$1/zpid"
+}
+# Waits until the worker has no active link (a hit stays active while it
+# backfills the local store after the reply) and its daemon stopped using CPU;
+# prints the milliseconds waited.
+w_settle() {
+  local w="$1" pid t0 a b n=0
+  pid=$(cat "$w/pid" 2>/dev/null || true)
+  t0=$(date +%s%N)
+  while (($(w_active "$w") > 0)); do
+    n=$((n + 1)); ((n < 3000)) || break
+    sleep 0.02
+  done
+  n=0
+  a=$(pid_ticks "$pid")
+  while :; do
+    sleep 0.04
+    b=$(pid_ticks "$pid")
+    [[ "$a" == "$b" ]] && break
+    a=$b; n=$((n + 1)); ((n < 1500)) || break
+  done
+  echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+w_stop() { # DIR: linkd stop on the worker (waits for its queued writes), else kill by PID
+  local w="$1" pid i keep=() x
+  pid=$(cat "$w/pid" 2>/dev/null || true)
+  in_worker "$w" "$LINKD" stop >/dev/null 2>&1 || true
+  for ((i = 0; i < 200; i++)); do
+    [[ -n "$pid" && -d "/proc/$pid" ]] || break
+    sleep 0.05
+  done
+  if [[ -n "$pid" && -d "/proc/$pid" ]]; then
+    warn "remote: worker daemon $pid still running 10 s after linkd stop; killing it"
+    kill "$pid" 2>/dev/null || true
+  fi
+  for x in "${REMOTE_WORKERS[@]}"; do [[ "$x" == "$w" ]] || keep+=("$x"); done
+  REMOTE_WORKERS=("${keep[@]}")
+}
+time1() { # OUT_JSON LABEL CMD LOG: one timed run (hyperfine -N --runs 1, no shell)
+  if [[ -n "$HYPERFINE" ]]; then
+    hyperfine -N --style none --runs 1 --export-json "$1" -n "$2" "$3" >>"$4" 2>&1
+  else
+    python3 "$LIB" time "$1" "$2" "$3" 2>>"$4"
+  fi
+}
+stop_server() { # PID: stops a tier server started here (by its PID) and reaps it
+  local p keep=()
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  for p in "${SERVER_PIDS[@]}"; do [[ "$p" == "$1" ]] || keep+=("$p"); done
+  SERVER_PIDS=("${keep[@]}")
+}
+NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
+REDIS_SERVER="${REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+start_http_tier() { # DIR -> TIER_URL, TIER_PID (nginx master; it serves WebDAV PUT/GET under DIR/data)
+  local n="$1" port user="" i attempt url
+  [[ -x "$NGINX" ]] || { warn "remote: nginx not found (apt-get install nginx-light); HTTP tier skipped"; return 1; }
+  command -v curl >/dev/null || { warn "remote: curl not found; HTTP tier skipped"; return 1; }
+  mkdir -p "$n/data" "$n/tmp"
+  # as root, the workers would run as nobody, who cannot enter this 0700 temp dir
+  [[ "$(id -u)" != 0 ]] || user="user root;"
+  for attempt in 1 2 3; do
+    port=$(free_port)
+    cat >"$n/nginx.conf" <<EOF
+$user
+worker_processes 1;
+daemon off;
+pid $n/nginx.pid;
+error_log $n/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  sendfile on;
+  default_type application/octet-stream;
+  client_body_temp_path $n/tmp/body;
+  proxy_temp_path $n/tmp/proxy;
+  fastcgi_temp_path $n/tmp/fastcgi;
+  uwsgi_temp_path $n/tmp/uwsgi;
+  scgi_temp_path $n/tmp/scgi;
+  server {
+    listen 127.0.0.1:$port;
+    root $n/data;
+    location / { dav_methods PUT; create_full_put_path on; client_max_body_size 0; }
+  }
+}
+EOF
+    "$NGINX" -p "$n/" -c "$n/nginx.conf" -e "$n/error.log" </dev/null >>"$n/nginx.out" 2>&1 &
+    TIER_PID=$!
+    SERVER_PIDS+=("$TIER_PID")
+    url="http://127.0.0.1:$port/linkd"
+    for ((i = 0; i < 500; i++)); do
+      kill -0 "$TIER_PID" 2>/dev/null || break
+      if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/"; then
+        # ready; check that PUT works (a tier that refuses writes would make
+        # every worker-B link a miss)
+        echo probe >"$n/probe"
+        if curl -sf -o /dev/null -T "$n/probe" "$url/probe" &&
+          [[ "$(curl -sf "$url/probe")" == probe ]]; then
+          TIER_URL=$url
+          return 0
+        fi
+        break
+      fi
+      sleep 0.02
+    done
+    stop_server "$TIER_PID"
+    say "  nginx did not come up on port $port (attempt $attempt): $(tail -n 3 "$n/error.log" 2>/dev/null | tr '\n' ' ')"
+  done
+  warn "remote: cannot start nginx (see $n/error.log); HTTP tier skipped"
+  KEEP=1
+  return 1
+}
+start_redis_tier() { # DIR -> TIER_URL, TIER_PID (redis-server on DIR/redis.sock, no persistence)
+  local r="$1" i
+  [[ -x "$REDIS_SERVER" ]] && command -v redis-cli >/dev/null ||
+    { warn "remote: redis-server/redis-cli not found (apt-get install redis-server); Redis tier skipped"; return 1; }
+  "$REDIS_SERVER" --port 0 --unixsocket "$r/redis.sock" --unixsocketperm 700 --save '' --appendonly no \
+    --dir "$r" --logfile "$r/redis.log" </dev/null >/dev/null 2>&1 &
+  TIER_PID=$!
+  SERVER_PIDS+=("$TIER_PID")
+  for ((i = 0; i < 500; i++)); do
+    kill -0 "$TIER_PID" 2>/dev/null || break
+    if [[ "$(redis-cli -s "$r/redis.sock" ping 2>/dev/null)" == PONG ]]; then
+      TIER_URL="redis+unix://$r/redis.sock"
+      return 0
+    fi
+    sleep 0.02
+  done
+  stop_server "$TIER_PID"
+  warn "remote: redis-server did not start (see $r/redis.log); Redis tier skipped"
+  KEEP=1
+  return 1
+}
+ms3() { # CMD...: median wall ms of 3 runs (stdout discarded); "-" if it fails
+  local i t0 ts=()
+  for i in 1 2 3; do
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || { echo "-"; return 0; }
+    ts+=($(( ($(date +%s%N) - t0) / 1000000 )))
+  done
+  printf '%s\n' "${ts[@]}" | sort -n | sed -n 2p
+}
+remote_skip() { row "W1 remote hit ($1, empty local store)" "-" "-" "nan" "<= $REMOTE_TARGET" "SKIPPED"; }
+remote_tier() { # http|redis
+  local tier="$1" d="$T/res/remote_$1" base="$T/remote/$1" A B w r t0 ok=0 i m order st l0 ent h0 b0 h1 b1
+  local nl res wms lus dh db wr we wd bw push_ms a_ms qs qh note="" hex
+  A="$base/a"; B="$base/b"
+  mkdir -p "$d" "$base/srv"
+  for w in "$A" "$B"; do mkdir -p "$w/run" "$w/state" "$w/cache"; chmod 700 "$w/run"; done
+  say "  -- $tier tier --"
+  TIER_URL=""; TIER_PID=""
+  case "$tier" in
+    http) start_http_tier "$base/srv" || { remote_skip "$tier"; return 0; } ;;
+    redis) start_redis_tier "$base/srv" || { remote_skip "$tier"; return 0; } ;;
+  esac
+  printf '%s\n' "$TIER_URL" >"$A/remote"
+  cp "$A/remote" "$B/remote"
+  say "  tier        $TIER_URL (server pid $TIER_PID)"
+
+  # worker A: one miss; the result goes to the tier after the reply
+  REMOTE_WORKERS+=("$A")
+  t0=$(date +%s%N)
+  in_worker "$A" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.a" ||
+    { broken "remote $tier: worker A's W1 link failed"; stop_server "$TIER_PID"; return 0; }
+  a_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  w_pids "$A"
+  r=$(w_last_result "$A")
+  [[ "$r" == CACHE_MISS ]] || warn "remote $tier: worker A's link was ${r:-not logged}, expected CACHE_MISS"
+  cmp -s "$REF" "$base/out.a" || broken "remote $tier: worker A's output differs from stock"
+  t0=$(date +%s%N)
+  for ((i = 0; i < 3000; i++)); do   # up to 10 minutes
+    read -r wr < <(wjson "$A" stats remote_writes)
+    if [[ "$wr" =~ ^[0-9]+$ ]] && ((wr >= 3)) && (($(w_active "$A") == 0)); then ok=1; break; fi
+    sleep 0.2
+  done
+  push_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  read -r wr we wd bw < <(wjson "$A" stats remote_writes remote_errors remote_writes_dropped remote_bytes_written)
+  say "  worker A    miss in $(fmt_s "$(awk -v m="$a_ms" 'BEGIN{print m/1000}')") (incl. daemon autostart);" \
+    "pushed $wr writes, $(awk -v b="$bw" 'BEGIN{printf "%.1f", b/1048576}') MiB, in $push_ms ms after the reply (errors $we, dropped $wd)"
+  w_stop "$A"
+  if ((!ok)); then
+    broken "remote $tier: worker A did not push its result (remote_writes $wr, errors $we) within 10 minutes"
+    stop_server "$TIER_PID"; return 0
+  fi
+
+  # worker B: one remote hit (fills its stat cache), untimed
+  REMOTE_WORKERS+=("$B")
+  read -r h0 < <(echo 0)
+  in_worker "$B" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.hit" ||
+    { broken "remote $tier: worker B's first W1 link failed"; w_stop "$B"; stop_server "$TIER_PID"; return 0; }
+  w_pids "$B"
+  r=$(w_last_result "$B")
+  read -r h1 < <(wjson "$B" stats remote_hits)
+  if [[ "$r" != hit || ! "$h1" =~ ^[0-9]+$ ]] || ((h1 == 0)); then
+    broken "remote $tier: worker B's first link was ${r:-not logged} with remote_hits $h1, expected a remote hit"
+    w_stop "$B"; stop_server "$TIER_PID"; return 0
+  fi
+  cmp -s "$REF" "$base/out.hit" || broken "remote $tier: worker B's output differs from stock"
+  w_settle "$B" >/dev/null
+
+  qs=$(q "$STOCK" "${W1_ARGS[@]}" -o "$d/out.stock")
+  qh=$(q "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.hit")
+  : >"$d/hits"; : >"$d/stock.settle"
+  # the worker's daemon and zygote and the server are this benchmark's CPU
+  EXTRA_PIDS=("$(cat "$B/pid")" "$(cat "$B/zpid")" "$TIER_PID")
+  # shellcheck disable=SC2207
+  EXTRA_PIDS+=($(ps -o pid= --ppid "$TIER_PID" 2>/dev/null || true))
+  ext_begin
+  for ((i = 0; i <= REMOTE_RUNS; i++)); do
+    if ((i % 2)); then order=(stock hit); else order=(hit stock); fi
+    for m in "${order[@]}"; do
+      if [[ "$m" == stock ]]; then
+        time1 "$d/r$i.stock.json" "stock ld.lld" "$qs" "$d/hyperfine.log" ||
+          { tail -5 "$d/hyperfine.log" >&2; broken "remote $tier: stock link failed"; break 2; }
+        st=$(w_settle "$B")   # B is idle: the polling overhead
+        ((i == 0)) || echo "$st" >>"$d/stock.settle"
+        continue
+      fi
+      w_settle "$B" >/dev/null
+      in_worker "$B" "$LINKD" cache clear >/dev/null 2>&1 || warn "remote $tier: linkd cache clear failed on worker B"
+      w_settle "$B" >/dev/null
+      read -r ent h0 b0 < <(wjson "$B" stats store_entries remote_hits remote_bytes_read)
+      [[ "$ent" == 0 ]] || warn "remote $tier round $i: worker B's local store has $ent entries after cache clear"
+      l0=$(w_log_lines "$B")
+      in_worker "$B" time1 "$d/r$i.hit.json" "W1 remote hit ($tier)" "$qh" "$d/hyperfine.log" ||
+        { tail -5 "$d/hyperfine.log" >&2; broken "remote $tier: W1 link on worker B failed"; break 2; }
+      st=$(w_settle "$B")
+      read -r h1 b1 < <(wjson "$B" stats remote_hits remote_bytes_read)
+      tail -n +"$((l0 + 1))" "$B/state/linkd.log" >"$d/r$i.log" 2>/dev/null || true
+      cmp -s "$REF" "$base/out.hit" || broken "remote $tier round $i: worker B's output differs from stock"
+      read -r nl res wms lus < <(awk '/ link id=/ && /wall_ms=/ {
+          n++
+          for (f = 1; f <= NF; f++) {
+            k = $f; sub(/=.*/, "", k); v = $f; sub(/^[^=]*=/, "", v)
+            if (k == "cache") c = c (c == "" ? "" : ",") v
+            if (k == "wall_ms") w = v
+            if (k == "lookup_us") l = v
+          } }
+        END { printf "%d %s %s %s\n", n, (c == "" ? "-" : c), (w == "" ? "-" : w), (l == "" ? "-" : l) }' "$d/r$i.log")
+      dh=$(awk -v a="$h1" -v b="$h0" 'BEGIN{ print (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) ? a - b : "-" }')
+      db=$(awk -v a="$b1" -v b="$b0" 'BEGIN{ print (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) ? a - b : "-" }')
+      ((i > 0)) || continue
+      echo "$i $nl $res $wms $lus $st $dh $db" >>"$d/hits"
+      if [[ "$nl" != 1 ]]; then
+        broken "remote $tier round $i: worker B logged $nl links for one link (client fell back to local linking?)"
+      elif [[ "$res" != hit ]]; then
+        warn "remote $tier round $i: worker B's link was $res, expected hit"; note=" (not all hits)"
+      elif [[ "$dh" == - ]] || ((dh < 1)); then
+        warn "remote $tier round $i: remote_hits did not grow ($h0 -> $h1): not served from the tier"; note=" (not all remote)"
+      fi
+    done
+  done
+  ext_end "remote $tier"
+  EXTRA_PIDS=()
+
+  local sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin
+  read -r sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin < <(python3 "$LIB" remote "$d")
+  say "  stock ld.lld            median $(fmt_s "$sm")  (min $(fmt_s "$smin"), max $(fmt_s "$smax"), $sn runs)"
+  say "  W1 remote hit ($tier)$(printf '%*s' $((6 - ${#tier})) '') median $(fmt_s "$hm")  (min $(fmt_s "$hmin"), max $(fmt_s "$hmax"), $hn runs)" \
+    "= $(ratio "$hm" "$sm") x stock; target <= $REMOTE_TARGET"
+  awk -v c="$hm" -v w="$wmed" -v l="$lmed" -v s="$smed" -v sb="$sbase" -v b="$bmed" -v dh="$dmin" 'BEGIN {
+    if (w == "-" || l == "-") { print "  (no daemon figures: see the warnings)"; exit }
+    printf "  daemon (medians): wall %.1f ms/link = lookup %.1f ms (manifest + result from the tier, stat check of every input)\n", w, l / 1000
+    printf "                    + %.1f ms fetching the 130 MB output from the tier (hashed behind the writer), rename, reply\n", w - l / 1000
+    printf "  client side %.1f ms (= client wall - daemon wall: process start, key, gRPC)\n", c * 1000 - w
+    printf "  remote reads %.1f MiB per hit (remote_hits +%s at least); busy %d ms after the client returned (backfill into the local store)\n",
+      b / 1048576, dh, (s > sb ? s - sb : 0)
+  }'
+  # own breakdown: the raw costs of what a remote hit has to do
+  hex=$(sha256sum "$REF" | cut -d' ' -f1)
+  local f_null f_file f_hash f_cp
+  if [[ "$tier" == http ]]; then
+    f_null=$(ms3 curl -sf -o /dev/null "$TIER_URL/cas/$hex")
+    f_file=$(ms3 curl -sf -o "$base/raw.fetch" "$TIER_URL/cas/$hex")
+  else
+    f_null=$(ms3 redis-cli -s "$base/srv/redis.sock" --raw GET "cas:$hex")
+    f_file=$(ms3 sh -c 'redis-cli -s "$1" --raw GET "$2" >"$3"' sh "$base/srv/redis.sock" "cas:$hex" "$base/raw.fetch")
+  fi
+  if command -v openssl >/dev/null; then f_hash=$(ms3 openssl dgst -sha256 "$REF"); else f_hash=$(ms3 sha256sum "$REF"); fi
+  f_cp=$(ms3 cp "$REF" "$base/raw.copy")
+  rm -f "$base/raw.fetch" "$base/raw.copy"
+  say "  own breakdown (medians of 3, ms): fetch the output blob from the tier to /dev/null $f_null," \
+    "to a file beside the output $f_file ($( [[ $tier == http ]] && echo curl || echo 'redis-cli GET')); SHA-256 of it $f_hash" \
+    "($(command -v openssl >/dev/null && echo 'openssl, the library linkd uses' || echo sha256sum)); cp of it $f_cp"
+  w_stop "$B"
+  stop_server "$TIER_PID"
+
+  r=$(ratio "$hm" "$sm")
+  row "W1 remote hit ($tier, empty local store)$note" "$(fmt_s "$sm")" "$(fmt_s "$hm")" "$r" "<= $REMOTE_TARGET" "$(pass "$r" "$REMOTE_TARGET")"
+  row "W1 remote hit ($tier): daemon wall, lookup" "-" \
+    "$(awk -v w="$wmed" -v l="$lmed" 'BEGIN{ if (w == "-" || l == "-") print "-"; else printf "%.0f ms, %.1f ms", w, l / 1000 }')" "-" "(info)" "-"
+}
+if ((REMOTE)); then
+  hdr "remote: W1 from a remote tier with an empty local store, $REMOTE_RUNS runs per tier"
+  mkdir -p "$T/remote"
+  REF="$T/remote/out.stock"
+  "$STOCK" "${W1_ARGS[@]}" -o "$REF" || die "stock W1 link failed" 1
+  say "  worker A links W1 (a miss) and pushes it; worker B: one untimed remote hit, then per run"
+  say "  linkd cache clear (local store empty, stat cache kept) and a timed W1 link (a remote hit)"
+  for tier in http redis; do remote_tier "$tier"; done
+fi
 
 # --- store scaling: hit lookup with 100 .. 100,000 stored entries ---------------------------
 # Runs last: it stops the daemon and restarts it on a store of its own for each

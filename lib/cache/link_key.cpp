@@ -130,40 +130,34 @@ PathMapper::PathMapper(std::string baseDir) : base(std::move(baseDir)) {
     base.clear(); // everything is under "/"; relativising it means nothing
 }
 
-std::string PathMapper::toStored(const std::string &text) const {
-  if (base.empty())
-    return text;
+namespace {
+
+// Replaces each occurrence of `from` in `text` by `to`; with `wholePath`, only
+// where `from` ends at a path boundary ("/home/a/src" in "/home/a/src/x" and
+// "-L/home/a/src", not in "/home/a/srcfoo").
+std::string substitute(const std::string &text, std::string_view from,
+                       std::string_view to, bool wholePath) {
   std::string out;
   size_t pos = 0;
-  while (true) {
-    size_t hit = text.find(base, pos);
-    if (hit == std::string::npos)
-      break;
-    size_t end = hit + base.size();
-    bool wholePrefix = end == text.size() || text[end] == '/';
+  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos;) {
+    size_t end = hit + from.size();
+    bool boundary = !wholePath || end == text.size() || text[end] == '/';
     out.append(text, pos, hit - pos);
-    out.append(wholePrefix ? std::string(kBaseToken) : base);
+    out.append(boundary ? to : from);
     pos = end;
   }
   out.append(text, pos);
   return out;
 }
 
+} // namespace
+
+std::string PathMapper::toStored(const std::string &text) const {
+  return base.empty() ? text : substitute(text, base, kBaseToken, true);
+}
+
 std::string PathMapper::toLocal(const std::string &text) const {
-  if (base.empty())
-    return text;
-  std::string out;
-  size_t pos = 0;
-  while (true) {
-    size_t hit = text.find(kBaseToken, pos);
-    if (hit == std::string::npos)
-      break;
-    out.append(text, pos, hit - pos);
-    out.append(base);
-    pos = hit + kBaseToken.size();
-  }
-  out.append(text, pos);
-  return out;
+  return base.empty() ? text : substitute(text, kBaseToken, base, false);
 }
 
 LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {

@@ -51,17 +51,6 @@ bool readWholeFile(const std::string &path, std::string &out) {
   return true;
 }
 
-bool writeAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 std::string dirOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -272,6 +261,18 @@ CREATE INDEX IF NOT EXISTS actions_lru ON actions(last_use);
 )sql";
 
 } // namespace
+
+bool writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
 
 int createTempBeside(const std::string &path, std::string &tmp,
                      std::string *error) {

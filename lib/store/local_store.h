@@ -63,6 +63,9 @@ struct StoreUsage {
 bool writeFileAtomically(const std::string &path, std::string_view data,
                          mode_t mode, std::string *error);
 
+// write(2) until all of `data` is written; false on an error.
+bool writeAll(int fd, std::string_view data);
+
 // A temp file beside `path` (same directory, so a rename can replace
 // `path`): its name in `tmp`, an fd open for reading and writing, or -1.
 int createTempBeside(const std::string &path, std::string &tmp,

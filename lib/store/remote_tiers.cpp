@@ -1,5 +1,7 @@
 #include "store/remote_tiers.h"
 
+#include "store/local_store.h"
+
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 
@@ -214,17 +216,6 @@ private:
   std::thread worker;
 };
 
-bool writeAllFd(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 } // namespace
 
@@ -238,7 +229,7 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
     uint64_t bytes = 0;
     bool writeFailed = false;
     RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
-      writeFailed = !writeAllFd(fd, chunk);
+      writeFailed = !writeAll(fd, chunk);
       if (!writeFailed) {
         bytes += chunk.size();
         hash.wrote(chunk.size());

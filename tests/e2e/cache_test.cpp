@@ -21,16 +21,7 @@ namespace {
 class LinkCacheTest : public E2eTest {
 protected:
   // Integer fields of `linkd stats --json`.
-  std::map<std::string, long long> stats() {
-    RunResult r = run(binPath("linkd") + " stats --json");
-    EXPECT_TRUE(exitedZero(r));
-    std::map<std::string, long long> out;
-    std::regex field("\"([a-z_]+)\": (-?[0-9]+)");
-    for (std::sregex_iterator it(r.out.begin(), r.out.end(), field), end;
-         it != end; ++it)
-      out[(*it)[1]] = std::stoll((*it)[2]);
-    return out;
-  }
+  std::map<std::string, long long> stats() { return cacheStats(); }
 
   // Waits until the daemon has stored `n` results (storing happens after
   // the client got its answer).

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -624,6 +625,22 @@ std::vector<pid_t> E2eTest::daemonProcesses() const {
       daemons.push_back(pid);
   }
   return daemons;
+}
+
+} // namespace linkd::e2e
+
+namespace linkd::e2e {
+
+std::map<std::string, long long>
+E2eTest::cacheStats(const std::string &envPrefix) {
+  RunResult r = run(envPrefix + binPath("linkd") + " stats --json");
+  EXPECT_TRUE(exitedZero(r));
+  std::map<std::string, long long> out;
+  std::regex field("\"([a-z_]+)\": (-?[0-9]+)");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), field), end;
+       it != end; ++it)
+    out[(*it)[1]] = std::stoll((*it)[2]);
+  return out;
 }
 
 } // namespace linkd::e2e

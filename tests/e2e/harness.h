@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -163,6 +164,10 @@ protected:
   // fail with the same exit status, stdout and stderr.
   ::testing::AssertionResult sameDiagnostics(const LinkerPair &linkers,
                                              const std::string &args);
+
+  // The integer fields of `linkd stats --json`, run after `envPrefix` (e.g.
+  // "export LINKD_SOCKET=...; " for another daemon than the test's own).
+  std::map<std::string, long long> cacheStats(const std::string &envPrefix = "");
 
   // The daemon serving this test's socket, or nullopt if none answers.
   std::optional<DaemonStatus> daemonStatus();

@@ -128,14 +128,7 @@ protected:
   }
 
   std::map<std::string, long long> stats(const std::string &env) {
-    RunResult r = run(env + binPath("linkd") + " stats --json");
-    EXPECT_TRUE(exitedZero(r));
-    std::map<std::string, long long> out;
-    std::regex field("\"([a-z_]+)\": (-?[0-9]+)");
-    for (std::sregex_iterator it(r.out.begin(), r.out.end(), field), end;
-         it != end; ++it)
-      out[(*it)[1]] = std::stoll((*it)[2]);
-    return out;
+    return cacheStats(env);
   }
 
   // Waits until worker `env` has written `n` entries to its remote tiers.
