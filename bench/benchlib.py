@@ -44,11 +44,21 @@ Subcommands:
                      tier: r<round>.stock.json and r<round>.hit.json (one
                      run each; round 0 is the warm-up), "hits" (one line
                      per timed hit: round links cache wall_ms lookup_us
-                     settle_ms remote_hits_delta remote_bytes_delta) and
-                     stock.settle (settle ms after each stock run). Prints
-                     "stock_med stock_min stock_max n hit_med hit_min
-                     hit_max n wall_ms lookup_us settle_ms stock_settle_ms
-                     bytes_read remote_hits_min" (medians; "-" if none).
+                     settle_ms remote_hits_delta remote_bytes_delta
+                     daemon_cpu_ms_to_reply daemon_cpu_ms_after
+                     server_cpu_ms) and stock.settle (settle ms after each
+                     stock run). Prints "stock_med stock_min stock_max n
+                     hit_med hit_min hit_max n wall_ms lookup_us settle_ms
+                     stock_settle_ms bytes_read remote_hits_min
+                     cpu_to_reply cpu_after server_cpu" (medians; "-" if
+                     none), then the timed hits' and stock's wall times in
+                     ms, round by round, one line each.
+  redis-get SOCK KEY [OUT]
+                     GET KEY from the Redis server on Unix socket SOCK with
+                     a minimal RESP client (recv_into a 1 MiB buffer, no
+                     parsing beyond the header), writing the value to OUT
+                     if given: a transport reference for a remote hit.
+                     Prints the value's size; exits 1 if the key is missing.
   logstats FILE FIELD
                      FIELD=<number> from the daemon's " link id=" lines of
                      FILE: prints "n median p90 max" (or "0 - - -").
@@ -243,7 +253,8 @@ def storeinfo(db):
 def remote(d):
     def times(kind):
         ts = []
-        for p in glob.glob(os.path.join(d, "r*.%s.json" % kind)):
+        paths = glob.glob(os.path.join(d, "r*.%s.json" % kind))
+        for p in sorted(paths, key=lambda p: int(re.search(r"/r(\d+)\.", p).group(1))):
             if re.search(r"/r0\.", p):
                 continue  # the warm-up round
             with open(p) as f:
@@ -275,9 +286,54 @@ def remote(d):
     vals = [med(s), min(s) if s else None, max(s) if s else None, len(s),
             med(h), min(h) if h else None, max(h) if h else None, len(h),
             med(col(rows, 3)), med(col(rows, 4)), med(col(rows, 5)),
-            med(ssettle), med(col(rows, 7)), min(dh) if dh else None]
+            med(ssettle), med(col(rows, 7)), min(dh) if dh else None,
+            med(col(rows, 8)), med(col(rows, 9)), med(col(rows, 10))]
     print(" ".join("-" if v is None else ("%g" % v if isinstance(v, float) else str(v))
                    for v in vals))
+    print(" ".join("%.0f" % (t * 1000) for t in h) or "-")
+    print(" ".join("%.0f" % (t * 1000) for t in s) or "-")
+    return 0
+
+
+def redis_get(sock_path, key, out=None):
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sock_path)
+    k = key.encode()
+    s.sendall(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
+    buf = bytearray(1 << 20)
+    mv = memoryview(buf)
+    got = 0
+    while b"\r\n" not in buf[:got]:
+        n = s.recv_into(mv[got:])
+        if n <= 0:
+            return 1
+        got += n
+    end = bytes(buf[:got]).index(b"\r\n")
+    if buf[0:1] != b"$" or buf[1:2] == b"-":
+        return 1
+    size = int(buf[1:end])
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if out else -1
+    left = size + 2  # value + CRLF
+    chunk = mv[end + 2:got]
+    while True:
+        take = min(len(chunk), left)
+        data = chunk[:take]
+        if fd >= 0:
+            wrote = min(len(data), max(0, left - 2))
+            if wrote:
+                os.write(fd, data[:wrote])
+        left -= take
+        if left <= 0:
+            break
+        n = s.recv_into(mv)
+        if n <= 0:
+            return 1
+        chunk = mv[:n]
+    if fd >= 0:
+        os.close(fd)
+    s.close()
+    print(size)
     return 0
 
 
@@ -350,6 +406,8 @@ def main():
         return storeinfo(*args)
     if cmd == "remote" and len(args) == 1:
         return remote(*args)
+    if cmd == "redis-get" and len(args) in (2, 3):
+        return redis_get(*args)
     if cmd == "logstats" and len(args) == 2:
         return logstats(*args)
     if cmd == "summary" and len(args) == 1:

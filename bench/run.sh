@@ -362,7 +362,11 @@ for _ in 1 2 3 4 5; do "$CLIENT" --linkd-no-cache "${W2_ARGS[@]}" -o "$T/w2/firs
 # Modes: "off" = --linkd-no-cache (LLD runs in a zygote child), "miss" = cache on,
 # new key (LLD runs, access recording, result stored after the reply),
 # "hit" = cache on, stored result written back (LLD does not run).
-last_cache_result() { tail -n 1 "$T/state/linkd.log" | grep -o 'cache=[A-Za-z_]*' | cut -d= -f2; }
+# (a hit is logged after the reply, so wait for the daemon first)
+last_cache_result() {
+  settle >/dev/null
+  { grep ' link id=' "$T/state/linkd.log" || true; } | tail -n 1 | { grep -o 'cache=[A-Za-z_]*' || true; } | cut -d= -f2
+}
 verify() { # NAME STOCK_OUT PREFIX ARGS...
   local name="$1" ref="$2" p="$3"; shift 3
   local m r res=""
@@ -685,9 +689,15 @@ w_active() {
     grep -o '"active_links": *[0-9]*' | grep -o '[0-9]*$' || echo 0
 }
 pid_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+ticks_of() { # PID...: their utime + stime summed (clock ticks)
+  local p t=0
+  for p in "$@"; do t=$((t + $(pid_ticks "$p"))); done
+  echo "$t"
+}
 w_log_lines() { wc -l <"$1/state/linkd.log" 2>/dev/null || echo 0; }
-w_last_result() { # DIR: cache result of the worker's last logged link
-  { grep ' link id=' "$1/state/linkd.log" 2>/dev/null || true; } | tail -n 1 | grep -o 'cache=[A-Za-z_]*' | cut -d= -f2
+w_last_result() { # DIR: cache result of the worker's last link (logged after the reply and a hit's backfill)
+  w_settle "$1" >/dev/null
+  { grep ' link id=' "$1/state/linkd.log" 2>/dev/null || true; } | tail -n 1 | { grep -o 'cache=[A-Za-z_]*' || true; } | cut -d= -f2
 }
 w_pids() { # DIR: records the worker daemon's and zygote's PIDs in DIR/pid, DIR/zpid
   local p z
@@ -838,7 +848,7 @@ ms3() { # CMD...: median wall ms of 3 runs (stdout discarded); "-" if it fails
 remote_skip() { row "W1 remote hit ($1, empty local store)" "-" "-" "nan" "<= $REMOTE_TARGET" "SKIPPED"; }
 remote_tier() { # http|redis
   local tier="$1" d="$T/res/remote_$1" base="$T/remote/$1" A B w r t0 ok=0 i m order st l0 ent h0 b0 h1 b1
-  local nl res wms lus dh db wr we wd bw push_ms a_ms qs qh note="" hex
+  local nl res wms lus dh db wr rs we wd bw push_ms a_ms qs qh note="" hex
   A="$base/a"; B="$base/b"
   mkdir -p "$d" "$base/srv"
   for w in "$A" "$B"; do mkdir -p "$w/run" "$w/state" "$w/cache"; chmod 700 "$w/run"; done
@@ -852,20 +862,26 @@ remote_tier() { # http|redis
   cp "$A/remote" "$B/remote"
   say "  tier        $TIER_URL (server pid $TIER_PID)"
 
-  # worker A: one miss; the result goes to the tier after the reply
+  # worker A: one miss; the result goes to the tier after the reply. Both
+  # workers write the same output path: it is part of the action key.
   REMOTE_WORKERS+=("$A")
   t0=$(date +%s%N)
-  in_worker "$A" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.a" ||
+  in_worker "$A" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.w1" ||
     { broken "remote $tier: worker A's W1 link failed"; stop_server "$TIER_PID"; return 0; }
   a_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   w_pids "$A"
   r=$(w_last_result "$A")
   [[ "$r" == CACHE_MISS ]] || warn "remote $tier: worker A's link was ${r:-not logged}, expected CACHE_MISS"
-  cmp -s "$REF" "$base/out.a" || broken "remote $tier: worker A's output differs from stock"
+  cmp -s "$REF" "$base/out.w1" || broken "remote $tier: worker A's output differs from stock"
+  # The link stays active until its result is stored (the daemon reads the
+  # output back after the reply); the writes to the tier follow in the background.
   t0=$(date +%s%N)
   for ((i = 0; i < 3000; i++)); do   # up to 10 minutes
-    read -r wr < <(wjson "$A" stats remote_writes)
-    if [[ "$wr" =~ ^[0-9]+$ ]] && ((wr >= 3)) && (($(w_active "$A") == 0)); then ok=1; break; fi
+    read -r wr rs < <(wjson "$A" stats remote_writes results_stored)
+    if (($(w_active "$A") == 0)); then
+      if [[ "$wr" =~ ^[0-9]+$ ]] && ((wr >= 3)); then ok=1; break; fi
+      [[ "$rs" != 0 ]] || break   # not stored locally: nothing will be pushed
+    fi
     sleep 0.2
   done
   push_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -873,15 +889,16 @@ remote_tier() { # http|redis
   say "  worker A    miss in $(fmt_s "$(awk -v m="$a_ms" 'BEGIN{print m/1000}')") (incl. daemon autostart);" \
     "pushed $wr writes, $(awk -v b="$bw" 'BEGIN{printf "%.1f", b/1048576}') MiB, in $push_ms ms after the reply (errors $we, dropped $wd)"
   w_stop "$A"
+  rm -f "$base/out.w1"   # worker B starts without it
   if ((!ok)); then
-    broken "remote $tier: worker A did not push its result (remote_writes $wr, errors $we) within 10 minutes"
+    broken "remote $tier: worker A did not push its result (results_stored $rs, remote_writes $wr, errors $we)"
     stop_server "$TIER_PID"; return 0
   fi
 
   # worker B: one remote hit (fills its stat cache), untimed
   REMOTE_WORKERS+=("$B")
   read -r h0 < <(echo 0)
-  in_worker "$B" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.hit" ||
+  in_worker "$B" "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.w1" ||
     { broken "remote $tier: worker B's first W1 link failed"; w_stop "$B"; stop_server "$TIER_PID"; return 0; }
   w_pids "$B"
   r=$(w_last_result "$B")
@@ -890,16 +907,19 @@ remote_tier() { # http|redis
     broken "remote $tier: worker B's first link was ${r:-not logged} with remote_hits $h1, expected a remote hit"
     w_stop "$B"; stop_server "$TIER_PID"; return 0
   fi
-  cmp -s "$REF" "$base/out.hit" || broken "remote $tier: worker B's output differs from stock"
+  cmp -s "$REF" "$base/out.w1" || broken "remote $tier: worker B's output differs from stock"
   w_settle "$B" >/dev/null
 
   qs=$(q "$STOCK" "${W1_ARGS[@]}" -o "$d/out.stock")
-  qh=$(q "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.hit")
+  qh=$(q "$CLIENT" "${W1_ARGS[@]}" -o "$base/out.w1")
   : >"$d/hits"; : >"$d/stock.settle"
   # the worker's daemon and zygote and the server are this benchmark's CPU
   EXTRA_PIDS=("$(cat "$B/pid")" "$(cat "$B/zpid")" "$TIER_PID")
   # shellcheck disable=SC2207
   EXTRA_PIDS+=($(ps -o pid= --ppid "$TIER_PID" 2>/dev/null || true))
+  local bpid srv tick_ms c0 c1 c2 s0 s1
+  bpid=$(cat "$B/pid"); srv=("${EXTRA_PIDS[@]:2}")
+  tick_ms=$((1000 / $(getconf CLK_TCK)))
   ext_begin
   for ((i = 0; i <= REMOTE_RUNS; i++)); do
     if ((i % 2)); then order=(stock hit); else order=(hit stock); fi
@@ -917,12 +937,15 @@ remote_tier() { # http|redis
       read -r ent h0 b0 < <(wjson "$B" stats store_entries remote_hits remote_bytes_read)
       [[ "$ent" == 0 ]] || warn "remote $tier round $i: worker B's local store has $ent entries after cache clear"
       l0=$(w_log_lines "$B")
+      c0=$(pid_ticks "$bpid"); s0=$(ticks_of "${srv[@]}")
       in_worker "$B" time1 "$d/r$i.hit.json" "W1 remote hit ($tier)" "$qh" "$d/hyperfine.log" ||
         { tail -5 "$d/hyperfine.log" >&2; broken "remote $tier: W1 link on worker B failed"; break 2; }
+      c1=$(pid_ticks "$bpid"); s1=$(ticks_of "${srv[@]}")
       st=$(w_settle "$B")
+      c2=$(pid_ticks "$bpid")
       read -r h1 b1 < <(wjson "$B" stats remote_hits remote_bytes_read)
       tail -n +"$((l0 + 1))" "$B/state/linkd.log" >"$d/r$i.log" 2>/dev/null || true
-      cmp -s "$REF" "$base/out.hit" || broken "remote $tier round $i: worker B's output differs from stock"
+      cmp -s "$REF" "$base/out.w1" || broken "remote $tier round $i: worker B's output differs from stock"
       read -r nl res wms lus < <(awk '/ link id=/ && /wall_ms=/ {
           n++
           for (f = 1; f <= NF; f++) {
@@ -935,7 +958,8 @@ remote_tier() { # http|redis
       dh=$(awk -v a="$h1" -v b="$h0" 'BEGIN{ print (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) ? a - b : "-" }')
       db=$(awk -v a="$b1" -v b="$b0" 'BEGIN{ print (a ~ /^[0-9]+$/ && b ~ /^[0-9]+$/) ? a - b : "-" }')
       ((i > 0)) || continue
-      echo "$i $nl $res $wms $lus $st $dh $db" >>"$d/hits"
+      # CPU ms: B's daemon until the client returned, B's daemon afterwards (backfill), the server
+      echo "$i $nl $res $wms $lus $st $dh $db $(( (c1 - c0) * tick_ms )) $(( (c2 - c1) * tick_ms )) $(( (s1 - s0) * tick_ms ))" >>"$d/hits"
       if [[ "$nl" != 1 ]]; then
         broken "remote $tier round $i: worker B logged $nl links for one link (client fell back to local linking?)"
       elif [[ "$res" != hit ]]; then
@@ -948,8 +972,9 @@ remote_tier() { # http|redis
   ext_end "remote $tier"
   EXTRA_PIDS=()
 
-  local sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin
-  read -r sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin < <(python3 "$LIB" remote "$d")
+  local sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin cpu_reply cpu_after cpu_srv hlist slist
+  { read -r sm smin smax sn hm hmin hmax hn wmed lmed smed sbase bmed dmin cpu_reply cpu_after cpu_srv
+    read -r hlist; read -r slist; } < <(python3 "$LIB" remote "$d")
   say "  stock ld.lld            median $(fmt_s "$sm")  (min $(fmt_s "$smin"), max $(fmt_s "$smax"), $sn runs)"
   say "  W1 remote hit ($tier)$(printf '%*s' $((6 - ${#tier})) '') median $(fmt_s "$hm")  (min $(fmt_s "$hmin"), max $(fmt_s "$hmax"), $hn runs)" \
     "= $(ratio "$hm" "$sm") x stock; target <= $REMOTE_TARGET"
@@ -958,9 +983,12 @@ remote_tier() { # http|redis
     printf "  daemon (medians): wall %.1f ms/link = lookup %.1f ms (manifest + result from the tier, stat check of every input)\n", w, l / 1000
     printf "                    + %.1f ms fetching the 130 MB output from the tier (hashed behind the writer), rename, reply\n", w - l / 1000
     printf "  client side %.1f ms (= client wall - daemon wall: process start, key, gRPC)\n", c * 1000 - w
-    printf "  remote reads %.1f MiB per hit (remote_hits +%s at least); busy %d ms after the client returned (backfill into the local store)\n",
+    printf "  remote reads %.1f MiB per hit (remote_hits +%s or more); busy %d ms after the client returned (backfill into the local store)\n",
       b / 1048576, dh, (s > sb ? s - sb : 0)
   }'
+  say "  CPU per hit (medians, 10 ms ticks): worker daemon $cpu_reply ms until the client returned + $cpu_after ms after (backfill);" \
+    "tier server $cpu_srv ms"
+  say "  per round (ms, rounds 1..$REMOTE_RUNS): hit $hlist; stock $slist"
   # own breakdown: the raw costs of what a remote hit has to do
   hex=$(sha256sum "$REF" | cut -d' ' -f1)
   local f_null f_file f_hash f_cp
@@ -968,15 +996,25 @@ remote_tier() { # http|redis
     f_null=$(ms3 curl -sf -o /dev/null "$TIER_URL/cas/$hex")
     f_file=$(ms3 curl -sf -o "$base/raw.fetch" "$TIER_URL/cas/$hex")
   else
-    f_null=$(ms3 redis-cli -s "$base/srv/redis.sock" --raw GET "cas:$hex")
-    f_file=$(ms3 sh -c 'redis-cli -s "$1" --raw GET "$2" >"$3"' sh "$base/srv/redis.sock" "cas:$hex" "$base/raw.fetch")
+    f_null=$(ms3 python3 "$LIB" redis-get "$base/srv/redis.sock" "cas:$hex")
+    f_file=$(ms3 python3 "$LIB" redis-get "$base/srv/redis.sock" "cas:$hex" "$base/raw.fetch")
   fi
+  local f_py
+  f_py=$(ms3 python3 -c pass)
   if command -v openssl >/dev/null; then f_hash=$(ms3 openssl dgst -sha256 "$REF"); else f_hash=$(ms3 sha256sum "$REF"); fi
-  f_cp=$(ms3 cp "$REF" "$base/raw.copy")
+  f_cp=$(ms3 sh -c 'rm -f "$2"; dd if="$1" of="$2" bs=1M' sh "$REF" "$base/raw.copy")
+  local f_rm ts=() t0
+  for i in 1 2 3; do
+    cp "$REF" "$base/raw.copy"; sync -f "$base/raw.copy" 2>/dev/null || sync
+    t0=$(date +%s%N); rm -f "$base/raw.copy"; ts+=($(( ($(date +%s%N) - t0) / 1000000 )))
+  done
+  f_rm=$(printf '%s\n' "${ts[@]}" | sort -n | sed -n 2p)
   rm -f "$base/raw.fetch" "$base/raw.copy"
   say "  own breakdown (medians of 3, ms): fetch the output blob from the tier to /dev/null $f_null," \
-    "to a file beside the output $f_file ($( [[ $tier == http ]] && echo curl || echo 'redis-cli GET')); SHA-256 of it $f_hash" \
-    "($(command -v openssl >/dev/null && echo 'openssl, the library linkd uses' || echo sha256sum)); cp of it $f_cp"
+    "to a file beside the output $f_file ($( [[ $tier == http ]] && echo curl || echo "one GET, benchlib.py redis-get: python, whose start is $f_py")); SHA-256 of it $f_hash" \
+    "($(command -v openssl >/dev/null && echo 'openssl, the library linkd uses' || echo sha256sum));" \
+    "write it to a new file beside the output (dd bs=1M, from the page cache) $f_cp; unlink a written-back copy of it $f_rm" \
+    "(a hit renames over the previous output; stock LLD unlinks the old one in a background thread)"
   w_stop "$B"
   stop_server "$TIER_PID"
 
