@@ -15,12 +15,14 @@ constexpr const char *kManifestNs = "link-manifest";
 constexpr int kMaxInputSets = 16;
 constexpr size_t kRecentManifests = 1024;
 
+// Same file with the same content as far as metadata can tell: writes
+// change the size or the mtime. Not the ctime: renaming the output (a build
+// moving it into place right after the link) changes only that, and we read
+// through a descriptor opened before.
 bool sameIdentity(const struct stat &a, const struct stat &b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
          a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
-         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
-         a.st_ctim.tv_sec == b.st_ctim.tv_sec &&
-         a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
 }
 
 // Stores an output through its snapshot descriptor; its identity must still

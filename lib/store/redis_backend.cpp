@@ -75,28 +75,61 @@ public:
       return RemoteStatus::Miss; // GETRANGE of a missing key is ""
     if (head[0] != 'r')
       return RemoteBackend::streamBlob(d, sink);
+    // The pieces are pipelined, two requests in flight: Redis prepares the
+    // next piece while we take in this one.
+    long long total = 0;
+    st = command(
+        [&](redisContext *c) {
+          return static_cast<redisReply *>(
+              redisCommand(c, "STRLEN %b", k.data(), k.size()));
+        },
+        [&](redisReply *r) {
+          if (r->type != REDIS_REPLY_INTEGER)
+            return RemoteStatus::Error;
+          total = r->integer;
+          return RemoteStatus::Hit;
+        });
+    if (st != RemoteStatus::Hit)
+      return st;
+    redisContext *c = take();
+    if (!c)
+      return RemoteStatus::Error;
     constexpr long long kPiece = 8ll << 20;
-    for (long long off = 1;; off += kPiece) {
-      size_t got = 0;
-      bool sunk = true;
-      st = command(
-          [&](redisContext *c) {
-            return static_cast<redisReply *>(
-                redisCommand(c, "GETRANGE %b %lld %lld", k.data(), k.size(),
-                             off, off + kPiece - 1));
-          },
-          [&](redisReply *r) {
-            if (r->type != REDIS_REPLY_STRING)
-              return RemoteStatus::Error;
-            got = r->len;
-            sunk = got == 0 || sink({r->str, r->len});
-            return RemoteStatus::Hit;
-          });
-      if (st != RemoteStatus::Hit || !sunk)
-        return st == RemoteStatus::Hit ? RemoteStatus::Error : st;
-      if (static_cast<long long>(got) < kPiece)
-        return RemoteStatus::Hit;
+    auto request = [&](long long off) {
+      return redisAppendCommand(c, "GETRANGE %b %lld %lld", k.data(), k.size(),
+                                off, off + kPiece - 1) == REDIS_OK;
+    };
+    long long next = 1, received = 1;
+    int inFlight = 0;
+    bool ok = true;
+    for (int i = 0; i < 2 && next < total && ok; ++i, next += kPiece, ++inFlight)
+      ok = request(next);
+    while (ok && received < total) {
+      void *raw = nullptr;
+      if (redisGetReply(c, &raw) != REDIS_OK || !raw) {
+        RemoteStatus err = isTimeout(c) ? RemoteStatus::Timeout
+                                        : RemoteStatus::Error;
+        redisFree(c);
+        return err;
+      }
+      --inFlight;
+      auto *r = static_cast<redisReply *>(raw);
+      ok = r->type == REDIS_REPLY_STRING && r->len > 0 &&
+           sink({r->str, r->len});
+      received += ok ? static_cast<long long>(r->len) : 0;
+      freeReplyObject(r);
+      if (ok && next < total) {
+        ok = request(next);
+        next += kPiece;
+        ++inFlight;
+      }
     }
+    // Replies still in flight make the connection unusable for others.
+    if (ok && inFlight == 0)
+      give(c);
+    else
+      redisFree(c);
+    return ok ? RemoteStatus::Hit : RemoteStatus::Error;
   }
 
   RemoteStatus putBlob(const Digest &d, std::string_view data) override {

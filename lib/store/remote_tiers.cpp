@@ -228,14 +228,32 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
     TrailingHasher hash(fd);
     uint64_t bytes = 0;
     bool writeFailed = false;
-    RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
-      writeFailed = !writeAll(fd, chunk);
+    // Transports hand over small pieces (curl: ~16 KiB); write and wake the
+    // hasher per MiB, not per piece.
+    std::string batch;
+    batch.reserve(1 << 20);
+    auto flush = [&] {
+      if (batch.empty() || writeFailed)
+        return;
+      writeFailed = !writeAll(fd, batch);
       if (!writeFailed) {
-        bytes += chunk.size();
-        hash.wrote(chunk.size());
+        bytes += batch.size();
+        hash.wrote(batch.size());
+      }
+      batch.clear();
+    };
+    RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
+      if (batch.size() + chunk.size() > (1u << 20))
+        flush();
+      if (chunk.size() >= (1u << 20)) {
+        batch.assign(chunk);
+        flush();
+      } else {
+        batch.append(chunk);
       }
       return !writeFailed;
     });
+    flush();
     std::optional<Digest> got = hash.finish();
     if (writeFailed)
       return false; // our disk, not the tier

@@ -125,6 +125,22 @@ TEST_F(LinkCacheTest, SecondLinkIsAHitWithStockBytesAndReplayedWarnings) {
             std::filesystem::status(path("prog.stock")).permissions());
 }
 
+TEST_F(LinkCacheTest, StripRightAfterTheLinkNeverBecomesTheCachedOutput) {
+  writeFile("main.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -g -c main.c")));
+  std::string cmd = "{ld} main.o -e main -o prog";
+  ASSERT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path) +
+                             " && mv prog prog.stock")));
+  // strip writes a new file and renames it over the output, at once.
+  ASSERT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", binPath("ld.linkd")) +
+                             " && llvm-strip-19 prog")));
+  waitForStored(1);
+  ASSERT_TRUE(exitedZero(run("rm prog")));
+  ASSERT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", binPath("ld.linkd")))));
+  EXPECT_EQ(stats()["hits"], 1);
+  EXPECT_TRUE(sameBytes("prog.stock", "prog")); // unstripped, as LLD wrote it
+}
+
 TEST_F(LinkCacheTest, FailedLinksAreNotStoredAndKeepTheirStatus) {
   writeFile("u.c", "int missing(void); int main(void) { return missing(); }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c u.c")));

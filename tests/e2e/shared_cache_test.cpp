@@ -47,7 +47,9 @@ protected:
   std::string startRedis() {
     EXPECT_TRUE(haveTool(redisServer));
     std::string sock = path("redis.sock");
-    Background bg = start(redisServer.path + " --port 0 --unixsocket " +
+    // exec: the server replaces the shell, so the pid killed at teardown is
+    // the server's.
+    Background bg = start("exec " + redisServer.path + " --port 0 --unixsocket " +
                           sock + " --save '' --appendonly no");
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
@@ -78,7 +80,7 @@ protected:
                   std::to_string(port) + "; root " + path("nginx/data") +
                   ";\nlocation / { dav_methods PUT DELETE; "
                   "create_full_put_path on; dav_access user:rw all:r; } } }\n");
-    Background bg = start(nginx.path + " -c " + path("nginx/nginx.conf") +
+    Background bg = start("exec " + nginx.path + " -c " + path("nginx/nginx.conf") +
                           " -p " + path("nginx"));
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
@@ -177,6 +179,28 @@ TEST_F(SharedCacheTest, RedisWorkerBHitsWhatWorkerALinked) {
 
 TEST_F(SharedCacheTest, HttpWorkerBHitsWhatWorkerALinked) {
   shareBetweenWorkers(startNginx());
+}
+
+TEST_F(SharedCacheTest, LargeOutputsStreamFromBothTiers) {
+  // Above 16 MiB blobs are stored raw and streamed (Redis: pipelined
+  // GETRANGE pieces; HTTP: one GET) into the output, verified on the way.
+  writeFile("lib.c", "const char big[24 << 20] = {1, 2, 3};\n"
+                     "int lib(void) { return big[1] + 40; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c lib.c")));
+  stockReference();
+  ASSERT_GT(readFile("ref").size(), 24u << 20);
+  for (const std::string &url : {startRedis(), startNginx()}) {
+    std::string tag = url.starts_with("redis") ? "r" : "h";
+    std::string a = worker("a" + tag, url), b = worker("b" + tag, url);
+    ASSERT_TRUE(exitedZero(linkAs(a, "outA" + tag)));
+    waitForRemoteWrites(a, 3);
+    ASSERT_TRUE(exitedZero(linkAs(b, "outB" + tag)));
+    EXPECT_TRUE(sameBytes("ref", "outB" + tag)) << url;
+    auto sb = stats(b);
+    EXPECT_EQ(sb["hits"], 1) << url;
+    EXPECT_GE(sb["remote_bytes_read"], 24 << 20) << url;
+    EXPECT_EQ(run("./outB" + tag).out, "42\n");
+  }
 }
 
 TEST_F(SharedCacheTest, ReadOnlyWorkerHitsButNeverWrites) {
