@@ -76,6 +76,50 @@ std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log) {
   return out;
 }
 
+HelperThread::HelperThread() : worker([this] { loop(); }) {}
+
+HelperThread::~HelperThread() {
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  worker.join();
+}
+
+bool HelperThread::tryRun(const std::function<void()> &there,
+                          const std::function<void()> &here) {
+  std::unique_lock owner(use, std::try_to_lock);
+  if (!owner.owns_lock())
+    return false; // another lookup has it: the caller does all the work
+  {
+    std::lock_guard lock(mu);
+    task = &there;
+    done = false;
+  }
+  cv.notify_all();
+  here();
+  std::unique_lock lock(mu);
+  cv.wait(lock, [this] { return done; });
+  return true;
+}
+
+void HelperThread::loop() {
+  std::unique_lock lock(mu);
+  for (;;) {
+    cv.wait(lock, [this] { return stop || task; });
+    if (stop)
+      return;
+    const std::function<void()> *t = task;
+    lock.unlock();
+    (*t)();
+    lock.lock();
+    task = nullptr;
+    done = true;
+    cv.notify_all();
+  }
+}
+
 // Checks files [begin, end) of `set`; the first mismatch's reason, or "".
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
                                   const PathMapper &paths, int begin,
@@ -143,14 +187,10 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
   // threads (the lookup is on the critical path of a hit).
   int n = set.files_size();
   std::string first, second;
-  if (n >= 128) {
-    std::thread other(
-        [&] { second = checkFiles(set, paths, n / 2, n); });
-    first = checkFiles(set, paths, 0, n / 2);
-    other.join();
-  } else {
+  if (n < 128 ||
+      !helper.tryRun([&] { second = checkFiles(set, paths, n / 2, n); },
+                     [&] { first = checkFiles(set, paths, 0, n / 2); }))
     first = checkFiles(set, paths, 0, n);
-  }
   if (!first.empty())
     return fail(first);
   if (!second.empty())

@@ -25,7 +25,10 @@
 
 #include <sys/stat.h>
 
+#include <condition_variable>
+#include <functional>
 #include <map>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,6 +55,28 @@ public:
 };
 
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
+
+// A second thread kept for splitting one piece of work in two (the input
+// check of a large link), without paying for a thread per lookup.
+class HelperThread {
+public:
+  HelperThread();
+  ~HelperThread();
+  // Runs `there` on the helper and `here` on the caller, returns when both
+  // are done. False (nothing run) if another caller is using the helper.
+  bool tryRun(const std::function<void()> &there,
+              const std::function<void()> &here);
+
+private:
+  void loop();
+  std::mutex use; // one user at a time
+  std::mutex mu;
+  std::condition_variable cv;
+  const std::function<void()> *task = nullptr;
+  bool done = false;
+  bool stop = false;
+  std::thread worker;
+};
 
 class LinkCache {
 public:
@@ -120,6 +145,7 @@ private:
   LocalStore &blobs;
   StatCache &stats;
   RemoteTiers *remote;
+  HelperThread helper;
   std::mutex recentMu;
   std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;
   std::map<Digest, std::shared_ptr<const cache::v1::LinkResult>> results;
