@@ -7,6 +7,8 @@
 #include "config/config.h"
 #include "link/response_files.h"
 #include "store/local_store.h"
+#include "store/remote_backend.h"
+#include "store/remote_tiers.h"
 
 #include <gtest/gtest.h>
 
@@ -353,6 +355,65 @@ TEST(StatCache, RecentlyChangedFilesAreNotRemembered) {
   cache->lookup(f);
   cache->lookup(f);
   EXPECT_EQ(cache->hashedFiles(), 2u); // just written: hashed every time
+}
+
+TEST(RemoteUrl, ParsesEveryTierForm) {
+  std::string err;
+  auto r = parseRemoteUrl(
+      "redis://ci:s%40cret@cache.internal:6380/3?prefix=proj:&ttl=86400&mode=ro",
+      &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->host, "cache.internal");
+  EXPECT_EQ(r->port, 6380);
+  EXPECT_EQ(r->db, 3);
+  EXPECT_EQ(r->user, "ci");
+  EXPECT_EQ(r->password, "s@cret");
+  EXPECT_EQ(r->keyPrefix, "proj:");
+  EXPECT_EQ(r->ttlSeconds, 86400u);
+  EXPECT_EQ(r->mode, TierMode::ReadOnly);
+  EXPECT_EQ(r->displayName(), "redis://cache.internal:6380/3"); // no secret
+
+  auto u = parseRemoteUrl("redis+unix:///run/redis.sock?db=2", &err);
+  ASSERT_TRUE(u) << err;
+  EXPECT_EQ(u->path, "/run/redis.sock");
+  EXPECT_EQ(u->db, 2);
+
+  auto h = parseRemoteUrl("https://u:p@cache:8443/linkd/?mode=write-only", &err);
+  ASSERT_TRUE(h) << err;
+  EXPECT_EQ(h->scheme, "https");
+  EXPECT_EQ(h->port, 8443);
+  EXPECT_EQ(h->path, "/linkd");
+  EXPECT_EQ(h->mode, TierMode::WriteOnly);
+  EXPECT_EQ(h->user, "u");
+
+  EXPECT_FALSE(parseRemoteUrl("ftp://x", &err));
+  EXPECT_FALSE(parseRemoteUrl("redis://h?mode=sometimes", &err));
+  EXPECT_FALSE(parseRemoteUrl("http://h?colour=blue", &err));
+  EXPECT_FALSE(parseRemoteUrl("no-scheme", &err));
+}
+
+TEST(RemoteTiers, ActionEnvelopeSignatures) {
+  std::string err;
+  RemoteOptions keyed;
+  keyed.hmacKey = "k1";
+  RemoteOptions other;
+  other.hmacKey = "k2";
+  auto a = RemoteTiers::create(keyed, &err);
+  auto b = RemoteTiers::create(other, &err);
+  auto plain = RemoteTiers::create(RemoteOptions{}, &err);
+  ASSERT_TRUE(a && b && plain);
+  Digest key = sha256("action"), key2 = sha256("other action");
+  std::string signedEntry = a->wrapAction(key, "manifest");
+  EXPECT_EQ(a->unwrapAction(key, signedEntry), "manifest");
+  EXPECT_EQ(b->unwrapAction(key, signedEntry), std::nullopt);   // other key
+  EXPECT_EQ(a->unwrapAction(key2, signedEntry), std::nullopt);  // replayed
+  EXPECT_EQ(plain->unwrapAction(key, signedEntry), "manifest"); // unkeyed reader
+  std::string unsignedEntry = plain->wrapAction(key, "manifest");
+  EXPECT_EQ(a->unwrapAction(key, unsignedEntry), std::nullopt);
+  std::string tampered = signedEntry;
+  tampered.back() ^= 1;
+  EXPECT_EQ(a->unwrapAction(key, tampered), std::nullopt);
+  EXPECT_EQ(a->unwrapAction(key, "garbage"), std::nullopt);
 }
 
 } // namespace
