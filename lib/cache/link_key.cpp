@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string_view>
 
 namespace linkd {
@@ -54,16 +55,23 @@ std::string gnuValue(const std::vector<std::string> &args, size_t &i,
   return {};
 }
 
+// Options that make any GNU-style link uncacheable.
+std::optional<std::string> gnuReason(std::string_view a) {
+  if (gnuOption(a, "reproduce"))
+    return "--reproduce";
+  if (a.starts_with("--time-trace") || a.starts_with("-time-trace"))
+    return "--time-trace";
+  return std::nullopt;
+}
+
 void elfReasons(const std::vector<std::string> &args, bool mingw,
                 const LinkInvocation &inv, const KeyContext &ctx,
                 std::vector<std::string> &out) {
   bool fixedTime = inv.env.count("SOURCE_DATE_EPOCH") > 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
-    if (gnuOption(a, "reproduce"))
-      out.push_back("--reproduce");
-    else if (a.starts_with("--time-trace") || a.starts_with("-time-trace"))
-      out.push_back("--time-trace");
+    if (auto reason = gnuReason(a))
+      out.push_back(*reason);
     else if (a == "-o" || gnuOption(a, "output")) {
       if (gnuValue(args, i, "output") == "-")
         out.push_back("output to stdout");
@@ -112,10 +120,8 @@ void genericReasons(const std::vector<std::string> &args,
                     std::vector<std::string> &out) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &a = args[i];
-    if (gnuOption(a, "reproduce"))
-      out.push_back("--reproduce");
-    else if (a.starts_with("--time-trace") || a.starts_with("-time-trace"))
-      out.push_back("--time-trace");
+    if (auto reason = gnuReason(a))
+      out.push_back(*reason);
     else if (a == "-o" && i + 1 < args.size() && args[i + 1] == "-")
       out.push_back("output to stdout");
   }

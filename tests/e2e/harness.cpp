@@ -631,6 +631,19 @@ std::vector<pid_t> E2eTest::daemonProcesses() const {
 
 namespace linkd::e2e {
 
+std::string E2eTest::wine(const std::string &program) {
+  if (!wineUsed) {
+    wineUsed = true;
+    std::string prefix = path("wineprefix");
+    atTeardown([this, prefix] {
+      run("WINEPREFIX=" + prefix + " " + tools::wineserver.path + " -k", 30s);
+    });
+  }
+  return "WINEPREFIX=" + path("wineprefix") +
+         " WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' " +
+         tools::wine.path + " " + program;
+}
+
 std::map<std::string, long long>
 E2eTest::cacheStats(const std::string &envPrefix) {
   RunResult r = run(envPrefix + binPath("linkd") + " stats --json");

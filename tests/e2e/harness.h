@@ -183,6 +183,10 @@ protected:
   // Runs `fn` at teardown, before the daemon is stopped (e.g. wineserver -k).
   void atTeardown(std::function<void()> fn);
 
+  // A shell command running `program` under Wine with a prefix private to
+  // the test (its wineserver is stopped at teardown).
+  std::string wine(const std::string &program);
+
   std::string dir;        // the test's private directory
   std::string socketPath; // LINKD_SOCKET for this test
   std::string stateDir;   // LINKD_STATE_DIR for this test
@@ -190,6 +194,7 @@ protected:
 private:
   void stopDaemonAndReap();
   std::vector<std::function<void()>> cleanups;
+  bool wineUsed = false;
   unsigned commandCount = 0;
 };
 

@@ -193,25 +193,8 @@ TEST_F(Rewrite, UnrenamedCopiesCollideOrLeak) {
       << describe(dup);
 }
 
-// Wine with a private prefix, stopped at teardown (as in windows_test.cpp).
-class RewriteWindows : public Rewrite {
-protected:
-  std::string wine(const std::string &program) {
-    if (!wineUsed) {
-      wineUsed = true;
-      std::string prefix = path("wineprefix");
-      atTeardown([this, prefix] {
-        run("WINEPREFIX=" + prefix + " " + tools::wineserver.path + " -k", 30s);
-      });
-    }
-    return "WINEPREFIX=" + path("wineprefix") +
-           " WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' " +
-           tools::wine.path + " " + program;
-  }
-
-private:
-  bool wineUsed = false;
-};
+// Runs programs under Wine (E2eTest::wine).
+class RewriteWindows : public Rewrite {};
 
 TEST_F(RewriteWindows, MingwIsolationRunsUnderWine) {
   ASSERT_TRUE(haveTool(tools::mingwGxx));

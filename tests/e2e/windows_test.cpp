@@ -16,28 +16,11 @@ namespace {
 
 class Windows : public E2eTest {
 protected:
-  // A shell command running `program` under Wine in the test directory.
-  std::string wine(const std::string &program) {
-    if (!wineUsed) {
-      wineUsed = true;
-      std::string prefix = path("wineprefix");
-      atTeardown([this, prefix] {
-        run("WINEPREFIX=" + prefix + " " + tools::wineserver.path + " -k", 30s);
-      });
-    }
-    return "WINEPREFIX=" + path("wineprefix") +
-           " WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' " +
-           tools::wine.path + " " + program;
-  }
-
   // Wine's console turns "\n" into "\r\n" for text-mode output.
   static std::string withoutCarriageReturns(std::string s) {
     std::erase(s, '\r');
     return s;
   }
-
-private:
-  bool wineUsed = false;
 };
 
 TEST_F(Windows, MingwCxxRunsUnderWine) {
