@@ -2,6 +2,17 @@
 
 namespace linkd {
 
+namespace {
+
+// Kernel pseudo-files are not inputs: LLVM reads /proc/cpuinfo to size its
+// thread pool (ThinLTO), and its "cpu MHz" lines change from read to read.
+bool isPseudoFile(const std::string &p) {
+  return p.starts_with("/proc/") || p.starts_with("/sys/") ||
+         p.starts_with("/dev/");
+}
+
+} // namespace
+
 AccessLog parseAccessLog(std::string_view records) {
   AccessLog log;
   std::set<std::string> touched; // written, renamed, removed: not inputs
@@ -23,6 +34,8 @@ AccessLog parseAccessLog(std::string_view records) {
   while (pos < records.size()) {
     char kind = records[pos++];
     std::string path = nextPath(pos);
+    if (isPseudoFile(path) && (kind == 'R' || kind == 'S' || kind == 'M'))
+      continue;
     switch (kind) {
     case 'R':
       read.insert(path);

@@ -7,7 +7,9 @@
 // was opened for reading is an input (content matters), one that was only
 // stat'ed is an existence check, one that was probed and absent is a missing
 // path. Starting processes, changing directory, listing or creating
-// directories, and unrecordable paths make the link uncacheable.
+// directories, and unrecordable paths make the link uncacheable. Reads of
+// /proc, /sys and /dev are not inputs (LLVM sizes thread pools from
+// /proc/cpuinfo).
 #pragma once
 
 #include <set>

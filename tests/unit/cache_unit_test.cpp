@@ -64,6 +64,16 @@ TEST(AccessLog, RenamedTempFileIsTheOutputAndNeverAnInput) {
   EXPECT_TRUE(log.uncacheable.empty());
 }
 
+TEST(AccessLog, KernelPseudoFilesAreNotInputs) {
+  AccessLog log = parseAccessLog(rec('R', "/proc/cpuinfo") +
+                                 rec('S', "/sys/devices/system/cpu") +
+                                 rec('M', "/dev/nope") + rec('R', "/w/a.o"));
+  EXPECT_EQ(log.read, std::set<std::string>({"/w/a.o"}));
+  EXPECT_TRUE(log.existing.empty());
+  EXPECT_TRUE(log.missing.empty());
+  EXPECT_TRUE(log.uncacheable.empty());
+}
+
 TEST(AccessLog, ProcessesDirectoriesAndBadRecordsAreUncacheable) {
   EXPECT_FALSE(parseAccessLog(rec('X', "/bin/sh")).uncacheable.empty());
   EXPECT_FALSE(parseAccessLog(rec('L', "/w")).uncacheable.empty());
