@@ -141,6 +141,16 @@ TEST_F(LinkCacheTest, StripRightAfterTheLinkNeverBecomesTheCachedOutput) {
   EXPECT_TRUE(sameBytes("prog.stock", "prog")); // unstripped, as LLD wrote it
 }
 
+TEST_F(LinkCacheTest, ThinLtoLinksHit) {
+  writeFile("a.c", "int f(int);\nint main(void) { return f(3) - 6; }\n");
+  writeFile("b.c", "int f(int x) { return x * 2; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -flto=thin -O2 -c a.c b.c")));
+  std::string cmd = "clang-19 -flto=thin --ld-path={ld} a.o b.o -o p";
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  EXPECT_TRUE(exitedZero(run("./p")));
+}
+
 TEST_F(LinkCacheTest, FailedLinksAreNotStoredAndKeepTheirStatus) {
   writeFile("u.c", "int missing(void); int main(void) { return missing(); }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c u.c")));
