@@ -435,6 +435,88 @@ TEST_F(RewriteBadInput, CorruptArchiveHeader) {
   expectFailure("--internal-prefix p_ --runtime cut.a", "cut.a");
 }
 
+// Found by tests/fuzz/rewrite_fuzzer.cpp: inputs that LLVM's object
+// readers accept but ObjCopy then reads out of bounds, or lays out into an
+// absurd buffer. Each is patched into a real object by a few bytes.
+class RewriteFuzzFindings : public RewriteBadInput {
+protected:
+  // Writes `value` (little-endian, `width` bytes) at `offset` of `file`.
+  // Both are Python expressions over the file's bytes, with u16/u32/u64
+  // (little-endian reads at an offset), shdr(i) (an ELF64 section header's
+  // offset) and lc(cmd) (the offset of a Mach-O 64 load command).
+  void patch(const std::string &file, const std::string &offset,
+             const std::string &value, int width) {
+    writeFile("patch.py", R"(import struct, sys
+f, off, val, width = sys.argv[1:5]
+d = bytearray(open(f, 'rb').read())
+u16 = lambda o: struct.unpack_from('<H', d, o)[0]
+u32 = lambda o: struct.unpack_from('<I', d, o)[0]
+u64 = lambda o: struct.unpack_from('<Q', d, o)[0]
+shdr = lambda i: u64(0x28) + 64 * i
+def lc(cmd):
+    o = 32
+    for _ in range(u32(16)):
+        if u32(o) == cmd:
+            return o
+        o += u32(o + 4)
+o, v, w = eval(off), eval(val), int(width)
+d[o:o + w] = v.to_bytes(w, 'little')
+open(f, 'wb').write(d)
+)");
+    ASSERT_TRUE(exitedZero(run("python3 patch.py " + file + " '" + offset +
+                               "' '" + value + "' " + std::to_string(width))));
+  }
+};
+
+TEST_F(RewriteFuzzFindings, MachOSymbolNameOutsideTheStringTable) {
+  // ObjCopy's Mach-O reader strlen()s from n_strx unchecked (a SEGV).
+  ASSERT_TRUE(exitedZero(run("clang-19 --target=arm64-apple-macos11 -c "
+                             "good.c -o m.o && cp m.o m2.o")));
+  // LC_SYMTAB (2): symoff at +8, strsize at +20; n_strx opens an nlist_64.
+  patch("m.o", "u32(lc(2) + 8)", "0xdeadbeef", 4);
+  expectFailure("--internal-prefix p_ --runtime m.o", "m.o: ");
+  // One past the end: LLVM's own check (`>`) lets it through.
+  patch("m2.o", "u32(lc(2) + 8)", "u32(lc(2) + 20)", 4);
+  expectFailure("--internal-prefix p_ --runtime m2.o",
+                "m2.o: symbol name offset");
+}
+
+TEST_F(RewriteFuzzFindings, CoffRelocationsOutsideTheFile) {
+  // getRelocations() gives ObjCopy a null array with a count (a SEGV).
+  writeFile("call.c", "int other(void);\nint halide_call(void) { return "
+                      "other() + 1; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -c call.c -o c.o")));
+  // The first section header with relocations: PointerToRelocations at +24,
+  // NumberOfRelocations at +32.
+  patch("c.o",
+        "[20 + 40 * i + 24 for i in range(u16(2)) if u16(20 + 40 * i + 32)]"
+        "[0]",
+        "0xfffffff0", 4);
+  expectFailure("--internal-prefix p_ --runtime c.o",
+                "relocations outside the file");
+}
+
+TEST_F(RewriteFuzzFindings, ElfHugeSectionAlignment) {
+  // ObjCopy laid the section out at that alignment: an exabyte buffer.
+  ASSERT_TRUE(exitedZero(run("cp good.o align.o")));
+  patch("align.o", "shdr(1) + 48", "0x6200000000000000", 8);
+  expectFailure("--internal-prefix p_ --runtime align.o",
+                "align.o: a section's sh_addralign");
+}
+
+TEST_F(RewriteFuzzFindings, ElfSymbolTableLargerThanTheFileFailsFast) {
+  // Bad symbols used to be skipped one by one: 16M of them took minutes.
+  ASSERT_TRUE(exitedZero(run("cp good.o big.o")));
+  const std::string symtab =
+      "[shdr(i) for i in range(u16(0x3c)) if u32(shdr(i) + 4) == 2][0]";
+  patch("big.o", symtab + " + 32", "24 << 24", 8); // sh_size
+  patch("big.o", symtab + " + 56", "0", 8);        // sh_entsize
+  auto start = std::chrono::steady_clock::now();
+  expectFailure("--internal-prefix p_ --runtime big.o", "big.o: ");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST_F(RewriteBadInput, UnknownFormatAndSharedLibrary) {
   writeFile("notes.txt", "not an object\n");
   expectFailure("--internal-prefix p_ --runtime good.o notes.txt",

@@ -81,7 +81,7 @@ obj() { # triple name src extra-flags...
   local triple=$1 name=$2 src=$3
   shift 3
   local cc=$CC
-  [[ $src == *.cpp ]] && cc=$CXX
+  [[ $src == *.cpp ]] && cc="$CXX -std=c++17"
   $cc --target="$triple" -O1 -fno-exceptions -ffreestanding "$@" \
     -c "$src" -o "$name"
 }
