@@ -481,6 +481,24 @@ TEST_F(RewriteFuzzFindings, MachOSymbolNameOutsideTheStringTable) {
                 "m2.o: symbol name offset");
 }
 
+TEST_F(RewriteFuzzFindings, MachORelocationToANonexistentSymbol) {
+  // ObjCopy's Mach-O reader indexes its symbol list with r_symbolnum (a
+  // SEGV).
+  writeFile("call.c", "int other(void);\nint halide_call(void) { return "
+                      "other() + 1; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=arm64-apple-macos11 -c call.c -o r.o")));
+  // Section headers (80 bytes) follow LC_SEGMENT_64 (0x19) at +72; reloff
+  // at +56, nreloc at +60; r_symbolnum is the low 24 bits of a relocation's
+  // second word.
+  const std::string reloc =
+      "[u32(lc(0x19) + 72 + 80 * i + 56) for i in range(u32(lc(0x19) + 64)) "
+      "if u32(lc(0x19) + 72 + 80 * i + 60)][0] + 4";
+  patch("r.o", reloc, "u32(" + reloc + ") | 0xffffff", 4);
+  expectFailure("--internal-prefix p_ --runtime r.o",
+                "r.o: section #1: relocation names symbol #16777215");
+}
+
 TEST_F(RewriteFuzzFindings, CoffRelocationsOutsideTheFile) {
   // getRelocations() gives ObjCopy a null array with a count (a SEGV).
   writeFile("call.c", "int other(void);\nint halide_call(void) { return "
