@@ -515,6 +515,31 @@ TEST_F(RewriteFuzzFindings, CoffRelocationsOutsideTheFile) {
                 "relocations outside the file");
 }
 
+TEST_F(RewriteFuzzFindings, CoffBssTakesNoFileSpace) {
+  // ObjCopy wrote a .bss's size out as zeros: 16 MiB here (the fuzzer's
+  // corrupt size asked for gigabytes).
+  writeFile("bss.c", "char big[1 << 24];\nchar *halide_p(void) { return "
+                     "big; }\n");
+  for (const char *triple : {"x86_64-w64-mingw32", "x86_64-pc-windows-msvc"}) {
+    SCOPED_TRACE(triple);
+    ASSERT_TRUE(exitedZero(run(std::string("rm -rf out && clang-19 -c "
+                                           "--target=") +
+                               triple + " bss.c")));
+    RunResult r = run(rewriteCmd("--internal-prefix p_ --match halide_ "
+                                 "--export-prefix rt_ --runtime bss.o "
+                                 "--out-dir out"));
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    RunResult size = run("stat -c %s out/bss.o");
+    EXPECT_LT(std::stoll(size.out), 4096) << size.out;
+    RunResult sec = run("llvm-readobj-19 --sections out/bss.o");
+    EXPECT_NE(sec.out.find("RawDataSize: 16777216"), std::string::npos)
+        << sec.out;
+    RunResult nm = run("llvm-nm-19 out/bss.o");
+    EXPECT_NE(nm.out.find(" B p_big\n"), std::string::npos) << nm.out;
+    EXPECT_NE(nm.out.find(" T rt_p\n"), std::string::npos) << nm.out;
+  }
+}
+
 TEST_F(RewriteFuzzFindings, ElfHugeSectionAlignment) {
   // ObjCopy laid the section out at that alignment: an exabyte buffer.
   ASSERT_TRUE(exitedZero(run("cp good.o align.o")));
