@@ -191,6 +191,18 @@ Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
     auto sym = obj.getSymbol(i);
     if (!sym)
       return sym.takeError();
+    // getSymbol() checks the index, not the file: a malformed header left
+    // a symbol past the end of the buffer, and a symbol's aux records may
+    // claim to run past the table (overflows found by the fuzzer).
+    const char *entry = static_cast<const char *>(sym->getRawPtr());
+    StringRef data = obj.getData();
+    if (entry < data.begin() || entry > data.end() ||
+        size_t(data.end() - entry) < obj.getSymbolTableEntrySize() ||
+        sym->getNumberOfAuxSymbols() >= n - i)
+      return createStringError(inconvertibleErrorCode(),
+                               "symbol #" + Twine(i) +
+                                   " or its aux records lie outside the "
+                                   "symbol table");
     int32_t secNum = sym->getSectionNumber();
     StringRef name;
     if (auto nm = obj.getSymbolName(*sym))

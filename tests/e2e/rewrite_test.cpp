@@ -443,7 +443,8 @@ protected:
   // Writes `value` (little-endian, `width` bytes) at `offset` of `file`.
   // Both are Python expressions over the file's bytes, with u16/u32/u64
   // (little-endian reads at an offset), shdr(i) (an ELF64 section header's
-  // offset) and lc(cmd) (the offset of a Mach-O 64 load command).
+  // offset), lc(cmd) (the offset of a Mach-O 64 load command) and
+  // coffsyms() (the offsets of a COFF object's symbols, aux records skipped).
   void patch(const std::string &file, const std::string &offset,
              const std::string &value, int width) {
     writeFile("patch.py", R"(import struct, sys
@@ -453,6 +454,12 @@ u16 = lambda o: struct.unpack_from('<H', d, o)[0]
 u32 = lambda o: struct.unpack_from('<I', d, o)[0]
 u64 = lambda o: struct.unpack_from('<Q', d, o)[0]
 shdr = lambda i: u64(0x28) + 64 * i
+def coffsyms():
+    p, n, i, out = u32(8), u32(12), 0, []
+    while i < n:
+        out.append(p + 18 * i)
+        i += 1 + d[p + 18 * i + 17]
+    return out
 def lc(cmd):
     o = 32
     for _ in range(u32(16)):
@@ -513,6 +520,20 @@ TEST_F(RewriteFuzzFindings, CoffRelocationsOutsideTheFile) {
         "0xfffffff0", 4);
   expectFailure("--internal-prefix p_ --runtime c.o",
                 "relocations outside the file");
+}
+
+TEST_F(RewriteFuzzFindings, CoffAuxRecordsPastTheSymbolTable) {
+  // The scan read a last symbol's aux records from beyond the table (an
+  // overflow when the table ends the buffer).
+  writeFile("call.c", "int other(void);\nint halide_call(void) { return "
+                      "other() + 1; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -c call.c -o a.o")));
+  // NumberOfAuxSymbols is the last byte of an 18-byte symbol record: one
+  // more aux record than the table holds for the last symbol.
+  patch("a.o", "coffsyms()[-1] + 17", "d[coffsyms()[-1] + 17] + 1", 1);
+  expectFailure("--internal-prefix p_ --runtime a.o",
+                "a.o: symbol #");
 }
 
 TEST_F(RewriteFuzzFindings, CoffBssTakesNoFileSpace) {
