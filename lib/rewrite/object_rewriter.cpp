@@ -12,6 +12,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 namespace linkd::rewrite {
 
 using namespace llvm;
@@ -87,23 +89,23 @@ void markDirectives(std::string &image) {
                                              COFF::IMAGE_SCN_ALIGN_1BYTES);
 }
 
-// In an object, an uninitialised section (.bss) without file data keeps
-// its size in SizeOfRawData. ObjCopy's COFF writer gives it that much file
-// space: a 16 MiB .bss came out as 16 MiB of zeros (and a corrupt size as
-// an allocation of gigabytes, found by the fuzzer). ObjCopy reads a copy
-// with those sizes zeroed; restoreBssSizes() puts them back in order
-// (ObjCopy keeps the order of the sections it does not remove).
-constexpr uint32_t kBss = COFF::IMAGE_SCN_CNT_UNINITIALIZED_DATA;
-
-bool isBssWithoutData(const uint8_t *h) {
+// In an object, a section without file data (PointerToRawData 0: .bss)
+// keeps its size in SizeOfRawData. ObjCopy's COFF writer gives it that much
+// file space: a 16 MiB .bss came out as 16 MiB of zeros (and a corrupt size
+// as an allocation of gigabytes, found by the fuzzer). ObjCopy reads a copy
+// with those sizes zeroed; restoreBssSizes() puts them back in order.
+// ObjCopy writes a section without file data exactly when its size is 0
+// (in the input: no data, or empty), keeps the order of the sections it
+// does not remove, and any section it adds has data.
+bool inputHasNoData(const uint8_t *h) {
   using namespace support::endian;
-  return (read32le(h + 36) & kBss) && read32le(h + 20) == 0;
+  return read32le(h + 20) == 0 || read32le(h + 16) == 0;
 }
 
 std::vector<uint32_t> zeroBssSizes(std::string &image) {
   std::vector<uint32_t> sizes;
   for (uint8_t *h : coffSectionHeaders(image))
-    if (isBssWithoutData(h)) {
+    if (inputHasNoData(h)) {
       sizes.push_back(support::endian::read32le(h + 16));
       support::endian::write32le(h + 16, 0);
     }
@@ -113,7 +115,7 @@ std::vector<uint32_t> zeroBssSizes(std::string &image) {
 bool restoreBssSizes(std::string &image, const std::vector<uint32_t> &sizes) {
   size_t next = 0;
   for (uint8_t *h : coffSectionHeaders(image))
-    if (isBssWithoutData(h)) {
+    if (support::endian::read32le(h + 20) == 0) {
       if (next == sizes.size())
         return false;
       support::endian::write32le(h + 16, sizes[next++]);
@@ -181,6 +183,9 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
   if (kind == InputKind::Coff) {
     input = buf.getBuffer().str();
     bssSizes = zeroBssSizes(input);
+    if (std::none_of(bssSizes.begin(), bssSizes.end(),
+                     [](uint32_t size) { return size != 0; }))
+      bssSizes.clear(); // nothing changed: ObjCopy reads the input itself
     if (!bssSizes.empty()) {
       obj = ObjectFile::createObjectFile(
           MemoryBufferRef(input, buf.getBufferIdentifier()));
