@@ -70,6 +70,15 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
       slot.error = toString(kind.takeError());
       continue;
     }
+    // A short import member is copied as it is, but LLVM's archive writer
+    // reads its symbol name with strlen: it must end inside the member (a
+    // read past the archive found by the fuzzer).
+    if (*kind == InputKind::CoffImport &&
+        buf->getBuffer().drop_front(20).count('\0') < 2) {
+      slot.error = slot.display + ": COFF import member with an unterminated "
+                                  "symbol or DLL name";
+      continue;
+    }
     slot.unit = Unit{*buf, *kind, std::nullopt, child};
   }
   if (err)
