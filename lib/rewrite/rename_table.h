@@ -80,14 +80,17 @@ public:
 
   // Every symbol renamed in every file, in input order: the --dry-run view.
   const std::vector<RenameRecord> &records() const { return records_; }
-  const std::set<std::string> &internalNames() const { return internal_; }
+  const std::set<std::string, std::less<>> &internalNames() const {
+    return internal_;
+  }
   // canonical spec + the internal names: with the scope and an input's
   // digest, a complete cache key for that input's rewrite.
   std::string canonical() const;
 
 private:
   RewriteSpec spec_;
-  std::set<std::string> internal_;
+  // std::less<>: looked up by string_view, once per symbol per file.
+  std::set<std::string, std::less<>> internal_;
   std::vector<RenameRecord> records_;
 };
 
