@@ -10,10 +10,10 @@ namespace linkd::rewrite {
 namespace {
 
 // The internal set, step 1.
-std::set<std::string, std::less<>>
+RenameTable::NameSet
 runtimeDefinitions(const RewriteSpec &spec,
                    const std::vector<ScannedObject> &objs) {
-  std::set<std::string, std::less<>> out;
+  RenameTable::NameSet out;
   for (const ScannedObject &obj : objs) {
     if (obj.scope != Scope::Runtime)
       continue;
@@ -79,7 +79,13 @@ std::optional<std::string> RenameTable::rename(Scope scope, NameStyle style,
 
 std::string RenameTable::canonical() const {
   std::string out = spec_.canonical();
-  for (const std::string &name : internal_) {
+  std::vector<const std::string *> sorted;
+  for (const std::string &name : internal_)
+    sorted.push_back(&name);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const std::string *a, const std::string *b) { return *a < *b; });
+  for (const std::string *p : sorted) {
+    const std::string &name = *p;
     out += "internal ";
     out += std::to_string(name.size());
     out += ':';
@@ -95,7 +101,7 @@ struct Builder {
   RenameTable &table;
   const RewriteSpec &spec;
   const std::vector<ScannedObject> &objects;
-  std::set<std::string, std::less<>> &internal;
+  RenameTable::NameSet &internal;
   std::vector<std::string> &errors;
 
   bool renamed(const ScannedObject &obj, const std::string &raw) const {
