@@ -61,6 +61,15 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
       slot.error = slot.display + ": " + toString(buf.takeError());
       continue;
     }
+    // Archive::Child does not always keep a member inside the archive
+    // (fuzzer: a member buffer ending past it, read by the checks below).
+    StringRef whole = loaded.input.buffer.getBuffer();
+    if (!loaded.archive->isThin() &&
+        (buf->getBufferStart() < whole.begin() ||
+         buf->getBufferEnd() > whole.end())) {
+      slot.error = slot.display + ": member extends past the end of the archive";
+      continue;
+    }
     Expected<InputKind> kind = classify(*buf, slot.display);
     if (kind && *kind == InputKind::Archive)
       kind = createStringError(inconvertibleErrorCode(),

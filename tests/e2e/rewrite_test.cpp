@@ -551,6 +551,20 @@ TEST_F(RewriteFuzzFindings, CoffImportMemberWithAnUnterminatedName) {
                 "COFF import member with an unterminated");
 }
 
+TEST_F(RewriteFuzzFindings, MemberRunningPastTheArchive) {
+  // Archive::Child hands out the first member before checking its size:
+  // our checks read past the archive (seen only under ASan, in the fuzzer;
+  // here the input must just be refused). An import-member header, no
+  // names.
+  ASSERT_TRUE(exitedZero(run(
+      "python3 -c \"h = b'@'.ljust(16) + b'0'.ljust(12) + b'0'.ljust(6) * 2 "
+      "+ b'0'.ljust(8) + b'286'.ljust(10) + b'\\`\\n'; "
+      "open('short.a', 'wb').write(b'!<arch>\\n' + h + b'\\0\\0\\xff\\xff' "
+      "+ b'\\xff' * 16)\"")));
+  expectFailure("--internal-prefix p_ --runtime short.a",
+                "short.a: corrupt archive");
+}
+
 TEST_F(RewriteFuzzFindings, CoffBssTakesNoFileSpace) {
   // ObjCopy wrote a .bss's size out as zeros: 16 MiB here (the fuzzer's
   // corrupt size asked for gigabytes).
