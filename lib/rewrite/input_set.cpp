@@ -51,9 +51,8 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
   for (const Archive::Child &child : loaded.archive->children(err)) {
     Expected<StringRef> mname = child.getName();
     Slot &slot = slots.emplace_back();
-    slot.display =
-        memberName(name, mname ? mname->str()
-                               : "member #" + std::to_string(slots.size()));
+    slot.display = memberName(
+        name, mname ? mname->str() : "member #" + std::to_string(slots.size()));
     if (!mname)
       consumeError(mname.takeError());
     Expected<MemoryBufferRef> buf = child.getMemoryBufferRef();
@@ -64,10 +63,10 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
     // Archive::Child does not always keep a member inside the archive
     // (fuzzer: a member buffer ending past it, read by the checks below).
     StringRef whole = loaded.input.buffer.getBuffer();
-    if (!loaded.archive->isThin() &&
-        (buf->getBufferStart() < whole.begin() ||
-         buf->getBufferEnd() > whole.end())) {
-      slot.error = slot.display + ": member extends past the end of the archive";
+    if (!loaded.archive->isThin() && (buf->getBufferStart() < whole.begin() ||
+                                      buf->getBufferEnd() > whole.end())) {
+      slot.error =
+          slot.display + ": member extends past the end of the archive";
       continue;
     }
     Expected<InputKind> kind = classify(*buf, slot.display);

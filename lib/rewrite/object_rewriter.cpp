@@ -73,8 +73,7 @@ std::vector<uint8_t *> coffSectionHeaders(std::string &image) {
       image.size() >= 56 && read16le(p) == 0 && read16le(p + 2) == 0xffff;
   size_t headers = bigobj ? 56 : 20 + read16le(p + 16);
   uint32_t count = bigobj ? read32le(p + 44) : read16le(p + 2);
-  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size();
-       ++i)
+  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size(); ++i)
     out.push_back(p + headers + 40 * i);
   return out;
 }

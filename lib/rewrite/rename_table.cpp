@@ -173,8 +173,9 @@ struct Builder {
     for (const auto &[newName, defs] : byNewName)
       if (defs.size() > 1)
         shared.push_back(&newName);
-    std::sort(shared.begin(), shared.end(),
-              [](const std::string *a, const std::string *b) { return *a < *b; });
+    std::sort(
+        shared.begin(), shared.end(),
+        [](const std::string *a, const std::string *b) { return *a < *b; });
     for (const std::string *newName : shared)
       checkOne(*newName, byNewName[*newName]);
   }
@@ -187,9 +188,8 @@ struct Builder {
       for (const auto &b : defs)
         if (*b.oldName != *a.oldName) {
           errors.push_back(
-              "renaming '" + *a.oldName + "' (" + *a.file + ") to '" +
-              newName + "' collides with '" + *b.oldName + "' (" + *b.file +
-              ")" +
+              "renaming '" + *a.oldName + "' (" + *a.file + ") to '" + newName +
+              "' collides with '" + *b.oldName + "' (" + *b.file + ")" +
               (b.renamed ? " renamed to the same name" : ", already defined"));
           return;
         }

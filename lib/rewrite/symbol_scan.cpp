@@ -384,9 +384,8 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
   case InputKind::MachO:
     out.style = NameStyle::MachO; // no COMDATs: weak definitions merge by name
     // Names first: reading one past an unterminated table overruns.
-    err = joinErrors(
-        checkMachONames(*cast<MachOObjectFile>(obj->get())),
-        checkMachORelocations(*cast<MachOObjectFile>(obj->get())));
+    err = joinErrors(checkMachONames(*cast<MachOObjectFile>(obj->get())),
+                     checkMachORelocations(*cast<MachOObjectFile>(obj->get())));
     if (!err)
       err = scanSymbols(**obj, false, out);
     break;

@@ -532,21 +532,20 @@ TEST_F(RewriteFuzzFindings, CoffAuxRecordsPastTheSymbolTable) {
   // NumberOfAuxSymbols is the last byte of an 18-byte symbol record: one
   // more aux record than the table holds for the last symbol.
   patch("a.o", "coffsyms()[-1] + 17", "d[coffsyms()[-1] + 17] + 1", 1);
-  expectFailure("--internal-prefix p_ --runtime a.o",
-                "a.o: symbol #");
+  expectFailure("--internal-prefix p_ --runtime a.o", "a.o: symbol #");
 }
 
 TEST_F(RewriteFuzzFindings, CoffImportMemberWithAnUnterminatedName) {
   // LLVM's archive writer strlen()s an import member's name: past the end.
   writeFile("h.def", "LIBRARY halide.dll\nEXPORTS\n  halide_set\n");
-  ASSERT_TRUE(exitedZero(
-      run("llvm-dlltool-19 -m i386:x86-64 -d h.def -l imp.a")));
+  ASSERT_TRUE(
+      exitedZero(run("llvm-dlltool-19 -m i386:x86-64 -d h.def -l imp.a")));
   // The short import header (signature 00 00 ff ff) is 20 bytes with
   // SizeOfData at +12; the names follow. Overwrite them, NULs included.
-  ASSERT_TRUE(exitedZero(run(
-      "python3 -c \"d=bytearray(open('imp.a','rb').read()); "
-      "o=d.rindex(b'\\x00\\x00\\xff\\xff'); n=int.from_bytes(d[o+12:o+16], "
-      "'little'); d[o+20:o+20+n]=b'A'*n; open('imp.a','wb').write(d)\"")));
+  ASSERT_TRUE(exitedZero(
+      run("python3 -c \"d=bytearray(open('imp.a','rb').read()); "
+          "o=d.rindex(b'\\x00\\x00\\xff\\xff'); n=int.from_bytes(d[o+12:o+16], "
+          "'little'); d[o+20:o+20+n]=b'A'*n; open('imp.a','wb').write(d)\"")));
   expectFailure("--internal-prefix p_ --runtime imp.a",
                 "COFF import member with an unterminated");
 }

@@ -65,7 +65,7 @@ void consume(llvm::Expected<RewriteResult> result) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char *>(data), size);
   if (touchesSpecialFiles(bytes))
-    return -1; // not added to the corpus
+    return -1;                                // not added to the corpus
   static const RewriteSpec spec = fuzzSpec(); // immutable after first use
   llvm::MemoryBufferRef buf(llvm::StringRef(bytes.data(), bytes.size()),
                             "fuzz-input.o");
