@@ -2,6 +2,7 @@
 #include "rewrite/input_set.h"
 
 #include "rewrite/object_rewriter.h"
+#include "rewrite/parallel.h"
 
 #include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,44 +41,76 @@ Error InputSet::loadArchive(Loaded &loaded, const std::string &name,
     return createStringError(inconvertibleErrorCode(),
                              name + ": " + toString(archive.takeError()));
   loaded.archive = std::move(*archive);
+  // One slot per member, in archive order: its unit or its error.
+  struct Slot {
+    std::string display, error;
+    std::optional<Unit> unit;
+  };
+  std::vector<Slot> slots;
   Error err = Error::success();
-  size_t index = 0;
   for (const Archive::Child &child : loaded.archive->children(err)) {
-    ++index;
     Expected<StringRef> mname = child.getName();
-    std::string display = memberName(
-        name, mname ? *mname : StringRef("member #" + std::to_string(index)));
+    Slot &slot = slots.emplace_back();
+    slot.display = memberName(
+        name, mname ? mname->str() : "member #" + std::to_string(slots.size()));
     if (!mname)
       consumeError(mname.takeError());
     Expected<MemoryBufferRef> buf = child.getMemoryBufferRef();
     if (!buf) {
-      errors.push_back(display + ": " + toString(buf.takeError()));
+      slot.error = slot.display + ": " + toString(buf.takeError());
       continue;
     }
-    Expected<InputKind> kind = classify(*buf, display);
+    // Archive::Child does not always keep a member inside the archive
+    // (fuzzer: a member buffer ending past it, read by the checks below).
+    StringRef whole = loaded.input.buffer.getBuffer();
+    if (!loaded.archive->isThin() && (buf->getBufferStart() < whole.begin() ||
+                                      buf->getBufferEnd() > whole.end())) {
+      slot.error =
+          slot.display + ": member extends past the end of the archive";
+      continue;
+    }
+    Expected<InputKind> kind = classify(*buf, slot.display);
     if (kind && *kind == InputKind::Archive)
       kind = createStringError(inconvertibleErrorCode(),
-                               display + ": nested archives are not supported");
+                               slot.display +
+                                   ": nested archives are not supported");
     if (!kind) {
-      errors.push_back(toString(kind.takeError()));
+      slot.error = toString(kind.takeError());
       continue;
     }
-    Unit unit{*buf, *kind, std::nullopt, child};
-    if (*kind != InputKind::CoffImport) {
-      Expected<ScannedObject> s =
-          scanObject(*buf, *kind, display, loaded.input.scope);
-      if (!s) {
-        errors.push_back(toString(s.takeError()));
-        continue;
-      }
-      unit.scanned = std::move(*s);
+    // A short import member is copied as it is, but LLVM's archive writer
+    // reads its symbol name with strlen: it must end inside the member (a
+    // read past the archive found by the fuzzer).
+    if (*kind == InputKind::CoffImport &&
+        buf->getBuffer().drop_front(20).count('\0') < 2) {
+      slot.error = slot.display + ": COFF import member with an unterminated "
+                                  "symbol or DLL name";
+      continue;
     }
-    loaded.units.push_back(std::move(unit));
+    slot.unit = Unit{*buf, *kind, std::nullopt, child};
   }
   if (err)
     return createStringError(
         inconvertibleErrorCode(),
         name + ": corrupt archive: " + toString(std::move(err)));
+  // Scanning parses every member: on every core.
+  forEachIndex(slots.size(), [&](size_t i) {
+    Slot &slot = slots[i];
+    if (!slot.unit || slot.unit->kind == InputKind::CoffImport)
+      return;
+    Expected<ScannedObject> s = scanObject(slot.unit->buffer, slot.unit->kind,
+                                           slot.display, loaded.input.scope);
+    if (s)
+      slot.unit->scanned = std::move(*s);
+    else
+      slot.error = toString(s.takeError());
+  });
+  for (Slot &slot : slots) {
+    if (!slot.error.empty())
+      errors.push_back(std::move(slot.error));
+    else
+      loaded.units.push_back(std::move(*slot.unit));
+  }
   return Error::success();
 }
 
@@ -139,6 +172,15 @@ Expected<RewriteOutput>
 InputSet::rewriteArchive(const Loaded &in, const RenameTable &table) const {
   std::string name = in.input.buffer.getBufferIdentifier().str();
   bool thin = in.archive->isThin();
+  // Every member's new bytes first, on every core; COFF import members are
+  // copied as they are.
+  std::vector<std::optional<Expected<std::string>>> rewritten(in.units.size());
+  forEachIndex(in.units.size(), [&](size_t i) {
+    const Unit &unit = in.units[i];
+    if (unit.scanned)
+      rewritten[i].emplace(
+          rewriteObject(unit.buffer, unit.kind, *unit.scanned, table));
+  });
   RewriteOutput out{name, {{fileName(name), {}}}};
   std::vector<NewArchiveMember> members;
   std::vector<std::string> errors;
@@ -147,36 +189,35 @@ InputSet::rewriteArchive(const Loaded &in, const RenameTable &table) const {
   // which is replaced below; the names live here instead.
   std::deque<std::string> names;
   out.files.reserve(in.units.size() + 1);
-  for (const Unit &unit : in.units) {
+  for (size_t i = 0; i < in.units.size(); ++i) {
+    const Unit &unit = in.units[i];
+    if (rewritten[i] && !*rewritten[i]) {
+      errors.push_back(toString(rewritten[i]->takeError()));
+      continue;
+    }
     Expected<NewArchiveMember> member =
         NewArchiveMember::getOldMember(*unit.child, /*Deterministic=*/true);
     if (!member) {
       errors.push_back(name + ": " + toString(member.takeError()));
       continue;
     }
-    std::string bytes = unit.buffer.getBuffer().str(); // import members as-is
-    if (unit.scanned) {
-      Expected<std::string> b =
-          rewriteObject(unit.buffer, unit.kind, *unit.scanned, table);
-      if (!b) {
-        errors.push_back(toString(b.takeError()));
-        continue;
-      }
-      bytes = std::move(*b);
-    }
+    StringRef bytes =
+        rewritten[i] ? StringRef(**rewritten[i]) : unit.buffer.getBuffer();
     if (thin) {
       // A new file next to the new archive; the original stays untouched.
       std::string base = fileName(member->MemberName);
       int n = thinNames[base]++;
       std::string rel = fileName(name) + ".members/" +
                         (n ? std::to_string(n) + "-" : "") + base;
-      out.files.push_back({rel, bytes});
+      out.files.push_back({rel, bytes.str()});
       names.push_back(rel);
     } else {
       names.push_back(member->MemberName.str());
     }
     member->MemberName = names.back();
-    member->Buf = MemoryBuffer::getMemBufferCopy(bytes, member->MemberName);
+    // Not a copy: `rewritten` and the input outlive the archive writer.
+    member->Buf = MemoryBuffer::getMemBuffer(bytes, member->MemberName,
+                                             /*RequiresNullTerminator=*/false);
     members.push_back(std::move(*member));
   }
   if (!errors.empty())

@@ -4,7 +4,8 @@
 // and writes each input back: objects through object_rewriter.h, archives
 // member by member with a rebuilt symbol table in the archive's own format
 // (GNU, BSD/Darwin, COFF; thin archives stay thin, with new member files,
-// and the originals are never touched).
+// and the originals are never touched). An archive's members are scanned and
+// rewritten on every core (parallel.h); results and errors keep member order.
 #pragma once
 
 #include "rewrite/rewrite.h"

@@ -12,6 +12,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 namespace linkd::rewrite {
 
 using namespace llvm;
@@ -59,23 +61,65 @@ std::optional<std::string> directivesOf(const COFFObjectFile &coff) {
   return std::nullopt;
 }
 
+// The 40-byte section headers of a COFF object image (regular or bigobj),
+// those that lie inside it.
+std::vector<uint8_t *> coffSectionHeaders(std::string &image) {
+  using namespace support::endian;
+  std::vector<uint8_t *> out;
+  auto *p = reinterpret_cast<uint8_t *>(image.data());
+  if (image.size() < 20)
+    return out;
+  bool bigobj =
+      image.size() >= 56 && read16le(p) == 0 && read16le(p + 2) == 0xffff;
+  size_t headers = bigobj ? 56 : 20 + read16le(p + 16);
+  uint32_t count = bigobj ? read32le(p + 44) : read16le(p + 2);
+  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size(); ++i)
+    out.push_back(p + headers + 40 * i);
+  return out;
+}
+
 // A section added by ObjCopy gets data characteristics; `.drectve` is
 // IMAGE_SCN_LNK_INFO | IMAGE_SCN_LNK_REMOVE for every linker.
 void markDirectives(std::string &image) {
-  using namespace support::endian;
-  auto *p = reinterpret_cast<uint8_t *>(image.data());
-  bool bigobj =
-      image.size() >= 56 && read16le(p) == 0 && read16le(p + 2) == 0xffff;
-  size_t headers =
-      bigobj ? 56 : 20 + (image.size() >= 20 ? read16le(p + 16) : 0);
-  uint32_t count = bigobj ? read32le(p + 44) : read16le(p + 2);
-  for (uint32_t i = 0; i < count && headers + 40 * (i + 1) <= image.size();
-       ++i) {
-    uint8_t *h = p + headers + 40 * i;
+  for (uint8_t *h : coffSectionHeaders(image))
     if (std::memcmp(h, ".drectve", 8) == 0)
-      write32le(h + 36, COFF::IMAGE_SCN_LNK_INFO | COFF::IMAGE_SCN_LNK_REMOVE |
-                            COFF::IMAGE_SCN_ALIGN_1BYTES);
-  }
+      support::endian::write32le(h + 36, COFF::IMAGE_SCN_LNK_INFO |
+                                             COFF::IMAGE_SCN_LNK_REMOVE |
+                                             COFF::IMAGE_SCN_ALIGN_1BYTES);
+}
+
+// In an object, a section without file data (PointerToRawData 0: .bss)
+// keeps its size in SizeOfRawData. ObjCopy's COFF writer gives it that much
+// file space: a 16 MiB .bss came out as 16 MiB of zeros (and a corrupt size
+// as an allocation of gigabytes, found by the fuzzer). ObjCopy reads a copy
+// with those sizes zeroed; restoreBssSizes() puts them back in order.
+// ObjCopy writes a section without file data exactly when its size is 0
+// (in the input: no data, or empty), keeps the order of the sections it
+// does not remove, and any section it adds has data.
+bool inputHasNoData(const uint8_t *h) {
+  using namespace support::endian;
+  return read32le(h + 20) == 0 || read32le(h + 16) == 0;
+}
+
+std::vector<uint32_t> zeroBssSizes(std::string &image) {
+  std::vector<uint32_t> sizes;
+  for (uint8_t *h : coffSectionHeaders(image))
+    if (inputHasNoData(h)) {
+      sizes.push_back(support::endian::read32le(h + 16));
+      support::endian::write32le(h + 16, 0);
+    }
+  return sizes;
+}
+
+bool restoreBssSizes(std::string &image, const std::vector<uint32_t> &sizes) {
+  size_t next = 0;
+  for (uint8_t *h : coffSectionHeaders(image))
+    if (support::endian::read32le(h + 20) == 0) {
+      if (next == sizes.size())
+        return false;
+      support::endian::write32le(h + 16, sizes[next++]);
+    }
+  return next == sizes.size();
 }
 
 // New `.drectve` text, or nullopt when no directive names a renamed symbol.
@@ -133,6 +177,22 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
     }
   }
 
+  std::string input; // COFF: a copy with .bss sizes zeroed
+  std::vector<uint32_t> bssSizes;
+  if (kind == InputKind::Coff) {
+    input = buf.getBuffer().str();
+    bssSizes = zeroBssSizes(input);
+    if (std::none_of(bssSizes.begin(), bssSizes.end(),
+                     [](uint32_t size) { return size != 0; }))
+      bssSizes.clear(); // nothing changed: ObjCopy reads the input itself
+    if (!bssSizes.empty()) {
+      obj = ObjectFile::createObjectFile(
+          MemoryBufferRef(input, buf.getBufferIdentifier()));
+      if (!obj)
+        return fail(scanned.file, toString(obj.takeError()));
+    }
+  }
+
   std::string out;
   raw_string_ostream os(out);
   if (Error e = objcopy::executeObjcopyOnBinary(config, **obj, os))
@@ -140,6 +200,8 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
   os.flush();
   if (added)
     markDirectives(out);
+  if (!bssSizes.empty() && !restoreBssSizes(out, bssSizes))
+    return fail(scanned.file, "ObjCopy changed the uninitialised sections");
   return out;
 }
 

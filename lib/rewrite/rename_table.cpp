@@ -1,16 +1,19 @@
 // Computing the rename table over an input set (see rename_table.h).
 #include "rewrite/rename_table.h"
 
+#include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace linkd::rewrite {
 namespace {
 
 // The internal set, step 1.
-std::set<std::string>
+RenameTable::NameSet
 runtimeDefinitions(const RewriteSpec &spec,
                    const std::vector<ScannedObject> &objs) {
-  std::set<std::string> out;
+  RenameTable::NameSet out;
   for (const ScannedObject &obj : objs) {
     if (obj.scope != Scope::Runtime)
       continue;
@@ -48,9 +51,10 @@ std::optional<std::string>
 RenameTable::renameBase(Scope scope, std::string_view base) const {
   if (base.empty())
     return std::nullopt;
-  if (auto it = spec_.renames.find(std::string(base));
-      it != spec_.renames.end())
-    return it->second;
+  if (!spec_.renames.empty())
+    if (auto it = spec_.renames.find(std::string(base));
+        it != spec_.renames.end())
+      return it->second;
   if (scope != Scope::Other && !spec_.match.empty() &&
       base.starts_with(spec_.match)) {
     std::string prefix = scope == Scope::Runtime
@@ -61,7 +65,7 @@ RenameTable::renameBase(Scope scope, std::string_view base) const {
     if (prefix != spec_.match)
       return prefix + std::string(base.substr(spec_.match.size()));
   }
-  if (scope != Scope::Other && internal_.count(std::string(base)))
+  if (scope != Scope::Other && internal_.count(base))
     return spec_.internalPrefix + std::string(base);
   return std::nullopt;
 }
@@ -75,7 +79,13 @@ std::optional<std::string> RenameTable::rename(Scope scope, NameStyle style,
 
 std::string RenameTable::canonical() const {
   std::string out = spec_.canonical();
-  for (const std::string &name : internal_) {
+  std::vector<const std::string *> sorted;
+  for (const std::string &name : internal_)
+    sorted.push_back(&name);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const std::string *a, const std::string *b) { return *a < *b; });
+  for (const std::string *p : sorted) {
+    const std::string &name = *p;
     out += "internal ";
     out += std::to_string(name.size());
     out += ':';
@@ -91,7 +101,7 @@ struct Builder {
   RenameTable &table;
   const RewriteSpec &spec;
   const std::vector<ScannedObject> &objects;
-  std::set<std::string> &internal;
+  RenameTable::NameSet &internal;
   std::vector<std::string> &errors;
 
   bool renamed(const ScannedObject &obj, const std::string &raw) const {
@@ -143,23 +153,31 @@ struct Builder {
   // Step 4 plus the dry-run records.
   void collectAndCheck(std::vector<RenameRecord> &records) {
     struct Def {
-      std::string oldName, file;
+      const std::string *oldName, *file; // into `objects`
       bool renamed;
     };
-    std::map<std::string, std::vector<Def>> byNewName;
+    std::unordered_map<std::string, std::vector<Def>> byNewName;
     for (const ScannedObject &obj : objects) {
-      std::set<std::string> seen;
+      std::unordered_set<std::string_view> seen;
       for (const ScannedSymbol &sym : obj.symbols) {
         auto to = table.rename(obj.scope, obj.style, sym.name);
         if (to && seen.insert(sym.name).second)
           records.push_back({sym.name, *to, obj.scope, obj.file});
         if (sym.defined)
           byNewName[to.value_or(sym.name)].push_back(
-              {sym.name, obj.file, to.has_value()});
+              {&sym.name, &obj.file, to.has_value()});
       }
     }
+    // Only a name with two definitions can collide; report in name order.
+    std::vector<const std::string *> shared;
     for (const auto &[newName, defs] : byNewName)
-      checkOne(newName, defs);
+      if (defs.size() > 1)
+        shared.push_back(&newName);
+    std::sort(
+        shared.begin(), shared.end(),
+        [](const std::string *a, const std::string *b) { return *a < *b; });
+    for (const std::string *newName : shared)
+      checkOne(*newName, byNewName[*newName]);
   }
 
   template <class Defs>
@@ -168,10 +186,10 @@ struct Builder {
       if (!a.renamed)
         continue;
       for (const auto &b : defs)
-        if (b.oldName != a.oldName) {
+        if (*b.oldName != *a.oldName) {
           errors.push_back(
-              "renaming '" + a.oldName + "' (" + a.file + ") to '" + newName +
-              "' collides with '" + b.oldName + "' (" + b.file + ")" +
+              "renaming '" + *a.oldName + "' (" + *a.file + ") to '" + newName +
+              "' collides with '" + *b.oldName + "' (" + *b.file + ")" +
               (b.renamed ? " renamed to the same name" : ", already defined"));
           return;
         }

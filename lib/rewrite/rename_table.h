@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace linkd::rewrite {
@@ -80,14 +81,22 @@ public:
 
   // Every symbol renamed in every file, in input order: the --dry-run view.
   const std::vector<RenameRecord> &records() const { return records_; }
-  const std::set<std::string> &internalNames() const { return internal_; }
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  const NameSet &internalNames() const { return internal_; }
   // canonical spec + the internal names: with the scope and an input's
   // digest, a complete cache key for that input's rewrite.
   std::string canonical() const;
 
 private:
   RewriteSpec spec_;
-  std::set<std::string> internal_;
+  // Hashed and looked up by string_view: once per symbol per file.
+  NameSet internal_;
   std::vector<RenameRecord> records_;
 };
 

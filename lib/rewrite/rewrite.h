@@ -7,9 +7,11 @@
 //   writes nothing, keeps no state, never exits; safe in a forked child
 //   (link-time rewriting) and from a CLI alike. Bitcode is parsed in an
 //   LLVMContext private to the call. Errors are values naming the file and
-//   member; LLVM itself may still abort on some malformed input it does not
-//   validate (the planned fuzzer's job), one more reason to run link-time
-//   rewriting in the forked child.
+//   member. Input that LLVM's ObjCopy or archive code would mishandle is
+//   refused first (found by tests/fuzz/rewrite_fuzzer.cpp); LLVM's bitcode
+//   reader can still crash on corrupt bitcode (docs/rewrite.md, "Fuzzing"),
+//   one more reason to run link-time rewriting in the forked child. Archive
+//   members are processed on every core (parallel.h).
 //
 // Every input is scanned first, the rename table is computed over the whole
 // set (rename_table.h has the algorithm), then each input is rewritten per

@@ -31,15 +31,18 @@ Error wrap(const std::string &file, Error e) {
   return fail(file, msg);
 }
 
-void scanSymbols(const ObjectFile &obj, bool coff, ScannedObject &out) {
+// A symbol whose flags or name cannot be read makes the file corrupt. The
+// first one ends the scan: an ELF symbol table's size is not checked
+// against the file, and skipping bad entries one by one walked millions of
+// nonexistent symbols (seconds per input, found by the fuzzer).
+Error scanSymbols(const ObjectFile &obj, bool coff, ScannedObject &out) {
   for (const SymbolRef &sym : obj.symbols()) {
     Expected<uint32_t> flags = sym.getFlags();
+    if (!flags)
+      return flags.takeError();
     Expected<StringRef> name = sym.getName();
-    if (!flags || !name) {
-      consumeError(flags.takeError());
-      consumeError(name.takeError());
-      continue;
-    }
+    if (!name)
+      return name.takeError();
     if (!(*flags & SymbolRef::SF_Global) ||
         (*flags & SymbolRef::SF_FormatSpecific) || name->empty())
       continue;
@@ -49,6 +52,7 @@ void scanSymbols(const ObjectFile &obj, bool coff, ScannedObject &out) {
                    (coff && (*flags & SymbolRef::SF_Weak));
     out.symbols.push_back({name->str(), defined});
   }
+  return Error::success();
 }
 
 // --- ELF: SHT_GROUP sections with GRP_COMDAT ---------------------------
@@ -115,6 +119,15 @@ Error scanElfGroups(const ELFObjectFile<ELFT> &obj, ScannedObject &out) {
   if (!globals)
     return globals.takeError();
   for (const auto &sec : *sections) {
+    // ObjCopy lays sections out at their alignment: a bogus sh_addralign
+    // made it ask for an exabyte output buffer (found by the fuzzer). The
+    // same rule as LLD's.
+    if (sec.sh_addralign > UINT32_MAX ||
+        (sec.sh_addralign & (sec.sh_addralign - 1)))
+      return createStringError(inconvertibleErrorCode(),
+                               "a section's sh_addralign (" +
+                                   Twine(uint64_t(sec.sh_addralign)) +
+                                   ") is not a power of 2 up to 2^32");
     if (sec.sh_type != ELF::SHT_GROUP)
       continue;
     auto words = f.template getSectionContentsAsArray<typename ELFT::Word>(sec);
@@ -151,7 +164,24 @@ struct CoffComdat {
   std::string leader;
 };
 
+// ObjCopy's COFF reader walks every section's relocations through
+// getRelocations(), which returns a null array with a non-zero count when
+// the table lies outside the file (a SEGV found by the fuzzer).
+Error checkCoffRelocations(const COFFObjectFile &obj) {
+  for (const SectionRef &sec : obj.sections()) {
+    ArrayRef<coff_relocation> relocs =
+        obj.getRelocations(obj.getCOFFSection(sec));
+    if (!relocs.empty() && !relocs.data())
+      return createStringError(inconvertibleErrorCode(),
+                               "section #" + Twine(sec.getIndex() + 1) +
+                                   ": relocations outside the file");
+  }
+  return Error::success();
+}
+
 Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
+  if (Error e = checkCoffRelocations(obj))
+    return e;
   std::map<int32_t, int32_t> assocParent;  // section -> associated section
   std::map<int32_t, ScannedGroup> comdats; // by section number
   std::map<int32_t, bool> needLeader;
@@ -161,6 +191,18 @@ Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
     auto sym = obj.getSymbol(i);
     if (!sym)
       return sym.takeError();
+    // getSymbol() checks the index, not the file: a malformed header left
+    // a symbol past the end of the buffer, and a symbol's aux records may
+    // claim to run past the table (overflows found by the fuzzer).
+    const char *entry = static_cast<const char *>(sym->getRawPtr());
+    StringRef data = obj.getData();
+    if (entry < data.begin() || entry > data.end() ||
+        size_t(data.end() - entry) < obj.getSymbolTableEntrySize() ||
+        sym->getNumberOfAuxSymbols() >= n - i)
+      return createStringError(inconvertibleErrorCode(),
+                               "symbol #" + Twine(i) +
+                                   " or its aux records lie outside the "
+                                   "symbol table");
     int32_t secNum = sym->getSectionNumber();
     StringRef name;
     if (auto nm = obj.getSymbolName(*sym))
@@ -194,6 +236,57 @@ Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
   for (auto &[sec, group] : comdats)
     if (!group.key.empty())
       out.groups.push_back(std::move(group));
+  return Error::success();
+}
+
+// --- Mach-O: no groups; names ObjCopy would read unchecked ------------
+
+// ObjCopy's Mach-O reader takes every symbol's name (locals included) with
+// strlen from n_strx, unchecked: an index past the string table, or a table
+// whose last string is unterminated, reads outside the file (found by the
+// fuzzer: a SEGV in MachOReader::readSymbolTable).
+Error checkMachONames(const MachOObjectFile &obj) {
+  StringRef strtab = obj.getStringTableData();
+  bool terminated = !strtab.empty() && strtab.back() == '\0';
+  for (const SymbolRef &sym : obj.symbols()) {
+    DataRefImpl d = sym.getRawDataRefImpl();
+    uint32_t strx = obj.is64Bit() ? obj.getSymbol64TableEntry(d).n_strx
+                                  : obj.getSymbolTableEntry(d).n_strx;
+    if (strx >= strtab.size() || !terminated)
+      return createStringError(inconvertibleErrorCode(),
+                               "symbol name offset " + Twine(strx) +
+                                   " is outside the string table (" +
+                                   Twine(strtab.size()) +
+                                   " bytes) or the table is unterminated");
+  }
+  return Error::success();
+}
+
+// ObjCopy's Mach-O reader resolves every plain relocation's symbol or
+// section number by indexing, unchecked (a SEGV found by the fuzzer).
+Error checkMachORelocations(const MachOObjectFile &obj) {
+  uint32_t nsyms = obj.getSymtabLoadCommand().nsyms;
+  uint64_t nsects = std::distance(obj.section_begin(), obj.section_end());
+  bool arm64 = obj.getHeader().cputype == MachO::CPU_TYPE_ARM64;
+  for (const SectionRef &sec : obj.sections())
+    for (const RelocationRef &rel : sec.relocations()) {
+      MachO::any_relocation_info info =
+          obj.getRelocation(rel.getRawDataRefImpl());
+      if (obj.isRelocationScattered(info) ||
+          (arm64 &&
+           obj.getAnyRelocationType(info) == MachO::ARM64_RELOC_ADDEND))
+        continue;
+      uint32_t num = obj.getPlainRelocationSymbolNum(info);
+      bool ok = obj.getPlainRelocationExternal(info)
+                    ? num < nsyms
+                    : num >= 1 && num <= nsects;
+      if (!ok)
+        return createStringError(
+            inconvertibleErrorCode(),
+            "section #" + Twine(sec.getIndex() + 1) + ": relocation names " +
+                (obj.getPlainRelocationExternal(info) ? "symbol" : "section") +
+                " #" + Twine(num) + ", which does not exist");
+    }
   return Error::success();
 }
 
@@ -278,17 +371,23 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
   switch (kind) {
   case InputKind::Elf:
     out.style = NameStyle::Elf;
-    scanSymbols(**obj, false, out);
-    err = scanElf(**obj, out);
+    err = scanSymbols(**obj, false, out);
+    if (!err)
+      err = scanElf(**obj, out);
     break;
   case InputKind::Coff:
     out.style = NameStyle::Coff;
-    scanSymbols(**obj, true, out);
-    err = scanCoff(*cast<COFFObjectFile>(obj->get()), out);
+    err = scanSymbols(**obj, true, out);
+    if (!err)
+      err = scanCoff(*cast<COFFObjectFile>(obj->get()), out);
     break;
   case InputKind::MachO:
     out.style = NameStyle::MachO; // no COMDATs: weak definitions merge by name
-    scanSymbols(**obj, false, out);
+    // Names first: reading one past an unterminated table overruns.
+    err = joinErrors(checkMachONames(*cast<MachOObjectFile>(obj->get())),
+                     checkMachORelocations(*cast<MachOObjectFile>(obj->get())));
+    if (!err)
+      err = scanSymbols(**obj, false, out);
     break;
   default:
     return fail(displayName, "not an object file");
