@@ -308,17 +308,20 @@ TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   std::string silent =
       worker("silent",
              "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/x",
-             "LINKD_REMOTE_TIMEOUT_MS=700");
+             "LINKD_REMOTE_TIMEOUT_MS=3000");
   auto timed = [&](const std::string &out) {
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(exitedZero(linkAs(silent, out)));
     EXPECT_TRUE(sameBytes("ref", out));
     return std::chrono::steady_clock::now() - t0;
   };
+  // A 3 s timeout, so that "paid the timeout" and "did not" stay apart on a
+  // loaded machine.
   auto first = timed("outS0");
-  EXPECT_LT(first, 700ms + 5s); // the timeout once (plus start-up)
+  EXPECT_GE(first, 3s);      // the timeout, once
+  EXPECT_LT(first, 3s + 10s); // (plus daemon start-up)
   for (int i = 1; i <= 3; ++i)
-    EXPECT_LT(timed("outS" + std::to_string(i)), 500ms) << "breaker closed?";
+    EXPECT_LT(timed("outS" + std::to_string(i)), 2500ms) << "breaker closed?";
   auto ss = stats(silent);
   EXPECT_EQ(ss["remote_timeouts"], 1);
   EXPECT_GE(ss["remote_skipped_breaker_open"], 1);
