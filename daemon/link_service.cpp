@@ -453,8 +453,11 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
                    : RemoteCounters().snapshot();
   reply->set_json(cache.stats->json(usage, max, remote));
   reply->set_text(cache.stats->text(usage, max, remote));
-  if (req->zero())
+  if (req->zero()) {
     cache.stats->zero();
+    if (cache.remote)
+      cache.remote->counters().zero();
+  }
   return grpc::Status::OK;
 }
 

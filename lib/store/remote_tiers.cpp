@@ -49,6 +49,13 @@ std::map<std::string, uint64_t> RemoteCounters::snapshot() const {
           {"remote_backfills", backfills}};
 }
 
+void RemoteCounters::zero() {
+  for (auto *c : {&hits, &misses, &errors, &timeouts, &bytesRead, &bytesWritten,
+                  &writes, &writesDropped, &rejected, &corrupt, &breakerTrips,
+                  &skippedOpen, &backfills})
+    c->store(0);
+}
+
 std::unique_ptr<RemoteTiers> RemoteTiers::create(RemoteOptions options,
                                                  std::string *error) {
   std::unique_ptr<RemoteTiers> r(new RemoteTiers(std::move(options)));

@@ -47,6 +47,7 @@ struct RemoteCounters {
   std::atomic<uint64_t> breakerTrips{0}, skippedOpen{0};
   std::atomic<uint64_t> backfills{0}; // remote entries copied to the local store
   std::map<std::string, uint64_t> snapshot() const;
+  void zero();
 };
 
 class RemoteTiers {
