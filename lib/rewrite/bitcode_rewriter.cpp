@@ -9,6 +9,7 @@
 // final name already taken in the module is an error, because Module
 // would otherwise silently pick a different name.
 #include "rewrite/object_rewriter.h"
+#include "rewrite/errors.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -23,10 +24,6 @@ namespace linkd::rewrite {
 using namespace llvm;
 
 namespace {
-
-Error fail(const std::string &file, const Twine &msg) {
-  return createStringError(inconvertibleErrorCode(), file + ": " + msg);
-}
 
 Error renameValues(Module &mod, const ScannedObject &scanned,
                    const RenameTable &table) {

@@ -1,5 +1,6 @@
 // Loading, scanning and writing back the inputs of a rewrite (input_set.h).
 #include "rewrite/input_set.h"
+#include "rewrite/errors.h"
 
 #include "rewrite/object_rewriter.h"
 #include "rewrite/parallel.h"
@@ -17,13 +18,6 @@ using namespace llvm;
 using namespace llvm::object;
 
 namespace {
-
-Error joined(const std::vector<std::string> &messages) {
-  std::string all;
-  for (const std::string &m : messages)
-    all += (all.empty() ? "" : "\n") + m;
-  return createStringError(inconvertibleErrorCode(), all);
-}
 
 std::string memberName(const std::string &archive, StringRef member) {
   return archive + "(" + member.str() + ")";

@@ -1,6 +1,7 @@
 // Object files through LLVM ObjCopy with an exact rename map (see
 // object_rewriter.h for what ObjCopy covers and what is done here).
 #include "rewrite/object_rewriter.h"
+#include "rewrite/errors.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/COFF.h"
@@ -20,10 +21,6 @@ using namespace llvm;
 using namespace llvm::object;
 
 namespace {
-
-Error fail(const std::string &file, const Twine &msg) {
-  return createStringError(inconvertibleErrorCode(), file + ": " + msg);
-}
 
 // raw name -> new raw name, for every name in the file that changes.
 StringMap<std::string> renameMap(const ScannedObject &obj,

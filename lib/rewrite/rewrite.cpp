@@ -1,6 +1,7 @@
 // The rewrite pipeline: load and scan every input, compute the table over
 // the set, rewrite each input (see rewrite.h).
 #include "rewrite/rewrite.h"
+#include "rewrite/errors.h"
 
 #include "rewrite/input_set.h"
 
@@ -13,13 +14,6 @@ namespace linkd::rewrite {
 using namespace llvm;
 
 namespace {
-
-Error joined(const std::vector<std::string> &messages) {
-  std::string all;
-  for (const std::string &m : messages)
-    all += (all.empty() ? "" : "\n") + m;
-  return createStringError(inconvertibleErrorCode(), all);
-}
 
 Error checkOutputNames(ArrayRef<RewriteInput> inputs) {
   std::set<std::string> seen;

@@ -2,6 +2,7 @@
 // symbol_scan.h). Symbols come from the generic SymbolicFile view; groups
 // need each format's own structures.
 #include "rewrite/symbol_scan.h"
+#include "rewrite/errors.h"
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -21,10 +22,6 @@ using namespace llvm;
 using namespace llvm::object;
 
 namespace {
-
-Error fail(const std::string &file, const Twine &msg) {
-  return createStringError(inconvertibleErrorCode(), file + ": " + msg);
-}
 
 Error wrap(const std::string &file, Error e) {
   std::string msg = toString(std::move(e));
