@@ -451,8 +451,10 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   std::map<std::string, uint64_t> remote =
       cache.remote ? cache.remote->counters().snapshot()
                    : RemoteCounters().snapshot();
-  reply->set_json(cache.stats->json(usage, max, remote));
-  reply->set_text(cache.stats->text(usage, max, remote));
+  std::map<std::string, uint64_t> extra = std::move(remote);
+  extra["held_inputs"] = cache.cache->heldInputs();
+  reply->set_json(cache.stats->json(usage, max, extra));
+  reply->set_text(cache.stats->text(usage, max, extra));
   if (req->zero()) {
     cache.stats->zero();
     if (cache.remote)

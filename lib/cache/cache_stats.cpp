@@ -197,9 +197,13 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
     << formatSize(maxBytes) << ", " << usage.entries << " entries\n";
   o << "evictions            " << get("evictions") << "\n";
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
+  if (auto it = extra.find("held_inputs"); it != extra.end())
+    o << "held input files     " << it->second << "\n";
   if (!extra.empty()) {
     o << "remote tiers\n";
     for (const auto &[k, v] : extra) {
+      if (k == "held_inputs")
+        continue;
       std::string name = k.starts_with("remote_") ? k.substr(7) : k;
       o << "  " << name << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ')
         << v << "\n";

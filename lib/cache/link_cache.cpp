@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <shared_mutex>
 #include <thread>
 
 namespace linkd {
@@ -33,10 +34,10 @@ std::optional<Digest> storeStableFile(LocalStore &store,
     return std::nullopt;
   struct stat st;
   Digest d;
-  bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
-            store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
-                                  &d) &&
-            fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
+  bool ok =
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
+      store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size), &d) &&
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
   return d;
@@ -120,21 +121,86 @@ void HelperThread::loop() {
   }
 }
 
+namespace {
+
+// The directory of the inputs being checked. Inputs are stored sorted, so
+// files of one directory are neighbours: the directory is stat'ed once, and
+// if its held descriptors are still valid (input_handles.h) its files are
+// fstat'ed through them; otherwise they are stat'ed relative to the
+// directory, opened once, and held for next time.
+class DirCursor {
+public:
+  explicit DirCursor(InputHandles &handles) : handles(handles) {}
+  ~DirCursor() { leave(); }
+
+  void enter(std::string_view dir) {
+    if (dir == path)
+      return;
+    leave();
+    path.assign(dir);
+    if (::stat(path.c_str(), &pathSt) != 0)
+      return;
+    lock = handles.readLock();
+    entry = handles.find(path, pathSt);
+    if (!entry)
+      lock = {};
+  }
+
+  // The stat of `name` through a held descriptor; false: check it by path.
+  bool heldStat(std::string_view name, struct stat *st) {
+    return entry && handles.stat(entry, name, st);
+  }
+
+  // The directory opened by path (-1 if that fails).
+  int fd() {
+    if (dirFd < 0 && !triedOpen) {
+      triedOpen = true;
+      dirFd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dirFd >= 0 && ::fstat(dirFd, &fdSt) != 0) {
+        ::close(dirFd);
+        dirFd = -1;
+      }
+    }
+    return dirFd;
+  }
+
+  // Holds `name` once the directory is left (holding takes the lock
+  // exclusively, and the fast path may be holding it shared).
+  void hold(std::string_view name, const struct stat &st) {
+    if (dirFd >= 0)
+      toHold.emplace_back(name, st);
+  }
+
+private:
+  void leave() {
+    entry = nullptr;
+    lock = {};
+    for (const auto &[name, st] : toHold)
+      handles.hold(path, fdSt, dirFd, name.c_str(), st);
+    toHold.clear();
+    if (dirFd >= 0)
+      ::close(dirFd);
+    dirFd = -1;
+    triedOpen = false;
+  }
+
+  InputHandles &handles;
+  std::string path;
+  struct stat pathSt{};
+  struct stat fdSt{}; // of dirFd: what hold() records
+  std::shared_lock<std::shared_mutex> lock;
+  const InputHandles::DirEntry *entry = nullptr;
+  int dirFd = -1;
+  bool triedOpen = false;
+  std::vector<std::pair<std::string, struct stat>> toHold;
+};
+
+} // namespace
+
 // Checks files [begin, end) of `set`; the first mismatch's reason, or "".
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
-                                  const PathMapper &paths, int begin,
-                                  int end) {
-  // Inputs are stored sorted, so files of one directory are neighbours: stat
-  // them relative to the directory, opened once.
-  std::string dir;
-  int dirFd = -1;
-  struct Closer {
-    int &fd;
-    ~Closer() {
-      if (fd >= 0)
-        close(fd);
-    }
-  } closer{dirFd};
+                                  const PathMapper &paths, int begin, int end) {
+  DirCursor dir(handles);
   std::string local;
   for (int i = begin; i < end; ++i) {
     const auto &f = set.files(i);
@@ -143,14 +209,18 @@ std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
     size_t slash = p.rfind('/');
     std::optional<FileState> st;
     if (slash != std::string::npos && slash > 0) {
-      if (p.compare(0, slash, dir) != 0 || dir.size() != slash) {
-        if (dirFd >= 0)
-          close(dirFd);
-        dir.assign(p, 0, slash);
-        dirFd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      dir.enter(std::string_view(p).substr(0, slash));
+      const char *name = p.c_str() + slash + 1;
+      struct stat seen;
+      if (dir.heldStat(name, &seen)) {
+        st = stats.fromStat(seen, p);
+      } else if (dir.fd() >= 0) {
+        st = stats.lookupAt(dir.fd(), name, p, &seen);
+        if (st && st->exists && !st->isDirectory)
+          dir.hold(name, seen);
+      } else {
+        st = stats.lookup(p);
       }
-      st = dirFd >= 0 ? stats.lookupAt(dirFd, p.c_str() + slash + 1, p)
-                      : stats.lookup(p);
     } else {
       st = stats.lookup(p);
     }
@@ -242,8 +312,8 @@ std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   return fetched;
 }
 
-std::optional<cache::v1::LinkResult>
-LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
+std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
+                                                       std::string *why) {
   std::string localWhy, remoteWhy;
   const cache::v1::InputSet *set = nullptr;
   std::shared_ptr<const cache::v1::Manifest> local = recentManifest(link.key);
@@ -397,12 +467,13 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
     if (auto d = Digest::fromRaw(o.digest()))
       remote->putBlobAsync(*d, o.size(), fromLocal(*d));
   remote->putBlobAsync(resultDigest, 4096, fromLocal(resultDigest));
-  remote->putActionAsync(link.key, [set](const std::optional<std::string> &cur) {
-    cache::v1::Manifest old;
-    if (cur)
-      old.ParseFromString(*cur);
-    return mergeManifest(set, old).SerializeAsString();
-  });
+  remote->putActionAsync(link.key,
+                         [set](const std::optional<std::string> &cur) {
+                           cache::v1::Manifest old;
+                           if (cur)
+                             old.ParseFromString(*cur);
+                           return mergeManifest(set, old).SerializeAsString();
+                         });
 }
 
 LinkCache::StoreOutcome

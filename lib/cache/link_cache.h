@@ -17,6 +17,7 @@
 #pragma once
 
 #include "cache/access_log.h"
+#include "cache/input_handles.h"
 #include "cache/link_key.h"
 #include "cache/stat_cache.h"
 #include "linkd/cache/v1/cache.pb.h"
@@ -28,11 +29,11 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace linkd {
@@ -51,7 +52,7 @@ public:
 
   std::string path; // absolute
   int fd = -1;      // -1: it was not a regular file we could open
-  struct stat st {};
+  struct stat st{};
 };
 
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
@@ -83,8 +84,15 @@ public:
   // `remote` (optional): tiers consulted after a local miss and written in
   // the background after a local store; remote finds are copied into the
   // local store (backfill).
-  LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr)
-      : blobs(store), stats(stats), remote(remote) {}
+  LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr,
+            size_t maxHeldInputs = 0)
+      : blobs(store), stats(stats), remote(remote),
+        handles(maxHeldInputs, stats.racyWindow()) {}
+
+  // Lets go of descriptors held on deleted inputs and on least recently
+  // used directories. From the maintenance thread.
+  void sweepHeldInputs() { handles.sweep(); }
+  size_t heldInputs() const { return handles.heldCount(); }
 
   // A stored result whose inputs all still match, or nullopt. `why` gets a
   // one-line explanation of a miss (for LINKD_LOG=debug).
@@ -145,6 +153,7 @@ private:
   LocalStore &blobs;
   StatCache &stats;
   RemoteTiers *remote;
+  InputHandles handles;
   HelperThread helper;
   std::mutex recentMu;
   std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;

@@ -41,8 +41,7 @@ std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
 
 StatCache::~StatCache() { flush(); }
 
-std::optional<StatCache::Entry>
-StatCache::loadLocked(const std::string &path) {
+std::optional<StatCache::Entry> StatCache::loadLocked(const std::string &path) {
   if (auto it = entries.find(path); it != entries.end())
     return it->second;
   if (!db)
@@ -72,14 +71,22 @@ std::optional<FileState> StatCache::lookup(const std::string &path) {
 }
 
 std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
-                                             const std::string &path) {
+                                             const std::string &path,
+                                             struct stat *seen) {
   struct stat st;
-  FileState out;
   if (::fstatat(dirFd, name, &st, 0) != 0) {
     if (errno == ENOENT || errno == ENOTDIR)
-      return out; // absent
+      return FileState{}; // absent
     return std::nullopt;
   }
+  if (seen)
+    *seen = st;
+  return fromStat(st, path);
+}
+
+std::optional<FileState> StatCache::fromStat(const struct stat &st,
+                                             const std::string &path) {
+  FileState out;
   out.exists = true;
   if (S_ISDIR(st.st_mode)) {
     out.isDirectory = true;
@@ -87,9 +94,9 @@ std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
   }
   if (!S_ISREG(st.st_mode))
     return std::nullopt; // devices, fifos: not content we can vouch for
-  Identity id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-              static_cast<uint64_t>(st.st_size), nanos(st.st_mtim),
-              nanos(st.st_ctim)};
+  Identity id{
+      static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+      static_cast<uint64_t>(st.st_size), nanos(st.st_mtim), nanos(st.st_ctim)};
   out.size = id.size;
   out.changedNs = std::max(id.mtimeNs, id.ctimeNs);
   {
@@ -123,8 +130,8 @@ std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
   std::lock_guard lock(mu);
   ++hashed;
   hashedBytesTotal += fd->size;
-  bool racy = hashedAt - id.mtimeNs < racyNanos ||
-              hashedAt - id.ctimeNs < racyNanos;
+  bool racy =
+      hashedAt - id.mtimeNs < racyNanos || hashedAt - id.ctimeNs < racyNanos;
   if (racy) {
     entries.erase(path);
   } else {

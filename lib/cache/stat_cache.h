@@ -19,9 +19,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
+#include <sys/stat.h>
 #include <unordered_map>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct FileState {
   bool isDirectory = false;
   uint64_t size = 0;
   int64_t changedNs = 0; // max(mtime, ctime)
-  Digest digest; // regular files only
+  Digest digest;         // regular files only
 };
 
 class StatCache {
@@ -51,13 +52,20 @@ public:
   // The same for `path`, stat'ed as `name` relative to the open directory
   // `dirFd` (cheaper than walking the whole path again for each file of a
   // directory with hundreds of inputs).
+  // `seen` (optional) gets the stat result.
   std::optional<FileState> lookupAt(int dirFd, const char *name,
+                                    const std::string &path,
+                                    struct stat *seen = nullptr);
+  // The same for `path` whose stat (following symlinks) is already known:
+  // `st` from an fstat of a descriptor held on it.
+  std::optional<FileState> fromStat(const struct stat &st,
                                     const std::string &path);
 
   // Writes remembered entries to disk. Called from the maintenance thread.
   void flush();
 
   uint64_t hashedFiles() const { return hashed; }
+  int64_t racyWindow() const { return racyNanos; }
   uint64_t hashedBytes() const { return hashedBytesTotal; }
 
 private:

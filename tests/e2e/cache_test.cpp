@@ -67,8 +67,8 @@ protected:
   RunResult coffLinkAs(const std::string &which, const std::string &args,
                        const std::string &cwd = ".",
                        const std::string &env = "") {
-    std::string target = which == "stock" ? tools::lldLink.path
-                                          : binPath("lld-link.linkd");
+    std::string target =
+        which == "stock" ? tools::lldLink.path : binPath("lld-link.linkd");
     EXPECT_TRUE(exitedZero(
         run("mkdir -p tools && ln -sfn " + target + " tools/lld-link")));
     return run("cd " + cwd + " && " + env + " " + path("tools/lld-link") +
@@ -86,11 +86,11 @@ int main(void) { printf("%d\n", lib_value() + ver_value()); return 0; }
     writeFile("ver.map", "V1 { global: ver_value; local: *; };\n");
     writeFile("link.lds", "SECTIONS { .note.linkd : { BYTE(1) } } INSERT "
                           "AFTER .text;\n");
-    ASSERT_TRUE(exitedZero(run(
-        "clang-19 -O2 -fPIC -c main.c lib.c ver.c && mkdir -p libs && "
-        "llvm-ar-19 rcs libs/liblib.a lib.o && "
-        "clang-19 -shared -fuse-ld=lld -Wl,--version-script=ver.map "
-        "ver.o -o libs/libver.so")));
+    ASSERT_TRUE(exitedZero(
+        run("clang-19 -O2 -fPIC -c main.c lib.c ver.c && mkdir -p libs && "
+            "llvm-ar-19 rcs libs/liblib.a lib.o && "
+            "clang-19 -shared -fuse-ld=lld -Wl,--version-script=ver.map "
+            "ver.o -o libs/libver.so")));
   }
 
   std::string programLink() {
@@ -108,8 +108,7 @@ TEST_F(LinkCacheTest, SecondLinkIsAHitWithStockBytesAndReplayedWarnings) {
   ASSERT_TRUE(exitedZero(first));
   EXPECT_EQ(first.out, "42\n");
   ASSERT_TRUE(exitedZero(run("rm prog")));
-  RunResult hit =
-      run(replaceAll(cmd, "{ld}", binPath("ld.linkd")));
+  RunResult hit = run(replaceAll(cmd, "{ld}", binPath("ld.linkd")));
   ASSERT_TRUE(exitedZero(hit));
   EXPECT_NE(hit.err.find("warning: unknown -z value: nosuchflag"),
             std::string::npos)
@@ -151,6 +150,40 @@ TEST_F(LinkCacheTest, ThinLtoLinksHit) {
   EXPECT_TRUE(exitedZero(run("./p")));
 }
 
+// Inputs of a directory unchanged for two seconds are checked through held
+// descriptors (input_handles.h); a file replaced by rename or rewritten in
+// place must still be a miss, even with its old size and mtime.
+TEST_F(LinkCacheTest, HeldInputsStillSeeReplacedAndRewrittenFiles) {
+  writeFile("a.c", "int b(void);\nint main(void) { return b() - 3; }\n");
+  writeFile("b.c", "int b(void) { return 3; }\n");
+  writeFile("b4.c", "int b(void) { return 4; }\n");
+  writeFile("b5.c", "int b(void) { return 5; }\n");
+  ASSERT_TRUE(exitedZero(run("mkdir objs && clang-19 -O2 -c a.c b.c b4.c "
+                             "b5.c && mv a.o b.o objs/ && sleep 2.2")));
+  std::string cmd = "clang-19 --ld-path={ld} objs/a.o objs/b.o -o p";
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit"); // holds objs/a.o, objs/b.o
+  EXPECT_GE(stats()["held_inputs"], 2);
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit"); // through them
+  EXPECT_EQ(run("./p").exitCode, 0);
+
+  // Same size, same mtime, another inode under the old name; the old inode
+  // lives on under another name, so only the directory can tell.
+  ASSERT_TRUE(exitedZero(run("ln objs/b.o keep.o && touch -r objs/b.o b4.o "
+                             "&& mv b4.o objs/b.o")));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(run("./p").exitCode, 1);
+
+  ASSERT_TRUE(exitedZero(run("sleep 2.2")));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  // Rewritten in place, mtime put back: only the ctime tells.
+  ASSERT_TRUE(exitedZero(run("touch -r objs/b.o ref && cat b5.o > objs/b.o "
+                             "&& touch -r ref objs/b.o")));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(run("./p").exitCode, 2);
+}
+
 TEST_F(LinkCacheTest, FailedLinksAreNotStoredAndKeepTheirStatus) {
   writeFile("u.c", "int missing(void); int main(void) { return missing(); }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c u.c")));
@@ -187,8 +220,8 @@ int main(void) { printf("%d!\n", lib_value() + ver_value()); return 0; }
 
   // Archive member (the archive found through -l).
   writeFile("lib.c", "int lib_value(void) { return 41; }\n");
-  ASSERT_TRUE(exitedZero(
-      run("clang-19 -O2 -fPIC -c lib.c && llvm-ar-19 rcs libs/liblib.a lib.o")));
+  ASSERT_TRUE(exitedZero(run(
+      "clang-19 -O2 -fPIC -c lib.c && llvm-ar-19 rcs libs/liblib.a lib.o")));
   EXPECT_EQ(linkAndClassify(cmd, "prog"), "miss");
   EXPECT_EQ(run("./prog").out, "43!\n");
 
@@ -210,8 +243,7 @@ TEST_F(LinkCacheTest, VersionScriptOfTheLinkItselfIsAnInput) {
   writeFile("ver.c", "int a(void) { return 1; }\nint b(void) { return 2; }\n");
   writeFile("v.map", "V1 { global: a; local: *; };\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -fPIC -c ver.c")));
-  std::string cmd =
-      "{ld} -shared --version-script=v.map ver.o -o libv.so";
+  std::string cmd = "{ld} -shared --version-script=v.map ver.o -o libv.so";
   EXPECT_EQ(linkAndClassify(cmd, "libv.so"), "miss");
   EXPECT_EQ(linkAndClassify(cmd, "libv.so"), "hit");
   writeFile("v.map", "V1 { global: a; b; local: *; };\n");
@@ -222,9 +254,9 @@ TEST_F(LinkCacheTest, LibraryAppearingInAnEarlierSearchDirectoryIsAMiss) {
   writeFile("main.c", "int f(void); int main(void) { return f(); }\n");
   writeFile("f1.c", "int f(void) { return 1; }\n");
   writeFile("f2.c", "int f(void) { return 2; }\n");
-  ASSERT_TRUE(exitedZero(run(
-      "clang-19 -c main.c f1.c f2.c && mkdir -p first second && "
-      "llvm-ar-19 rcs second/libf.a f1.o")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -c main.c f1.c f2.c && mkdir -p first second && "
+                     "llvm-ar-19 rcs second/libf.a f1.o")));
   std::string cmd = "clang-19 --ld-path={ld} main.o -Lfirst -Lsecond -lf -o p";
   EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
   EXPECT_EQ(run("./p").exitCode, 1);
@@ -254,12 +286,12 @@ TEST_F(LinkCacheTest, UncacheableLinksRunAndAreCountedByReason) {
   writeFile("main.c", "int main(void) { return 0; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c main.c")));
   for (int i = 0; i < 2; ++i)
-    ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") +
-                               " main.o -e main --build-id=uuid -o u")));
+    ASSERT_TRUE(exitedZero(
+        run(binPath("ld.linkd") + " main.o -e main --build-id=uuid -o u")));
   ASSERT_TRUE(exitedZero(
       run(binPath("ld.linkd") + " main.o -e main --linkd-no-cache -o n")));
-  ASSERT_TRUE(exitedZero(run("LINKD_NOCACHE=1 " + binPath("ld.linkd") +
-                             " main.o -e main -o n2")));
+  ASSERT_TRUE(exitedZero(
+      run("LINKD_NOCACHE=1 " + binPath("ld.linkd") + " main.o -e main -o n2")));
   auto s = stats();
   EXPECT_EQ(s["uncacheable"], 2);
   EXPECT_EQ(s["cache_disabled"], 2);
@@ -298,7 +330,7 @@ TEST_F(LinkCacheTest, CorruptBlobIsAMissWithCorrectOutputAndIsCounted) {
   // `linkd stop` flushes the counters; corruption shows in them.
   ASSERT_TRUE(exitedZero(run(binPath("linkd") + " stop")));
   auto s = stats();
-  EXPECT_GE(s["corrupt_entries"] + s["corrupt_hits"], 1) ;
+  EXPECT_GE(s["corrupt_entries"] + s["corrupt_hits"], 1);
 }
 
 TEST_F(LinkCacheTest, SixteenConcurrentIdenticalLinksAreAllCorrect) {
@@ -309,8 +341,8 @@ TEST_F(LinkCacheTest, SixteenConcurrentIdenticalLinksAreAllCorrect) {
   std::vector<std::string> cmds;
   for (int i = 0; i < 16; ++i)
     cmds.push_back("mkdir -p c" + std::to_string(i) + " && cd c" +
-                   std::to_string(i) + " && clang-19 --ld-path=" +
-                   binPath("ld.linkd") +
+                   std::to_string(i) +
+                   " && clang-19 --ld-path=" + binPath("ld.linkd") +
                    " ../main.o -L../libs -llib -lver -T ../link.lds -o prog");
   ASSERT_TRUE(exitedZero(run("mkdir -p ref && cd ref && clang-19 "
                              "-fuse-ld=lld ../main.o -L../libs -llib -lver "
@@ -322,10 +354,10 @@ TEST_F(LinkCacheTest, SixteenConcurrentIdenticalLinksAreAllCorrect) {
     for (int i = 0; i < 16; ++i)
       EXPECT_TRUE(sameBytes("ref/prog", "c" + std::to_string(i) + "/prog"));
   }
-  std::vector<std::string> same(16, "clang-19 --ld-path=" +
-                                        binPath("ld.linkd") +
-                                        " main.o -Llibs -llib -lver "
-                                        "-T link.lds -o prog");
+  std::vector<std::string> same(16,
+                                "clang-19 --ld-path=" + binPath("ld.linkd") +
+                                    " main.o -Llibs -llib -lver "
+                                    "-T link.lds -o prog");
   auto bgs = startTogether(same);
   for (auto &bg : bgs)
     EXPECT_TRUE(exitedZero(wait(bg)));
@@ -333,7 +365,8 @@ TEST_F(LinkCacheTest, SixteenConcurrentIdenticalLinksAreAllCorrect) {
 }
 
 TEST_F(LinkCacheTest, CoffLibEnvironmentIsPartOfTheKey) {
-  writeFile("main.c", "int f(void);\nint mainCRTStartup(void) { return f(); }\n");
+  writeFile("main.c",
+            "int f(void);\nint mainCRTStartup(void) { return f(); }\n");
   writeFile("f1.c", "int f(void) { return 1; }\n");
   writeFile("f2.c", "int f(void) { return 2; }\n");
   ASSERT_TRUE(exitedZero(run(
@@ -374,7 +407,8 @@ TEST_F(LinkCacheTest, EmbeddedOutputPathsNeverGiveAFalseHit) {
   for (const char *d : {"x", "y", "x", "y"}) {
     std::string dir(d);
     ASSERT_TRUE(exitedZero(coffLinkAs("stock", args, dir)));
-    ASSERT_TRUE(exitedZero(run("cd " + dir + " && mv a.exe stock.exe && "
+    ASSERT_TRUE(exitedZero(run("cd " + dir +
+                               " && mv a.exe stock.exe && "
                                "mv a.pdb stock.pdb")));
     ASSERT_TRUE(exitedZero(coffLinkAs("linkd", args, dir)));
     EXPECT_TRUE(sameBytes(dir + "/stock.exe", dir + "/a.exe"));
@@ -472,13 +506,12 @@ TEST_F(LinkCacheTest, BaseDirSharesHitsBetweenCheckoutsAtDifferentPaths) {
                      "int main(void) { return helper(); }\n");
   for (const char *co : {"co1", "co2"})
     ASSERT_TRUE(exitedZero(run(std::string("mkdir -p ") + co +
-                               "/build && cp src.c " + co +
-                               "/ && cd " + co +
+                               "/build && cp src.c " + co + "/ && cd " + co +
                                "/build && clang-19 -c ../src.c -o src.o")));
   auto daemonEnv = [&](const std::string &co) {
     return "export LINKD_SOCKET=" + path(co + "/run/linkd.sock") +
-           " LINKD_BASE_DIR=" + path(co) + " LINKD_CACHE_DIR=" +
-           path("shared-cache") + "; ";
+           " LINKD_BASE_DIR=" + path(co) +
+           " LINKD_CACHE_DIR=" + path("shared-cache") + "; ";
   };
   atTeardown([this, daemonEnv] {
     for (const char *co : {"co1", "co2"})
@@ -486,11 +519,10 @@ TEST_F(LinkCacheTest, BaseDirSharesHitsBetweenCheckoutsAtDifferentPaths) {
   });
   auto linkIn = [&](const std::string &co) {
     std::string cmd = "cd " + co + "/build && clang-19 --ld-path={ld} " +
-                      path(co) + "/build/src.o -o " + path(co) +
-                      "/build/prog";
+                      path(co) + "/build/src.o -o " + path(co) + "/build/prog";
     EXPECT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path))));
-    EXPECT_TRUE(exitedZero(run("mv " + co + "/build/prog " + co +
-                               "/build/prog.stock")));
+    EXPECT_TRUE(exitedZero(
+        run("mv " + co + "/build/prog " + co + "/build/prog.stock")));
     EXPECT_TRUE(exitedZero(
         run(daemonEnv(co) + replaceAll(cmd, "{ld}", binPath("ld.linkd")))));
     EXPECT_TRUE(sameBytes(co + "/build/prog.stock", co + "/build/prog"));

@@ -2,6 +2,7 @@
 // material, path mapping, response-file tokenizing, sizes, and the store's
 // verification of what it reads back.
 #include "cache/access_log.h"
+#include "cache/input_handles.h"
 #include "cache/link_key.h"
 #include "cache/stat_cache.h"
 #include "config/config.h"
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 namespace {
@@ -80,7 +82,8 @@ TEST(AccessLog, ProcessesDirectoriesAndBadRecordsAreUncacheable) {
   EXPECT_FALSE(parseAccessLog(rec('D', "/w/d")).uncacheable.empty());
   EXPECT_FALSE(parseAccessLog(rec('C', "/w")).uncacheable.empty());
   EXPECT_FALSE(parseAccessLog(rec('E', "")).uncacheable.empty());
-  EXPECT_FALSE(parseAccessLog(std::string("Rno-terminator")).uncacheable.empty());
+  EXPECT_FALSE(
+      parseAccessLog(std::string("Rno-terminator")).uncacheable.empty());
   // A path that was missing and then read appeared during the link.
   EXPECT_FALSE(
       parseAccessLog(rec('M', "/w/x") + rec('R', "/w/x")).uncacheable.empty());
@@ -291,10 +294,10 @@ TEST(LocalStore, LargeBlobsAreStoredRawAndVerifiedToo) {
   ASSERT_TRUE(store->putBlobFromFile(fd, content.size(), &d));
   ::close(fd);
   EXPECT_EQ(d, sha256(content));
-  std::string blob = t.path + "/s/blobs/" + d.hex().substr(0, 2) + "/" + d.hex();
+  std::string blob =
+      t.path + "/s/blobs/" + d.hex().substr(0, 2) + "/" + d.hex();
   EXPECT_EQ(std::filesystem::file_size(blob), content.size() + 8); // raw
-  ASSERT_EQ(store->materializeBlob(d, t.path + "/out", 0755, &err),
-            Lookup::Hit)
+  ASSERT_EQ(store->materializeBlob(d, t.path + "/out", 0755, &err), Lookup::Hit)
       << err;
   std::ifstream in(t.path + "/out", std::ios::binary);
   EXPECT_TRUE(std::string((std::istreambuf_iterator<char>(in)), {}) == content);
@@ -367,11 +370,117 @@ TEST(StatCache, RecentlyChangedFilesAreNotRemembered) {
   EXPECT_EQ(cache->hashedFiles(), 2u); // just written: hashed every time
 }
 
+// Sets a directory's mtime an hour back, so that any later change of its
+// entries gives it a visibly different mtime (timestamps are coarse).
+void ageDirectory(const std::string &dir) {
+  struct timespec times[2];
+  clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= 3600;
+  times[1] = times[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, dir.c_str(), times, 0), 0);
+}
+
+struct Held {
+  InputHandles &h;
+  std::string dir;
+  // The file as the held descriptor sees it, or nullopt (check by path).
+  std::optional<struct stat> stat(const char *name) {
+    struct stat dirSt, st;
+    if (::stat(dir.c_str(), &dirSt) != 0)
+      return std::nullopt;
+    auto lock = h.readLock();
+    auto *d = h.find(dir, dirSt);
+    if (!d || !h.stat(d, name, &st))
+      return std::nullopt;
+    return st;
+  }
+  void hold(const char *name) {
+    int dirFd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat dirSt, st;
+    ASSERT_EQ(fstat(dirFd, &dirSt), 0);
+    ASSERT_EQ(fstatat(dirFd, name, &st, 0), 0);
+    h.hold(dir, dirSt, dirFd, name, st);
+    close(dirFd);
+  }
+};
+
+TEST(InputHandles, UnchangedDirectoryServesFstatsOfHeldFiles) {
+  TempDir t;
+  InputHandles h(16, /*racyNanos=*/0);
+  Held held{h, t.path};
+  writeFile(t.path + "/a.o", "one");
+  ageDirectory(t.path);
+  held.hold("a.o");
+  ASSERT_EQ(h.heldCount(), 1u);
+  auto st = held.stat("a.o");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->st_size, 3);
+  writeFile(t.path + "/a.o", "longer"); // in place: same inode, seen
+  st = held.stat("a.o");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->st_size, 6);
+  EXPECT_FALSE(held.stat("b.o")) << "never held";
+}
+
+TEST(InputHandles, RenamingOverAHeldFileInvalidatesItsDirectory) {
+  TempDir t;
+  InputHandles h(16, 0);
+  Held held{h, t.path};
+  writeFile(t.path + "/a.o", "one");
+  ageDirectory(t.path);
+  held.hold("a.o");
+  ASSERT_TRUE(held.stat("a.o"));
+  writeFile(t.path + "/a.o.tmp", "two");
+  ASSERT_EQ(rename((t.path + "/a.o.tmp").c_str(), (t.path + "/a.o").c_str()),
+            0);
+  EXPECT_FALSE(held.stat("a.o")) << "the name now binds another inode";
+}
+
+TEST(InputHandles, RacyDirectoriesSymlinksAndTheCapAreNotHeld) {
+  TempDir t;
+  {
+    InputHandles h(16, /*racyNanos=*/int64_t(3600) * 1000000000);
+    Held held{h, t.path};
+    writeFile(t.path + "/a.o", "one");
+    held.hold("a.o"); // the directory changed just now
+    EXPECT_EQ(h.heldCount(), 0u);
+  }
+  InputHandles h(1, 0);
+  Held held{h, t.path};
+  writeFile(t.path + "/b.o", "two");
+  ASSERT_EQ(symlink("a.o", (t.path + "/l.o").c_str()), 0);
+  ageDirectory(t.path);
+  held.hold("l.o");
+  EXPECT_EQ(h.heldCount(), 0u) << "a symlink's target is elsewhere";
+  held.hold("a.o");
+  held.hold("b.o");
+  EXPECT_EQ(h.heldCount(), 1u) << "capped";
+  EXPECT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.stat("b.o"));
+}
+
+TEST(InputHandles, SweepLetsGoOfDeletedFiles) {
+  TempDir t;
+  std::string sub = t.path + "/sub";
+  ASSERT_EQ(mkdir(sub.c_str(), 0755), 0);
+  InputHandles h(16, 0);
+  Held held{h, sub};
+  writeFile(sub + "/a.o", "one");
+  writeFile(sub + "/b.o", "two");
+  ageDirectory(sub);
+  held.hold("a.o");
+  held.hold("b.o");
+  ASSERT_EQ(h.heldCount(), 2u);
+  ASSERT_EQ(unlink((sub + "/a.o").c_str()), 0);
+  h.sweep();
+  EXPECT_EQ(h.heldCount(), 1u);
+}
+
 TEST(RemoteUrl, ParsesEveryTierForm) {
   std::string err;
-  auto r = parseRemoteUrl(
-      "redis://ci:s%40cret@cache.internal:6380/3?prefix=proj:&ttl=86400&mode=ro",
-      &err);
+  auto r = parseRemoteUrl("redis://ci:s%40cret@cache.internal:6380/"
+                          "3?prefix=proj:&ttl=86400&mode=ro",
+                          &err);
   ASSERT_TRUE(r) << err;
   EXPECT_EQ(r->host, "cache.internal");
   EXPECT_EQ(r->port, 6380);
@@ -388,7 +497,8 @@ TEST(RemoteUrl, ParsesEveryTierForm) {
   EXPECT_EQ(u->path, "/run/redis.sock");
   EXPECT_EQ(u->db, 2);
 
-  auto h = parseRemoteUrl("https://u:p@cache:8443/linkd/?mode=write-only", &err);
+  auto h =
+      parseRemoteUrl("https://u:p@cache:8443/linkd/?mode=write-only", &err);
   ASSERT_TRUE(h) << err;
   EXPECT_EQ(h->scheme, "https");
   EXPECT_EQ(h->port, 8443);
@@ -415,9 +525,10 @@ TEST(RemoteTiers, ActionEnvelopeSignatures) {
   Digest key = sha256("action"), key2 = sha256("other action");
   std::string signedEntry = a->wrapAction(key, "manifest");
   EXPECT_EQ(a->unwrapAction(key, signedEntry), "manifest");
-  EXPECT_EQ(b->unwrapAction(key, signedEntry), std::nullopt);   // other key
-  EXPECT_EQ(a->unwrapAction(key2, signedEntry), std::nullopt);  // replayed
-  EXPECT_EQ(plain->unwrapAction(key, signedEntry), "manifest"); // unkeyed reader
+  EXPECT_EQ(b->unwrapAction(key, signedEntry), std::nullopt);  // other key
+  EXPECT_EQ(a->unwrapAction(key2, signedEntry), std::nullopt); // replayed
+  EXPECT_EQ(plain->unwrapAction(key, signedEntry),
+            "manifest"); // unkeyed reader
   std::string unsignedEntry = plain->wrapAction(key, "manifest");
   EXPECT_EQ(a->unwrapAction(key, unsignedEntry), std::nullopt);
   std::string tampered = signedEntry;

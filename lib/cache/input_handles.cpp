@@ -1,0 +1,178 @@
+#include "cache/input_handles.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+namespace linkd {
+namespace {
+
+int64_t nanos(const timespec &t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+int64_t nowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>()(s);
+  }
+};
+
+} // namespace
+
+struct InputHandles::DirEntry {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int64_t mtimeNs = 0, ctimeNs = 0;
+  mutable std::atomic<uint64_t> lastUse{0};
+  struct Held {
+    int fd;
+    ino_t ino;
+  };
+  std::unordered_map<std::string, Held, NameHash, std::equal_to<>> files;
+
+  bool same(const struct stat &st) const {
+    return st.st_dev == dev && st.st_ino == ino &&
+           nanos(st.st_mtim) == mtimeNs && nanos(st.st_ctim) == ctimeNs;
+  }
+  size_t closeAll() {
+    for (auto &[name, h] : files)
+      ::close(h.fd);
+    size_t n = files.size();
+    files.clear();
+    return n;
+  }
+};
+
+InputHandles::InputHandles(size_t maxFds, int64_t racyNanos)
+    : maxFds(maxFds), racyNanos(racyNanos) {}
+
+InputHandles::~InputHandles() {
+  for (auto &[dir, d] : dirs)
+    d->closeAll();
+}
+
+const InputHandles::DirEntry *InputHandles::find(const std::string &dir,
+                                                 const struct stat &dirSt) {
+  auto it = dirs.find(dir);
+  if (it == dirs.end() || !it->second->same(dirSt))
+    return nullptr;
+  it->second->lastUse.store(++clock, std::memory_order_relaxed);
+  return it->second.get();
+}
+
+bool InputHandles::stat(const DirEntry *d, std::string_view name,
+                        struct stat *st) const {
+  auto it = d->files.find(name);
+  return it != d->files.end() && ::fstat(it->second.fd, st) == 0 &&
+         st->st_nlink > 0 && st->st_ino == it->second.ino;
+}
+
+void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
+                        int dirFd, const char *name, const struct stat &st) {
+  if (!S_ISREG(st.st_mode) || maxFds == 0)
+    return;
+  int64_t now = nowNanos();
+  bool racy = now - nanos(dirSt.st_mtim) < racyNanos ||
+              now - nanos(dirSt.st_ctim) < racyNanos;
+  std::unique_lock lock(mu);
+  auto it = dirs.find(dir);
+  if (racy) {
+    if (it != dirs.end()) {
+      held -= it->second->closeAll();
+      dirs.erase(it);
+    }
+    return;
+  }
+  if (it == dirs.end())
+    it = dirs.emplace(dir, std::make_unique<DirEntry>()).first;
+  DirEntry &d = *it->second;
+  if (!d.same(dirSt)) {
+    held -= d.closeAll();
+    d.dev = dirSt.st_dev;
+    d.ino = dirSt.st_ino;
+    d.mtimeNs = nanos(dirSt.st_mtim);
+    d.ctimeNs = nanos(dirSt.st_ctim);
+  }
+  d.lastUse.store(++clock, std::memory_order_relaxed);
+  if (auto f = d.files.find(std::string_view(name)); f != d.files.end()) {
+    if (f->second.ino == st.st_ino)
+      return;
+    ::close(f->second.fd);
+    d.files.erase(f);
+    --held;
+  }
+  if (held >= maxFds)
+    return; // the sweep makes room by letting old directories go
+  // O_PATH: no read access needed, no atime, and a symlink is opened as
+  // itself (O_NOFOLLOW), so it fails the regular-file check below.
+  int fd = ::openat(dirFd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  struct stat now_st;
+  if (::fstat(fd, &now_st) != 0 || !S_ISREG(now_st.st_mode) ||
+      now_st.st_ino != st.st_ino || now_st.st_dev != st.st_dev) {
+    ::close(fd);
+    return;
+  }
+  d.files.emplace(name, DirEntry::Held{fd, st.st_ino});
+  ++held;
+}
+
+void InputHandles::sweep() {
+  std::unique_lock lock(mu);
+  struct stat st;
+  for (auto &[dir, d] : dirs) {
+    for (auto f = d->files.begin(); f != d->files.end();) {
+      if (::fstat(f->second.fd, &st) != 0 || st.st_nlink == 0) {
+        ::close(f->second.fd);
+        f = d->files.erase(f);
+        --held;
+      } else {
+        ++f;
+      }
+    }
+  }
+  std::erase_if(dirs, [](const auto &kv) { return kv.second->files.empty(); });
+  if (held <= maxFds - maxFds / 8)
+    return;
+  std::vector<std::pair<uint64_t, std::string>> byAge;
+  for (auto &[dir, d] : dirs)
+    byAge.emplace_back(d->lastUse.load(), dir);
+  std::sort(byAge.begin(), byAge.end());
+  for (auto &[age, dir] : byAge) {
+    if (held <= maxFds / 2)
+      break;
+    auto it = dirs.find(dir);
+    held -= it->second->closeAll();
+    dirs.erase(it);
+  }
+}
+
+size_t inputHandleBudget() {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return 0;
+  if (rl.rlim_cur < rl.rlim_max) {
+    struct rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+      rl = raised;
+  }
+  if (rl.rlim_cur == RLIM_INFINITY)
+    return 16384;
+  return std::min<size_t>(rl.rlim_cur / 4, 16384);
+}
+
+} // namespace linkd
