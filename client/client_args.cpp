@@ -1,10 +1,24 @@
 #include "client/client_args.h"
 
 #include <cstdlib>
+#include <climits>
 #include <cstring>
+#include <unistd.h>
 #include <string_view>
 
 namespace linkd {
+namespace {
+
+std::string absolute(std::string_view path) {
+  if (path.starts_with("/"))
+    return std::string(path);
+  char buf[PATH_MAX];
+  if (!getcwd(buf, sizeof(buf)))
+    return std::string(path);
+  return std::string(buf) + "/" + std::string(path);
+}
+
+} // namespace
 
 ClientArgs parseClientArgs(int argc, char **argv) {
   ClientArgs out;
@@ -15,6 +29,8 @@ ClientArgs parseClientArgs(int argc, char **argv) {
     if (i > 0 && a.starts_with("--linkd-")) {
       if (a == "--linkd-no-cache")
         out.noCache = true;
+      else if (a.starts_with("--linkd-rewrite=") && a.size() > 16)
+        out.rewriteSpec = absolute(a.substr(16));
       else if (!out.error)
         out.error = "unknown linkd option " + std::string(a);
       continue;

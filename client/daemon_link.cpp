@@ -64,6 +64,7 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   for (const std::string &a : args.linkerArgv)
     req.add_argv(a);
   req.set_no_cache(args.noCache);
+  req.set_rewrite_spec(args.rewriteSpec);
   req.set_cwd(currentDirectory());
   for (std::string_view name : flavorEnvironment(flavor)) {
     std::string n(name);

@@ -33,15 +33,21 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
   (void)!write(STDERR_FILENO, msg.data(), msg.size());
 }
 
-void execLocalLink(Flavor flavor, const std::vector<std::string> &argv) {
+void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
+                   const std::string &rewriteSpec) {
   // linkd-lld sits next to the daemon binary; exec it directly rather than
   // through `linkd link`, which would cost one more process start.
   std::string daemon = daemonBinary();
   std::string bin = daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
   std::string flavorArg(flavorName(flavor));
-  std::vector<const char *> args = {"linkd-lld",     "link",  "--flavor",
-                                    flavorArg.c_str(), "--argv0",
-                                    argv[0].c_str(), "--"};
+  std::vector<const char *> args = {"linkd-lld", "link",
+                                    "--flavor",  flavorArg.c_str(),
+                                    "--argv0",   argv[0].c_str()};
+  if (!rewriteSpec.empty()) {
+    args.push_back("--rewrite-spec");
+    args.push_back(rewriteSpec.c_str());
+  }
+  args.push_back("--");
   for (size_t i = 1; i < argv.size(); ++i)
     args.push_back(argv[i].c_str());
   args.push_back(nullptr);

@@ -16,9 +16,11 @@ namespace linkd {
 // back (a marker file next to the socket), unless LINKD_QUIET=1.
 void warnFallback(const RuntimePaths &paths, const std::string &reason);
 
-// Never returns. `argv`: argv[0] and the linker's arguments.
+// Never returns. `argv`: argv[0] and the linker's arguments; `rewriteSpec`:
+// --linkd-rewrite's file (absolute), rewritten locally before the link.
 [[noreturn]] void execLocalLink(Flavor flavor,
-                                const std::vector<std::string> &argv);
+                                const std::vector<std::string> &argv,
+                                const std::string &rewriteSpec = {});
 
 // The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
 std::string daemonBinary();

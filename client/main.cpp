@@ -38,18 +38,18 @@ int main(int argc, char **argv) {
   }
   const char *disable = std::getenv("LINKD_DISABLE");
   if (disable && *disable && std::strcmp(disable, "0") != 0)
-    linkd::execLocalLink(*flavor, args.linkerArgv);
+    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
   if (linkd::mustLinkLocally(*flavor, args.linkerArgv))
-    linkd::execLocalLink(*flavor, args.linkerArgv);
+    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
     linkd::warnFallback(paths, "no linkd daemon (" + err + ")");
-    linkd::execLocalLink(*flavor, args.linkerArgv);
+    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
   }
   linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
   linkd::warnFallback(paths, r.failure);
-  linkd::execLocalLink(*flavor, args.linkerArgv);
+  linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
 }

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <sys/stat.h>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -79,6 +82,59 @@ std::optional<LocalCache> openLocalCache() {
 }
 
 } // namespace
+
+std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
+  const char *disable = std::getenv("LINKD_DISABLE");
+  if (disable && *disable && std::strcmp(disable, "0") != 0)
+    return std::nullopt;
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath))
+    return std::nullopt;
+  v1::LinkRequest req;
+  req.set_protocol_version(1);
+  req.set_flavor(v1::FLAVOR_REWRITE);
+  for (int i = 0; i < argc; ++i)
+    req.add_argv(argv[i]);
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd)))
+    return std::nullopt;
+  req.set_cwd(cwd);
+  mode_t mask = umask(0);
+  umask(mask);
+  req.set_umask(mask);
+  const char *noCache = std::getenv("LINKD_NOCACHE");
+  req.set_no_cache(noCache && *noCache && std::strcmp(noCache, "0") != 0);
+  req.set_client_version(LINKD_VERSION);
+  grpc::ClientContext ctx;
+  auto stream = connect(paths)->Rewrite(&ctx, req);
+  v1::LinkReply reply;
+  bool wroteOutput = false;
+  std::optional<int> status;
+  while (stream->Read(&reply)) {
+    if (reply.has_output()) {
+      const std::string &d = reply.output().data();
+      int fd = reply.output().stream() == v1::OutputChunk::STREAM_STDOUT
+                   ? STDOUT_FILENO
+                   : STDERR_FILENO;
+      (void)!write(fd, d.data(), d.size());
+      wroteOutput = true;
+    } else if (reply.has_done()) {
+      const v1::LinkDone &done = reply.done();
+      if (!done.internal_error().empty())
+        break;
+      status = done.term_signal() ? 128 + done.term_signal() : done.exit_code();
+    }
+  }
+  grpc::Status st = stream->Finish();
+  if (status)
+    return status;
+  if (wroteOutput) { // it ran partly: running it again would repeat output
+    std::fprintf(stderr, "linkd: error: the daemon failed: %s\n",
+                 st.error_message().c_str());
+    return 1;
+  }
+  return std::nullopt; // run it locally
+}
 
 int printStats(bool json, bool zero) {
   RuntimePaths paths = resolveRuntimePaths();

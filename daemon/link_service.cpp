@@ -1,5 +1,6 @@
 #include "daemon/link_service.h"
 
+#include "daemon/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 
@@ -50,10 +51,17 @@ struct Pipe {
   }
 };
 
-std::string validate(const v1::LinkRequest &req) {
+std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
   auto f = req.flavor();
-  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
+  if (rewriteCall ? f != v1::FLAVOR_REWRITE
+                  : f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
     return "unknown linker flavor " + std::to_string(f);
+  if (req.has_rewrite_plan())
+    return "rewrite_plan is the daemon's to set";
+  if (rewriteCall && (req.argv_size() < 2 || req.argv(1) != "rewrite"))
+    return "a Rewrite call runs `rewrite ...`";
+  if (!req.rewrite_spec().empty() && req.rewrite_spec()[0] != '/')
+    return "rewrite_spec must be an absolute path";
   if (req.argv().empty())
     return "empty argv";
   if (req.cwd().empty() || req.cwd()[0] != '/')
@@ -71,6 +79,7 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
       inv.env[it->first] = it->second;
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
+  inv.rewriteSpec = req.rewrite_spec();
   return inv;
 }
 
@@ -139,6 +148,19 @@ bool pumpOutput(grpc::ServerContext *ctx,
   return true;
 }
 
+// Answers a request that cannot run (a bad rewrite spec): the message on
+// stderr and status 1, as a failed link would; LLD never ran.
+grpc::Status failEarly(grpc::ServerWriter<v1::LinkReply> *writer,
+                       const std::string &message, uint64_t linkId) {
+  spdlog::info("link id={} refused: {}", linkId, message);
+  sendChunk(writer, v1::OutputChunk::STREAM_STDERR, message + "\n");
+  v1::LinkReply reply;
+  reply.mutable_done()->set_exit_code(1);
+  reply.mutable_done()->set_cache_result(v1::CACHE_DISABLED);
+  writer->Write(reply);
+  return grpc::Status::OK;
+}
+
 } // namespace
 
 struct LinkService::LinkRun {
@@ -167,10 +189,23 @@ uint64_t LinkService::idleSeconds() const {
       .count();
 }
 
+grpc::Status LinkService::Rewrite(grpc::ServerContext *ctx,
+                                  const v1::LinkRequest *req,
+                                  grpc::ServerWriter<v1::LinkReply> *writer) {
+  if (std::string err = validate(*req, /*rewriteCall=*/true); !err.empty())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
+  uint64_t linkId = ++linksTotal;
+  ++active;
+  grpc::Status st = runLink(ctx, *req, writer, linkId);
+  lastActivityNanos = Clock::now().time_since_epoch().count();
+  --active;
+  return st;
+}
+
 grpc::Status LinkService::Link(grpc::ServerContext *ctx,
                                const v1::LinkRequest *req,
                                grpc::ServerWriter<v1::LinkReply> *writer) {
-  if (std::string err = validate(*req); !err.empty())
+  if (std::string err = validate(*req, /*rewriteCall=*/false); !err.empty())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
   ++active;
@@ -301,6 +336,25 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   }
   bool record = cacheResult == v1::CACHE_MISS;
 
+  // Link-time rewriting: the child reads the rewritten inputs (cached ones
+  // put in place here); the request it gets carries the plan.
+  std::optional<PreparedRewrite> rewrite;
+  const v1::LinkRequest *childReq = &req;
+  v1::LinkRequest withPlan;
+  if (!req.rewrite_spec().empty()) {
+    std::string error;
+    rewrite = prepareRewrite(req.rewrite_spec(), req.cwd(),
+                             cache.enabled ? cache.store : nullptr,
+                             cache.enabled ? cache.statCache : nullptr,
+                             config.workDir, &error);
+    if (!rewrite)
+      return failEarly(writer, "linkd: error: link-time rewriting: " + error,
+                       linkId);
+    withPlan = req;
+    *withPlan.mutable_rewrite_plan() = rewrite->plan;
+    childReq = &withPlan;
+  }
+
   auto queued = Clock::now();
   if (!slots.acquire([ctx] { return ctx->IsCancelled(); }))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
@@ -316,7 +370,8 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   LinkRun run;
   run.queueMicros = microsSince(queued);
   run.begin = Clock::now();
-  if (grpc::Status st = spawnAndPump(ctx, req, writer, linkId, record, run);
+  if (grpc::Status st =
+          spawnAndPump(ctx, *childReq, writer, linkId, record, run);
       !st.ok())
     return st;
 
@@ -356,6 +411,8 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   bool storeIt = false;
   if (record && succeeded) {
     log = parseAccessLog(run.streams.records);
+    if (rewrite)
+      log.read.insert(rewrite->dependsOn.begin(), rewrite->dependsOn.end());
     if (!log.uncacheable.empty()) {
       cacheResult = v1::CACHE_UNCACHEABLE;
       uncacheableReason = log.uncacheable.front();
@@ -391,6 +448,13 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   slot.release();
 
   // The client has its answer (it stops reading at LinkDone); store now.
+  if (rewrite && succeeded && cache.enabled) {
+    int stored = storeRewritten(*rewrite, *cache.store);
+    cache.stats->addCounter("rewrites_cached", rewrite->cachedInputs);
+    cache.stats->addCounter("rewrites_stored", stored);
+    spdlog::debug("link id={} rewritten inputs: {} from the cache, {} stored",
+                  linkId, rewrite->cachedInputs, stored);
+  }
   if (storeIt) {
     auto r = cache.cache->store(analysis, log, outputs, run.streams.out,
                                 run.streams.err, done->exit_code(),

@@ -23,6 +23,7 @@ struct ServiceConfig {
   uint64_t idleTimeoutSeconds = 600;
   std::string socketPath;
   std::string logPath;
+  std::string workDir; // private scratch space (link-time rewriting)
 };
 
 // The cache as the service uses it; null members when caching is off.
@@ -43,6 +44,8 @@ public:
 
   grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
                     grpc::ServerWriter<v1::LinkReply> *writer) override;
+  grpc::Status Rewrite(grpc::ServerContext *ctx, const v1::LinkRequest *req,
+                       grpc::ServerWriter<v1::LinkReply> *writer) override;
   grpc::Status Info(grpc::ServerContext *ctx, const v1::InfoRequest *req,
                     v1::InfoReply *reply) override;
   grpc::Status Shutdown(grpc::ServerContext *ctx,

@@ -5,7 +5,9 @@
 //   * the rewriter (`rewrite ...`, daemon/rewrite_command.cpp).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
+#include "daemon/link_rewrite.h"
 #include "daemon/rewrite_command.h"
+#include "daemon/rewrite_plan.h"
 #include "daemon/zygote.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
@@ -13,7 +15,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Signals.h"
 
+#include <climits>
 #include <cstdio>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -24,15 +28,29 @@ namespace {
 int usageError(const std::string &msg) {
   std::fprintf(stderr,
                "linkd-lld: %s\nusage: linkd-lld link --flavor "
-               "elf|coff|macho|wasm [--argv0 NAME] -- ARGS...\n"
+               "elf|coff|macho|wasm [--argv0 NAME] [--rewrite-spec F] -- "
+               "ARGS...\n"
                "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n",
                msg.c_str());
   return 2;
 }
 
+// The fallback's link-time rewriting: no daemon, no cache, rewritten inputs
+// in memory.
+std::string rewriteLocally(const std::string &specPath) {
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd)))
+    return "cannot get the working directory";
+  std::string error;
+  auto spec = linkd::rewrite::loadLinkRewriteSpec(specPath, cwd, &error);
+  if (!spec)
+    return error;
+  return linkd::applyRewritePlan(linkd::planFromSpec(*spec));
+}
+
 int cmdLink(int argc, char **argv) {
   linkd::LldInvocation inv;
-  std::string argv0;
+  std::string argv0, rewriteSpec;
   int i = 2;
   for (; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -49,6 +67,8 @@ int cmdLink(int argc, char **argv) {
       inv.flavor = *f;
     } else if (a == "--argv0") {
       argv0 = argv[++i];
+    } else if (a == "--rewrite-spec") {
+      rewriteSpec = argv[++i];
     } else {
       return usageError("bad link option " + std::string(a));
     }
@@ -62,6 +82,12 @@ int cmdLink(int argc, char **argv) {
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
   llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  if (!rewriteSpec.empty())
+    if (std::string err = rewriteLocally(rewriteSpec); !err.empty()) {
+      std::fprintf(stderr, "linkd: error: link-time rewriting: %s\n",
+                   err.c_str());
+      return 1;
+    }
   linkd::runLldAndExit(inv);
 }
 

@@ -112,6 +112,9 @@ int main(int argc, char **argv) {
   std::string_view cmd = argv[1];
   if (cmd == "serve")
     return cmdServe(argc, argv);
+  if (cmd == "rewrite")
+    if (auto rc = linkd::rewriteThroughDaemon(argc, argv))
+      return *rc;
   if (cmd == "link" || cmd == "rewrite")
     return execLinkdLld(argc, argv);
   if (cmd == "status")

@@ -126,8 +126,13 @@ std::string writeAtomically(const std::string &path,
   std::string dir = llvm::sys::path::parent_path(path).str();
   if (llvm::sys::fs::create_directories(dir))
     return path + ": cannot create directory " + dir;
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmp.data());
+  // open(2), not mkstemp: glibc's mkstemp opens through an internal call
+  // that the access recorder cannot see, and the link cache would not know
+  // the renamed file as an output.
+  // The pid makes the name unique among live processes (each output path
+  // is written once per run); a leftover of a dead one is truncated.
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return path + ": cannot create a temporary file: " + std::strerror(errno);
   size_t done = 0;

@@ -241,6 +241,7 @@ int serve(const ServeOptions &options) {
                                   : settings.idleTimeoutSeconds;
   config.socketPath = paths.socketPath;
   config.logPath = paths.logPath;
+  config.workDir = paths.runtimeDir;
 
   // 3. The cache. A store that cannot be opened means links run uncached,
   // never that the daemon fails.

@@ -2,6 +2,8 @@
 
 
 #include "daemon/frame.h"
+#include "daemon/link_rewrite.h"
+#include "daemon/rewrite_command.h"
 #include "link/access_recorder.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace linkd {
 namespace {
@@ -60,8 +63,26 @@ namespace {
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
+  if (req.has_rewrite_plan()) {
+    if (std::string err = applyRewritePlan(req.rewrite_plan()); !err.empty()) {
+      std::string msg = "linkd: error: link-time rewriting: " + err + "\n";
+      (void)!write(STDERR_FILENO, msg.data(), msg.size());
+      _exit(1);
+    }
+  }
   if (recordFd >= 0)
     startAccessRecording(kRecordFd, req.cwd());
+  if (flavor == Flavor::Rewrite) {
+    std::vector<std::string> args(req.argv().begin(), req.argv().end());
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    int rc = cmdRewrite(static_cast<int>(args.size()), argv.data());
+    std::fflush(nullptr);
+    _exit(rc);
+  }
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());

@@ -144,7 +144,8 @@ std::string CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   for (const char *k :
        {"requests", "hits", "misses", "uncacheable", "errors",
         "cache_disabled", "results_stored", "results_not_stored",
-        "bytes_read", "bytes_written", "time_saved_micros", "corrupt_hits"})
+        "bytes_read", "bytes_written", "time_saved_micros", "corrupt_hits",
+        "rewrites_cached", "rewrites_stored"})
     o << jsonString(k) << ": " << get(k) << ", ";
   o << "\"evictions\": " << get("evictions") << ", ";
   o << "\"corrupt_entries\": " << get("corrupt_entries") << ", ";
@@ -195,6 +196,8 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
   o << "time saved           " << saved << "\n";
   o << "store                " << formatSize(usage.bytes) << " of "
     << formatSize(maxBytes) << ", " << usage.entries << " entries\n";
+  o << "rewritten inputs     " << get("rewrites_cached")
+    << " from the cache, " << get("rewrites_stored") << " stored\n";
   o << "evictions            " << get("evictions") << "\n";
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
   if (auto it = extra.find("held_inputs"); it != extra.end())

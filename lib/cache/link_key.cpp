@@ -219,6 +219,8 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
     }
     h.field(out.paths.toStored(a));
   }
+  if (!inv.rewriteSpec.empty()) // its content is an input of the link
+    h.field("rewrite-spec").field(out.paths.toStored(inv.rewriteSpec));
   out.key = h.finish();
   return out;
 }

@@ -12,6 +12,8 @@
 #include <climits>
 #include <cstdarg>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -93,8 +95,32 @@ long doStat(const char *path, struct stat *st, int flags) {
   return syscall(SYS_newfstatat, AT_FDCWD, path, st, flags);
 }
 
+// Link-time rewriting: reads of these files open the rewritten copy.
+struct Redirect {
+  dev_t dev;
+  ino_t ino;
+  std::string target;
+};
+std::vector<Redirect> gRedirects;
+
+const char *redirected(const char *path, int flags) {
+  if (gRedirects.empty() || (flags & O_ACCMODE) != O_RDONLY ||
+      (flags & (O_CREAT | O_TRUNC)))
+    return path;
+  struct stat st;
+  int saved = errno;
+  bool found = doStat(path, &st, 0) == 0;
+  errno = saved;
+  if (found)
+    for (const Redirect &r : gRedirects)
+      if (r.dev == st.st_dev && r.ino == st.st_ino)
+        return r.target.c_str();
+  return path;
+}
+
 int doOpen(const char *path, int flags, mode_t mode) {
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, redirected(path, flags), flags, mode));
   if (!recording())
     return fd;
   bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
@@ -124,6 +150,15 @@ void prepareAccessRecording() {
   next(realFork, "fork");
   next(realSpawn, "posix_spawn");
   next(realChdir, "chdir");
+}
+
+std::string redirectReads(const std::string &original,
+                          const std::string &target) {
+  struct stat st;
+  if (doStat(original.c_str(), &st, 0) != 0)
+    return original + ": " + std::strerror(errno);
+  gRedirects.push_back({st.st_dev, st.st_ino, target});
+  return {};
 }
 
 void startAccessRecording(int fd, const std::string &cwd) {

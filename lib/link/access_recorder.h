@@ -35,6 +35,14 @@ namespace linkd {
 // process's working directory (relative paths are resolved against it).
 void startAccessRecording(int fd, const std::string &cwd);
 
+// From now on, opening `original` (any path to the same file) for reading
+// opens `target` instead; the access is recorded as a read of the path the
+// linker used. Link-time rewriting: LLD reads the rewritten object, and its
+// diagnostics and the cache's manifest name the user's file. An error
+// message if `original` cannot be stat'ed.
+std::string redirectReads(const std::string &original,
+                          const std::string &target);
+
 // Resolves libc's own functions ahead of time (call in the zygote, so that
 // children do not each pay for dlsym).
 void prepareAccessRecording();

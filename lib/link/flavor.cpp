@@ -98,6 +98,7 @@ std::string_view lldFlavorArgument(Flavor f) {
     return "darwin";
   case Flavor::Wasm:
     return "wasm";
+  case Flavor::Rewrite:
   case Flavor::Unspecified:
     break;
   }
@@ -114,6 +115,8 @@ std::string_view flavorName(Flavor f) {
     return "macho";
   case Flavor::Wasm:
     return "wasm";
+  case Flavor::Rewrite:
+    return "rewrite";
   case Flavor::Unspecified:
     break;
   }
@@ -138,6 +141,7 @@ std::string lldProgramName(std::string_view argv0, Flavor f) {
   case Flavor::Wasm:
     stock = "wasm-ld";
     break;
+  case Flavor::Rewrite:
   case Flavor::Unspecified:
     return std::string(argv0);
   }
@@ -171,6 +175,7 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
     return kMachO;
   case Flavor::Wasm:
     return kWasm;
+  case Flavor::Rewrite:
   case Flavor::Unspecified:
     break;
   }

@@ -18,7 +18,14 @@
 namespace linkd {
 
 // Numbering matches linkd.v1.Flavor on the wire.
-enum class Flavor { Unspecified = 0, Elf = 1, Coff = 2, MachO = 3, Wasm = 4 };
+enum class Flavor {
+  Unspecified = 0,
+  Elf = 1,
+  Coff = 2,
+  MachO = 3,
+  Wasm = 4,
+  Rewrite = 8, // `linkd-lld rewrite`, through the daemon's Rewrite RPC
+};
 
 // Flavor for a program name such as "/usr/bin/ld.linkd" or "x86_64-ld.lld".
 // Returns nullopt when LLD would not recognise the name either.

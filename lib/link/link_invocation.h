@@ -18,6 +18,7 @@ struct LinkInvocation {
   std::map<std::string, std::string> env; // only the flavor's variables
   uint32_t umask = 022;
   bool stderrIsColorTty = false;
+  std::string rewriteSpec; // --linkd-rewrite=FILE, absolute; empty: none
 };
 
 } // namespace linkd

@@ -1,0 +1,49 @@
+// A link-time rewrite spec: the file named by `--linkd-rewrite=FILE` on a
+// link. It says which of the link's inputs are a runtime, which are kernels
+// built against it, and the prefixes; the daemon rewrites those inputs
+// before LLD reads them (docs/rewrite.md, "Link-time rewriting").
+//
+//   # comments and blank lines are ignored
+//   match = halide_
+//   export-prefix = rtA_
+//   import-prefix = rtA_          (default: the export prefix)
+//   internal-prefix = rtAi_
+//   rename = OLD=NEW              (repeatable)
+//   rename-file = renames.txt     (repeatable)
+//   runtime = libHalideRuntime.a  (repeatable: the runtime set)
+//   kernel = kernel_a.o           (repeatable)
+//   input = other.o               (explicit renames only)
+//
+// Relative paths are relative to the spec file's directory. The same
+// vocabulary as `linkd rewrite`'s options. No LLVM here: the daemon parses
+// specs and keys the rewritten objects it caches.
+#pragma once
+
+#include "rewrite/rename_table.h"
+#include "rewrite/rewrite_spec.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linkd::rewrite {
+
+struct LinkRewriteSpec {
+  RewriteSpec spec;
+  struct Input {
+    std::string path; // absolute
+    Scope scope = Scope::Other;
+  };
+  std::vector<Input> inputs;
+  // The spec file and the rename files it named (absolute): inputs of the
+  // link as far as the link cache is concerned.
+  std::vector<std::string> specFiles;
+};
+
+// Reads and checks the spec at `path` (relative to `cwd` unless absolute).
+// Errors name the file and line.
+std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
+                                                   const std::string &cwd,
+                                                   std::string *error);
+
+} // namespace linkd::rewrite
