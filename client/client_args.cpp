@@ -1,10 +1,10 @@
 #include "client/client_args.h"
 
-#include <cstdlib>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 #include <string_view>
+#include <unistd.h>
 
 namespace linkd {
 namespace {

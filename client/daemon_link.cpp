@@ -109,9 +109,9 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   // gRPC down (grpc_shutdown) costs milliseconds of timer calibration and
   // thread joins that a linker invocation must not pay.
   auto *call = new Call;
-  call->channel = grpc::CreateCustomChannel(
-      "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(),
-      channelArgs);
+  call->channel = grpc::CreateCustomChannel("unix:" + paths.socketPath,
+                                            grpc::InsecureChannelCredentials(),
+                                            channelArgs);
   call->stub = v1::Linkd::NewStub(call->channel);
   grpc::ClientContext &ctx = call->ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
@@ -122,9 +122,8 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   while (reader->Read(&reply)) {
     if (reply.has_output()) {
       const auto &chunk = reply.output();
-      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT
-                   ? STDOUT_FILENO
-                   : STDERR_FILENO,
+      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT ? STDOUT_FILENO
+                                                                : STDERR_FILENO,
                chunk.data());
     } else if (reply.has_done()) {
       done = reply.done();
@@ -141,11 +140,11 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   if (!done) {
     result.failure = "the daemon ended the link without a result";
   } else if (!done->internal_error().empty()) {
-    result.failure = "the daemon could not run the link: " +
-                     done->internal_error();
+    result.failure =
+        "the daemon could not run the link: " + done->internal_error();
   } else if (done->term_signal() != 0) {
-    result.failure = "the link process was killed by " +
-                     done->term_signal_name();
+    result.failure =
+        "the link process was killed by " + done->term_signal_name();
   } else {
     result.exitCode = done->exit_code();
   }

@@ -38,7 +38,8 @@ void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
   // linkd-lld sits next to the daemon binary; exec it directly rather than
   // through `linkd link`, which would cost one more process start.
   std::string daemon = daemonBinary();
-  std::string bin = daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
+  std::string bin =
+      daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
   std::string flavorArg(flavorName(flavor));
   std::vector<const char *> args = {"linkd-lld", "link",
                                     "--flavor",  flavorArg.c_str(),

@@ -1,7 +1,7 @@
 // Local fallback: when the daemon cannot be used, the link still happens, in
 // this process's place, through `linkd-lld link` (the same embedded LLD, so
-// the same bytes and diagnostics). exec replaces the client, so stdout, stderr and
-// the exit status are LLD's own.
+// the same bytes and diagnostics). exec replaces the client, so stdout, stderr
+// and the exit status are LLD's own.
 #pragma once
 
 #include "config/runtime_paths.h"

@@ -107,8 +107,8 @@ struct Streams {
 // records when asked) until the child closes every pipe. False if the client
 // went away; the caller then kills the child.
 bool pumpOutput(grpc::ServerContext *ctx,
-                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out,
-                Pipe &err, Pipe *records, Streams &s) {
+                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out, Pipe &err,
+                Pipe *records, Streams &s) {
   pollfd fds[3] = {{out.read, POLLIN, 0},
                    {err.read, POLLIN, 0},
                    {records ? records->read : -1, POLLIN, 0}};
@@ -259,17 +259,15 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   cache.stats->countHit(saved, bytes);
   spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
                "lookup_us={}",
-               linkId, analysis.key.hex().substr(0, 16),
-               result->outputs_size(), bytes, done->wall_micros() / 1000.0,
-               lookupMicros);
+               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
+               bytes, done->wall_micros() / 1000.0, lookupMicros);
   return true;
 }
 
-grpc::Status LinkService::spawnAndPump(grpc::ServerContext *ctx,
-                                       const v1::LinkRequest &req,
-                                       grpc::ServerWriter<v1::LinkReply> *writer,
-                                       uint64_t linkId, bool record,
-                                       LinkRun &run) {
+grpc::Status
+LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          uint64_t linkId, bool record, LinkRun &run) {
   // A zygote that died since the last link is only noticed when we talk to
   // it; the spawn then fails before LLD ran, so one retry (which starts a
   // fresh zygote) is always safe.
@@ -343,10 +341,9 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   v1::LinkRequest withPlan;
   if (!req.rewrite_spec().empty()) {
     std::string error;
-    rewrite = prepareRewrite(req.rewrite_spec(), req.cwd(),
-                             cache.enabled ? cache.store : nullptr,
-                             cache.enabled ? cache.statCache : nullptr,
-                             config.workDir, &error);
+    rewrite = prepareRewrite(
+        req.rewrite_spec(), req.cwd(), cache.enabled ? cache.store : nullptr,
+        cache.enabled ? cache.statCache : nullptr, config.workDir, &error);
     if (!rewrite)
       return failEarly(writer, "linkd: error: link-time rewriting: " + error,
                        linkId);
@@ -434,14 +431,14 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   done->set_cache_result(cacheResult);
   countOutcome(run.exit.ran, cacheResult, uncacheableReason);
 
-  spdlog::info("link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-               "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
-               linkId, flavorName(inv.flavor), run.pid, outcome,
-               v1::CacheResult_Name(cacheResult),
-               uncacheableReason.empty() ? "" : " reason=\"" +
-                                                    uncacheableReason + "\"",
-               done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
-               run.exit.maxRssKib, req.cwd(), req.argv_size());
+  spdlog::info(
+      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+      linkId, flavorName(inv.flavor), run.pid, outcome,
+      v1::CacheResult_Name(cacheResult),
+      uncacheableReason.empty() ? "" : " reason=\"" + uncacheableReason + "\"",
+      done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
+      run.exit.maxRssKib, req.cwd(), req.argv_size());
   if (!run.clientStayed)
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   writer->Write(reply);

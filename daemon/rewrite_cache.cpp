@@ -97,10 +97,10 @@ int storeRewritten(const PreparedRewrite &prepared, LocalStore &store) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st;
     Digest d;
-    bool ok = fd >= 0 && fstat(fd, &st) == 0 &&
-              store.putBlobFromFile(fd, static_cast<uint64_t>(st.st_size),
-                                    &d) &&
-              store.putAction(kRewriteNs, prepared.keys[i], d.raw());
+    bool ok =
+        fd >= 0 && fstat(fd, &st) == 0 &&
+        store.putBlobFromFile(fd, static_cast<uint64_t>(st.st_size), &d) &&
+        store.putAction(kRewriteNs, prepared.keys[i], d.raw());
     if (fd >= 0)
       ::close(fd);
     stored += ok ? 1 : 0;

@@ -15,11 +15,10 @@ v1::RewritePlan planFromSpec(const rewrite::LinkRewriteSpec &spec) {
   for (const auto &in : spec.inputs) {
     auto *i = plan.add_inputs();
     i->set_path(in.path);
-    i->set_scope(in.scope == rewrite::Scope::Runtime
-                     ? v1::RewritePlan::SCOPE_RUNTIME
-                 : in.scope == rewrite::Scope::Kernel
-                     ? v1::RewritePlan::SCOPE_KERNEL
-                     : v1::RewritePlan::SCOPE_OTHER);
+    i->set_scope(
+        in.scope == rewrite::Scope::Runtime  ? v1::RewritePlan::SCOPE_RUNTIME
+        : in.scope == rewrite::Scope::Kernel ? v1::RewritePlan::SCOPE_KERNEL
+                                             : v1::RewritePlan::SCOPE_OTHER);
   }
   return plan;
 }

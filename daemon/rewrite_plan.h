@@ -5,7 +5,6 @@
 #include "linkd/v1/linkd.pb.h"
 #include "rewrite/link_spec.h"
 
-
 namespace linkd {
 
 // The plan for `spec`, every input not cached yet.

@@ -1,6 +1,5 @@
 #include "daemon/zygote.h"
 
-
 #include "daemon/frame.h"
 #include "daemon/link_rewrite.h"
 #include "daemon/rewrite_command.h"
@@ -33,8 +32,8 @@ namespace {
 
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
-[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd,
-                               int errFd, int recordFd) {
+[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
+                               int recordFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devNull = open("/dev/null", O_RDONLY);
   dup2(devNull, STDIN_FILENO);
@@ -58,8 +57,8 @@ namespace {
       setenv(n.c_str(), it->second.c_str(), 1);
   }
   if (chdir(req.cwd().c_str()) != 0) {
-    std::string msg = "linkd: error: cannot change to directory " +
-                      req.cwd() + ": " + std::strerror(errno) + "\n";
+    std::string msg = "linkd: error: cannot change to directory " + req.cwd() +
+                      ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
@@ -123,7 +122,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
 void reapChildren(ZygoteState &z) {
   for (;;) {
     int status = 0;
-    struct rusage ru {};
+    struct rusage ru{};
     pid_t pid = wait4(-1, &status, WNOHANG, &ru);
     if (pid <= 0)
       return;
@@ -136,8 +135,7 @@ void reapChildren(ZygoteState &z) {
     rec.userMicros = ru.ru_utime.tv_sec * 1000000ull + ru.ru_utime.tv_usec;
     rec.sysMicros = ru.ru_stime.tv_sec * 1000000ull + ru.ru_stime.tv_usec;
     rec.maxRssKib = static_cast<uint64_t>(ru.ru_maxrss);
-    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec),
-              {});
+    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec), {});
     z.children.erase(it);
   }
 }

@@ -123,7 +123,8 @@ int doOpen(const char *path, int flags, mode_t mode) {
       syscall(SYS_openat, AT_FDCWD, redirected(path, flags), flags, mode));
   if (!recording())
     return fd;
-  bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  bool writes =
+      (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
   if (fd >= 0)
     record(writes ? 'W' : 'R', path);
   else if (!writes && (errno == ENOENT || errno == ENOTDIR))

@@ -64,9 +64,9 @@ std::optional<Flavor> flavorFromProgramName(std::string_view argv0) {
   size_t start = 0;
   while (start <= name.size()) {
     size_t dash = name.find('-', start);
-    std::string_view part = name.substr(
-        start, dash == std::string_view::npos ? std::string_view::npos
-                                              : dash - start);
+    std::string_view part = name.substr(start, dash == std::string_view::npos
+                                                   ? std::string_view::npos
+                                                   : dash - start);
     if (auto f = lldComponentFlavor(part))
       return f;
     if (dash == std::string_view::npos)
@@ -156,16 +156,36 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
   // libLLVM.so; docs/protocol.md says where each is read and what it changes.
   // ELF includes what the MinGW driver (chosen by `-m i386pep`) reads.
   static constexpr std::array<std::string_view, 9> kElf = {
-      "LLD_REPRODUCE", "LLD_VERSION", "ELF_PACKAGE_METADATA", "TERM", "PWD",
-      "LINK", "_LINK_", "SOURCE_DATE_EPOCH", "SYM64_THRESHOLD"};
+      "LLD_REPRODUCE",
+      "LLD_VERSION",
+      "ELF_PACKAGE_METADATA",
+      "TERM",
+      "PWD",
+      "LINK",
+      "_LINK_",
+      "SOURCE_DATE_EPOCH",
+      "SYM64_THRESHOLD"};
   static constexpr std::array<std::string_view, 11> kCoff = {
-      "LLD_REPRODUCE", "TERM", "PWD", "LINK", "_LINK_", "SOURCE_DATE_EPOCH",
-      "SYM64_THRESHOLD", "LIB", "VCToolsInstallDir", "VCINSTALLDIR", "PATH"};
+      "LLD_REPRODUCE",
+      "TERM",
+      "PWD",
+      "LINK",
+      "_LINK_",
+      "SOURCE_DATE_EPOCH",
+      "SYM64_THRESHOLD",
+      "LIB",
+      "VCToolsInstallDir",
+      "VCINSTALLDIR",
+      "PATH"};
   static constexpr std::array<std::string_view, 6> kMachO = {
-      "LLD_REPRODUCE", "TERM", "PWD", "ZERO_AR_DATE",
-      "LD_DYLIB_CPU_SUBTYPES_MUST_MATCH", "RC_TRACE_DYLIB_SEARCHING"};
-  static constexpr std::array<std::string_view, 3> kWasm = {
-      "LLD_REPRODUCE", "TERM", "PWD"};
+      "LLD_REPRODUCE",
+      "TERM",
+      "PWD",
+      "ZERO_AR_DATE",
+      "LD_DYLIB_CPU_SUBTYPES_MUST_MATCH",
+      "RC_TRACE_DYLIB_SEARCHING"};
+  static constexpr std::array<std::string_view, 3> kWasm = {"LLD_REPRODUCE",
+                                                            "TERM", "PWD"};
   switch (f) {
   case Flavor::Elf:
     return kElf;
