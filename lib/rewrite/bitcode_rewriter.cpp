@@ -8,8 +8,8 @@
 // final names), so that A->B together with B->C works in one module; a
 // final name already taken in the module is an error, because Module
 // would otherwise silently pick a different name.
-#include "rewrite/object_rewriter.h"
 #include "rewrite/errors.h"
+#include "rewrite/object_rewriter.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"

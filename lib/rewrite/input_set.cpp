@@ -139,12 +139,12 @@ Expected<InputSet> InputSet::load(ArrayRef<RewriteInput> inputs) {
   return std::move(set);
 }
 
-std::vector<ScannedObject> InputSet::scannedObjects() const {
-  std::vector<ScannedObject> out;
+std::vector<const ScannedObject *> InputSet::scannedObjects() const {
+  std::vector<const ScannedObject *> out;
   for (const Loaded &in : inputs_)
     for (const Unit &unit : in.units)
       if (unit.scanned)
-        out.push_back(*unit.scanned);
+        out.push_back(&*unit.scanned);
   return out;
 }
 

@@ -25,7 +25,7 @@ public:
   static llvm::Expected<InputSet> load(llvm::ArrayRef<RewriteInput> inputs);
 
   // Every scanned object and bitcode module, archive members included.
-  std::vector<ScannedObject> scannedObjects() const;
+  std::vector<const ScannedObject *> scannedObjects() const;
 
   llvm::Expected<RewriteOutput> rewriteInput(size_t index,
                                              const RenameTable &table) const;

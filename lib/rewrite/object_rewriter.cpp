@@ -141,11 +141,16 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
                                     const RenameTable &table) {
   if (kind == InputKind::Bitcode)
     return rewriteBitcode(buf, scanned, table);
+  StringMap<std::string> renames = renameMap(scanned, table);
+  if (renames.empty() && kind != InputKind::Coff)
+    return buf.getBuffer().str(); // nothing to do: the same bytes
+  if (kind == InputKind::Elf)
+    if (auto fast = renameElfSymbols(buf.getBuffer(), renames))
+      return std::move(*fast);
   Expected<std::unique_ptr<ObjectFile>> obj = ObjectFile::createObjectFile(buf);
   if (!obj)
     return fail(scanned.file, toString(obj.takeError()));
 
-  StringMap<std::string> renames = renameMap(scanned, table);
   std::optional<std::string> directives = newDirectives(**obj, scanned, table);
   if (renames.empty() && !directives)
     return buf.getBuffer().str(); // nothing to do: the same bytes

@@ -1,5 +1,7 @@
 // Rewriting one relocatable object or bitcode module with a computed rename
-// table. Object files go through LLVM ObjCopy with an exact rename map (one
+// table. ELF objects of the usual layout get a new symbol string table
+// (elf_symbol_names.cpp); other objects go through LLVM ObjCopy with an
+// exact rename map (one
 // entry per symbol name that changes; no SymbolsPrefix, which would also hit
 // undefined and STT_FILE symbols). ObjCopy renames ELF group signatures with
 // their symbols (a group refers to its signature by symbol index) and COFF
@@ -11,6 +13,7 @@
 #include "rewrite/rename_table.h"
 #include "rewrite/symbol_scan.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBufferRef.h"
 
@@ -24,6 +27,14 @@ llvm::Expected<std::string> rewriteObject(llvm::MemoryBufferRef buf,
                                           InputKind kind,
                                           const ScannedObject &scanned,
                                           const RenameTable &table);
+
+// ELF fast path (elf_symbol_names.cpp): `image` with every symbol whose
+// name is a key of `renames` renamed, by rewriting the symbol string table
+// alone; nullopt when the layout is not the simple checked one (then ObjCopy
+// does it).
+std::optional<std::string>
+renameElfSymbols(llvm::StringRef image,
+                 const llvm::StringMap<std::string> &renames);
 
 llvm::Expected<std::string> rewriteBitcode(llvm::MemoryBufferRef buf,
                                            const ScannedObject &scanned,

@@ -12,9 +12,10 @@ namespace {
 // The internal set, step 1.
 RenameTable::NameSet
 runtimeDefinitions(const RewriteSpec &spec,
-                   const std::vector<ScannedObject> &objs) {
+                   const std::vector<const ScannedObject *> &objs) {
   RenameTable::NameSet out;
-  for (const ScannedObject &obj : objs) {
+  for (const ScannedObject *o : objs) {
+    const ScannedObject &obj = *o;
     if (obj.scope != Scope::Runtime)
       continue;
     for (const ScannedSymbol &sym : obj.symbols) {
@@ -100,7 +101,7 @@ namespace {
 struct Builder {
   RenameTable &table;
   const RewriteSpec &spec;
-  const std::vector<ScannedObject> &objects;
+  const std::vector<const ScannedObject *> &objects;
   RenameTable::NameSet &internal;
   std::vector<std::string> &errors;
 
@@ -111,9 +112,9 @@ struct Builder {
   // Step 2: one pass; true if it added names.
   bool closeGroups() {
     bool grew = false;
-    for (const ScannedObject &obj : objects)
-      for (const ScannedGroup &group : obj.groups)
-        grew |= closeGroup(obj, group);
+    for (const ScannedObject *obj : objects)
+      for (const ScannedGroup &group : obj->groups)
+        grew |= closeGroup(*obj, group);
     return grew;
   }
 
@@ -151,18 +152,19 @@ struct Builder {
   }
 
   // Step 4 plus the dry-run records.
-  void collectAndCheck(std::vector<RenameRecord> &records) {
+  void collectAndCheck(std::vector<RenameRecord> *records) {
     struct Def {
       const std::string *oldName, *file; // into `objects`
       bool renamed;
     };
     std::unordered_map<std::string, std::vector<Def>> byNewName;
-    for (const ScannedObject &obj : objects) {
+    for (const ScannedObject *o : objects) {
+      const ScannedObject &obj = *o;
       std::unordered_set<std::string_view> seen;
       for (const ScannedSymbol &sym : obj.symbols) {
         auto to = table.rename(obj.scope, obj.style, sym.name);
-        if (to && seen.insert(sym.name).second)
-          records.push_back({sym.name, *to, obj.scope, obj.file});
+        if (records && to && seen.insert(sym.name).second)
+          records->push_back({sym.name, *to, obj.scope, obj.file});
         if (sym.defined)
           byNewName[to.value_or(sym.name)].push_back(
               {&sym.name, &obj.file, to.has_value()});
@@ -202,6 +204,16 @@ struct Builder {
 RenameTable::Built
 RenameTable::build(const RewriteSpec &spec,
                    const std::vector<ScannedObject> &objects) {
+  std::vector<const ScannedObject *> pointers;
+  for (const ScannedObject &obj : objects)
+    pointers.push_back(&obj);
+  return build(spec, pointers, /*withRecords=*/true);
+}
+
+RenameTable::Built
+RenameTable::build(const RewriteSpec &spec,
+                   const std::vector<const ScannedObject *> &objects,
+                   bool withRecords) {
   Built out;
   out.table.spec_ = spec;
   if (!spec.internalPrefix.empty())
@@ -211,7 +223,7 @@ RenameTable::build(const RewriteSpec &spec,
   while (b.closeGroups() && out.errors.empty()) {
   }
   if (out.errors.empty())
-    b.collectAndCheck(out.table.records_);
+    b.collectAndCheck(withRecords ? &out.table.records_ : nullptr);
   return out;
 }
 

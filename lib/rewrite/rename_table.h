@@ -71,6 +71,11 @@ public:
   struct Built;
   static Built build(const RewriteSpec &spec,
                      const std::vector<ScannedObject> &objects);
+  // The same over objects owned elsewhere; records() (the --dry-run view)
+  // only `withRecords`: a large archive has tens of thousands.
+  static Built build(const RewriteSpec &spec,
+                     const std::vector<const ScannedObject *> &objects,
+                     bool withRecords);
 
   // The new raw name of `raw` in a file of `scope` and `style`, if renamed.
   std::optional<std::string> rename(Scope scope, NameStyle style,

@@ -30,10 +30,12 @@ Error checkOutputNames(ArrayRef<RewriteInput> inputs) {
   return Error::success();
 }
 
-Expected<RenameTable> tableFor(const RewriteSpec &spec, const InputSet &set) {
+Expected<RenameTable> tableFor(const RewriteSpec &spec, const InputSet &set,
+                               bool withRecords) {
   if (std::string err = validate(spec); !err.empty())
     return createStringError(inconvertibleErrorCode(), err);
-  RenameTable::Built built = RenameTable::build(spec, set.scannedObjects());
+  RenameTable::Built built =
+      RenameTable::build(spec, set.scannedObjects(), withRecords);
   if (!built.errors.empty())
     return joined(built.errors);
   return std::move(built.table);
@@ -46,7 +48,7 @@ Expected<RenameTable> computeTable(const RewriteSpec &spec,
   Expected<InputSet> set = InputSet::load(inputs);
   if (!set)
     return set.takeError();
-  return tableFor(spec, *set);
+  return tableFor(spec, *set, /*withRecords=*/true);
 }
 
 Expected<RewriteResult> rewrite(const RewriteSpec &spec,
@@ -56,7 +58,7 @@ Expected<RewriteResult> rewrite(const RewriteSpec &spec,
   Expected<InputSet> set = InputSet::load(inputs);
   if (!set)
     return set.takeError();
-  Expected<RenameTable> table = tableFor(spec, *set);
+  Expected<RenameTable> table = tableFor(spec, *set, /*withRecords=*/false);
   if (!table)
     return table.takeError();
   RewriteResult result{std::move(*table), {}};

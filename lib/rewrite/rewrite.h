@@ -59,7 +59,7 @@ struct RewriteOutput {
 };
 
 struct RewriteResult {
-  RenameTable table;
+  RenameTable table; // without records(): computeTable() has them
   std::vector<RewriteOutput> outputs; // in input order
 };
 
