@@ -8,6 +8,7 @@
 #include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <deque>
 #include <map>
@@ -216,14 +217,18 @@ InputSet::rewriteArchive(const Loaded &in, const RenameTable &table) const {
   }
   if (!errors.empty())
     return joined(errors);
-  Expected<std::unique_ptr<MemoryBuffer>> archive = writeArchiveToBuffer(
-      members, SymtabWritingMode::NormalSymtab, in.archive->kind(),
-      /*Deterministic=*/true, thin);
-  if (!archive)
+  // Straight into the output string (no second copy of a large archive).
+  std::string &bytes = out.files[0].contents;
+  bytes.reserve(in.input.buffer.getBufferSize() +
+                in.input.buffer.getBufferSize() / 8);
+  raw_string_ostream os(bytes);
+  if (Error e = writeArchiveToStream(
+          os, members, SymtabWritingMode::NormalSymtab, in.archive->kind(),
+          /*Deterministic=*/true, thin))
     return createStringError(
         inconvertibleErrorCode(),
-        name + ": writing the archive: " + toString(archive.takeError()));
-  out.files[0].contents = (*archive)->getBuffer().str();
+        name + ": writing the archive: " + toString(std::move(e)));
+  os.flush();
   return std::move(out);
 }
 

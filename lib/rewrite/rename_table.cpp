@@ -2,6 +2,7 @@
 #include "rewrite/rename_table.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -151,13 +152,17 @@ struct Builder {
     return grew;
   }
 
-  // Step 4 plus the dry-run records.
+  // Step 4 plus the dry-run records. Most new names are defined once: the
+  // first definition of each is kept in a flat map keyed by views; only
+  // names defined twice collect all their definitions for checkOne().
   void collectAndCheck(std::vector<RenameRecord> *records) {
     struct Def {
       const std::string *oldName, *file; // into `objects`
       bool renamed;
     };
-    std::unordered_map<std::string, std::vector<Def>> byNewName;
+    std::deque<std::string> newNames; // stable storage for the keys
+    std::unordered_map<std::string_view, Def> first;
+    std::map<std::string, std::vector<Def>> shared; // sorted: report order
     for (const ScannedObject *o : objects) {
       const ScannedObject &obj = *o;
       std::unordered_set<std::string_view> seen;
@@ -165,21 +170,24 @@ struct Builder {
         auto to = table.rename(obj.scope, obj.style, sym.name);
         if (records && to && seen.insert(sym.name).second)
           records->push_back({sym.name, *to, obj.scope, obj.file});
-        if (sym.defined)
-          byNewName[to.value_or(sym.name)].push_back(
-              {&sym.name, &obj.file, to.has_value()});
+        if (!sym.defined)
+          continue;
+        bool renamed = to.has_value();
+        std::string_view key =
+            renamed ? std::string_view(newNames.emplace_back(std::move(*to)))
+                    : std::string_view(sym.name);
+        Def def{&sym.name, &obj.file, renamed};
+        auto [it, fresh] = first.try_emplace(key, def);
+        if (fresh)
+          continue;
+        auto &defs = shared[std::string(key)];
+        if (defs.empty())
+          defs.push_back(it->second);
+        defs.push_back(def);
       }
     }
-    // Only a name with two definitions can collide; report in name order.
-    std::vector<const std::string *> shared;
-    for (const auto &[newName, defs] : byNewName)
-      if (defs.size() > 1)
-        shared.push_back(&newName);
-    std::sort(
-        shared.begin(), shared.end(),
-        [](const std::string *a, const std::string *b) { return *a < *b; });
-    for (const std::string *newName : shared)
-      checkOne(*newName, byNewName[*newName]);
+    for (const auto &[newName, defs] : shared)
+      checkOne(newName, defs);
   }
 
   template <class Defs>
