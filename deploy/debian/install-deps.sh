@@ -10,7 +10,7 @@ packages=(
   libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
   libhiredis-dev libcurl4-openssl-dev
   # tests: real inputs and a PE runtime
-  gcc googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
+  gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
   # tests: real shared-cache servers
   redis-server nginx-light
   # benchmarks

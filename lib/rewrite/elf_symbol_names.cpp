@@ -3,18 +3,22 @@
 // In a relocatable ELF object a symbol's name lives in the string table its
 // SHT_SYMTAB links to, and everything else refers to symbols by index:
 // relocations, SHT_GROUP signatures (sh_info), SHT_SYMTAB_SHNDX,
-// .llvm_addrsig, call-graph profiles. So renaming symbols is: build a new
-// string table, point each symbol's st_name into it, and place it at the
-// end of the file. Every other byte stays where it was; the old table is
-// zeroed (no stale names for `strings` or grep to find). This is what ObjCopy
+// .llvm_addrsig, call-graph profiles. So renaming symbols is: append the new
+// names to the string table (or rebuild it, when nothing else reads it),
+// point the symbols' st_name at them, and place the table at the end of the
+// file. Every other byte
+// stays where it was, and every offset into the table stays valid — which
+// matters because LLVM's assembler shares one table between symbol and
+// section names (and GNU as's tables are tail-merged). This is what ObjCopy
 // does for --redefine-sym (every symbol with the name, whatever its
 // binding), without rebuilding the whole object: a fraction of the time on
-// archives of thousands of members.
+// archives of thousands of members. In a shared table the old names stay,
+// unreferenced (as they stay in debug info).
 //
 // Only the common, checkable layout: 64-bit little-endian (x86-64,
-// AArch64), one SHT_SYMTAB, a string table of its own (not shared with the
-// section names). Anything else, or anything out of bounds, returns nullopt
-// and the caller uses ObjCopy, whose checks report malformed input.
+// AArch64), one SHT_SYMTAB. Anything else, or anything out of bounds,
+// returns nullopt and the caller uses ObjCopy, whose checks report malformed
+// input.
 #include "rewrite/object_rewriter.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -75,24 +79,38 @@ renameElfSymbols(StringRef image, const StringMap<std::string> &renames) {
   Shdr sym = shdr(symtab);
   if (sym.entsize != sizeof(ELF::Elf64_Sym) || sym.size % sym.entsize ||
       !inside(sym.offset, sym.size, total) || sym.link >= shnum ||
-      sym.link == shstrndx || sym.link == 0)
+      sym.link == 0)
     return std::nullopt;
-  for (unsigned i = 0; i < shnum; ++i)
-    if (static_cast<int>(i) != symtab && shdr(i).link == sym.link &&
-        shdr(i).type != ELF::SHT_NULL)
-      return std::nullopt; // someone else reads names from it
   Shdr str = shdr(sym.link);
   if (str.type != ELF::SHT_STRTAB || !inside(str.offset, str.size, total) ||
       str.size == 0 || p[str.offset + str.size - 1] != '\0')
     return std::nullopt;
   StringRef strtab(p + str.offset, str.size);
 
-  // The new table: each distinct name once, "" at offset 0.
-  std::string names(1, '\0');
+  // A table only the symbol table reads is rebuilt compactly (every name
+  // once; the old bytes cleared). One shared with section names (LLVM's
+  // assembler) or read by another section is grown instead: the old bytes,
+  // then the new names, so every existing offset stays valid.
+  bool exclusive = sym.link != shstrndx;
+  for (unsigned i = 0; i < shnum && exclusive; ++i)
+    exclusive = static_cast<int>(i) == symtab || shdr(i).link != sym.link ||
+                shdr(i).type == ELF::SHT_NULL;
+  std::string names = exclusive ? std::string(1, '\0') : strtab.str();
   StringMap<uint32_t> placed;
+  auto place = [&](StringRef name) -> std::optional<uint32_t> {
+    auto [slot, fresh] = placed.try_emplace(name, 0);
+    if (fresh) {
+      if (names.size() + name.size() + 1 > UINT32_MAX)
+        return std::nullopt;
+      slot->second = static_cast<uint32_t>(names.size());
+      names += name;
+      names.push_back('\0');
+    }
+    return slot->second;
+  };
   uint64_t count = sym.size / sym.entsize;
-  std::vector<uint32_t> newOffsets(count, 0);
-  bool changed = false;
+  std::vector<std::pair<uint64_t, uint32_t>> newOffsets; // symbol, st_name
+  bool renamedAny = false;
   for (uint64_t i = 1; i < count; ++i) {
     uint32_t nameOff = rd32(p + sym.offset + i * sym.entsize);
     if (nameOff == 0)
@@ -100,28 +118,27 @@ renameElfSymbols(StringRef image, const StringMap<std::string> &renames) {
     if (nameOff >= strtab.size())
       return std::nullopt;
     StringRef name(strtab.data() + nameOff); // NUL inside: checked above
-    if (auto it = renames.find(name); it != renames.end()) {
-      name = it->getValue();
-      changed = true;
-    }
-    auto [slot, fresh] = placed.try_emplace(name, 0);
-    if (fresh) {
-      slot->second = static_cast<uint32_t>(names.size());
-      names.append(name.data(), name.size());
-      names.push_back('\0');
-    }
-    newOffsets[i] = slot->second;
+    auto it = renames.find(name);
+    bool renamed = it != renames.end();
+    renamedAny |= renamed;
+    if (!renamed && !exclusive)
+      continue; // keeps its offset into the old bytes
+    auto off = place(renamed ? StringRef(it->getValue()) : name);
+    if (!off)
+      return std::nullopt;
+    newOffsets.emplace_back(i, *off);
   }
-  if (!changed)
+  if (!renamedAny)
     return image.str();
 
   std::string out;
   out.reserve(total + names.size());
   out.assign(image.data(), image.size());
-  std::memset(out.data() + str.offset, 0, str.size);
-  for (uint64_t i = 1; i < count; ++i)
-    support::endian::write32le(out.data() + sym.offset + i * sym.entsize,
-                               newOffsets[i]);
+  if (exclusive)
+    std::memset(out.data() + str.offset, 0, str.size);
+  for (auto [index, nameOff] : newOffsets)
+    support::endian::write32le(out.data() + sym.offset + index * sym.entsize,
+                               nameOff);
   uint64_t newOffset = out.size();
   out += names;
   char *h = out.data() + shoff + uint64_t(sym.link) * shentsize;
