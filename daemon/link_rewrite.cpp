@@ -67,8 +67,9 @@ std::string place(const v1::RewritePlan &plan, int index,
   return path;
 }
 
-std::string rewriteAll(const v1::RewritePlan &plan,
-                       std::vector<std::string> &targets) {
+// Rewrites what the plan does not have yet; reads (and scans) every input.
+std::string rewriteMissing(const v1::RewritePlan &plan,
+                           std::vector<std::string> &targets) {
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
   std::vector<rewrite::RewriteInput> inputs;
   for (const auto &in : plan.inputs()) {
@@ -79,10 +80,17 @@ std::string rewriteAll(const v1::RewritePlan &plan,
     inputs.push_back({scopeOf(in.scope()), (*buf)->getMemBufferRef()});
     buffers.push_back(std::move(*buf));
   }
-  auto result = rewrite::rewrite(specFromPlan(plan), inputs);
+  // Inputs the daemon took from the cache are only scanned (the table
+  // spans the runtime set), not rewritten again.
+  std::vector<bool> wanted;
+  for (int i = 0; i < plan.inputs_size(); ++i)
+    wanted.push_back(plan.dir().empty() || !plan.inputs(i).cached());
+  auto result = rewrite::rewrite(specFromPlan(plan), inputs, wanted);
   if (!result)
     return llvm::toString(result.takeError());
   for (size_t i = 0; i < result->outputs.size(); ++i) {
+    if (!wanted[i])
+      continue; // already at targets[i]
     const auto &files = result->outputs[i].files;
     if (files.size() != 1)
       return plan.inputs(static_cast<int>(i)).path() +
@@ -107,7 +115,7 @@ std::string applyRewritePlan(const v1::RewritePlan &plan) {
       targets[i] = rewrittenPath(plan.dir(), i);
   }
   if (!allCached)
-    if (std::string err = rewriteAll(plan, targets); !err.empty())
+    if (std::string err = rewriteMissing(plan, targets); !err.empty())
       return err;
   for (int i = 0; i < plan.inputs_size(); ++i)
     if (std::string err = redirectReads(plan.inputs(i).path(), targets[i]);

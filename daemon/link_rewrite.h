@@ -1,6 +1,7 @@
 // Link-time rewriting in the link child (or the local fallback link), before
 // LLD starts: takes each input's rewritten form from the plan's directory
-// (the daemon put cached ones there) or rewrites the whole set now, then
+// (the daemon put cached ones there) or rewrites the missing ones now (after
+// scanning the whole set: the rename table spans it), then
 // redirects LLD's reads of every input to its rewritten form. LLD's
 // diagnostics and the access record keep naming the user's files.
 #pragma once

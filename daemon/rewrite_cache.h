@@ -8,9 +8,9 @@
 // content digests of the whole runtime set — the rename table is a function
 // of the spec and the runtime set (rename_table.h). Kernels are not part of
 // a runtime's key, so a relink after a kernel changed still finds the
-// runtime. When any input is missing the child rewrites the whole set (the
-// table needs every runtime input scanned) and the daemon stores what it
-// did not have. Digests come from the stat cache: an unchanged runtime
+// runtime. When any input is missing the child scans every input (the table
+// spans the runtime set), rewrites only the missing ones, and the daemon
+// stores them. Digests come from the stat cache: an unchanged runtime
 // costs a stat per file, not a read.
 #pragma once
 

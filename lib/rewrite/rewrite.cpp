@@ -53,6 +53,12 @@ Expected<RenameTable> computeTable(const RewriteSpec &spec,
 
 Expected<RewriteResult> rewrite(const RewriteSpec &spec,
                                 ArrayRef<RewriteInput> inputs) {
+  return rewrite(spec, inputs, std::vector<bool>(inputs.size(), true));
+}
+
+Expected<RewriteResult> rewrite(const RewriteSpec &spec,
+                                ArrayRef<RewriteInput> inputs,
+                                const std::vector<bool> &wanted) {
   if (Error e = checkOutputNames(inputs))
     return std::move(e);
   Expected<InputSet> set = InputSet::load(inputs);
@@ -64,6 +70,11 @@ Expected<RewriteResult> rewrite(const RewriteSpec &spec,
   RewriteResult result{std::move(*table), {}};
   std::vector<std::string> errors;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i < wanted.size() && !wanted[i]) {
+      result.outputs.push_back(
+          {inputs[i].buffer.getBufferIdentifier().str(), {}});
+      continue;
+    }
     Expected<RewriteOutput> out = set->rewriteInput(i, result.table);
     if (!out)
       errors.push_back(toString(out.takeError()));

@@ -66,6 +66,13 @@ struct RewriteResult {
 llvm::Expected<RewriteResult> rewrite(const RewriteSpec &spec,
                                       llvm::ArrayRef<RewriteInput> inputs);
 
+// The same, writing only the inputs whose `wanted` entry is true (the others
+// get an output without files): every input is still scanned, since the
+// table spans the set. Link-time rewriting with some inputs cached.
+llvm::Expected<RewriteResult> rewrite(const RewriteSpec &spec,
+                                      llvm::ArrayRef<RewriteInput> inputs,
+                                      const std::vector<bool> &wanted);
+
 // Just the table (scan and compute, no rewriting): for --dry-run.
 llvm::Expected<RenameTable> computeTable(const RewriteSpec &spec,
                                          llvm::ArrayRef<RewriteInput> inputs);
