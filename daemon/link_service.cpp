@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,9 +154,11 @@ struct LinkService::LinkRun {
 
 LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
                          CacheRuntime cache,
-                         std::function<void()> requestShutdown)
+                         std::function<void()> requestShutdown,
+                         FarmClient *farm)
     : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
-      requestShutdown(std::move(requestShutdown)), slots(this->config.jobs),
+      requestShutdown(std::move(requestShutdown)), farm(farm),
+      slots(this->config.jobs),
       started(Clock::now()),
       lastActivityNanos(Clock::now().time_since_epoch().count()) {}
 
@@ -299,6 +302,11 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
       cacheResult = v1::CACHE_MISS;
     }
   }
+  // Only deterministic links go to the farm: their bytes do not depend on
+  // where they ran, and the result can be cached like a local one.
+  if (farm && cacheResult == v1::CACHE_MISS && !ctx->IsCancelled() &&
+      offloadToFarm(req, analysis, writer, linkId))
+    return grpc::Status::OK;
   bool record = cacheResult == v1::CACHE_MISS;
 
   auto queued = Clock::now();
@@ -391,21 +399,126 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   slot.release();
 
   // The client has its answer (it stops reading at LinkDone); store now.
-  if (storeIt) {
-    auto r = cache.cache->store(analysis, log, outputs, run.streams.out,
-                                run.streams.err, done->exit_code(),
-                                done->wall_micros(), run.startWallNanos);
-    if (r.stored)
-      cache.stats->countStored(r.bytesWritten);
-    else
-      cache.stats->countNotStored();
-    spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
-                  linkId, r.stored ? "stored" : "not stored",
-                  analysis.key.hex().substr(0, 16), log.read.size(),
-                  log.missing.size(), outputs.size(),
-                  r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
-  }
+  if (storeIt)
+    storeResult(analysis, log, outputs, run.streams.out, run.streams.err,
+                done->exit_code(), done->wall_micros(), run.startWallNanos,
+                linkId);
   return grpc::Status::OK;
+}
+
+void LinkService::storeResult(const LinkAnalysis &analysis,
+                              const AccessLog &log,
+                              const std::vector<OutputSnapshot> &outputs,
+                              const std::string &out, const std::string &err,
+                              int exitCode, uint64_t wallMicros,
+                              int64_t startWallNanos, uint64_t linkId) {
+  auto r = cache.cache->store(analysis, log, outputs, out, err, exitCode,
+                              wallMicros, startWallNanos);
+  if (r.stored)
+    cache.stats->countStored(r.bytesWritten);
+  else
+    cache.stats->countNotStored();
+  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
+                linkId, r.stored ? "stored" : "not stored",
+                analysis.key.hex().substr(0, 16), log.read.size(),
+                log.missing.size(), outputs.size(),
+                r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+}
+
+namespace {
+
+// Paths worth describing to the farm up front: the last input set for this
+// action key, and the files named on the command line (objects, archives,
+// scripts), spelled as the link child will spell them (cwd + "/" + name).
+std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
+                                      std::vector<std::string> last,
+                                      uint64_t &bytes) {
+  std::vector<std::string> out = std::move(last);
+  bool haveManifest = !out.empty();
+  const auto &argv = req.argv();
+  for (int i = 1; i < argv.size(); ++i) {
+    const std::string &a = argv[i];
+    const std::string &prev = argv[i - 1];
+    if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-o" ||
+        prev == "--output" || prev == "-Map" || prev == "--Map")
+      continue;
+    out.push_back(a[0] == '/' ? a : req.cwd() + "/" + a);
+  }
+  bytes = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    struct stat st {};
+    bool isFile = ::stat(out[i].c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (isFile)
+      bytes += static_cast<uint64_t>(st.st_size);
+    else if (!haveManifest)
+      out[i].clear(); // a guessed argument that is no file: leave it out
+  }
+  return out;
+}
+
+} // namespace
+
+bool LinkService::offloadToFarm(const v1::LinkRequest &req,
+                                const LinkAnalysis &analysis,
+                                grpc::ServerWriter<v1::LinkReply> *writer,
+                                uint64_t linkId) {
+  uint64_t inputBytes = 0;
+  std::vector<std::string> prefetch = farmPrefetch(
+      req, cache.cache->lastInputPaths(analysis), inputBytes);
+  if (!farm->wantsOffload(inputBytes))
+    return false;
+  auto begin = Clock::now();
+  int64_t startWallNanos = wallNanos();
+  FarmClient::Result r = farm->offload(req, prefetch);
+  if (!r.ok) {
+    ++farm->counters().fallbacks;
+    spdlog::warn("link id={} farm={}: {}; linking locally", linkId,
+                 farm->target(), r.error);
+    return false;
+  }
+  ++farm->counters().offloaded;
+  farm->counters().remoteLinkMicros += r.wallMicros;
+  bool clientStayed =
+      sendChunk(writer, v1::OutputChunk::STREAM_STDOUT, r.out) &&
+      sendChunk(writer, v1::OutputChunk::STREAM_STDERR, r.err);
+  v1::CacheResult cacheResult = v1::CACHE_MISS;
+  std::string reason;
+  AccessLog log;
+  std::vector<OutputSnapshot> outputs;
+  bool storeIt = false;
+  if (r.exitCode == 0) {
+    log = parseAccessLog(r.records);
+    if (!log.uncacheable.empty()) {
+      cacheResult = v1::CACHE_UNCACHEABLE;
+      reason = log.uncacheable.front();
+    } else {
+      outputs = snapshotOutputs(log);
+      storeIt = true;
+    }
+  } else {
+    ++linksFailed;
+  }
+  countOutcome(true, cacheResult, reason);
+  v1::LinkReply reply;
+  v1::LinkDone *done = reply.mutable_done();
+  done->set_exit_code(r.exitCode);
+  done->set_wall_micros(microsSince(begin));
+  done->set_user_micros(r.userMicros);
+  done->set_sys_micros(r.sysMicros);
+  done->set_max_rss_kib(r.maxRssKib);
+  done->set_cache_result(cacheResult);
+  spdlog::info("link id={} flavor={} farm={} rc={} cache={} wall_ms={:.1f} "
+               "remote_ms={:.1f} cwd={} argc={}",
+               linkId, flavorName(static_cast<Flavor>(req.flavor())),
+               farm->target(), r.exitCode, v1::CacheResult_Name(cacheResult),
+               done->wall_micros() / 1000.0, r.wallMicros / 1000.0, req.cwd(),
+               req.argv_size());
+  if (clientStayed)
+    writer->Write(reply);
+  if (storeIt)
+    storeResult(analysis, log, outputs, r.out, r.err, r.exitCode,
+                done->wall_micros(), startWallNanos, linkId);
+  return true;
 }
 
 grpc::Status LinkService::Info(grpc::ServerContext *, const v1::InfoRequest *,
@@ -451,12 +564,16 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   std::map<std::string, uint64_t> remote =
       cache.remote ? cache.remote->counters().snapshot()
                    : RemoteCounters().snapshot();
+  remote.merge(farm ? farm->counters().snapshot()
+                    : FarmCounters().snapshot());
   reply->set_json(cache.stats->json(usage, max, remote));
   reply->set_text(cache.stats->text(usage, max, remote));
   if (req->zero()) {
     cache.stats->zero();
     if (cache.remote)
       cache.remote->counters().zero();
+    if (farm)
+      farm->counters().zero();
   }
   return grpc::Status::OK;
 }

@@ -2,6 +2,8 @@
 
 #include "config/config.h"
 #include "config/runtime_paths.h"
+#include "daemon/farm_client.h"
+#include "daemon/farm_service.h"
 #include "daemon/link_service.h"
 #include "daemon/zygote_client.h"
 
@@ -187,6 +189,113 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   return parts;
 }
 
+std::optional<std::string> readPem(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return std::nullopt;
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+bool isLoopback(const std::string &listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
+         host.starts_with("127.");
+}
+
+// The farm node's half: its store, tokens, service and listening port.
+struct FarmNode {
+  std::unique_ptr<FarmBlobStore> blobs;
+  std::optional<FarmTokens> tokens;
+  std::unique_ptr<FarmService> service;
+
+  // "" or why the node cannot serve (the daemon then refuses to start).
+  std::string open(const ServeOptions &o, const Config &settings,
+                   ZygoteClient &zygote, unsigned jobs) {
+    bool tls = !o.tlsCert.empty() || !o.tlsKey.empty();
+    if (tls && (o.tlsCert.empty() || o.tlsKey.empty()))
+      return "--tls-cert and --tls-key go together";
+    if (!tls && !o.insecure && !isLoopback(o.listen))
+      return "refusing to listen on " + o.listen +
+             " without TLS (give --tls-cert/--tls-key, or --insecure)";
+    if (!o.clientCa.empty() && !tls)
+      return "--client-ca needs TLS";
+    if (o.tokenFile.empty())
+      return "a farm node needs --token-file";
+    FarmNodeConfig c;
+    c.listen = o.listen;
+    c.tlsCert = o.tlsCert;
+    c.tlsKey = o.tlsKey;
+    c.clientCa = o.clientCa;
+    c.tokenFile = o.tokenFile;
+    c.insecure = o.insecure;
+    if (o.maxRequestBytes)
+      c.maxRequestBytes = o.maxRequestBytes;
+    if (o.maxLinksPerToken)
+      c.maxLinksPerToken = o.maxLinksPerToken;
+    if (o.linkTimeoutSeconds)
+      c.linkTimeoutSeconds = o.linkTimeoutSeconds;
+    c.jobs = jobs;
+    c.storeDir = settings.cacheDir + "/farm";
+    c.storeMaxBytes = settings.maxSize;
+    std::string err;
+    auto loaded = FarmTokens::load(o.tokenFile, c.maxLinksPerToken, &err);
+    if (!loaded)
+      return err;
+    tokens.emplace(std::move(*loaded));
+    if (std::string e = ensureDirectoryTree(c.storeDir); !e.empty())
+      return e;
+    if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create " + c.storeDir + "/links";
+    blobs = std::make_unique<FarmBlobStore>(c.storeDir + "/blobs",
+                                            c.storeMaxBytes);
+    if (std::string e = blobs->open(); !e.empty())
+      return e;
+    service = std::make_unique<FarmService>(c, zygote, *blobs, *tokens);
+    return {};
+  }
+
+  std::string addPort(grpc::ServerBuilder &builder, const ServeOptions &o,
+                      int *port) {
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (o.tlsCert.empty()) {
+      creds = grpc::InsecureServerCredentials();
+    } else {
+      auto cert = readPem(o.tlsCert), key = readPem(o.tlsKey);
+      if (!cert || !key)
+        return "cannot read " + (cert ? o.tlsKey : o.tlsCert);
+      grpc::SslServerCredentialsOptions ssl(
+          o.clientCa.empty()
+              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+      if (!o.clientCa.empty()) {
+        auto ca = readPem(o.clientCa);
+        if (!ca)
+          return "cannot read " + o.clientCa;
+        ssl.pem_root_certs = *ca;
+      }
+      ssl.pem_key_cert_pairs.push_back({*key, *cert});
+      creds = grpc::SslServerCredentials(ssl);
+    }
+    builder.AddListeningPort(o.listen, creds, port);
+    builder.RegisterService(service.get());
+    return {};
+  }
+
+  void maintain() {
+    if (!service)
+      return;
+    if (service->activeLinks() == 0)
+      blobs->evict(); // a link may hold a blob it has not opened yet
+    service->noteStoreBytes(blobs->bytes());
+  }
+};
+
 } // namespace
 
 int serve(const ServeOptions &options) {
@@ -234,6 +343,9 @@ int serve(const ServeOptions &options) {
                                   ? static_cast<uint64_t>(
                                         options.idleTimeoutSeconds)
                                   : settings.idleTimeoutSeconds;
+  // A farm node serves others: it does not go away when idle.
+  if (!options.listen.empty() && options.idleTimeoutSeconds < 0)
+    config.idleTimeoutSeconds = 0;
   config.socketPath = paths.socketPath;
   config.logPath = paths.logPath;
 
@@ -241,16 +353,48 @@ int serve(const ServeOptions &options) {
   // never that the daemon fails.
   CacheParts parts = openCache(settings, zygote);
 
+  // 3b. The farm: as its client (LINKD_FARM), and as a node (--listen).
+  std::unique_ptr<FarmClient> farmClient;
+  if (!settings.farm.empty()) {
+    std::string err;
+    farmClient = FarmClient::create(settings, parts.statCache.get(), &err);
+    if (!farmClient)
+      spdlog::error("farm {} off: {}", settings.farm, err);
+    else if (!parts.cache)
+      spdlog::warn("farm {} unused: it needs the cache", settings.farm);
+    else
+      spdlog::info("farm {} policy={} min_input={}", settings.farm,
+                   settings.farmPolicy, settings.farmMinInput);
+  }
+  FarmNode node;
+  if (!options.listen.empty()) {
+    if (std::string err = node.open(options, settings, zygote, config.jobs);
+        !err.empty()) {
+      spdlog::error("farm node: {}", err);
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+
   // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
   // leftover file is from a dead daemon.
   ShutdownSignal shutdown;
   LinkService service(config, zygote, parts.runtime(),
-                      [&] { shutdown.request(); });
+                      [&] { shutdown.request(); },
+                      parts.cache ? farmClient.get() : nullptr);
   unlink(paths.socketPath.c_str());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + paths.socketPath,
                            grpc::InsecureServerCredentials());
   builder.RegisterService(&service);
+  int farmPort = 0;
+  if (node.service) {
+    if (std::string err = node.addPort(builder, options, &farmPort);
+        !err.empty()) {
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
   builder.SetMaxReceiveMessageSize(256 << 20);
   grpc::ResourceQuota quota("linkd");
   quota.SetMaxThreads(1024);
@@ -265,6 +409,17 @@ int serve(const ServeOptions &options) {
     return 1;
   }
   chmod(paths.socketPath.c_str(), 0600);
+  if (node.service && farmPort == 0) {
+    spdlog::error("farm node: cannot listen on {}", options.listen);
+    std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
+                 options.listen.c_str());
+    server->Shutdown(std::chrono::system_clock::now());
+    return 1;
+  }
+  if (node.service)
+    spdlog::info("farm node listening on {} tls={} client_ca={} tokens={}",
+                 options.listen, !options.tlsCert.empty(),
+                 !options.clientCa.empty(), options.tokenFile);
   // Clients warn once about falling back while no daemon answers; from now
   // on a fallback is news again.
   unlink(paths.fallbackMark.c_str());
@@ -287,6 +442,7 @@ int serve(const ServeOptions &options) {
   signalWaiter.detach();
   while (!shutdown.waitFor(std::chrono::seconds(1))) {
     parts.maintain();
+    node.maintain();
     if (config.idleTimeoutSeconds > 0 &&
         service.idleSeconds() >= config.idleTimeoutSeconds) {
       spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
@@ -299,7 +455,9 @@ int serve(const ServeOptions &options) {
   unlink(paths.socketPath.c_str());
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
-  for (int i = 0; i < 3000 && service.activeLinks() > 0; ++i)
+  for (int i = 0; i < 3000 && (service.activeLinks() > 0 ||
+                               (node.service && node.service->activeLinks()));
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   server->Shutdown(std::chrono::system_clock::now());
   zygote.stop();

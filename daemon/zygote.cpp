@@ -5,6 +5,8 @@
 #include "link/access_recorder.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
+#include "link/sandbox_child.h"
+#include "link/sandbox_protocol.h"
 #include "linkd/v1/linkd.pb.h"
 
 #include <fcntl.h>
@@ -30,8 +32,10 @@ namespace {
 
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
+// `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
+// file system through the node's daemon (lib/link/sandbox_child.h).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd,
-                               int errFd, int recordFd) {
+                               int errFd, int recordFd, int sandboxFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devNull = open("/dev/null", O_RDONLY);
   dup2(devNull, STDIN_FILENO);
@@ -40,7 +44,12 @@ namespace {
   constexpr int kRecordFd = 3;
   if (recordFd >= 0)
     dup2(recordFd, kRecordFd);
-  close_range(recordFd >= 0 ? kRecordFd + 1 : kRecordFd, ~0U, 0);
+  if (sandboxFd >= 0)
+    dup2(sandboxFd, sandbox::kSandboxFd);
+  close_range(sandboxFd >= 0   ? sandbox::kSandboxFd + 1
+              : recordFd >= 0 ? kRecordFd + 1
+                              : kRecordFd,
+              ~0U, 0);
 
   sigset_t none;
   sigemptyset(&none);
@@ -54,7 +63,10 @@ namespace {
     if (auto it = req.env().find(n); it != req.env().end())
       setenv(n.c_str(), it->second.c_str(), 1);
   }
-  if (chdir(req.cwd().c_str()) != 0) {
+  // In the sandbox the client's cwd exists only as a name (every relative
+  // path is resolved against it by the sandbox); the real one is "/".
+  const std::string &dir = sandboxFd >= 0 ? std::string("/") : req.cwd();
+  if (chdir(dir.c_str()) != 0) {
     std::string msg = "linkd: error: cannot change to directory " +
                       req.cwd() + ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
@@ -62,6 +74,8 @@ namespace {
   }
   if (recordFd >= 0)
     startAccessRecording(kRecordFd, req.cwd());
+  if (sandboxFd >= 0)
+    sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
@@ -76,7 +90,7 @@ struct ZygoteState {
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  if (frame.fds.size() < 2 || frame.fds.size() > 3 ||
+  if (frame.fds.size() < 2 || frame.fds.size() > 4 ||
       !req.ParseFromString(frame.payload)) {
     sendFrame(z.controlFd, FrameKind::Failed, frame.id,
               "malformed spawn request", {});
@@ -86,7 +100,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (pid == 0) {
     close(z.controlFd);
     becomeLinker(req, frame.fds[0], frame.fds[1],
-                 frame.fds.size() == 3 ? frame.fds[2] : -1);
+                 frame.fds.size() >= 3 ? frame.fds[2] : -1,
+                 frame.fds.size() == 4 ? frame.fds[3] : -1);
   }
   int savedErrno = errno;
   frame.closeFds();

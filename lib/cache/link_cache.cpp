@@ -230,6 +230,29 @@ LinkCache::rememberManifest(const Digest &key, cache::v1::Manifest &&m) {
   return shared;
 }
 
+std::vector<std::string> LinkCache::lastInputPaths(const LinkAnalysis &link) {
+  std::shared_ptr<const cache::v1::Manifest> m = recentManifest(link.key);
+  if (!m) {
+    std::string value;
+    cache::v1::Manifest parsed;
+    if (blobs.getAction(kManifestNs, link.key, value) != Lookup::Hit ||
+        !parsed.ParseFromString(value))
+      return {};
+    m = rememberManifest(link.key, std::move(parsed));
+  }
+  std::vector<std::string> out;
+  if (m->sets().empty())
+    return out;
+  const cache::v1::InputSet &set = m->sets(0);
+  for (const auto &f : set.files())
+    out.push_back(link.paths.toLocal(f.path()));
+  for (const auto &p : set.existing())
+    out.push_back(link.paths.toLocal(p));
+  for (const auto &p : set.missing())
+    out.push_back(link.paths.toLocal(p));
+  return out;
+}
+
 std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   std::string blob;
   if (blobs.getBlob(d, blob) == Lookup::Hit)

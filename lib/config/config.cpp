@@ -128,6 +128,39 @@ void apply(Config &c, const std::string &key, const std::string &value,
       c.remoteConnectTimeoutMs = *n;
     else
       c.remoteBreakerSeconds = *n;
+  } else if (key == "farm") {
+    c.farm = value;
+  } else if (key == "farm_policy") {
+    if (value == "remote" || value == "local" || value == "auto")
+      c.farmPolicy = value;
+    else
+      bad();
+  } else if (key == "farm_min_input") {
+    if (auto n = parseSize(value))
+      c.farmMinInput = *n;
+    else
+      bad();
+  } else if (key == "farm_ca") {
+    c.farmCa = value;
+  } else if (key == "farm_cert") {
+    c.farmCert = value;
+  } else if (key == "farm_key") {
+    c.farmKey = value;
+  } else if (key == "farm_token_file") {
+    c.farmTokenFile = value;
+  } else if (key == "farm_insecure") {
+    if (auto b = parseBool(value))
+      c.farmInsecure = *b;
+    else
+      bad();
+  } else if (key == "farm_timeout_ms" || key == "farm_connect_timeout_ms") {
+    auto n = parseUnsigned(value);
+    if (!n || *n == 0)
+      bad();
+    else if (key == "farm_timeout_ms")
+      c.farmTimeoutMs = *n;
+    else
+      c.farmConnectTimeoutMs = *n;
   } else {
     c.warnings.push_back(where + ": unknown key '" + key + "'");
   }
@@ -230,7 +263,18 @@ Config loadConfig() {
                      {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
                      {"LINKD_REMOTE_CONNECT_TIMEOUT_MS",
                       "remote_connect_timeout_ms"},
-                     {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"}})
+                     {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"},
+                     {"LINKD_FARM", "farm"},
+                     {"LINKD_FARM_POLICY", "farm_policy"},
+                     {"LINKD_FARM_MIN_INPUT", "farm_min_input"},
+                     {"LINKD_FARM_CA", "farm_ca"},
+                     {"LINKD_FARM_CERT", "farm_cert"},
+                     {"LINKD_FARM_KEY", "farm_key"},
+                     {"LINKD_FARM_TOKEN_FILE", "farm_token_file"},
+                     {"LINKD_FARM_INSECURE", "farm_insecure"},
+                     {"LINKD_FARM_TIMEOUT_MS", "farm_timeout_ms"},
+                     {"LINKD_FARM_CONNECT_TIMEOUT_MS",
+                      "farm_connect_timeout_ms"}})
     if (const char *v = env(o.var))
       apply(c, o.key, v, o.var);
   if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")

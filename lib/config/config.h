@@ -21,6 +21,15 @@
 //   remote_timeout_ms          LINKD_REMOTE_TIMEOUT_MS          5000
 //   remote_connect_timeout_ms  LINKD_REMOTE_CONNECT_TIMEOUT_MS  300
 //   remote_breaker_seconds     LINKD_REMOTE_BREAKER_SECONDS     30
+//   farm           LINKD_FARM           (none; gRPC target of a link farm,
+//                                        see docs/farm.md)
+//   farm_policy    LINKD_FARM_POLICY    auto  (remote, local, auto)
+//   farm_min_input LINKD_FARM_MIN_INPUT 64M   (auto: offload above this)
+//   farm_ca / farm_cert / farm_key  LINKD_FARM_CA / _CERT / _KEY (PEM files)
+//   farm_token_file LINKD_FARM_TOKEN_FILE (bearer token)
+//   farm_insecure  LINKD_FARM_INSECURE  false (plaintext, for loopback)
+//   farm_timeout_ms         LINKD_FARM_TIMEOUT_MS          600000
+//   farm_connect_timeout_ms LINKD_FARM_CONNECT_TIMEOUT_MS  2000
 #pragma once
 
 #include <cstdint>
@@ -45,6 +54,13 @@ struct Config {
   uint64_t remoteTimeoutMs = 5000;
   uint64_t remoteConnectTimeoutMs = 300;
   uint64_t remoteBreakerSeconds = 30;
+  std::string farm;                  // gRPC target; empty: no farm
+  std::string farmPolicy = "auto";   // remote, local, auto
+  uint64_t farmMinInput = 64ull << 20;
+  std::string farmCa, farmCert, farmKey, farmTokenFile;
+  bool farmInsecure = false;
+  uint64_t farmTimeoutMs = 600000;
+  uint64_t farmConnectTimeoutMs = 2000;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values
 };
