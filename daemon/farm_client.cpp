@@ -91,11 +91,11 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
     return nullptr;
   }
   auto token = slurp(settings.farmTokenFile);
-  if (!token || (trimmed(*token).empty() &&
-                 settings.farmTokenFile != "/dev/null")) {
+  if (!token) {
     *error = "cannot read the farm token file " + settings.farmTokenFile;
     return nullptr;
   }
+  // An empty file sends no token (the node will refuse; logged there).
   c->token = trimmed(*token);
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (settings.farmInsecure) {
@@ -123,6 +123,20 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // An address list has no single name for the certificate check; the
+  // nodes' certificates then carry farm_tls_name, or the first address.
+  std::string tlsName = settings.farmTlsName;
+  if (tlsName.empty() && !settings.farmInsecure &&
+      (settings.farm.starts_with("ipv4:") ||
+       settings.farm.starts_with("ipv6:")) &&
+      settings.farm.find(',') != std::string::npos) {
+    std::string first = settings.farm.substr(5, settings.farm.find(',') - 5);
+    tlsName = first.substr(0, first.rfind(':'));
+    if (tlsName.size() > 2 && tlsName.front() == '[')
+      tlsName = tlsName.substr(1, tlsName.size() - 2);
+  }
+  if (!tlsName.empty() && !settings.farmInsecure)
+    args.SetSslTargetNameOverride(tlsName);
   c->channel = grpc::CreateCustomChannel(settings.farm, creds, args);
   c->stub = v1::Farm::NewStub(c->channel);
   return c;
@@ -179,20 +193,22 @@ v1::PathFact FarmClient::fact(const std::string &path) {
 }
 
 FarmClient::Result FarmClient::offload(const v1::LinkRequest &req,
-                                       const std::vector<std::string> &prefetch) {
-  Result r = offloadOnce(req, prefetch);
+                                       const std::vector<std::string> &prefetch,
+                                       const std::vector<std::string> &outputs) {
+  Result r = offloadOnce(req, prefetch, outputs);
   if (!r.ok && r.retryable) {
     // A node that died mid-link: the channel has marked it down, so the
     // retry goes to another node (or fails fast).
     ++stats.retries;
     spdlog::info("farm: retrying once after: {}", r.error);
-    r = offloadOnce(req, prefetch);
+    r = offloadOnce(req, prefetch, outputs);
   }
   return r;
 }
 
 FarmClient::Result FarmClient::offloadOnce(
-    const v1::LinkRequest &req, const std::vector<std::string> &prefetch) {
+    const v1::LinkRequest &req, const std::vector<std::string> &prefetch,
+    const std::vector<std::string> &outputs) {
   Result r;
   auto now = std::chrono::system_clock::now();
   if (!channel->WaitForConnected(
@@ -202,7 +218,8 @@ FarmClient::Result FarmClient::offloadOnce(
   }
   grpc::ClientContext ctx;
   ctx.set_deadline(now + std::chrono::milliseconds(settings.farmTimeoutMs));
-  ctx.AddMetadata("authorization", "Bearer " + token);
+  if (!token.empty())
+    ctx.AddMetadata("authorization", "Bearer " + token);
   auto stream = stub->Offload(&ctx);
 
   std::map<Digest, std::string> pathOf; // blobs we described
@@ -215,6 +232,19 @@ FarmClient::Result FarmClient::offloadOnce(
   v1::OffloadUp first;
   *first.mutable_start()->mutable_link() = req;
   std::set<std::string> seen;
+  for (const std::string &p : outputs) {
+    if (p.empty() || p[0] != '/' || !seen.insert(p).second)
+      continue;
+    v1::PathFact *f = first.mutable_start()->add_facts();
+    describe(p, f);
+    if (f->kind() == v1::PathFact::FILE) {
+      pathOf.erase(*Digest::fromRaw(f->digest()));
+      f->Clear();
+      f->set_path(p);
+      f->set_kind(v1::PathFact::ABSENT);
+      f->set_error(ENOENT);
+    }
+  }
   for (const std::string &p : prefetch)
     if (!p.empty() && p[0] == '/' && seen.insert(p).second)
       describe(p, first.mutable_start()->add_facts());

@@ -61,9 +61,13 @@ public:
     std::string records;  // access records with client paths
     uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
   };
-  // Offloads one link. `prefetch` names paths worth describing up front.
+  // Offloads one link. `prefetch` names paths worth describing up front;
+  // `outputs` the output file (described as absent: an old output is never
+  // uploaded; LLD then only skips moving it aside before replacing it) and
+  // its directory.
   Result offload(const v1::LinkRequest &req,
-                 const std::vector<std::string> &prefetch);
+                 const std::vector<std::string> &prefetch,
+                 const std::vector<std::string> &outputs);
 
   FarmCounters &counters() { return stats; }
   int printHealth(bool json);
@@ -77,7 +81,8 @@ private:
   FarmClient(const Config &settings, StatCache *statCache)
       : settings(settings), statCache(statCache) {}
   Result offloadOnce(const v1::LinkRequest &req,
-                     const std::vector<std::string> &prefetch);
+                     const std::vector<std::string> &prefetch,
+                     const std::vector<std::string> &outputs);
 
   Config settings;
   StatCache *statCache;

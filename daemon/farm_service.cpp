@@ -200,6 +200,7 @@ void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
     auto *w = m.mutable_need_blobs()->add_blobs();
     w->set_digest(std::string(d.raw()));
     w->set_offset(node.blobs.partialSize(d));
+    spdlog::debug("farm link id={} needs blob {}", id, d.hex());
   }
   if (m.has_need_blobs()) {
     ++roundTrips;
@@ -277,6 +278,7 @@ bool OffloadSession::tryAnswer(int sandboxFd) {
       v1::OffloadDown m;
       m.mutable_need_paths()->add_paths(a.needPath);
       ++roundTrips;
+      spdlog::debug("farm link id={} needs path {}", id, a.needPath);
       return send(m);
     }
     if (a.needBlob)

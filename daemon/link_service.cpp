@@ -430,19 +430,38 @@ namespace {
 // Paths worth describing to the farm up front: the last input set for this
 // action key, and the files named on the command line (objects, archives,
 // scripts), spelled as the link child will spell them (cwd + "/" + name).
+// `outputs` gets the output path (-o, /out:) and its directory.
 std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
                                       std::vector<std::string> last,
+                                      std::vector<std::string> &outputs,
                                       uint64_t &bytes) {
   std::vector<std::string> out = std::move(last);
   bool haveManifest = !out.empty();
+  auto absolute = [&](const std::string &p) {
+    return p[0] == '/' ? p : req.cwd() + "/" + p;
+  };
   const auto &argv = req.argv();
   for (int i = 1; i < argv.size(); ++i) {
     const std::string &a = argv[i];
     const std::string &prev = argv[i - 1];
-    if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-o" ||
-        prev == "--output" || prev == "-Map" || prev == "--Map")
+    std::string output;
+    if (prev == "-o" || prev == "--output")
+      output = a;
+    else if (a.starts_with("--output="))
+      output = a.substr(9);
+    else if (a.size() > 5 && (a.starts_with("/out:") || a.starts_with("-out:") ||
+                              a.starts_with("/OUT:") || a.starts_with("-OUT:")))
+      output = a.substr(5);
+    if (!output.empty()) {
+      std::string p = absolute(output);
+      outputs.push_back(p);
+      outputs.push_back(p.substr(0, std::max<size_t>(p.rfind('/'), 1)));
       continue;
-    out.push_back(a[0] == '/' ? a : req.cwd() + "/" + a);
+    }
+    if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-Map" ||
+        prev == "--Map")
+      continue;
+    out.push_back(absolute(a));
   }
   bytes = 0;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -463,13 +482,14 @@ bool LinkService::offloadToFarm(const v1::LinkRequest &req,
                                 grpc::ServerWriter<v1::LinkReply> *writer,
                                 uint64_t linkId) {
   uint64_t inputBytes = 0;
+  std::vector<std::string> outputPaths;
   std::vector<std::string> prefetch = farmPrefetch(
-      req, cache.cache->lastInputPaths(analysis), inputBytes);
+      req, cache.cache->lastInputPaths(analysis), outputPaths, inputBytes);
   if (!farm->wantsOffload(inputBytes))
     return false;
   auto begin = Clock::now();
   int64_t startWallNanos = wallNanos();
-  FarmClient::Result r = farm->offload(req, prefetch);
+  FarmClient::Result r = farm->offload(req, prefetch, outputPaths);
   if (!r.ok) {
     ++farm->counters().fallbacks;
     spdlog::warn("link id={} farm={}: {}; linking locally", linkId,

@@ -146,6 +146,8 @@ void apply(Config &c, const std::string &key, const std::string &value,
     c.farmCert = value;
   } else if (key == "farm_key") {
     c.farmKey = value;
+  } else if (key == "farm_tls_name") {
+    c.farmTlsName = value;
   } else if (key == "farm_token_file") {
     c.farmTokenFile = value;
   } else if (key == "farm_insecure") {
@@ -271,6 +273,7 @@ Config loadConfig() {
                      {"LINKD_FARM_CERT", "farm_cert"},
                      {"LINKD_FARM_KEY", "farm_key"},
                      {"LINKD_FARM_TOKEN_FILE", "farm_token_file"},
+                     {"LINKD_FARM_TLS_NAME", "farm_tls_name"},
                      {"LINKD_FARM_INSECURE", "farm_insecure"},
                      {"LINKD_FARM_TIMEOUT_MS", "farm_timeout_ms"},
                      {"LINKD_FARM_CONNECT_TIMEOUT_MS",

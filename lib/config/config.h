@@ -27,6 +27,8 @@
 //   farm_min_input LINKD_FARM_MIN_INPUT 64M   (auto: offload above this)
 //   farm_ca / farm_cert / farm_key  LINKD_FARM_CA / _CERT / _KEY (PEM files)
 //   farm_token_file LINKD_FARM_TOKEN_FILE (bearer token)
+//   farm_tls_name  LINKD_FARM_TLS_NAME  (the name the nodes' certificates
+//                  carry; default: the target's host, or its first address)
 //   farm_insecure  LINKD_FARM_INSECURE  false (plaintext, for loopback)
 //   farm_timeout_ms         LINKD_FARM_TIMEOUT_MS          600000
 //   farm_connect_timeout_ms LINKD_FARM_CONNECT_TIMEOUT_MS  2000
@@ -57,7 +59,7 @@ struct Config {
   std::string farm;                  // gRPC target; empty: no farm
   std::string farmPolicy = "auto";   // remote, local, auto
   uint64_t farmMinInput = 64ull << 20;
-  std::string farmCa, farmCert, farmKey, farmTokenFile;
+  std::string farmCa, farmCert, farmKey, farmTokenFile, farmTlsName;
   bool farmInsecure = false;
   uint64_t farmTimeoutMs = 600000;
   uint64_t farmConnectTimeoutMs = 2000;
