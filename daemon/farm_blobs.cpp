@@ -39,7 +39,7 @@ bool FarmBlobStore::has(const Digest &d) {
 }
 
 uint64_t FarmBlobStore::partialSize(const Digest &d) const {
-  struct stat st {};
+  struct stat st{};
   if (stat(partialPath(d).c_str(), &st) != 0)
     return 0;
   return static_cast<uint64_t>(st.st_size);
@@ -52,14 +52,14 @@ bool FarmBlobStore::append(const Digest &d, uint64_t offset,
   int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     return false;
-  struct stat st {};
+  struct stat st{};
   bool ok = fstat(fd, &st) == 0 &&
             (offset == static_cast<uint64_t>(st.st_size) || offset == 0);
   if (ok && offset == 0 && st.st_size != 0)
     ok = ftruncate(fd, 0) == 0;
   while (ok && !data.empty()) {
-    ssize_t n = pwrite(fd, data.data(), data.size(),
-                       static_cast<off_t>(offset));
+    ssize_t n =
+        pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR)
       continue;
     ok = n > 0;
@@ -120,7 +120,7 @@ std::vector<BlobFile> listBlobs(const std::string &root) {
       if (f->d_name[0] == '.')
         continue;
       std::string p = sub + "/" + f->d_name;
-      struct stat st {};
+      struct stat st{};
       if (stat(p.c_str(), &st) == 0)
         out.push_back({p, static_cast<uint64_t>(st.st_size),
                        st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec});
@@ -147,8 +147,9 @@ uint64_t FarmBlobStore::evict() {
     total += b.size;
   if (total <= maxBytes)
     return 0;
-  std::sort(all.begin(), all.end(),
-            [](const BlobFile &a, const BlobFile &b) { return a.mtime < b.mtime; });
+  std::sort(all.begin(), all.end(), [](const BlobFile &a, const BlobFile &b) {
+    return a.mtime < b.mtime;
+  });
   uint64_t removed = 0;
   // A link that holds a blob open keeps reading it after the unlink.
   for (const BlobFile &b : all) {

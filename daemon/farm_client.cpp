@@ -33,9 +33,9 @@ std::map<std::string, uint64_t> FarmCounters::snapshot() const {
 }
 
 void FarmCounters::zero() {
-  for (auto *c : {&offloaded, &fallbacks, &notOffloadable, &bytesUp,
-                  &bytesDown, &blobsUploaded, &blobsSkipped,
-                  &remoteLinkMicros, &roundTrips, &retries})
+  for (auto *c : {&offloaded, &fallbacks, &notOffloadable, &bytesUp, &bytesDown,
+                  &blobsUploaded, &blobsSkipped, &remoteLinkMicros, &roundTrips,
+                  &retries})
     c->store(0);
 }
 
@@ -153,7 +153,7 @@ bool FarmClient::wantsOffload(uint64_t inputBytes) const {
 v1::PathFact FarmClient::fact(const std::string &path) {
   v1::PathFact f;
   f.set_path(path);
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) {
     int e = errno;
     f.set_kind(e == ENOENT || e == ENOTDIR ? v1::PathFact::ABSENT
@@ -192,9 +192,10 @@ v1::PathFact FarmClient::fact(const std::string &path) {
   return f;
 }
 
-FarmClient::Result FarmClient::offload(const v1::LinkRequest &req,
-                                       const std::vector<std::string> &prefetch,
-                                       const std::vector<std::string> &outputs) {
+FarmClient::Result
+FarmClient::offload(const v1::LinkRequest &req,
+                    const std::vector<std::string> &prefetch,
+                    const std::vector<std::string> &outputs) {
   Result r = offloadOnce(req, prefetch, outputs);
   if (!r.ok && r.retryable) {
     // A node that died mid-link: the channel has marked it down, so the
@@ -206,9 +207,10 @@ FarmClient::Result FarmClient::offload(const v1::LinkRequest &req,
   return r;
 }
 
-FarmClient::Result FarmClient::offloadOnce(
-    const v1::LinkRequest &req, const std::vector<std::string> &prefetch,
-    const std::vector<std::string> &outputs) {
+FarmClient::Result
+FarmClient::offloadOnce(const v1::LinkRequest &req,
+                        const std::vector<std::string> &prefetch,
+                        const std::vector<std::string> &outputs) {
   Result r;
   auto now = std::chrono::system_clock::now();
   if (!channel->WaitForConnected(
@@ -286,7 +288,8 @@ FarmClient::Result FarmClient::offloadOnce(
         std::string buf(kFarmChunkBytes, '\0');
         uint64_t off = w.offset();
         for (;;) {
-          ssize_t n = pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
+          ssize_t n =
+              pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
           if (n < 0) {
             fail = "cannot read " + it->second + ": " + std::strerror(errno);
             break;
@@ -384,13 +387,13 @@ FarmClient::Result FarmClient::offloadOnce(
     discard(files);
     r.error = !fail.empty() ? fail
               : st.ok()     ? "the farm ended the link without a result"
-                            : "farm: " + std::to_string(st.error_code()) +
-                              " " + st.error_message();
-    r.retryable = fail.empty() &&
-                  (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                   st.error_code() == grpc::StatusCode::CANCELLED ||
-                   st.error_code() == grpc::StatusCode::INTERNAL ||
-                   st.error_code() == grpc::StatusCode::UNKNOWN);
+                            : "farm: " + std::to_string(st.error_code()) + " " +
+                              st.error_message();
+    r.retryable =
+        fail.empty() && (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                         st.error_code() == grpc::StatusCode::CANCELLED ||
+                         st.error_code() == grpc::StatusCode::INTERNAL ||
+                         st.error_code() == grpc::StatusCode::UNKNOWN);
     return r;
   }
   stats.roundTrips += 0;
@@ -399,10 +402,10 @@ FarmClient::Result FarmClient::offloadOnce(
     discard(files);
     if (!final.not_offloadable().empty())
       ++stats.notOffloadable;
-    r.error = final.term_signal()
-                  ? "the link was killed on the farm by " +
-                        final.term_signal_name()
-                  : "not offloadable: " + final.not_offloadable();
+    r.error =
+        final.term_signal()
+            ? "the link was killed on the farm by " + final.term_signal_name()
+            : "not offloadable: " + final.not_offloadable();
     return r;
   }
   for (Incoming &f : files) {
@@ -477,8 +480,8 @@ int FarmClient::printHealth(bool json) {
     std::printf("farm node %s (linkd %s, %s)\n  jobs %u, active %u, queued "
                 "%u, links %llu, rejected %llu, load %.2f, store %s\n",
                 ctx.peer().c_str(), reply.version().c_str(),
-                reply.lld_version().c_str(), reply.jobs(),
-                reply.active_links(), reply.queued_links(),
+                reply.lld_version().c_str(), reply.jobs(), reply.active_links(),
+                reply.queued_links(),
                 static_cast<unsigned long long>(reply.links_total()),
                 static_cast<unsigned long long>(reply.links_rejected()),
                 reply.load_average_1m(),

@@ -44,16 +44,15 @@ struct FarmCounters {
 class FarmClient {
 public:
   // nullptr and `error` when the settings cannot work (unreadable CA/token).
-  static std::unique_ptr<FarmClient> create(const Config &settings,
-                                            StatCache *statCache,
-                                            std::string *error);
+  static std::unique_ptr<FarmClient>
+  create(const Config &settings, StatCache *statCache, std::string *error);
 
   // The policy's decision for a link whose known inputs total `inputBytes`.
   bool wantsOffload(uint64_t inputBytes) const;
 
   struct Result {
-    bool ok = false;      // outputs are in place; the fields below hold
-    std::string error;    // why not (the caller links locally)
+    bool ok = false;   // outputs are in place; the fields below hold
+    std::string error; // why not (the caller links locally)
     bool retryable = false;
     int exitCode = 0;
     int termSignal = 0;

@@ -129,8 +129,7 @@ class OffloadSession {
 public:
   OffloadSession(FarmService &node, grpc::ServerContext *ctx, Stream *stream,
                  uint64_t id, std::string client)
-      : node(node), ctx(ctx), stream(stream), id(id),
-        client(std::move(client)),
+      : node(node), ctx(ctx), stream(stream), id(id), client(std::move(client)),
         view(node.blobs, node.config.storeDir + "/links/" +
                              std::to_string(getpid()) + "-" +
                              std::to_string(id)) {}
@@ -301,12 +300,10 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
                    {errFd, POLLIN, 0},
                    {recordFd, POLLIN, 0},
                    {inbox.fd(), POLLIN, 0}};
-  auto deadline =
-      begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
+  auto deadline = begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
   std::string buf(1 << 16, '\0');
   bool clientClosed = false;
-  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 ||
-         fds[3].fd >= 0) {
+  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
     int n = poll(fds, 5, 100);
     if (n < 0 && errno != EINTR)
       return fail(grpc::StatusCode::INTERNAL, "poll failed");
@@ -355,8 +352,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
           bad.err = EINVAL;
           (void)!::send(sandboxFd, &bad, sizeof(bad), MSG_NOSIGNAL);
         } else if (!tryAnswer(sandboxFd)) {
-          return grpc::Status(grpc::StatusCode::CANCELLED,
-                              "client went away");
+          return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
         }
       }
     }
@@ -392,7 +388,7 @@ namespace {
 // Streams one output file: header (with its digest), then its content.
 bool sendOutput(Stream *stream, const FarmView::Output &o, uint64_t &bytes) {
   Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
-  struct stat st {};
+  struct stat st{};
   if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
     return true; // nothing there (removed): not an output
   Sha256 h;
@@ -507,8 +503,8 @@ grpc::Status OffloadSession::runLink() {
       pipe2(recP, O_CLOEXEC) != 0)
     return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                 std::string("cannot create pipes: ") + std::strerror(errno));
-  Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]),
-      errR(errP[0]), errW(errP[1]), recR(recP[0]), recW(recP[1]);
+  Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]), errR(errP[0]),
+      errW(errP[1]), recR(recP[0]), recW(recP[1]);
   ZygoteClient::Spawned child =
       node.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
   sbChild.reset();
@@ -528,16 +524,16 @@ grpc::Status OffloadSession::runLink() {
 
 FarmService::FarmService(FarmNodeConfig config, ZygoteClient &zygote,
                          FarmBlobStore &blobs, FarmTokens &tokens)
-    : config(std::move(config)), zygote(zygote), blobs(blobs),
-      tokens(tokens), slots(this->config.jobs), started(Clock::now()) {}
+    : config(std::move(config)), zygote(zygote), blobs(blobs), tokens(tokens),
+      slots(this->config.jobs), started(Clock::now()) {}
 
 grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
   const auto &md = ctx->client_metadata();
   auto it = md.find("authorization");
   std::optional<std::string> client =
-      it == md.end()
-          ? std::nullopt
-          : tokens.authenticate(std::string(it->second.data(), it->second.size()));
+      it == md.end() ? std::nullopt
+                     : tokens.authenticate(
+                           std::string(it->second.data(), it->second.size()));
   if (!client) {
     ++linksRejected;
     spdlog::warn("farm: UNAUTHENTICATED peer={}: {} token", ctx->peer(),

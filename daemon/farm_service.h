@@ -27,26 +27,25 @@
 namespace linkd {
 
 struct FarmNodeConfig {
-  std::string listen;        // HOST:PORT
+  std::string listen; // HOST:PORT
   std::string tlsCert, tlsKey, clientCa, tokenFile;
-  bool insecure = false;     // plaintext on a non-loopback address
+  bool insecure = false;                  // plaintext on a non-loopback address
   uint64_t maxRequestBytes = 32ull << 30; // input bytes one link may claim
   unsigned maxLinksPerToken = 8;
   uint64_t linkTimeoutSeconds = 3600;
   unsigned jobs = 1;
-  std::string storeDir;      // input blobs
+  std::string storeDir; // input blobs
   uint64_t storeMaxBytes = 50ull << 30;
 };
 
 class FarmService final : public v1::Farm::Service {
 public:
-  FarmService(FarmNodeConfig config, ZygoteClient &zygote,
-              FarmBlobStore &blobs, FarmTokens &tokens);
+  FarmService(FarmNodeConfig config, ZygoteClient &zygote, FarmBlobStore &blobs,
+              FarmTokens &tokens);
 
-  grpc::Status
-  Offload(grpc::ServerContext *ctx,
-          grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp> *stream)
-      override;
+  grpc::Status Offload(grpc::ServerContext *ctx,
+                       grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>
+                           *stream) override;
   grpc::Status Health(grpc::ServerContext *ctx, const v1::HealthRequest *req,
                       v1::HealthReply *reply) override;
 

@@ -46,7 +46,8 @@ std::optional<FarmTokens> FarmTokens::load(const std::string &path,
 std::optional<std::string>
 FarmTokens::authenticate(const std::string &header) const {
   const std::string prefix = "Bearer ";
-  if (header.size() <= prefix.size() || header.compare(0, prefix.size(), prefix))
+  if (header.size() <= prefix.size() ||
+      header.compare(0, prefix.size(), prefix))
     return std::nullopt;
   std::string given = header.substr(prefix.size());
   std::optional<std::string> found;

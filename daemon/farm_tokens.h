@@ -18,9 +18,8 @@ namespace linkd {
 class FarmTokens {
 public:
   // Reads `path`; nullopt and `error` set when unreadable or empty.
-  static std::optional<FarmTokens> load(const std::string &path,
-                                        unsigned defaultMaxLinks,
-                                        std::string *error);
+  static std::optional<FarmTokens>
+  load(const std::string &path, unsigned defaultMaxLinks, std::string *error);
 
   // The client's name for `authorization` metadata ("Bearer <token>"), or
   // nullopt for a missing or unknown token.

@@ -146,7 +146,7 @@ FarmView::Answer FarmView::statAnswer(const std::string &path) {
     return ready(sandbox::KindAbsent, ENOENT);
   if (e.state == Entry::Fact)
     return fromFact(e.fact);
-  struct stat st {};
+  struct stat st{};
   if (::stat(e.real.c_str(), &st) != 0)
     return ready(sandbox::KindAbsent, ENOENT);
   Answer a = ready(sandbox::KindFile);
@@ -160,8 +160,8 @@ FarmView::Answer FarmView::statAnswer(const std::string &path) {
 
 FarmView::Answer FarmView::readAnswer(const std::string &path) {
   Answer a = statAnswer(path);
-  if (!a.ready || (a.reply.kind != sandbox::KindFile &&
-                   a.reply.kind != sandbox::KindDir))
+  if (!a.ready ||
+      (a.reply.kind != sandbox::KindFile && a.reply.kind != sandbox::KindDir))
     return a;
   const Entry &e = entries.at(path);
   if (a.reply.kind == sandbox::KindDir) {
@@ -266,8 +266,8 @@ FarmView::Answer FarmView::chmodAnswer(const std::string &path,
     return ready(sandbox::KindError, EPERM);
   char *end = nullptr;
   unsigned long m = std::strtoul(mode.c_str(), &end, 10);
-  if (!end || *end || ::chmod(it->second.real.c_str(),
-                              static_cast<mode_t>(m & 07777)) != 0)
+  if (!end || *end ||
+      ::chmod(it->second.real.c_str(), static_cast<mode_t>(m & 07777)) != 0)
     return ready(sandbox::KindError, EPERM);
   return ready(sandbox::KindOk);
 }

@@ -43,11 +43,11 @@ public:
   static std::optional<Question> parse(std::string_view msg);
 
   struct Answer {
-    bool ready = false;        // else: one of the needs below is set
-    std::string needPath;      // the client must describe this path
+    bool ready = false;             // else: one of the needs below is set
+    std::string needPath;           // the client must describe this path
     std::optional<Digest> needBlob; // the client must upload this blob
     sandbox::SandboxReply reply;
-    std::string real;          // node path for the child to open
+    std::string real; // node path for the child to open
   };
   Answer answer(const Question &q);
 

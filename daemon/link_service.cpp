@@ -99,8 +99,8 @@ struct Streams {
 // records when asked) until the child closes every pipe. False if the client
 // went away; the caller then kills the child.
 bool pumpOutput(grpc::ServerContext *ctx,
-                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out,
-                Pipe &err, Pipe *records, Streams &s) {
+                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out, Pipe &err,
+                Pipe *records, Streams &s) {
   pollfd fds[3] = {{out.read, POLLIN, 0},
                    {err.read, POLLIN, 0},
                    {records ? records->read : -1, POLLIN, 0}};
@@ -158,8 +158,7 @@ LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
                          FarmClient *farm)
     : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
       requestShutdown(std::move(requestShutdown)), farm(farm),
-      slots(this->config.jobs),
-      started(Clock::now()),
+      slots(this->config.jobs), started(Clock::now()),
       lastActivityNanos(Clock::now().time_since_epoch().count()) {}
 
 uint64_t LinkService::idleSeconds() const {
@@ -227,17 +226,15 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   cache.stats->countHit(saved, bytes);
   spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
                "lookup_us={}",
-               linkId, analysis.key.hex().substr(0, 16),
-               result->outputs_size(), bytes, done->wall_micros() / 1000.0,
-               lookupMicros);
+               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
+               bytes, done->wall_micros() / 1000.0, lookupMicros);
   return true;
 }
 
-grpc::Status LinkService::spawnAndPump(grpc::ServerContext *ctx,
-                                       const v1::LinkRequest &req,
-                                       grpc::ServerWriter<v1::LinkReply> *writer,
-                                       uint64_t linkId, bool record,
-                                       LinkRun &run) {
+grpc::Status
+LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          uint64_t linkId, bool record, LinkRun &run) {
   // A zygote that died since the last link is only noticed when we talk to
   // it; the spawn then fails before LLD ran, so one retry (which starts a
   // fresh zygote) is always safe.
@@ -385,14 +382,14 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   done->set_cache_result(cacheResult);
   countOutcome(run.exit.ran, cacheResult, uncacheableReason);
 
-  spdlog::info("link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-               "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
-               linkId, flavorName(inv.flavor), run.pid, outcome,
-               v1::CacheResult_Name(cacheResult),
-               uncacheableReason.empty() ? "" : " reason=\"" +
-                                                    uncacheableReason + "\"",
-               done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
-               run.exit.maxRssKib, req.cwd(), req.argv_size());
+  spdlog::info(
+      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+      linkId, flavorName(inv.flavor), run.pid, outcome,
+      v1::CacheResult_Name(cacheResult),
+      uncacheableReason.empty() ? "" : " reason=\"" + uncacheableReason + "\"",
+      done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
+      run.exit.maxRssKib, req.cwd(), req.argv_size());
   if (!run.clientStayed)
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   writer->Write(reply);
@@ -449,8 +446,9 @@ std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
       output = a;
     else if (a.starts_with("--output="))
       output = a.substr(9);
-    else if (a.size() > 5 && (a.starts_with("/out:") || a.starts_with("-out:") ||
-                              a.starts_with("/OUT:") || a.starts_with("-OUT:")))
+    else if (a.size() > 5 &&
+             (a.starts_with("/out:") || a.starts_with("-out:") ||
+              a.starts_with("/OUT:") || a.starts_with("-OUT:")))
       output = a.substr(5);
     if (!output.empty()) {
       std::string p = absolute(output);
@@ -465,7 +463,7 @@ std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
   }
   bytes = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    struct stat st {};
+    struct stat st{};
     bool isFile = ::stat(out[i].c_str(), &st) == 0 && S_ISREG(st.st_mode);
     if (isFile)
       bytes += static_cast<uint64_t>(st.st_size);
@@ -584,8 +582,7 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   std::map<std::string, uint64_t> remote =
       cache.remote ? cache.remote->counters().snapshot()
                    : RemoteCounters().snapshot();
-  remote.merge(farm ? farm->counters().snapshot()
-                    : FarmCounters().snapshot());
+  remote.merge(farm ? farm->counters().snapshot() : FarmCounters().snapshot());
   reply->set_json(cache.stats->json(usage, max, remote));
   reply->set_text(cache.stats->text(usage, max, remote));
   if (req->zero()) {

@@ -75,8 +75,8 @@ private:
                      uint64_t linkId);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
-                   const std::string &out, const std::string &err,
-                   int exitCode, uint64_t wallMicros, int64_t startWallNanos,
+                   const std::string &out, const std::string &err, int exitCode,
+                   uint64_t wallMicros, int64_t startWallNanos,
                    uint64_t linkId);
   void countOutcome(bool ran, v1::CacheResult result,
                     const std::string &reason);

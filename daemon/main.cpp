@@ -2,11 +2,11 @@
 // them: serve (the daemon), status and stop (talk to it), link (the one-shot
 // local link) and rewrite (symbol/COMDAT rewriting), both handed to
 // linkd-lld, the binary that holds LLVM.
-#include "daemon/control.h"
-#include "daemon/serve.h"
 #include "config/config.h"
 #include "config/runtime_paths.h"
+#include "daemon/control.h"
 #include "daemon/farm_client.h"
+#include "daemon/serve.h"
 
 #include <unistd.h>
 
@@ -161,7 +161,8 @@ int main(int argc, char **argv) {
     return linkd::printStats(json, zero);
   }
   if (cmd == "farm-health")
-    return linkd::printFarmHealth(argc > 2 && std::strcmp(argv[2], "--json") == 0);
+    return linkd::printFarmHealth(argc > 2 &&
+                                  std::strcmp(argv[2], "--json") == 0);
   if (cmd == "cache" && argc == 3)
     return linkd::cacheControl(argv[2]);
   if (cmd == "version" || cmd == "--version") {

@@ -13,6 +13,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,8 +159,7 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
     spdlog::info("cache off by configuration");
     return parts;
   }
-  std::string lld =
-      zygote.waitForLldVersion(std::chrono::milliseconds(10000));
+  std::string lld = zygote.waitForLldVersion(std::chrono::milliseconds(10000));
   if (lld.empty()) {
     spdlog::error("the link zygote did not report LLD's version; cache off");
     return parts;
@@ -169,8 +169,8 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   sc.maxBytes = settings.maxSize;
   std::string err;
   auto store = LocalStore::open(sc, &err);
-  auto statCache = store ? StatCache::open(sc.root + "/statcache.sqlite", &err)
-                         : nullptr;
+  auto statCache =
+      store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
   if (!store || !statCache) {
     spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
     return parts;
@@ -252,8 +252,8 @@ struct FarmNode {
       return e;
     if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
       return "cannot create " + c.storeDir + "/links";
-    blobs = std::make_unique<FarmBlobStore>(c.storeDir + "/blobs",
-                                            c.storeMaxBytes);
+    blobs =
+        std::make_unique<FarmBlobStore>(c.storeDir + "/blobs", c.storeMaxBytes);
     if (std::string e = blobs->open(); !e.empty())
       return e;
     service = std::make_unique<FarmService>(c, zygote, *blobs, *tokens);
@@ -296,9 +296,24 @@ struct FarmNode {
   }
 };
 
+// The listening socket systemd passed (socket activation: LISTEN_PID is us,
+// LISTEN_FDS >= 1, the socket is fd 3), or -1.
+int activatedSocket() {
+  const char *pid = std::getenv("LISTEN_PID");
+  const char *fds = std::getenv("LISTEN_FDS");
+  if (!pid || !fds || std::atol(pid) != getpid() || std::atoi(fds) < 1)
+    return -1;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  return 3;
+}
+
 } // namespace
 
 int serve(const ServeOptions &options) {
+  int activated = activatedSocket();
   if (!options.socketPath.empty())
     setenv("LINKD_SOCKET", options.socketPath.c_str(), 1);
   RuntimePaths paths = resolveRuntimePaths();
@@ -333,16 +348,16 @@ int serve(const ServeOptions &options) {
 
   // 2. Logging and configuration.
   Config settings = loadConfig();
-  setUpLogging(paths, options.logLevel.empty() ? settings.logLevel
-                                               : options.logLevel);
+  setUpLogging(paths,
+               options.logLevel.empty() ? settings.logLevel : options.logLevel);
   for (const std::string &w : settings.warnings)
     spdlog::warn("config: {}", w);
   ServiceConfig config;
   config.jobs = options.jobs ? options.jobs : settings.jobs;
-  config.idleTimeoutSeconds = options.idleTimeoutSeconds >= 0
-                                  ? static_cast<uint64_t>(
-                                        options.idleTimeoutSeconds)
-                                  : settings.idleTimeoutSeconds;
+  config.idleTimeoutSeconds =
+      options.idleTimeoutSeconds >= 0
+          ? static_cast<uint64_t>(options.idleTimeoutSeconds)
+          : settings.idleTimeoutSeconds;
   // A farm node serves others: it does not go away when idle.
   if (!options.listen.empty() && options.idleTimeoutSeconds < 0)
     config.idleTimeoutSeconds = 0;
@@ -379,13 +394,21 @@ int serve(const ServeOptions &options) {
   // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
   // leftover file is from a dead daemon.
   ShutdownSignal shutdown;
-  LinkService service(config, zygote, parts.runtime(),
-                      [&] { shutdown.request(); },
-                      parts.cache ? farmClient.get() : nullptr);
-  unlink(paths.socketPath.c_str());
+  LinkService service(
+      config, zygote, parts.runtime(), [&] { shutdown.request(); },
+      parts.cache ? farmClient.get() : nullptr);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + paths.socketPath,
-                           grpc::InsecureServerCredentials());
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  if (activated >= 0) {
+    // systemd owns the socket; we accept on it and hand gRPC each connection.
+    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        grpc::InsecureServerCredentials());
+  } else {
+    unlink(paths.socketPath.c_str());
+    builder.AddListeningPort("unix:" + paths.socketPath,
+                             grpc::InsecureServerCredentials());
+  }
   builder.RegisterService(&service);
   int farmPort = 0;
   if (node.service) {
@@ -408,7 +431,26 @@ int serve(const ServeOptions &options) {
                  paths.socketPath.c_str());
     return 1;
   }
-  chmod(paths.socketPath.c_str(), 0600);
+  if (activated < 0)
+    chmod(paths.socketPath.c_str(), 0600);
+  std::thread acceptThread;
+  if (acceptor)
+    acceptThread = std::thread([&] {
+      for (;;) {
+        int c =
+            accept4(activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) {
+          if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+          return; // shut down below
+        }
+        grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
+            p;
+        p.listener_fd = activated;
+        p.fd = c;
+        acceptor->HandleNewConnection(&p);
+      }
+    });
   if (node.service && farmPort == 0) {
     spdlog::error("farm node: cannot listen on {}", options.listen);
     std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
@@ -451,8 +493,15 @@ int serve(const ServeOptions &options) {
   }
 
   // 6. Stop listening first, so clients arriving now start a new daemon or
-  // link locally, then let running links finish.
-  unlink(paths.socketPath.c_str());
+  // link locally, then let running links finish. An activated socket stays
+  // with systemd, which starts us again on the next connection.
+  if (activated < 0) {
+    unlink(paths.socketPath.c_str());
+  } else {
+    ::shutdown(activated, SHUT_RDWR);
+    if (acceptThread.joinable())
+      acceptThread.join();
+  }
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0; i < 3000 && (service.activeLinks() > 0 ||

@@ -1,6 +1,5 @@
 #include "daemon/zygote.h"
 
-
 #include "daemon/frame.h"
 #include "link/access_recorder.h"
 #include "link/flavor.h"
@@ -34,8 +33,8 @@ namespace {
 // `recordFd` >= 0: report file accesses there (the cache wants them).
 // `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
 // file system through the node's daemon (lib/link/sandbox_child.h).
-[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd,
-                               int errFd, int recordFd, int sandboxFd) {
+[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
+                               int recordFd, int sandboxFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devNull = open("/dev/null", O_RDONLY);
   dup2(devNull, STDIN_FILENO);
@@ -46,7 +45,7 @@ namespace {
     dup2(recordFd, kRecordFd);
   if (sandboxFd >= 0)
     dup2(sandboxFd, sandbox::kSandboxFd);
-  close_range(sandboxFd >= 0   ? sandbox::kSandboxFd + 1
+  close_range(sandboxFd >= 0  ? sandbox::kSandboxFd + 1
               : recordFd >= 0 ? kRecordFd + 1
                               : kRecordFd,
               ~0U, 0);
@@ -67,8 +66,8 @@ namespace {
   // path is resolved against it by the sandbox); the real one is "/".
   const std::string &dir = sandboxFd >= 0 ? std::string("/") : req.cwd();
   if (chdir(dir.c_str()) != 0) {
-    std::string msg = "linkd: error: cannot change to directory " +
-                      req.cwd() + ": " + std::strerror(errno) + "\n";
+    std::string msg = "linkd: error: cannot change to directory " + req.cwd() +
+                      ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
@@ -117,7 +116,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
 void reapChildren(ZygoteState &z) {
   for (;;) {
     int status = 0;
-    struct rusage ru {};
+    struct rusage ru{};
     pid_t pid = wait4(-1, &status, WNOHANG, &ru);
     if (pid <= 0)
       return;
@@ -130,8 +129,7 @@ void reapChildren(ZygoteState &z) {
     rec.userMicros = ru.ru_utime.tv_sec * 1000000ull + ru.ru_utime.tv_usec;
     rec.sysMicros = ru.ru_stime.tv_sec * 1000000ull + ru.ru_stime.tv_usec;
     rec.maxRssKib = static_cast<uint64_t>(ru.ru_maxrss);
-    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec),
-              {});
+    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec), {});
     z.children.erase(it);
   }
 }

@@ -17,9 +17,9 @@
 namespace linkd {
 
 struct ChildExit {
-  bool ran = false;    // false: the child never started (see error)
-  std::string error;   // why the link could not run
-  int waitStatus = 0;  // as from waitpid
+  bool ran = false;   // false: the child never started (see error)
+  std::string error;  // why the link could not run
+  int waitStatus = 0; // as from waitpid
   uint64_t userMicros = 0;
   uint64_t sysMicros = 0;
   uint64_t maxRssKib = 0;

@@ -33,10 +33,10 @@ std::optional<Digest> storeStableFile(LocalStore &store,
     return std::nullopt;
   struct stat st;
   Digest d;
-  bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
-            store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
-                                  &d) &&
-            fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
+  bool ok =
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
+      store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size), &d) &&
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
   return d;
@@ -122,8 +122,7 @@ void HelperThread::loop() {
 
 // Checks files [begin, end) of `set`; the first mismatch's reason, or "".
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
-                                  const PathMapper &paths, int begin,
-                                  int end) {
+                                  const PathMapper &paths, int begin, int end) {
   // Inputs are stored sorted, so files of one directory are neighbours: stat
   // them relative to the directory, opened once.
   std::string dir;
@@ -265,8 +264,8 @@ std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   return fetched;
 }
 
-std::optional<cache::v1::LinkResult>
-LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
+std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
+                                                       std::string *why) {
   std::string localWhy, remoteWhy;
   const cache::v1::InputSet *set = nullptr;
   std::shared_ptr<const cache::v1::Manifest> local = recentManifest(link.key);
@@ -420,12 +419,13 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
     if (auto d = Digest::fromRaw(o.digest()))
       remote->putBlobAsync(*d, o.size(), fromLocal(*d));
   remote->putBlobAsync(resultDigest, 4096, fromLocal(resultDigest));
-  remote->putActionAsync(link.key, [set](const std::optional<std::string> &cur) {
-    cache::v1::Manifest old;
-    if (cur)
-      old.ParseFromString(*cur);
-    return mergeManifest(set, old).SerializeAsString();
-  });
+  remote->putActionAsync(link.key,
+                         [set](const std::optional<std::string> &cur) {
+                           cache::v1::Manifest old;
+                           if (cur)
+                             old.ParseFromString(*cur);
+                           return mergeManifest(set, old).SerializeAsString();
+                         });
 }
 
 LinkCache::StoreOutcome

@@ -8,13 +8,12 @@
 //   key            env                  default
 //   cache          LINKD_NOCACHE=1 off  true
 //   cache_dir      LINKD_CACHE_DIR      $XDG_CACHE_HOME/linkd or ~/.cache/linkd
-//   max_size       LINKD_MAX_SIZE       10G   (suffixes K M G T, powers of 1024)
-//   base_dir       LINKD_BASE_DIR       (none)
-//   sloppiness     LINKD_SLOPPINESS     (none; comma-separated: coff_timestamp)
-//   idle_timeout   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never)
-//   jobs           LINKD_JOBS           number of cores
-//   log_level      LINKD_LOG            info
-//   remote         LINKD_REMOTE         (none; comma-separated tier URLs,
+//   max_size       LINKD_MAX_SIZE       10G   (suffixes K M G T, powers of
+//   1024) base_dir       LINKD_BASE_DIR       (none) sloppiness
+//   LINKD_SLOPPINESS     (none; comma-separated: coff_timestamp) idle_timeout
+//   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never) jobs           LINKD_JOBS
+//   number of cores log_level      LINKD_LOG            info remote
+//   LINKD_REMOTE         (none; comma-separated tier URLs,
 //                                        see docs/shared-cache.md)
 //   remote_key_file LINKD_REMOTE_KEY_FILE (none; HMAC key for action entries;
 //                  or the key itself in LINKD_REMOTE_KEY)
@@ -51,13 +50,13 @@ struct Config {
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";
-  std::vector<std::string> remotes;  // tier URLs, in lookup order
-  std::string remoteKey;             // HMAC key (file content or env)
+  std::vector<std::string> remotes; // tier URLs, in lookup order
+  std::string remoteKey;            // HMAC key (file content or env)
   uint64_t remoteTimeoutMs = 5000;
   uint64_t remoteConnectTimeoutMs = 300;
   uint64_t remoteBreakerSeconds = 30;
-  std::string farm;                  // gRPC target; empty: no farm
-  std::string farmPolicy = "auto";   // remote, local, auto
+  std::string farm;                // gRPC target; empty: no farm
+  std::string farmPolicy = "auto"; // remote, local, auto
   uint64_t farmMinInput = 64ull << 20;
   std::string farmCa, farmCert, farmKey, farmTokenFile, farmTlsName;
   bool farmInsecure = false;

@@ -104,13 +104,14 @@ long doStat(const char *path, struct stat *st, int flags) {
 }
 
 int doOpen(const char *path, int flags, mode_t mode) {
-  int fd = sandboxActive()
-               ? sbOpen(path, flags, mode)
-               : static_cast<int>(
-                     syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+  int fd =
+      sandboxActive()
+          ? sbOpen(path, flags, mode)
+          : static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
   if (!recording())
     return fd;
-  bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  bool writes =
+      (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
   if (fd >= 0)
     record(writes ? 'W' : 'R', path);
   else if (!writes && (errno == ENOENT || errno == ENOTDIR))
@@ -216,8 +217,9 @@ char *realpath(const char *path, char *resolved) {
 }
 
 ssize_t readlink(const char *path, char *buf, size_t size) {
-  long rc = sandboxActive() ? sbReadlink(path, buf, size)
-                            : syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+  long rc = sandboxActive()
+                ? sbReadlink(path, buf, size)
+                : syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
   if (recording())
     recordExistence(path, rc >= 0 || errno == EINVAL ? 0 : -1);
   return rc;

@@ -156,8 +156,7 @@ int sbOpen(const char *path, int flags, mode_t mode) {
   if (passThrough(path)) {
     if (writes && std::strcmp(path, "/dev/null") != 0)
       return sbRefuse(EACCES);
-    return static_cast<int>(
-        syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+    return static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
   }
   if (flags & O_TMPFILE)
     return sbRefuse(EOPNOTSUPP);
@@ -174,8 +173,7 @@ int sbOpen(const char *path, int flags, mode_t mode) {
 
 int sbStat(const char *path, struct stat *st) {
   if (passThrough(path))
-    return static_cast<int>(
-        syscall(SYS_newfstatat, AT_FDCWD, path, st, 0));
+    return static_cast<int>(syscall(SYS_newfstatat, AT_FDCWD, path, st, 0));
   SandboxReply r;
   if (!ask(OpStat, path, nullptr, r, nullptr, 0) || !exists(r))
     return fail(r);

@@ -77,12 +77,11 @@ protected:
     n.env = "export LINKD_SOCKET=" + path(name + "/run/linkd.sock") +
             " LINKD_STATE_DIR=" + path(name + "/state") +
             " LINKD_CACHE_DIR=" + path(name + "/cache") + "; ";
-    Background bg = start(n.env + "exec " + binPath("linkd") +
-                          " serve --listen 127.0.0.1:" +
-                          std::to_string(n.port) + " --tls-cert " +
-                          path("node.pem") + " --tls-key " + path("node.key") +
-                          " --token-file " + path("tokens") + " --jobs 2 " +
-                          extra);
+    Background bg = start(
+        n.env + "exec " + binPath("linkd") +
+        " serve --listen 127.0.0.1:" + std::to_string(n.port) + " --tls-cert " +
+        path("node.pem") + " --tls-key " + path("node.key") + " --token-file " +
+        path("tokens") + " --jobs 2 " + extra);
     n.pid = bg.pid;
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
@@ -122,8 +121,8 @@ protected:
   }
 
   long long farmHealth(const std::string &farm, const std::string &field) {
-    RunResult r = run(farmEnv(farm, "tok") + binPath("linkd") +
-                      " farm-health --json");
+    RunResult r =
+        run(farmEnv(farm, "tok") + binPath("linkd") + " farm-health --json");
     std::smatch m;
     std::regex re("\"" + field + "\": ([0-9]+)");
     if (!std::regex_search(r.out, m, re))
@@ -132,10 +131,11 @@ protected:
   }
 
   void writeProgram() {
-    writeFile("main.cpp", "#include <cstdio>\n#include <string>\n"
-                          "int lib(int);\nint main() {\n"
-                          "  std::string s = \"farm \" + std::to_string(lib(20));\n"
-                          "  std::puts(s.c_str());\n  return 0;\n}\n");
+    writeFile("main.cpp",
+              "#include <cstdio>\n#include <string>\n"
+              "int lib(int);\nint main() {\n"
+              "  std::string s = \"farm \" + std::to_string(lib(20));\n"
+              "  std::puts(s.c_str());\n  return 0;\n}\n");
     writeFile("lib.cpp", "int lib(int x) { return 2 * x + 2; }\n");
     ASSERT_TRUE(exitedZero(run("clang++-19 -O1 -fPIC -c main.cpp lib.cpp && "
                                "ar rcs libfarm.a lib.o")));
@@ -161,8 +161,9 @@ TEST_F(FarmTest, OffloadedLinksMatchStockLld) {
                        env + "clang++-19 --ld-path={ld} -shared lib.o "
                              "-Wl,--version-script=v.map -o libv.so",
                        {"libv.so"}));
-  EXPECT_NE(run(tools::readelf.path + " --dyn-syms libv.so").out.find("_Z3libi@@V1"),
-            std::string::npos);
+  EXPECT_NE(
+      run(tools::readelf.path + " --dyn-syms libv.so").out.find("_Z3libi@@V1"),
+      std::string::npos);
 
   // -L order decides between two libraries of the same name.
   writeFile("one.c", "int pick(void) { return 1; }\n");
@@ -186,8 +187,8 @@ TEST_F(FarmTest, OffloadedLinksMatchStockLld) {
   if (haveTool(tools::mingwGxx)) {
     writeFile("w.c", "#include <stdio.h>\nint main(void) { "
                      "puts(\"farm pe\"); return 0; }\n");
-    ASSERT_TRUE(exitedZero(
-        run("clang-19 --target=x86_64-w64-mingw32 -c w.c -o w.o")));
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 --target=x86_64-w64-mingw32 -c w.c -o w.o")));
     ASSERT_TRUE(linkBoth(elfLinkers(),
                          env + "clang-19 --target=x86_64-w64-mingw32 "
                                "--ld-path={ld} -Wl,--no-insert-timestamp "
@@ -208,9 +209,8 @@ TEST_F(FarmTest, RepeatLinksUploadOnlyWhatChanged) {
   Node node = startNode("n1");
   std::string env = farmEnv(target({node}), "tok");
   writeProgram();
-  std::string link =
-      env + "clang++-19 --ld-path=" + binPath("ld.linkd") +
-      " main.o -L. -lfarm -o prog";
+  std::string link = env + "clang++-19 --ld-path=" + binPath("ld.linkd") +
+                     " main.o -L. -lfarm -o prog";
   ASSERT_TRUE(exitedZero(run(link)));
   auto first = cacheStats();
   EXPECT_GT(first["farm_blobs_uploaded"], 5); // objects, archives, libc ...
@@ -257,10 +257,10 @@ TEST_F(FarmTest, TheLinkSeesOnlyTheClientsFiles) {
   // The node's side of `view`: a decoy library where the client has none,
   // and a decoy "shadow" file. The client's side is a tmpfs mounted over
   // `view` in its own mount namespace, which the node cannot see.
-  ASSERT_TRUE(exitedZero(run(
-      "clang-19 -c p.c real.c decoy.c && mkdir -p view/first view/second "
-      "view/sub && ar rcs view/first/libpick.a decoy.o && "
-      "printf 'INPUT(decoy.o)\\n' > view/shadow")));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -c p.c real.c decoy.c && mkdir -p view/first view/second "
+          "view/sub && ar rcs view/first/libpick.a decoy.o && "
+          "printf 'INPUT(decoy.o)\\n' > view/shadow")));
   std::string ns =
       "mount -t tmpfs none view && mkdir view/first view/second view/sub && "
       "cp p.o view/ && ar rcs view/second/libpick.a real.o && "
@@ -362,8 +362,8 @@ TEST_F(FarmTest, TokenOverItsLimitIsRefused) {
       std::this_thread::sleep_for(2ms);
   }
   ASSERT_TRUE(busy) << "the big link never showed on the node";
-  ASSERT_TRUE(exitedZero(run(env + "clang-19 --ld-path=" +
-                             binPath("ld.linkd") + " small.o -o small")));
+  ASSERT_TRUE(exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                             " small.o -o small")));
   EXPECT_EQ(run("./small").exitCode, 9);
   ASSERT_TRUE(exitedZero(wait(slow)));
   EXPECT_EQ(run("./big").exitCode, 2);
@@ -384,9 +384,9 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld big.o -o big.stock")));
   // Round robin: different links (different outputs) go to both nodes.
   for (int i = 0; i < 6; ++i)
-    ASSERT_TRUE(exitedZero(run(env + "clang-19 --ld-path=" +
-                               binPath("ld.linkd") + " p.o -o p" +
-                               std::to_string(i))));
+    ASSERT_TRUE(
+        exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                       " p.o -o p" + std::to_string(i))));
   EXPECT_GE(nodeLog("na", "outputs=").size(), 1u);
   EXPECT_GE(nodeLog("nb", "outputs=").size(), 1u);
   EXPECT_EQ(cacheStats()["farm_offloaded"], 6);
@@ -408,9 +408,9 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   EXPECT_GE(s["farm_retries"] + s["farm_fallbacks"], 1);
   // The rest continue on the survivor.
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(exitedZero(run(env + "clang-19 --ld-path=" +
-                               binPath("ld.linkd") + " p.o -o q" +
-                               std::to_string(i))));
+    ASSERT_TRUE(
+        exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                       " p.o -o q" + std::to_string(i))));
   EXPECT_GE(cacheStats()["farm_offloaded"], 9);
 }
 
@@ -420,8 +420,8 @@ TEST_F(FarmTest, UnreachableFarmLinksLocallyWithinTheConnectTimeout) {
   std::string env = farmEnv("ipv4:127.0.0.1:" + std::to_string(freePort()),
                             "tok", "LINKD_FARM_CONNECT_TIMEOUT_MS=500");
   auto begin = std::chrono::steady_clock::now();
-  ASSERT_TRUE(linkBoth(elfLinkers(),
-                       env + "clang-19 --ld-path={ld} p.o -o p", {"p"}));
+  ASSERT_TRUE(
+      linkBoth(elfLinkers(), env + "clang-19 --ld-path={ld} p.o -o p", {"p"}));
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 5s);
   EXPECT_EQ(run("./p").exitCode, 6);
   auto s = cacheStats();
