@@ -213,9 +213,18 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
                         const std::vector<std::string> &outputs) {
   Result r;
   auto now = std::chrono::system_clock::now();
+  int64_t nowNanos = Clock::now().time_since_epoch().count();
+  if (nowNanos < downUntilNanos.load()) {
+    r.error = "the farm " + settings.farm +
+              " did not answer recently; not trying again yet";
+    return r;
+  }
   if (!channel->WaitForConnected(
           now + std::chrono::milliseconds(settings.farmConnectTimeoutMs))) {
-    r.error = "cannot connect to the farm " + settings.farm;
+    downUntilNanos = Clock::now().time_since_epoch().count() +
+                     std::chrono::nanoseconds(std::chrono::seconds(10)).count();
+    r.error = "cannot connect to the farm " + settings.farm +
+              " (not trying again for 10 s)";
     return r;
   }
   grpc::ClientContext ctx;

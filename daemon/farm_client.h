@@ -89,6 +89,9 @@ private:
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Farm::Stub> stub;
   FarmCounters stats;
+  // After a failed connect the farm is skipped for a while (a down farm
+  // must not cost every link the connect timeout).
+  std::atomic<int64_t> downUntilNanos{0};
 };
 
 // `linkd farm-health [--json]`: asks the farm the configuration names for

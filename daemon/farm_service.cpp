@@ -176,7 +176,8 @@ private:
   std::optional<FarmView::Question> pending;
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
-  uint64_t blobsUploaded = 0, blobsPresent = 0, roundTrips = 0;
+  std::set<Digest> uploaded, present; // blobs this link sent / found stored
+  uint64_t blobsUploaded = 0, roundTrips = 0;
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
 };
@@ -230,7 +231,9 @@ grpc::Status OffloadSession::start() {
       if (auto d = Digest::fromRaw(f.digest()))
         known.insert(*d);
   std::set<Digest> missingSet(missing.begin(), missing.end());
-  blobsPresent = known.size() - missingSet.size();
+  for (const Digest &d : known)
+    if (!missingSet.count(d))
+      present.insert(d);
   inbox.start(stream);
   askForBlobs({missingSet.begin(), missingSet.end()});
   return grpc::Status::OK;
@@ -263,6 +266,7 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
     if (!node.blobs.commit(*d, &e))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
     askedBlobs.erase(*d);
+    uploaded.insert(*d);
     ++blobsUploaded;
   }
   return grpc::Status::OK;
@@ -284,6 +288,8 @@ bool OffloadSession::tryAnswer(int sandboxFd) {
       askForBlobs({*a.needBlob});
     return true;
   }
+  if (a.blob && !uploaded.count(*a.blob))
+    present.insert(*a.blob);
   std::string msg(sizeof(a.reply) + a.real.size(), '\0');
   std::memcpy(msg.data(), &a.reply, sizeof(a.reply));
   std::memcpy(msg.data() + sizeof(a.reply), a.real.data(), a.real.size());
@@ -465,7 +471,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   done->set_max_rss_kib(exit.maxRssKib);
   done->set_access_records(records);
   done->set_blobs_uploaded(blobsUploaded);
-  done->set_blobs_present(blobsPresent);
+  done->set_blobs_present(present.size());
   done->set_round_trips(roundTrips);
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
                "blobs_uploaded={} blobs_present={} round_trips={} "
@@ -474,7 +480,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
-               outputs, outBytes, blobsUploaded, blobsPresent, roundTrips,
+               outputs, outBytes, blobsUploaded, present.size(), roundTrips,
                view.size(), done->wall_micros() / 1000.0);
   send(m);
   return grpc::Status::OK;

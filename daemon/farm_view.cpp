@@ -178,6 +178,7 @@ FarmView::Answer FarmView::readAnswer(const std::string &path) {
       return need;
     }
     a.real = blobs.pathOf(*d);
+    a.blob = *d;
   }
   return a;
 }

@@ -47,7 +47,8 @@ public:
     std::string needPath;           // the client must describe this path
     std::optional<Digest> needBlob; // the client must upload this blob
     sandbox::SandboxReply reply;
-    std::string real; // node path for the child to open
+    std::string real;           // node path for the child to open
+    std::optional<Digest> blob; // a read served from the node's store
   };
   Answer answer(const Question &q);
 

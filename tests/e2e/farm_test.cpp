@@ -342,6 +342,33 @@ TEST_F(FarmTest, RejectedClientsLinkLocallyAndTheNodeSurvives) {
   EXPECT_EQ(farmHealth(farm, "links_rejected"), 2);
 }
 
+TEST_F(FarmTest, NodesWithClientCaWantAClientCertificate) {
+  Node node = startNode("n1", "--client-ca " + path("ca.pem"));
+  std::string farm = target({node});
+  ASSERT_TRUE(exitedZero(run(
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+      "-subj /CN=alice 2>/dev/null && "
+      "printf 'extendedKeyUsage=clientAuth\\n' > cext && "
+      "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
+      "-CAcreateserial -out client.pem -days 2 -extfile cext 2>/dev/null")));
+  writeFile("p.c", "int main(void) { return 3; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
+  std::string link = "clang-19 --ld-path=" + binPath("ld.linkd") + " p.o -o ";
+  // Without a certificate the TLS handshake fails: a local link.
+  ASSERT_TRUE(exitedZero(run(farmEnv(farm, "tok") + link + "a")));
+  EXPECT_EQ(run("./a").exitCode, 3);
+  EXPECT_EQ(cacheStats()["farm_fallbacks"], 1);
+  EXPECT_EQ(cacheStats()["farm_offloaded"], 0);
+  run(binPath("linkd") + " stop");
+  ASSERT_TRUE(
+      exitedZero(run(farmEnv(farm, "tok",
+                             "LINKD_FARM_CERT=" + path("client.pem") +
+                                 " LINKD_FARM_KEY=" + path("client.key")) +
+                     link + "b")));
+  EXPECT_EQ(run("./b").exitCode, 3);
+  EXPECT_EQ(cacheStats()["farm_offloaded"], 1);
+}
+
 TEST_F(FarmTest, TokenOverItsLimitIsRefused) {
   // bob may run one link at a time; a second concurrent one is refused
   // with RESOURCE_EXHAUSTED and links locally.
