@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -511,6 +512,11 @@ grpc::Status OffloadSession::runLink() {
                 std::string("cannot create pipes: ") + std::strerror(errno));
   Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]), errR(errP[0]),
       errW(errP[1]), recR(recP[0]), recW(recP[1]);
+  // Whatever the client sent under these keys is replaced.
+  (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
+  (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
+  (*link.mutable_env())[sandbox::kRequireKey] =
+      node.landlockAbi > 0 ? "1" : "0";
   ZygoteClient::Spawned child =
       node.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
   sbChild.reset();

@@ -65,6 +65,7 @@ private:
   std::atomic<uint64_t> linksTotal{0};
   std::atomic<uint64_t> linksRejected{0};
   std::atomic<uint64_t> storeBytes{0};
+  long landlockAbi = 0; // > 0: links must be confined (sandbox_child.h)
 };
 
 } // namespace linkd

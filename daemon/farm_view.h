@@ -33,6 +33,7 @@ public:
 
   void addFact(const v1::PathFact &fact);
   bool knows(const std::string &path) const;
+  const std::string &scratchDir() const { return scratch; }
   size_t size() const { return entries.size(); }
 
   struct Question {

@@ -73,8 +73,22 @@ namespace {
   }
   if (recordFd >= 0)
     startAccessRecording(kRecordFd, req.cwd());
-  if (sandboxFd >= 0)
+  if (sandboxFd >= 0) {
     sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
+    // The farm names the only directories the link may touch; a node that
+    // cannot confine the link refuses to run it.
+    auto dir = [&](const char *key) {
+      auto it = req.env().find(key);
+      return it == req.env().end() ? std::string() : it->second;
+    };
+    std::string err = sandbox::confineSandbox(dir(sandbox::kReadDirKey),
+                                              dir(sandbox::kWriteDirKey));
+    if (!err.empty() && dir(sandbox::kRequireKey) == "1") {
+      std::string msg = "linkd: error: cannot confine the link: " + err + "\n";
+      (void)!write(STDERR_FILENO, msg.data(), msg.size());
+      _exit(125);
+    }
+  }
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());

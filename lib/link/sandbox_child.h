@@ -33,6 +33,15 @@ namespace linkd::sandbox {
 // Turns the sandbox on for the rest of the process: questions go to `fd`,
 // relative paths are relative to the client's `cwd`.
 void startSandbox(int fd, const std::string &cwd);
+
+// Defence in depth for a link process that an input could subvert: with
+// Landlock (Linux 5.13+, unprivileged), the process may afterwards read only
+// `readDir` (the node's blobs), read and create files only in `writeDir` (the
+// link's scratch directory), and use the pseudo-files above; raw system calls
+// cannot reach anything else of the node. "" on success, else why not (an
+// old kernel: the path mapping still holds for everything LLD does).
+std::string confineSandbox(const std::string &readDir,
+                           const std::string &writeDir);
 bool sandboxActive();
 
 int sbOpen(const char *path, int flags, mode_t mode);

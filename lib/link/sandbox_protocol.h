@@ -44,4 +44,11 @@ struct SandboxReply {
 
 constexpr int kSandboxFd = 4; // the child's end of the socket pair
 
+// Keys the node sets in its copy of the request's environment map (never
+// exported to the link): the directories Landlock leaves open, and whether a
+// kernel without Landlock makes the link fail.
+constexpr const char *kReadDirKey = "__LINKD_SANDBOX_READ";
+constexpr const char *kWriteDirKey = "__LINKD_SANDBOX_WRITE";
+constexpr const char *kRequireKey = "__LINKD_SANDBOX_REQUIRE";
+
 } // namespace linkd::sandbox
