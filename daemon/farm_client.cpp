@@ -66,6 +66,7 @@ struct Incoming {
   uint32_t mode = 0;
   uint64_t size = 0, written = 0;
   Digest digest;
+  bool digestLater = false; // it comes with the last chunk
   std::unique_ptr<Sha256> hash = std::make_unique<Sha256>();
   bool complete = false;
 };
@@ -78,6 +79,29 @@ void discard(std::vector<Incoming> &files) {
     }
     f.fd = -1;
   }
+}
+
+// Every address of the target is on this machine: compressing uploads would
+// only cost time.
+bool targetIsLoopback(std::string t) {
+  for (const char *scheme : {"ipv4:", "ipv6:", "dns:///", "dns:"})
+    if (t.starts_with(scheme)) {
+      t = t.substr(std::strlen(scheme));
+      break;
+    }
+  size_t pos = 0;
+  while (pos <= t.size()) {
+    size_t comma = t.find(',', pos);
+    std::string a = t.substr(pos, comma == std::string::npos ? std::string::npos
+                                                             : comma - pos);
+    if (!(a.starts_with("127.") || a.starts_with("[::1]") ||
+          a.starts_with("localhost:")))
+      return false;
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return true;
 }
 
 } // namespace
@@ -138,6 +162,7 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   if (!tlsName.empty() && !settings.farmInsecure)
     args.SetSslTargetNameOverride(tlsName);
   c->channel = grpc::CreateCustomChannel(settings.farm, creds, args);
+  c->loopback = targetIsLoopback(settings.farm);
   c->stub = v1::Farm::NewStub(c->channel);
   return c;
 }
@@ -194,22 +219,24 @@ v1::PathFact FarmClient::fact(const std::string &path) {
 
 FarmClient::Result
 FarmClient::offload(const v1::LinkRequest &req,
-                    const std::vector<std::string> &prefetch,
+                    const std::vector<std::string> &read,
+                    const std::vector<std::string> &probed,
                     const std::vector<std::string> &outputs) {
-  Result r = offloadOnce(req, prefetch, outputs);
+  Result r = offloadOnce(req, read, probed, outputs);
   if (!r.ok && r.retryable) {
     // A node that died mid-link: the channel has marked it down, so the
     // retry goes to another node (or fails fast).
     ++stats.retries;
     spdlog::info("farm: retrying once after: {}", r.error);
-    r = offloadOnce(req, prefetch, outputs);
+    r = offloadOnce(req, read, probed, outputs);
   }
   return r;
 }
 
 FarmClient::Result
 FarmClient::offloadOnce(const v1::LinkRequest &req,
-                        const std::vector<std::string> &prefetch,
+                        const std::vector<std::string> &read,
+                        const std::vector<std::string> &probed,
                         const std::vector<std::string> &outputs) {
   Result r;
   auto now = std::chrono::system_clock::now();
@@ -256,9 +283,13 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       f->set_error(ENOENT);
     }
   }
-  for (const std::string &p : prefetch)
-    if (!p.empty() && p[0] == '/' && seen.insert(p).second)
-      describe(p, first.mutable_start()->add_facts());
+  for (const auto *list : {&read, &probed})
+    for (const std::string &p : *list)
+      if (!p.empty() && p[0] == '/' && seen.insert(p).second) {
+        v1::PathFact *f = first.mutable_start()->add_facts();
+        describe(p, f);
+        f->set_likely_read(list == &read && f->kind() == v1::PathFact::FILE);
+      }
   uint64_t up = first.ByteSizeLong();
   bool writeOk = stream->Write(first);
 
@@ -308,9 +339,11 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
           chunk->set_digest(std::string(d->raw()));
           chunk->set_offset(off);
           bool compressed = false;
-          chunk->set_data(compressChunk(
-              std::string_view(buf.data(), static_cast<size_t>(n)),
-              &compressed));
+          std::string_view piece(buf.data(), static_cast<size_t>(n));
+          if (loopback)
+            chunk->set_data(std::string(piece));
+          else
+            chunk->set_data(compressChunk(piece, &compressed));
           chunk->set_compressed(compressed);
           chunk->set_last(n < static_cast<ssize_t>(buf.size()));
           off += static_cast<uint64_t>(n);
@@ -331,7 +364,8 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       break;
     case v1::OffloadDown::kFile: {
       const v1::FarmOutputFile &f = m.file();
-      auto d = Digest::fromRaw(f.digest());
+      auto d = f.digest().empty() ? std::optional<Digest>(Digest{})
+                                  : Digest::fromRaw(f.digest());
       if (current || f.path().empty() || f.path()[0] != '/' || !d) {
         fail = "the farm sent a malformed output";
         break;
@@ -341,6 +375,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       in.mode = f.mode() & 07777;
       in.size = f.size();
       in.digest = *d;
+      in.digestLater = f.digest().empty();
       std::string e;
       in.fd = createTempBeside(in.path, in.tmp, &e);
       if (in.fd < 0) {
@@ -368,6 +403,14 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       current->written += raw->size();
       stats.bytesDown += fd.data().size();
       if (fd.last()) {
+        if (current->digestLater) {
+          auto d = Digest::fromRaw(fd.digest());
+          if (!d) {
+            fail = "output " + current->path + " came without its digest";
+            break;
+          }
+          current->digest = *d;
+        }
         if (current->written != current->size ||
             current->hash->finish() != current->digest) {
           fail = "output " + current->path + " does not match its digest";

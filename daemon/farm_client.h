@@ -60,12 +60,14 @@ public:
     std::string records;  // access records with client paths
     uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
   };
-  // Offloads one link. `prefetch` names paths worth describing up front;
-  // `outputs` the output file (described as absent: an old output is never
-  // uploaded; LLD then only skips moving it aside before replacing it) and
-  // its directory.
+  // Offloads one link. `read` and `probed` name paths worth describing up
+  // front (the node asks for the content of `read` ones at once); `outputs`
+  // the output file (described as absent: an old output is never uploaded;
+  // LLD then only skips moving it aside before replacing it) and its
+  // directory.
   Result offload(const v1::LinkRequest &req,
-                 const std::vector<std::string> &prefetch,
+                 const std::vector<std::string> &read,
+                 const std::vector<std::string> &probed,
                  const std::vector<std::string> &outputs);
 
   FarmCounters &counters() { return stats; }
@@ -80,12 +82,14 @@ private:
   FarmClient(const Config &settings, StatCache *statCache)
       : settings(settings), statCache(statCache) {}
   Result offloadOnce(const v1::LinkRequest &req,
-                     const std::vector<std::string> &prefetch,
+                     const std::vector<std::string> &read,
+                     const std::vector<std::string> &probed,
                      const std::vector<std::string> &outputs);
 
   Config settings;
   StatCache *statCache;
   std::string token;
+  bool loopback = false; // the farm is on this machine: no compression
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Farm::Stub> stub;
   FarmCounters stats;

@@ -228,7 +228,7 @@ grpc::Status OffloadSession::start() {
   std::vector<Digest> missing = view.missingBlobs();
   std::set<Digest> known;
   for (const v1::PathFact &f : first.start().facts())
-    if (f.kind() == v1::PathFact::FILE)
+    if (f.kind() == v1::PathFact::FILE && f.likely_read())
       if (auto d = Digest::fromRaw(f.digest()))
         known.insert(*d);
   std::set<Digest> missingSet(missing.begin(), missing.end());
@@ -392,49 +392,53 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
 
 namespace {
 
-// Streams one output file: header (with its digest), then its content.
-bool sendOutput(Stream *stream, const FarmView::Output &o, uint64_t &bytes) {
+// Streams one output file: header, then its content, hashed on the way (the
+// digest travels with the last chunk). Compressed unless the client is on
+// this machine (loopback: bandwidth is free, compression is not).
+bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
+                uint64_t &bytes) {
   Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st{};
   if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
     return true; // nothing there (removed): not an output
+  v1::OffloadDown head;
+  auto *f = head.mutable_file();
+  f->set_path(o.path);
+  f->set_mode(st.st_mode & 07777);
+  f->set_size(static_cast<uint64_t>(st.st_size));
+  if (!stream->Write(head))
+    return false;
   Sha256 h;
   std::string buf(kFarmChunkBytes, '\0');
   for (;;) {
     ssize_t r = read(fd.fd, buf.data(), buf.size());
     if (r < 0)
       return false;
-    if (r == 0)
-      break;
-    h.update(std::string_view(buf.data(), static_cast<size_t>(r)));
-  }
-  v1::OffloadDown head;
-  auto *f = head.mutable_file();
-  f->set_path(o.path);
-  f->set_mode(st.st_mode & 07777);
-  f->set_size(static_cast<uint64_t>(st.st_size));
-  f->set_digest(std::string(h.finish().raw()));
-  if (!stream->Write(head))
-    return false;
-  off_t off = 0;
-  for (;;) {
-    ssize_t r = pread(fd.fd, buf.data(), buf.size(), off);
-    if (r < 0)
-      return false;
-    off += r;
-    bool last = r == 0 || off >= st.st_size;
+    std::string_view piece(buf.data(), static_cast<size_t>(r));
+    h.update(piece);
     v1::OffloadDown m;
+    v1::FileData *data = m.mutable_file_data();
     bool compressed = false;
-    m.mutable_file_data()->set_data(compressChunk(
-        std::string_view(buf.data(), static_cast<size_t>(r)), &compressed));
-    m.mutable_file_data()->set_compressed(compressed);
-    m.mutable_file_data()->set_last(last);
+    if (compress)
+      data->set_data(compressChunk(piece, &compressed));
+    else
+      data->set_data(std::string(piece));
+    data->set_compressed(compressed);
+    bool last = r == 0;
+    data->set_last(last);
+    if (last)
+      data->set_digest(std::string(h.finish().raw()));
     bytes += static_cast<uint64_t>(r);
     if (!stream->Write(m))
       return false;
     if (last)
       return true;
   }
+}
+
+bool isLoopbackPeer(const std::string &peer) {
+  return peer.starts_with("ipv4:127.") || peer.starts_with("ipv6:[::1]") ||
+         peer.starts_with("unix:");
 }
 
 } // namespace
@@ -461,7 +465,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   size_t outputs = 0;
   if (done->not_offloadable().empty() && !done->term_signal()) {
     for (const FarmView::Output &o : view.outputs()) {
-      if (!sendOutput(stream, o, outBytes))
+      if (!sendOutput(stream, o, !isLoopbackPeer(ctx->peer()), outBytes))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
       ++outputs;
     }

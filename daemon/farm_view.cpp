@@ -276,7 +276,8 @@ FarmView::Answer FarmView::chmodAnswer(const std::string &path,
 std::vector<Digest> FarmView::missingBlobs() {
   std::vector<Digest> out;
   for (const auto &[path, e] : entries) {
-    if (e.state != Entry::Fact || e.fact.kind() != v1::PathFact::FILE)
+    if (e.state != Entry::Fact || e.fact.kind() != v1::PathFact::FILE ||
+        !e.fact.likely_read())
       continue;
     if (auto d = Digest::fromRaw(e.fact.digest()); d && !blobs.has(*d))
       out.push_back(*d);

@@ -53,7 +53,8 @@ public:
   };
   Answer answer(const Question &q);
 
-  // Digests of files the client described whose content the node lacks.
+  // Digests of files the client described as likely read whose content the
+  // node lacks.
   std::vector<Digest> missingBlobs();
 
   struct Output {

@@ -424,23 +424,37 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
 
 namespace {
 
-// Paths worth describing to the farm up front: the last input set for this
-// action key, and the files named on the command line (objects, archives,
-// scripts), spelled as the link child will spell them (cwd + "/" + name).
-// `outputs` gets the output path (-o, /out:) and its directory.
-std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
-                                      std::vector<std::string> last,
-                                      std::vector<std::string> &outputs,
-                                      uint64_t &bytes) {
-  std::vector<std::string> out = std::move(last);
-  bool haveManifest = !out.empty();
+// Paths worth describing to the farm up front, spelled as the link child will
+// spell them (cwd + "/" + name): the last input set for this action key, the
+// files named on the command line, and for each `-l` the candidates in the
+// `-L` directories in order up to the first that exists (GNU ld's rule; a
+// wrong guess only costs the node a question). `read` gets the paths the
+// link will likely read, `probed` those it will likely only look at,
+// `outputs` the output path (-o, /out:) and its directory.
+void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
+                  std::vector<std::string> &probed,
+                  std::vector<std::string> &outputs, uint64_t &bytes) {
   auto absolute = [&](const std::string &p) {
     return p[0] == '/' ? p : req.cwd() + "/" + p;
   };
+  auto isFile = [](const std::string &p, uint64_t *size) {
+    struct stat st{};
+    bool f = ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (f && size)
+      *size += static_cast<uint64_t>(st.st_size);
+    return f;
+  };
+  bytes = 0;
+  for (const std::string &p : read)
+    isFile(p, &bytes);
+  std::vector<std::string> dirs;
+  std::vector<std::pair<std::string, bool>> libs; // name, static at that point
+  bool isStatic = false;
   const auto &argv = req.argv();
   for (int i = 1; i < argv.size(); ++i) {
     const std::string &a = argv[i];
     const std::string &prev = argv[i - 1];
+    const std::string next = i + 1 < argv.size() ? argv[i + 1] : "";
     std::string output;
     if (prev == "-o" || prev == "--output")
       output = a;
@@ -456,21 +470,56 @@ std::vector<std::string> farmPrefetch(const v1::LinkRequest &req,
       outputs.push_back(p.substr(0, std::max<size_t>(p.rfind('/'), 1)));
       continue;
     }
+    if (a == "-Bstatic" || a == "-dn" || a == "-non_shared" || a == "-static")
+      isStatic = true;
+    else if (a == "-Bdynamic" || a == "-dy" || a == "-call_shared")
+      isStatic = false;
+    else if (a == "-L" || a == "--library-path")
+      dirs.push_back(next);
+    else if (a.starts_with("--library-path="))
+      dirs.push_back(a.substr(15));
+    else if (a.starts_with("-L") && a.size() > 2)
+      dirs.push_back(a.substr(2));
+    else if (a == "-l" || a == "--library")
+      libs.push_back({next, isStatic});
+    else if (a.starts_with("--library="))
+      libs.push_back({a.substr(10), isStatic});
+    else if (a.starts_with("-l") && a.size() > 2)
+      libs.push_back({a.substr(2), isStatic});
     if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-Map" ||
-        prev == "--Map")
+        prev == "--Map" || prev == "-L" || prev == "-l" ||
+        prev == "--library-path" || prev == "--library")
       continue;
-    out.push_back(absolute(a));
+    if (std::string p = absolute(a); isFile(p, &bytes))
+      read.push_back(p);
   }
-  bytes = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    struct stat st{};
-    bool isFile = ::stat(out[i].c_str(), &st) == 0 && S_ISREG(st.st_mode);
-    if (isFile)
-      bytes += static_cast<uint64_t>(st.st_size);
-    else if (!haveManifest)
-      out[i].clear(); // a guessed argument that is no file: leave it out
+  for (const auto &[lib, staticOnly] : libs) {
+    if (lib.empty())
+      continue;
+    std::vector<std::string> names;
+    if (lib[0] == ':')
+      names = {lib.substr(1)};
+    else if (staticOnly)
+      names = {"lib" + lib + ".a"};
+    else
+      names = {"lib" + lib + ".so", "lib" + lib + ".a"};
+    bool found = false;
+    for (const std::string &d : dirs) {
+      if (d.empty() || d[0] == '=')
+        break; // sysroot-relative: the node asks
+      for (const std::string &name : names) {
+        std::string p = absolute(d) + "/" + name;
+        if (!found && isFile(p, &bytes)) {
+          found = true;
+          read.push_back(p);
+        } else if (!found) {
+          probed.push_back(p);
+        }
+      }
+      if (found)
+        break;
+    }
   }
-  return out;
 }
 
 } // namespace
@@ -480,14 +529,14 @@ bool LinkService::offloadToFarm(const v1::LinkRequest &req,
                                 grpc::ServerWriter<v1::LinkReply> *writer,
                                 uint64_t linkId) {
   uint64_t inputBytes = 0;
-  std::vector<std::string> outputPaths;
-  std::vector<std::string> prefetch = farmPrefetch(
-      req, cache.cache->lastInputPaths(analysis), outputPaths, inputBytes);
+  std::vector<std::string> read, probed, outputPaths;
+  cache.cache->lastInputPaths(analysis, read, probed);
+  farmPrefetch(req, read, probed, outputPaths, inputBytes);
   if (!farm->wantsOffload(inputBytes))
     return false;
   auto begin = Clock::now();
   int64_t startWallNanos = wallNanos();
-  FarmClient::Result r = farm->offload(req, prefetch, outputPaths);
+  FarmClient::Result r = farm->offload(req, read, probed, outputPaths);
   if (!r.ok) {
     ++farm->counters().fallbacks;
     spdlog::warn("link id={} farm={}: {}; linking locally", linkId,

@@ -229,27 +229,27 @@ LinkCache::rememberManifest(const Digest &key, cache::v1::Manifest &&m) {
   return shared;
 }
 
-std::vector<std::string> LinkCache::lastInputPaths(const LinkAnalysis &link) {
+void LinkCache::lastInputPaths(const LinkAnalysis &link,
+                               std::vector<std::string> &read,
+                               std::vector<std::string> &probed) {
   std::shared_ptr<const cache::v1::Manifest> m = recentManifest(link.key);
   if (!m) {
     std::string value;
     cache::v1::Manifest parsed;
     if (blobs.getAction(kManifestNs, link.key, value) != Lookup::Hit ||
         !parsed.ParseFromString(value))
-      return {};
+      return;
     m = rememberManifest(link.key, std::move(parsed));
   }
-  std::vector<std::string> out;
   if (m->sets().empty())
-    return out;
+    return;
   const cache::v1::InputSet &set = m->sets(0);
   for (const auto &f : set.files())
-    out.push_back(link.paths.toLocal(f.path()));
+    (f.is_directory() ? probed : read).push_back(link.paths.toLocal(f.path()));
   for (const auto &p : set.existing())
-    out.push_back(link.paths.toLocal(p));
+    probed.push_back(link.paths.toLocal(p));
   for (const auto &p : set.missing())
-    out.push_back(link.paths.toLocal(p));
-  return out;
+    probed.push_back(link.paths.toLocal(p));
 }
 
 std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {

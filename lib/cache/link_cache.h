@@ -110,7 +110,9 @@ public:
   // Every path of the newest input set stored for the link's key (read,
   // existing and missing), in local spelling; empty without a manifest. The
   // farm client describes them up front (a repeat link needs no questions).
-  std::vector<std::string> lastInputPaths(const LinkAnalysis &link);
+  // `read` gets the files the link read, `probed` the rest.
+  void lastInputPaths(const LinkAnalysis &link, std::vector<std::string> &read,
+                      std::vector<std::string> &probed);
   // Drops the in-memory manifests and results (after `linkd cache clear`).
   void forgetRecent();
 
