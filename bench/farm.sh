@@ -33,7 +33,7 @@ cleanup() {
   for d in "$T"/c*; do
     [[ -d "$d" ]] && LINKD_SOCKET="$d/run/linkd.sock" "$BIN/linkd" stop >/dev/null 2>&1
   done
-  rm -rf "$T"
+  [[ -n "${KEEP:-}" ]] && say "kept $T" || rm -rf "$T"
 }
 trap cleanup EXIT
 mkdir -p "$T/src" "$T/w1"
@@ -93,8 +93,6 @@ NODE_PID=$!
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
 
 now() { date +%s.%N; }
-inputs=0
-for a in "${W1_ARGS[@]}"; do [[ -f "$a" ]] && inputs=$((inputs + $(stat -c %s "$a"))); done
 
 stock_times=()
 for _ in $(seq "$RUNS"); do
@@ -131,6 +129,9 @@ for i in $(seq "$RUNS"); do
   NODE_PID=$!
   for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
   cold_times+=("$(offload "cold$i")")
+  # What the link read = what the cold node was sent (every input, once).
+  inputs=$(find "$T/node/cache/farm/blobs" -path '*/partial' -prune -o -type f -printf '%s\n' |
+    awk '{s += $1} END {print s + 0}')
   [[ $(stat_of "cold$i" farm_offloaded) == 1 ]] || die "cold run $i was not offloaded"
   # Warm: another client, empty local cache; the node has every input.
   warm_times+=("$(offload "warm$i")")
@@ -140,7 +141,7 @@ done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ms=$(median "${stock_times[@]}") mc=$(median "${cold_times[@]}") mw=$(median "${warm_times[@]}")
-say "W1: ${#W1_ARGS[@]} arguments, inputs on the command line $((inputs >> 20)) MiB, $RUNS runs each (medians)"
+say "W1: ${#W1_ARGS[@]} arguments, inputs read $((inputs >> 20)) MiB, $RUNS runs each (medians)"
 say "  stock ld.lld-19        ${ms} s"
 say "  farm, cold node store  ${mc} s   ratio $(echo "scale=2; $mc / $ms" | bc)  (target <= 1.5)"
 say "  farm, warm node store  ${mw} s   ratio $(echo "scale=2; $mw / $ms" | bc)  (target <= 1.1)"

@@ -205,6 +205,47 @@ TEST_F(FarmTest, OffloadedLinksMatchStockLld) {
             s["farm_offloaded"]);
 }
 
+TEST_F(FarmTest, LldLinkFindsLibrariesThroughLibpathAndLib) {
+  // MSVC-style lld-link: a DLL (two outputs: the DLL and its import
+  // library), then an EXE whose libraries are found by /libpath: and by the
+  // LIB environment variable, in that order, where a same-named decoy sits
+  // later in LIB.
+  const std::string kernel32 = "/usr/x86_64-w64-mingw32/lib/libkernel32.a";
+  ASSERT_TRUE(haveFile(kernel32, "mingw-w64-x86-64-dev"));
+  Node node = startNode("n1");
+  std::string env = farmEnv(target({node}), "tok");
+  writeFile("twice.c",
+            "__declspec(dllexport) int twice(int x) { return 2 * x; }\n"
+            "int _DllMainCRTStartup(void *h, unsigned r, void *p) "
+            "{ return 1; }\n");
+  writeFile("main.c",
+            "__declspec(dllimport) int twice(int);\n"
+            "__declspec(dllimport) void __stdcall "
+            "ExitProcess(unsigned);\n"
+            "void mainCRTStartup(void) { ExitProcess(twice(21)); }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -O2 -c twice.c main.c && "
+          "mkdir -p libA libB && cp " +
+          kernel32 + " libB/kernel32.lib")));
+  ASSERT_TRUE(linkBoth(coffLinkers(),
+                       env + "{ld} /Brepro /dll /nodefaultlib "
+                             "/entry:_DllMainCRTStartup twice.o "
+                             "/out:libA/twice.dll",
+                       {"libA/twice.dll", "libA/twice.lib"}));
+  ASSERT_TRUE(exitedZero(run("cp twice.o libB/twice.lib")));
+  ASSERT_TRUE(linkBoth(coffLinkers(),
+                       env + "LIB=" + path("libB") +
+                           " {ld} /Brepro /subsystem:console /nodefaultlib "
+                           "/entry:mainCRTStartup /libpath:libA main.o "
+                           "twice.lib kernel32.lib /out:main.exe",
+                       {"main.exe"}));
+  RunResult headers = run(tools::objdump.path + " -p main.exe");
+  EXPECT_NE(headers.out.find("DLL Name: twice.dll"), std::string::npos);
+  auto s = cacheStats();
+  EXPECT_EQ(s["farm_offloaded"], 2);
+  EXPECT_EQ(s["farm_fallbacks"], 0);
+}
+
 TEST_F(FarmTest, RepeatLinksUploadOnlyWhatChanged) {
   Node node = startNode("n1");
   std::string env = farmEnv(target({node}), "tok");
@@ -329,12 +370,21 @@ TEST_F(FarmTest, RejectedClientsLinkLocallyAndTheNodeSurvives) {
   EXPECT_LT(s["farm_bytes_up"], 1 << 20);
   run("rm -f huge.o");
 
-  // Garbage on the port does not take the node down.
-  RunResult garbage = run("head -c 200000 /dev/urandom > junk && "
-                          "(exec 3<>/dev/tcp/127.0.0.1/" +
-                          std::to_string(node.port) +
-                          " && cat junk >&3; sleep 0.2; exec 3>&-) "
-                          "2>/dev/null; true");
+  // Garbage on the port (random bytes, then a half-open HTTP/2 preface)
+  // does not take the node down.
+  RunResult garbage =
+      run("python3 -c 'import os, socket\n"
+          "for junk in (os.urandom(200000), b\"PRI * "
+          "HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n\" + os.urandom(5000)):\n"
+          "  s = socket.create_connection((\"127.0.0.1\", " +
+          std::to_string(node.port) +
+          "))\n"
+          "  s.settimeout(2)\n"
+          "  try: s.sendall(junk); s.recv(100)\n"
+          "  except OSError: pass\n"
+          "  s.close()\n"
+          "print(\"sent\")'");
+  EXPECT_EQ(garbage.out, "sent\n") << describe(garbage);
   EXPECT_TRUE(processAlive(node.pid));
   ASSERT_TRUE(exitedZero(run(env + link("pg"))));
   EXPECT_EQ(run("./pg").exitCode, 5);
