@@ -72,11 +72,15 @@ bool FarmBlobStore::append(const Digest &d, uint64_t offset,
   return ok;
 }
 
-bool FarmBlobStore::commit(const Digest &d, std::string *error) {
+bool FarmBlobStore::commit(const Digest &d, std::string *error,
+                           const std::optional<Digest> &hashed) {
   std::string p = partialPath(d);
   std::string err;
-  auto got = sha256File(p, &err);
-  if (!got || got->digest != d) {
+  std::optional<Digest> got = hashed;
+  if (!got)
+    if (auto h = sha256File(p, &err))
+      got = h->digest;
+  if (!got || *got != d) {
     unlink(p.c_str());
     *error = got ? "uploaded content does not match its digest " + d.hex()
                  : "cannot read upload: " + err;

@@ -40,8 +40,11 @@ public:
   // restart). False on I/O error or a gap.
   bool append(const Digest &d, uint64_t offset, std::string_view data);
   // Verifies and publishes the upload; false (and the partial file removed)
-  // when the content does not hash to `d`.
-  bool commit(const Digest &d, std::string *error);
+  // when the content does not hash to `d`. `hashed`: the digest of the
+  // content as it arrived (the caller hashed every byte since offset 0), so
+  // the file need not be read again.
+  bool commit(const Digest &d, std::string *error,
+              const std::optional<Digest> &hashed = std::nullopt);
 
   uint64_t bytes() const;
   // Evicts least recently used blobs until at most the cap is used.

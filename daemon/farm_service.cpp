@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -178,6 +179,8 @@ private:
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
+  // Uploads received from offset 0, hashed as they arrive.
+  std::map<Digest, std::unique_ptr<Sha256>> arriving;
   uint64_t blobsUploaded = 0, roundTrips = 0;
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
@@ -262,9 +265,19 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "blob " + d->hex() + ": chunk at offset " +
                     std::to_string(chunk.offset()) + " does not continue it");
+  if (chunk.offset() == 0)
+    arriving[*d] = std::make_unique<Sha256>();
+  auto hashing = arriving.find(*d);
+  if (hashing != arriving.end())
+    hashing->second->update(*raw);
   if (chunk.last()) {
     std::string e;
-    if (!node.blobs.commit(*d, &e))
+    std::optional<Digest> hashed;
+    if (hashing != arriving.end()) {
+      hashed = hashing->second->finish();
+      arriving.erase(hashing);
+    }
+    if (!node.blobs.commit(*d, &e, hashed))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
     askedBlobs.erase(*d);
     uploaded.insert(*d);

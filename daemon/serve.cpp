@@ -8,6 +8,7 @@
 #include "daemon/zygote_client.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -250,6 +251,12 @@ struct FarmNode {
     tokens.emplace(std::move(*loaded));
     if (std::string e = ensureDirectoryTree(c.storeDir); !e.empty())
       return e;
+    // Scratch directories of links a previous node process left behind.
+    nftw((c.storeDir + "/links").c_str(),
+         [](const char *p, const struct stat *, int type, FTW *) {
+           return type == FTW_DP ? rmdir(p) : unlink(p);
+         },
+         16, FTW_DEPTH | FTW_PHYS);
     if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
       return "cannot create " + c.storeDir + "/links";
     blobs =
