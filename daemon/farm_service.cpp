@@ -228,18 +228,25 @@ grpc::Status OffloadSession::start() {
                       std::to_string(node.config.maxRequestBytes) + " bytes");
   if (std::string e = view.open(); !e.empty())
     return fail(grpc::StatusCode::INTERNAL, e);
+  // Missing blobs are asked for in the client's order (the command line's,
+  // roughly the order the link reads them), so the link can start on the
+  // first while the rest arrive.
   std::vector<Digest> missing = view.missingBlobs();
-  std::set<Digest> known;
-  for (const v1::PathFact &f : first.start().facts())
-    if (f.kind() == v1::PathFact::FILE && f.likely_read())
-      if (auto d = Digest::fromRaw(f.digest()))
-        known.insert(*d);
-  std::set<Digest> missingSet(missing.begin(), missing.end());
-  for (const Digest &d : known)
-    if (!missingSet.count(d))
-      present.insert(d);
+  std::set<Digest> missingSet(missing.begin(), missing.end()), queued;
+  std::vector<Digest> ordered;
+  for (const v1::PathFact &f : first.start().facts()) {
+    auto d = f.kind() == v1::PathFact::FILE && f.likely_read()
+                 ? Digest::fromRaw(f.digest())
+                 : std::nullopt;
+    if (!d)
+      continue;
+    if (!missingSet.count(*d))
+      present.insert(*d);
+    else if (queued.insert(*d).second)
+      ordered.push_back(*d);
+  }
   inbox.start(stream);
-  askForBlobs({missingSet.begin(), missingSet.end()});
+  askForBlobs(ordered);
   return grpc::Status::OK;
 }
 

@@ -246,6 +246,31 @@ TEST_F(FarmTest, LldLinkFindsLibrariesThroughLibpathAndLib) {
   EXPECT_EQ(s["farm_fallbacks"], 0);
 }
 
+TEST_F(FarmTest, MachOAgainstATbdStubInASysroot) {
+  // ld64.lld resolves -lSystem to a .tbd stub under -syslibroot; the stub
+  // exists only on the client.
+  ASSERT_TRUE(haveTool(tools::ld64Lld));
+  Node node = startNode("n1");
+  std::string env = farmEnv(target({node}), "tok");
+  writeFile("sdk/usr/lib/libSystem.tbd",
+            "--- !tapi-tbd\ntbd-version:     4\ntargets:         [ "
+            "arm64-macos ]\ninstall-name:    '/usr/lib/libSystem.B.dylib'\n"
+            "current-version: 1311\nexports:\n  - targets:     [ "
+            "arm64-macos ]\n    symbols:     [ _puts, dyld_stub_binder ]\n"
+            "...\n");
+  writeFile("main.c", "int puts(const char *);\n"
+                      "int main(void) { puts(\"farm macho\"); return 0; }\n");
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --target=arm64-apple-macos11 -O2 -c main.c")));
+  ASSERT_TRUE(linkBoth(machoLinkers(),
+                       env +
+                           "{ld} -arch arm64 -platform_version macos 11.0 "
+                           "11.0 -syslibroot " +
+                           path("sdk") + " -lSystem main.o -o hello",
+                       {"hello"}));
+  EXPECT_EQ(cacheStats()["farm_offloaded"], 1);
+}
+
 TEST_F(FarmTest, RepeatLinksUploadOnlyWhatChanged) {
   Node node = startNode("n1");
   std::string env = farmEnv(target({node}), "tok");
