@@ -141,8 +141,7 @@ public:
 private:
   grpc::Status runLink();
   grpc::Status start();
-  grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd,
-                    std::shared_future<ChildExit> exit);
+  grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
   grpc::Status finish(const ChildExit &exit);
   // Adds a client fact; false when the claimed bytes pass the node's limit.
   bool addFact(const v1::PathFact &f);
@@ -320,8 +319,7 @@ bool OffloadSession::tryAnswer(int sandboxFd) {
 }
 
 grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
-                                  int recordFd,
-                                  std::shared_future<ChildExit> exit) {
+                                  int recordFd) {
   pollfd fds[5] = {{sandboxFd, POLLIN, 0},
                    {outFd, POLLIN, 0},
                    {errFd, POLLIN, 0},
@@ -406,7 +404,6 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
     }
   }
-  (void)exit;
   return grpc::Status::OK;
 }
 
@@ -547,7 +544,7 @@ grpc::Status OffloadSession::runLink() {
   outW.reset();
   errW.reset();
   recW.reset();
-  grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd, child.exit);
+  grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
   int pid = child.pid.get();
   if (!st.ok() && pid > 0)
     kill(pid, SIGKILL);

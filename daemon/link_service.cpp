@@ -493,8 +493,14 @@ void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
     if (std::string p = absolute(a); isFile(p, &bytes))
       read.push_back(p);
   }
+  // The guess follows GNU ld's rule for ELF; MinGW and the other flavors
+  // search other names (libX.dll.a, X.lib, .tbd): the node asks for those.
+  bool gnuElf = req.flavor() == v1::FLAVOR_ELF;
+  for (int i = 1; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-m" && argv[i + 1].find("pe") != std::string::npos)
+      gnuElf = false;
   for (const auto &[lib, staticOnly] : libs) {
-    if (lib.empty())
+    if (lib.empty() || !gnuElf)
       continue;
     std::vector<std::string> names;
     if (lib[0] == ':')
