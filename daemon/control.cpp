@@ -3,11 +3,11 @@
 #include "cache/cache_stats.h"
 #include "config/config.h"
 #include "config/runtime_paths.h"
-#include "linkd/v1/linkd.grpc.pb.h"
 #include "store/local_store.h"
+#include "linkd/v1/linkd.grpc.pb.h"
 
-#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,8 +33,7 @@ bool socketAnswers(const std::string &path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  bool ok =
-      ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
   close(fd);
   return ok;
 }
@@ -231,8 +230,7 @@ int stopDaemon() {
   // the stop we asked for. Either way, success is the daemon's lock freed.
   if (!st.ok() && st.error_code() != grpc::StatusCode::CANCELLED &&
       st.error_code() != grpc::StatusCode::UNAVAILABLE) {
-    std::fprintf(stderr, "linkd: stop failed: %s\n",
-                 st.error_message().c_str());
+    std::fprintf(stderr, "linkd: stop failed: %s\n", st.error_message().c_str());
     return 2;
   }
   // The daemon holds its lock until running links have finished and it is

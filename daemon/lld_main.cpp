@@ -56,8 +56,9 @@ int cmdLink(int argc, char **argv) {
   if (inv.flavor == linkd::Flavor::Unspecified)
     return usageError("link needs --flavor");
   // Without --argv0, diagnostics carry the stock tool's name.
-  inv.argv.push_back(
-      argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
+  inv.argv.push_back(argv0.empty()
+                         ? linkd::lldProgramName("x.linkd", inv.flavor)
+                         : argv0);
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
   llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
