@@ -104,6 +104,27 @@ bool targetIsLoopback(std::string t) {
   return true;
 }
 
+std::string statusName(grpc::StatusCode c) {
+  switch (c) {
+  case grpc::StatusCode::UNAUTHENTICATED:
+    return "UNAUTHENTICATED";
+  case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    return "RESOURCE_EXHAUSTED";
+  case grpc::StatusCode::INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case grpc::StatusCode::UNAVAILABLE:
+    return "UNAVAILABLE";
+  case grpc::StatusCode::CANCELLED:
+    return "CANCELLED";
+  case grpc::StatusCode::DEADLINE_EXCEEDED:
+    return "DEADLINE_EXCEEDED";
+  case grpc::StatusCode::OK:
+    return "OK";
+  default:
+    return "status " + std::to_string(static_cast<int>(c));
+  }
+}
+
 } // namespace
 
 std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
@@ -435,12 +456,13 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
   else
     stream->WritesDone();
   grpc::Status st = stream->Finish();
-  if (!fail.empty() || !done || current) {
+  if (!fail.empty() || !done || current || !st.ok() || !final.error().empty()) {
     discard(files);
     r.error = !fail.empty() ? fail
-              : st.ok()     ? "the farm ended the link without a result"
-                            : "farm: " + std::to_string(st.error_code()) + " " +
-                              st.error_message();
+              : st.ok() && final.error().empty()
+                  ? "the farm ended the link without a result"
+                  : "farm: " + statusName(st.error_code()) + ": " +
+                        (st.ok() ? final.error() : st.error_message());
     r.retryable =
         fail.empty() && (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
                          st.error_code() == grpc::StatusCode::CANCELLED ||

@@ -171,6 +171,7 @@ private:
   std::string client;
   FarmView view;
   Inbox inbox;
+  bool inboxStarted = false;
   v1::LinkRequest link;
   uint64_t claimedBytes = 0;
   uint64_t receivedBytes = 0;
@@ -245,6 +246,7 @@ grpc::Status OffloadSession::start() {
       ordered.push_back(*d);
   }
   inbox.start(stream);
+  inboxStarted = true;
   askForBlobs(ordered);
   return grpc::Status::OK;
 }
@@ -510,7 +512,17 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
 
 grpc::Status OffloadSession::run() {
   grpc::Status st = runLink();
-  inbox.stop(ctx, !st.ok());
+  // A failure after the stream started: say so in an OffloadDone, so the
+  // client closes its side and then receives the status (with gRPC's
+  // synchronous API the status can only follow the reader's end).
+  bool told = false;
+  if (!st.ok() && inboxStarted &&
+      st.error_code() != grpc::StatusCode::CANCELLED) {
+    v1::OffloadDown m;
+    m.mutable_done()->set_error(st.error_message());
+    told = send(m);
+  }
+  inbox.stop(ctx, !st.ok() && !told);
   view.close();
   return st;
 }

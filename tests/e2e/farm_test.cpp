@@ -417,6 +417,26 @@ TEST_F(FarmTest, RejectedClientsLinkLocallyAndTheNodeSurvives) {
   EXPECT_EQ(farmHealth(farm, "links_rejected"), 2);
 }
 
+TEST_F(FarmTest, AnInputFoundMidLinkOverTheLimitIsRefusedWithItsStatus) {
+  // The 2 MiB object is named only inside a linker script, so the node
+  // learns its size mid-link: RESOURCE_EXHAUSTED reaches the client, which
+  // links locally.
+  Node node = startNode("n1", "--max-request-bytes 1M");
+  std::string env = farmEnv(target({node}), "tok");
+  writeFile("p.c", "extern const char big[];\n"
+                   "int main(void) { return big[1]; }\n");
+  writeFile("big.c", "const char big[2 << 20] = {1, 2, 3};\n");
+  writeFile("libwrap.so", "INPUT(big.o)\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c big.c")));
+  ASSERT_TRUE(linkBoth(elfLinkers(), env + "{ld} -e main p.o -L. -lwrap -o out",
+                       {"out"}));
+  auto s = cacheStats();
+  EXPECT_EQ(s["farm_fallbacks"], 1);
+  EXPECT_EQ(s["farm_offloaded"], 0);
+  EXPECT_EQ(nodeLog("n1", "RESOURCE_EXHAUSTED").size(), 1u);
+  EXPECT_EQ(logLines("farm: RESOURCE_EXHAUSTED").size(), 1u);
+}
+
 TEST_F(FarmTest, NodesWithClientCaWantAClientCertificate) {
   Node node = startNode("n1", "--client-ca " + path("ca.pem"));
   std::string farm = target({node});
