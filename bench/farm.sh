@@ -30,7 +30,7 @@ T=$(mktemp -d /tmp/linkd-farm-bench.XXXXXX)
 NODE_PID=
 cleanup() {
   [[ -n "$NODE_PID" ]] && kill "$NODE_PID" 2>/dev/null && wait "$NODE_PID" 2>/dev/null
-  for d in "$T"/c*; do
+  for d in "$T"/cold* "$T"/warm*; do
     [[ -d "$d" ]] && LINKD_SOCKET="$d/run/linkd.sock" "$BIN/linkd" stop >/dev/null 2>&1
   done
   [[ -n "${KEEP:-}" ]] && say "kept $T" || rm -rf "$T"
