@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,10 +176,11 @@ struct LinkService::LinkRun {
 
 LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
                          CacheRuntime cache,
-                         std::function<void()> requestShutdown)
+                         std::function<void()> requestShutdown,
+                         FarmClient *farm)
     : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
-      requestShutdown(std::move(requestShutdown)), slots(this->config.jobs),
-      started(Clock::now()),
+      requestShutdown(std::move(requestShutdown)), farm(farm),
+      slots(this->config.jobs), started(Clock::now()),
       lastActivityNanos(Clock::now().time_since_epoch().count()) {}
 
 uint64_t LinkService::idleSeconds() const {
@@ -332,6 +334,14 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
       cacheResult = v1::CACHE_MISS;
     }
   }
+  // Only deterministic links go to the farm: their bytes do not depend on
+  // where they ran, and the result can be cached like a local one. Not
+  // link-time rewriting or `linkd rewrite`: they need this machine's
+  // rewritten-object cache and the rewriter.
+  if (farm && cacheResult == v1::CACHE_MISS && !ctx->IsCancelled() &&
+      req.rewrite_spec().empty() && req.flavor() != v1::FLAVOR_REWRITE &&
+      offloadToFarm(req, analysis, writer, linkId))
+    return grpc::Status::OK;
   bool record = cacheResult == v1::CACHE_MISS;
 
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
@@ -452,21 +462,202 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     spdlog::debug("link id={} rewritten inputs: {} from the cache, {} stored",
                   linkId, rewrite->cachedInputs, stored);
   }
-  if (storeIt) {
-    auto r = cache.cache->store(analysis, log, outputs, run.streams.out,
-                                run.streams.err, done->exit_code(),
-                                done->wall_micros(), run.startWallNanos);
-    if (r.stored)
-      cache.stats->countStored(r.bytesWritten);
-    else
-      cache.stats->countNotStored();
-    spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
-                  linkId, r.stored ? "stored" : "not stored",
-                  analysis.key.hex().substr(0, 16), log.read.size(),
-                  log.missing.size(), outputs.size(),
-                  r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
-  }
+  if (storeIt)
+    storeResult(analysis, log, outputs, run.streams.out, run.streams.err,
+                done->exit_code(), done->wall_micros(), run.startWallNanos,
+                linkId);
   return grpc::Status::OK;
+}
+
+void LinkService::storeResult(const LinkAnalysis &analysis,
+                              const AccessLog &log,
+                              const std::vector<OutputSnapshot> &outputs,
+                              const std::string &out, const std::string &err,
+                              int exitCode, uint64_t wallMicros,
+                              int64_t startWallNanos, uint64_t linkId) {
+  auto r = cache.cache->store(analysis, log, outputs, out, err, exitCode,
+                              wallMicros, startWallNanos);
+  if (r.stored)
+    cache.stats->countStored(r.bytesWritten);
+  else
+    cache.stats->countNotStored();
+  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
+                linkId, r.stored ? "stored" : "not stored",
+                analysis.key.hex().substr(0, 16), log.read.size(),
+                log.missing.size(), outputs.size(),
+                r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+}
+
+namespace {
+
+// Paths worth describing to the farm up front, spelled as the link child will
+// spell them (cwd + "/" + name): the last input set for this action key, the
+// files named on the command line, and for each `-l` the candidates in the
+// `-L` directories in order up to the first that exists (GNU ld's rule; a
+// wrong guess only costs the node a question). `read` gets the paths the
+// link will likely read, `probed` those it will likely only look at,
+// `outputs` the output path (-o, /out:) and its directory.
+void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
+                  std::vector<std::string> &probed,
+                  std::vector<std::string> &outputs, uint64_t &bytes) {
+  auto absolute = [&](const std::string &p) {
+    return p[0] == '/' ? p : req.cwd() + "/" + p;
+  };
+  auto isFile = [](const std::string &p, uint64_t *size) {
+    struct stat st{};
+    bool f = ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (f && size)
+      *size += static_cast<uint64_t>(st.st_size);
+    return f;
+  };
+  bytes = 0;
+  for (const std::string &p : read)
+    isFile(p, &bytes);
+  std::vector<std::string> dirs;
+  std::vector<std::pair<std::string, bool>> libs; // name, static at that point
+  bool isStatic = false;
+  const auto &argv = req.argv();
+  for (int i = 1; i < argv.size(); ++i) {
+    const std::string &a = argv[i];
+    const std::string &prev = argv[i - 1];
+    const std::string next = i + 1 < argv.size() ? argv[i + 1] : "";
+    std::string output;
+    if (prev == "-o" || prev == "--output")
+      output = a;
+    else if (a.starts_with("--output="))
+      output = a.substr(9);
+    else if (a.size() > 5 &&
+             (a.starts_with("/out:") || a.starts_with("-out:") ||
+              a.starts_with("/OUT:") || a.starts_with("-OUT:")))
+      output = a.substr(5);
+    if (!output.empty()) {
+      std::string p = absolute(output);
+      outputs.push_back(p);
+      outputs.push_back(p.substr(0, std::max<size_t>(p.rfind('/'), 1)));
+      continue;
+    }
+    if (a == "-Bstatic" || a == "-dn" || a == "-non_shared" || a == "-static")
+      isStatic = true;
+    else if (a == "-Bdynamic" || a == "-dy" || a == "-call_shared")
+      isStatic = false;
+    else if (a == "-L" || a == "--library-path")
+      dirs.push_back(next);
+    else if (a.starts_with("--library-path="))
+      dirs.push_back(a.substr(15));
+    else if (a.starts_with("-L") && a.size() > 2)
+      dirs.push_back(a.substr(2));
+    else if (a == "-l" || a == "--library")
+      libs.push_back({next, isStatic});
+    else if (a.starts_with("--library="))
+      libs.push_back({a.substr(10), isStatic});
+    else if (a.starts_with("-l") && a.size() > 2)
+      libs.push_back({a.substr(2), isStatic});
+    if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-Map" ||
+        prev == "--Map" || prev == "-L" || prev == "-l" ||
+        prev == "--library-path" || prev == "--library")
+      continue;
+    if (std::string p = absolute(a); isFile(p, &bytes))
+      read.push_back(p);
+  }
+  // The guess follows GNU ld's rule for ELF; MinGW and the other flavors
+  // search other names (libX.dll.a, X.lib, .tbd): the node asks for those.
+  bool gnuElf = req.flavor() == v1::FLAVOR_ELF;
+  for (int i = 1; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-m" && argv[i + 1].find("pe") != std::string::npos)
+      gnuElf = false;
+  for (const auto &[lib, staticOnly] : libs) {
+    if (lib.empty() || !gnuElf)
+      continue;
+    std::vector<std::string> names;
+    if (lib[0] == ':')
+      names = {lib.substr(1)};
+    else if (staticOnly)
+      names = {"lib" + lib + ".a"};
+    else
+      names = {"lib" + lib + ".so", "lib" + lib + ".a"};
+    bool found = false;
+    for (const std::string &d : dirs) {
+      if (d.empty() || d[0] == '=')
+        break; // sysroot-relative: the node asks
+      for (const std::string &name : names) {
+        std::string p = absolute(d) + "/" + name;
+        if (!found && isFile(p, &bytes)) {
+          found = true;
+          read.push_back(p);
+        } else if (!found) {
+          probed.push_back(p);
+        }
+      }
+      if (found)
+        break;
+    }
+  }
+}
+
+} // namespace
+
+bool LinkService::offloadToFarm(const v1::LinkRequest &req,
+                                const LinkAnalysis &analysis,
+                                grpc::ServerWriter<v1::LinkReply> *writer,
+                                uint64_t linkId) {
+  uint64_t inputBytes = 0;
+  std::vector<std::string> read, probed, outputPaths;
+  cache.cache->lastInputPaths(analysis, read, probed);
+  farmPrefetch(req, read, probed, outputPaths, inputBytes);
+  if (!farm->wantsOffload(inputBytes))
+    return false;
+  auto begin = Clock::now();
+  int64_t startWallNanos = wallNanos();
+  FarmClient::Result r = farm->offload(req, read, probed, outputPaths);
+  if (!r.ok) {
+    ++farm->counters().fallbacks;
+    spdlog::warn("link id={} farm={}: {}; linking locally", linkId,
+                 farm->target(), r.error);
+    return false;
+  }
+  ++farm->counters().offloaded;
+  farm->counters().remoteLinkMicros += r.wallMicros;
+  bool clientStayed =
+      sendChunk(writer, v1::OutputChunk::STREAM_STDOUT, r.out) &&
+      sendChunk(writer, v1::OutputChunk::STREAM_STDERR, r.err);
+  v1::CacheResult cacheResult = v1::CACHE_MISS;
+  std::string reason;
+  AccessLog log;
+  std::vector<OutputSnapshot> outputs;
+  bool storeIt = false;
+  if (r.exitCode == 0) {
+    log = parseAccessLog(r.records);
+    if (!log.uncacheable.empty()) {
+      cacheResult = v1::CACHE_UNCACHEABLE;
+      reason = log.uncacheable.front();
+    } else {
+      outputs = snapshotOutputs(log);
+      storeIt = true;
+    }
+  } else {
+    ++linksFailed;
+  }
+  countOutcome(true, cacheResult, reason);
+  v1::LinkReply reply;
+  v1::LinkDone *done = reply.mutable_done();
+  done->set_exit_code(r.exitCode);
+  done->set_wall_micros(microsSince(begin));
+  done->set_user_micros(r.userMicros);
+  done->set_sys_micros(r.sysMicros);
+  done->set_max_rss_kib(r.maxRssKib);
+  done->set_cache_result(cacheResult);
+  spdlog::info("link id={} flavor={} farm={} rc={} cache={} wall_ms={:.1f} "
+               "remote_ms={:.1f} cwd={} argc={}",
+               linkId, flavorName(static_cast<Flavor>(req.flavor())),
+               farm->target(), r.exitCode, v1::CacheResult_Name(cacheResult),
+               done->wall_micros() / 1000.0, r.wallMicros / 1000.0, req.cwd(),
+               req.argv_size());
+  if (clientStayed)
+    writer->Write(reply);
+  if (storeIt)
+    storeResult(analysis, log, outputs, r.out, r.err, r.exitCode,
+                done->wall_micros(), startWallNanos, linkId);
+  return true;
 }
 
 grpc::Status LinkService::Info(grpc::ServerContext *, const v1::InfoRequest *,
@@ -512,6 +703,7 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   std::map<std::string, uint64_t> remote =
       cache.remote ? cache.remote->counters().snapshot()
                    : RemoteCounters().snapshot();
+  remote.merge(farm ? farm->counters().snapshot() : FarmCounters().snapshot());
   std::map<std::string, uint64_t> extra = std::move(remote);
   extra["held_inputs"] = cache.cache->heldInputs();
   reply->set_json(cache.stats->json(usage, max, extra));
@@ -520,6 +712,8 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
     cache.stats->zero();
     if (cache.remote)
       cache.remote->counters().zero();
+    if (farm)
+      farm->counters().zero();
   }
   return grpc::Status::OK;
 }

@@ -6,6 +6,7 @@
 
 #include "cache/cache_stats.h"
 #include "cache/link_cache.h"
+#include "daemon/farm_client.h"
 #include "daemon/job_slots.h"
 #include "daemon/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
@@ -39,8 +40,10 @@ struct CacheRuntime {
 
 class LinkService final : public v1::Linkd::Service {
 public:
+  // `farm` (optional): cache misses may be offloaded there (docs/farm.md).
   LinkService(ServiceConfig config, ZygoteClient &zygote, CacheRuntime cache,
-              std::function<void()> requestShutdown);
+              std::function<void()> requestShutdown,
+              FarmClient *farm = nullptr);
 
   grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
                     grpc::ServerWriter<v1::LinkReply> *writer) override;
@@ -68,6 +71,16 @@ private:
                        uint64_t linkId);
   bool serveHit(const LinkAnalysis &analysis,
                 grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  // Runs the link on the farm when the policy says so; true when the client
+  // has its answer (else link locally).
+  bool offloadToFarm(const v1::LinkRequest &req, const LinkAnalysis &analysis,
+                     grpc::ServerWriter<v1::LinkReply> *writer,
+                     uint64_t linkId);
+  void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
+                   const std::vector<OutputSnapshot> &outputs,
+                   const std::string &out, const std::string &err, int exitCode,
+                   uint64_t wallMicros, int64_t startWallNanos,
+                   uint64_t linkId);
   void countOutcome(bool ran, v1::CacheResult result,
                     const std::string &reason);
   grpc::Status spawnAndPump(grpc::ServerContext *ctx,
@@ -79,6 +92,7 @@ private:
   ZygoteClient &zygote;
   CacheRuntime cache;
   std::function<void()> requestShutdown;
+  FarmClient *farm;
   JobSlots slots;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;

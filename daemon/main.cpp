@@ -2,9 +2,11 @@
 // them: serve (the daemon), status and stop (talk to it), link (the one-shot
 // local link) and rewrite (symbol/COMDAT rewriting), both handed to
 // linkd-lld, the binary that holds LLVM.
-#include "daemon/control.h"
-#include "daemon/serve.h"
+#include "config/config.h"
 #include "config/runtime_paths.h"
+#include "daemon/control.h"
+#include "daemon/farm_client.h"
+#include "daemon/serve.h"
 
 #include <unistd.h>
 
@@ -23,6 +25,10 @@ constexpr const char *kUsage = R"(usage: linkd <command> [options]
 commands:
   serve [--socket PATH] [--jobs N] [--idle-timeout SECONDS] [--log-level L]
         run the daemon in the foreground (clients start it automatically)
+      farm node (docs/farm.md): --listen HOST:PORT --token-file F
+        [--tls-cert F --tls-key F [--client-ca F]] [--insecure]
+        [--max-request-bytes N] [--max-links-per-token N] [--link-timeout S]
+  farm-health [--json]  load of the farm node(s) LINKD_FARM names
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
   stats [--json] [--zero]
@@ -39,8 +45,9 @@ commands:
   version             print linkd's and LLD's versions
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
-LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR
-(see docs/usage.md and docs/cache.md)
+LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR,
+LINKD_FARM, LINKD_FARM_POLICY, LINKD_FARM_CA, LINKD_FARM_TOKEN_FILE
+(see docs/usage.md, docs/cache.md and docs/farm.md)
 )";
 
 int usageError(const std::string &msg) {
@@ -59,6 +66,10 @@ int cmdServe(int argc, char **argv) {
   for (int i = 2; i < argc; ++i) {
     std::string_view a = argv[i];
     long long n = 0;
+    if (a == "--insecure") {
+      opts.insecure = true;
+      continue;
+    }
     if (i + 1 >= argc)
       return usageError("missing value for " + std::string(a));
     const char *v = argv[++i];
@@ -70,6 +81,25 @@ int cmdServe(int argc, char **argv) {
       opts.idleTimeoutSeconds = n;
     else if (a == "--log-level")
       opts.logLevel = v;
+    else if (a == "--listen")
+      opts.listen = v;
+    else if (a == "--tls-cert")
+      opts.tlsCert = v;
+    else if (a == "--tls-key")
+      opts.tlsKey = v;
+    else if (a == "--client-ca")
+      opts.clientCa = v;
+    else if (a == "--token-file")
+      opts.tokenFile = v;
+    else if (a == "--max-request-bytes") {
+      auto size = linkd::parseSize(v);
+      if (!size || *size == 0)
+        return usageError("bad value for --max-request-bytes");
+      opts.maxRequestBytes = *size;
+    } else if (a == "--max-links-per-token" && parseUnsigned(v, n) && n > 0)
+      opts.maxLinksPerToken = static_cast<unsigned>(n);
+    else if (a == "--link-timeout" && parseUnsigned(v, n) && n > 0)
+      opts.linkTimeoutSeconds = static_cast<uint64_t>(n);
     else
       return usageError("bad serve option " + std::string(a) + " " + v);
   }
@@ -133,6 +163,9 @@ int main(int argc, char **argv) {
     }
     return linkd::printStats(json, zero);
   }
+  if (cmd == "farm-health")
+    return linkd::printFarmHealth(argc > 2 &&
+                                  std::strcmp(argv[2], "--json") == 0);
   if (cmd == "cache" && argc == 3)
     return linkd::cacheControl(argv[2]);
   if (cmd == "version" || cmd == "--version") {

@@ -2,15 +2,19 @@
 
 #include "config/config.h"
 #include "config/runtime_paths.h"
+#include "daemon/farm_client.h"
+#include "daemon/farm_service.h"
 #include "daemon/link_service.h"
 #include "daemon/zygote_client.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,8 +164,7 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
     spdlog::info("cache off by configuration");
     return parts;
   }
-  std::string lld =
-      zygote.waitForLldVersion(std::chrono::milliseconds(10000));
+  std::string lld = zygote.waitForLldVersion(std::chrono::milliseconds(10000));
   if (lld.empty()) {
     spdlog::error("the link zygote did not report LLD's version; cache off");
     return parts;
@@ -171,8 +174,8 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   sc.maxBytes = settings.maxSize;
   std::string err;
   auto store = LocalStore::open(sc, &err);
-  auto statCache = store ? StatCache::open(sc.root + "/statcache.sqlite", &err)
-                         : nullptr;
+  auto statCache =
+      store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
   if (!store || !statCache) {
     spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
     return parts;
@@ -192,9 +195,137 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   return parts;
 }
 
+std::optional<std::string> readPem(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return std::nullopt;
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+bool isLoopback(const std::string &listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
+         host.starts_with("127.");
+}
+
+// The farm node's half: its store, tokens, service and listening port.
+struct FarmNode {
+  std::unique_ptr<FarmBlobStore> blobs;
+  std::optional<FarmTokens> tokens;
+  std::unique_ptr<FarmService> service;
+
+  // "" or why the node cannot serve (the daemon then refuses to start).
+  std::string open(const ServeOptions &o, const Config &settings,
+                   ZygoteClient &zygote, unsigned jobs) {
+    bool tls = !o.tlsCert.empty() || !o.tlsKey.empty();
+    if (tls && (o.tlsCert.empty() || o.tlsKey.empty()))
+      return "--tls-cert and --tls-key go together";
+    if (!tls && !o.insecure && !isLoopback(o.listen))
+      return "refusing to listen on " + o.listen +
+             " without TLS (give --tls-cert/--tls-key, or --insecure)";
+    if (!o.clientCa.empty() && !tls)
+      return "--client-ca needs TLS";
+    if (o.tokenFile.empty())
+      return "a farm node needs --token-file";
+    FarmNodeConfig c;
+    c.listen = o.listen;
+    c.tlsCert = o.tlsCert;
+    c.tlsKey = o.tlsKey;
+    c.clientCa = o.clientCa;
+    c.tokenFile = o.tokenFile;
+    c.insecure = o.insecure;
+    if (o.maxRequestBytes)
+      c.maxRequestBytes = o.maxRequestBytes;
+    if (o.maxLinksPerToken)
+      c.maxLinksPerToken = o.maxLinksPerToken;
+    if (o.linkTimeoutSeconds)
+      c.linkTimeoutSeconds = o.linkTimeoutSeconds;
+    c.jobs = jobs;
+    c.storeDir = settings.cacheDir + "/farm";
+    c.storeMaxBytes = settings.maxSize;
+    std::string err;
+    auto loaded = FarmTokens::load(o.tokenFile, c.maxLinksPerToken, &err);
+    if (!loaded)
+      return err;
+    tokens.emplace(std::move(*loaded));
+    if (std::string e = ensureDirectoryTree(c.storeDir); !e.empty())
+      return e;
+    // Scratch directories of links a previous node process left behind.
+    nftw((c.storeDir + "/links").c_str(),
+         [](const char *p, const struct stat *, int type, FTW *) {
+           return type == FTW_DP ? rmdir(p) : unlink(p);
+         },
+         16, FTW_DEPTH | FTW_PHYS);
+    if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create " + c.storeDir + "/links";
+    blobs =
+        std::make_unique<FarmBlobStore>(c.storeDir + "/blobs", c.storeMaxBytes);
+    if (std::string e = blobs->open(); !e.empty())
+      return e;
+    service = std::make_unique<FarmService>(c, zygote, *blobs, *tokens);
+    return {};
+  }
+
+  std::string addPort(grpc::ServerBuilder &builder, const ServeOptions &o,
+                      int *port) {
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (o.tlsCert.empty()) {
+      creds = grpc::InsecureServerCredentials();
+    } else {
+      auto cert = readPem(o.tlsCert), key = readPem(o.tlsKey);
+      if (!cert || !key)
+        return "cannot read " + (cert ? o.tlsKey : o.tlsCert);
+      grpc::SslServerCredentialsOptions ssl(
+          o.clientCa.empty()
+              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+      if (!o.clientCa.empty()) {
+        auto ca = readPem(o.clientCa);
+        if (!ca)
+          return "cannot read " + o.clientCa;
+        ssl.pem_root_certs = *ca;
+      }
+      ssl.pem_key_cert_pairs.push_back({*key, *cert});
+      creds = grpc::SslServerCredentials(ssl);
+    }
+    builder.AddListeningPort(o.listen, creds, port);
+    builder.RegisterService(service.get());
+    return {};
+  }
+
+  void maintain() {
+    if (!service)
+      return;
+    if (service->activeLinks() == 0)
+      blobs->evict(); // a link may hold a blob it has not opened yet
+    service->noteStoreBytes(blobs->bytes());
+  }
+};
+
+// The listening socket systemd passed (socket activation: LISTEN_PID is us,
+// LISTEN_FDS >= 1, the socket is fd 3), or -1.
+int activatedSocket() {
+  const char *pid = std::getenv("LISTEN_PID");
+  const char *fds = std::getenv("LISTEN_FDS");
+  if (!pid || !fds || std::atol(pid) != getpid() || std::atoi(fds) < 1)
+    return -1;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  return 3;
+}
+
 } // namespace
 
 int serve(const ServeOptions &options) {
+  int activated = activatedSocket();
   if (!options.socketPath.empty())
     setenv("LINKD_SOCKET", options.socketPath.c_str(), 1);
   RuntimePaths paths = resolveRuntimePaths();
@@ -229,16 +360,19 @@ int serve(const ServeOptions &options) {
 
   // 2. Logging and configuration.
   Config settings = loadConfig();
-  setUpLogging(paths, options.logLevel.empty() ? settings.logLevel
-                                               : options.logLevel);
+  setUpLogging(paths,
+               options.logLevel.empty() ? settings.logLevel : options.logLevel);
   for (const std::string &w : settings.warnings)
     spdlog::warn("config: {}", w);
   ServiceConfig config;
   config.jobs = options.jobs ? options.jobs : settings.jobs;
-  config.idleTimeoutSeconds = options.idleTimeoutSeconds >= 0
-                                  ? static_cast<uint64_t>(
-                                        options.idleTimeoutSeconds)
-                                  : settings.idleTimeoutSeconds;
+  config.idleTimeoutSeconds =
+      options.idleTimeoutSeconds >= 0
+          ? static_cast<uint64_t>(options.idleTimeoutSeconds)
+          : settings.idleTimeoutSeconds;
+  // A farm node serves others: it does not go away when idle.
+  if (!options.listen.empty() && options.idleTimeoutSeconds < 0)
+    config.idleTimeoutSeconds = 0;
   config.socketPath = paths.socketPath;
   config.logPath = paths.logPath;
   config.workDir = paths.runtimeDir;
@@ -247,16 +381,56 @@ int serve(const ServeOptions &options) {
   // never that the daemon fails.
   CacheParts parts = openCache(settings, zygote);
 
+  // 3b. The farm: as its client (LINKD_FARM), and as a node (--listen).
+  std::unique_ptr<FarmClient> farmClient;
+  if (!settings.farm.empty()) {
+    std::string err;
+    farmClient = FarmClient::create(settings, parts.statCache.get(), &err);
+    if (!farmClient)
+      spdlog::error("farm {} off: {}", settings.farm, err);
+    else if (!parts.cache)
+      spdlog::warn("farm {} unused: it needs the cache", settings.farm);
+    else
+      spdlog::info("farm {} policy={} min_input={}", settings.farm,
+                   settings.farmPolicy, settings.farmMinInput);
+  }
+  FarmNode node;
+  if (!options.listen.empty()) {
+    if (std::string err = node.open(options, settings, zygote, config.jobs);
+        !err.empty()) {
+      spdlog::error("farm node: {}", err);
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+
   // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
   // leftover file is from a dead daemon.
   ShutdownSignal shutdown;
-  LinkService service(config, zygote, parts.runtime(),
-                      [&] { shutdown.request(); });
-  unlink(paths.socketPath.c_str());
+  LinkService service(
+      config, zygote, parts.runtime(), [&] { shutdown.request(); },
+      parts.cache ? farmClient.get() : nullptr);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + paths.socketPath,
-                           grpc::InsecureServerCredentials());
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  if (activated >= 0) {
+    // systemd owns the socket; we accept on it and hand gRPC each connection.
+    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        grpc::InsecureServerCredentials());
+  } else {
+    unlink(paths.socketPath.c_str());
+    builder.AddListeningPort("unix:" + paths.socketPath,
+                             grpc::InsecureServerCredentials());
+  }
   builder.RegisterService(&service);
+  int farmPort = 0;
+  if (node.service) {
+    if (std::string err = node.addPort(builder, options, &farmPort);
+        !err.empty()) {
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
   builder.SetMaxReceiveMessageSize(256 << 20);
   grpc::ResourceQuota quota("linkd");
   quota.SetMaxThreads(1024);
@@ -270,7 +444,37 @@ int serve(const ServeOptions &options) {
                  paths.socketPath.c_str());
     return 1;
   }
-  chmod(paths.socketPath.c_str(), 0600);
+  if (activated < 0)
+    chmod(paths.socketPath.c_str(), 0600);
+  std::thread acceptThread;
+  if (acceptor)
+    acceptThread = std::thread([&] {
+      for (;;) {
+        int c =
+            accept4(activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) {
+          if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+          return; // shut down below
+        }
+        grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
+            p;
+        p.listener_fd = activated;
+        p.fd = c;
+        acceptor->HandleNewConnection(&p);
+      }
+    });
+  if (node.service && farmPort == 0) {
+    spdlog::error("farm node: cannot listen on {}", options.listen);
+    std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
+                 options.listen.c_str());
+    server->Shutdown(std::chrono::system_clock::now());
+    return 1;
+  }
+  if (node.service)
+    spdlog::info("farm node listening on {} tls={} client_ca={} tokens={}",
+                 options.listen, !options.tlsCert.empty(),
+                 !options.clientCa.empty(), options.tokenFile);
   // Clients warn once about falling back while no daemon answers; from now
   // on a fallback is news again.
   unlink(paths.fallbackMark.c_str());
@@ -293,6 +497,7 @@ int serve(const ServeOptions &options) {
   signalWaiter.detach();
   while (!shutdown.waitFor(std::chrono::seconds(1))) {
     parts.maintain();
+    node.maintain();
     if (config.idleTimeoutSeconds > 0 &&
         service.idleSeconds() >= config.idleTimeoutSeconds) {
       spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
@@ -301,11 +506,20 @@ int serve(const ServeOptions &options) {
   }
 
   // 6. Stop listening first, so clients arriving now start a new daemon or
-  // link locally, then let running links finish.
-  unlink(paths.socketPath.c_str());
+  // link locally, then let running links finish. An activated socket stays
+  // with systemd, which starts us again on the next connection.
+  if (activated < 0) {
+    unlink(paths.socketPath.c_str());
+  } else {
+    ::shutdown(activated, SHUT_RDWR);
+    if (acceptThread.joinable())
+      acceptThread.join();
+  }
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
-  for (int i = 0; i < 3000 && service.activeLinks() > 0; ++i)
+  for (int i = 0; i < 3000 && (service.activeLinks() > 0 ||
+                               (node.service && node.service->activeLinks()));
+       ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   server->Shutdown(std::chrono::system_clock::now());
   zygote.stop();

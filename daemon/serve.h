@@ -14,7 +14,15 @@ struct ServeOptions {
   std::string socketPath; // empty: from the environment (runtime_paths.h)
   unsigned jobs = 0;      // 0: from the config (default: cores)
   int64_t idleTimeoutSeconds = -1; // -1: from the config; 0 never
-  std::string logLevel;   // empty: from the config
+  std::string logLevel;            // empty: from the config
+  // Farm node (docs/farm.md): with `listen` set, the daemon also serves
+  // offloaded links on this TCP address.
+  std::string listen; // HOST:PORT
+  std::string tlsCert, tlsKey, clientCa, tokenFile;
+  bool insecure = false;           // plaintext off loopback
+  uint64_t maxRequestBytes = 0;    // 0: default
+  unsigned maxLinksPerToken = 0;   // 0: default
+  uint64_t linkTimeoutSeconds = 0; // 0: default
 };
 
 int serve(const ServeOptions &options);

@@ -6,6 +6,8 @@
 #include "link/access_recorder.h"
 #include "link/flavor.h"
 #include "link/lld_entry.h"
+#include "link/sandbox_child.h"
+#include "link/sandbox_protocol.h"
 #include "linkd/v1/linkd.pb.h"
 
 #include <fcntl.h>
@@ -32,8 +34,10 @@ namespace {
 
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
+// `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
+// file system through the node's daemon (lib/link/sandbox_child.h).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
-                               int recordFd) {
+                               int recordFd, int sandboxFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devNull = open("/dev/null", O_RDONLY);
   dup2(devNull, STDIN_FILENO);
@@ -42,7 +46,12 @@ namespace {
   constexpr int kRecordFd = 3;
   if (recordFd >= 0)
     dup2(recordFd, kRecordFd);
-  close_range(recordFd >= 0 ? kRecordFd + 1 : kRecordFd, ~0U, 0);
+  if (sandboxFd >= 0)
+    dup2(sandboxFd, sandbox::kSandboxFd);
+  close_range(sandboxFd >= 0  ? sandbox::kSandboxFd + 1
+              : recordFd >= 0 ? kRecordFd + 1
+                              : kRecordFd,
+              ~0U, 0);
 
   sigset_t none;
   sigemptyset(&none);
@@ -56,7 +65,10 @@ namespace {
     if (auto it = req.env().find(n); it != req.env().end())
       setenv(n.c_str(), it->second.c_str(), 1);
   }
-  if (chdir(req.cwd().c_str()) != 0) {
+  // In the sandbox the client's cwd exists only as a name (every relative
+  // path is resolved against it by the sandbox); the real one is "/".
+  const std::string &dir = sandboxFd >= 0 ? std::string("/") : req.cwd();
+  if (chdir(dir.c_str()) != 0) {
     std::string msg = "linkd: error: cannot change to directory " + req.cwd() +
                       ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
@@ -71,6 +83,22 @@ namespace {
   }
   if (recordFd >= 0)
     startAccessRecording(kRecordFd, req.cwd());
+  if (sandboxFd >= 0) {
+    sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
+    // The farm names the only directories the link may touch; a node that
+    // cannot confine the link refuses to run it.
+    auto dir = [&](const char *key) {
+      auto it = req.env().find(key);
+      return it == req.env().end() ? std::string() : it->second;
+    };
+    std::string err = sandbox::confineSandbox(dir(sandbox::kReadDirKey),
+                                              dir(sandbox::kWriteDirKey));
+    if (!err.empty() && dir(sandbox::kRequireKey) == "1") {
+      std::string msg = "linkd: error: cannot confine the link: " + err + "\n";
+      (void)!write(STDERR_FILENO, msg.data(), msg.size());
+      _exit(125);
+    }
+  }
   if (flavor == Flavor::Rewrite) {
     std::vector<std::string> args(req.argv().begin(), req.argv().end());
     std::vector<char *> argv;
@@ -96,7 +124,7 @@ struct ZygoteState {
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  if (frame.fds.size() < 2 || frame.fds.size() > 3 ||
+  if (frame.fds.size() < 2 || frame.fds.size() > 4 ||
       !req.ParseFromString(frame.payload)) {
     sendFrame(z.controlFd, FrameKind::Failed, frame.id,
               "malformed spawn request", {});
@@ -106,7 +134,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (pid == 0) {
     close(z.controlFd);
     becomeLinker(req, frame.fds[0], frame.fds[1],
-                 frame.fds.size() == 3 ? frame.fds[2] : -1);
+                 frame.fds.size() >= 3 ? frame.fds[2] : -1,
+                 frame.fds.size() == 4 ? frame.fds[3] : -1);
   }
   int savedErrno = errno;
   frame.closeFds();

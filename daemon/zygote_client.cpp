@@ -141,7 +141,8 @@ void ZygoteClient::failAllLocked(const std::string &why) {
 }
 
 ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
-                                          int outFd, int errFd, int recordFd) {
+                                          int outFd, int errFd, int recordFd,
+                                          int sandboxFd) {
   Spawned result;
   uint64_t id;
   int fd;
@@ -160,13 +161,16 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
   if (err.empty()) {
     std::lock_guard send(sendMu);
     std::string payload = request.SerializeAsString();
-    bool sent = recordFd >= 0 ? sendFrame(fd, FrameKind::Spawn, id, payload,
-                                          {outFd, errFd, recordFd})
-                              : sendFrame(fd, FrameKind::Spawn, id, payload,
-                                          {outFd, errFd});
+    bool sent = sandboxFd >= 0 && recordFd >= 0
+                    ? sendFrame(fd, FrameKind::Spawn, id, payload,
+                                {outFd, errFd, recordFd, sandboxFd})
+                : recordFd >= 0 ? sendFrame(fd, FrameKind::Spawn, id, payload,
+                                            {outFd, errFd, recordFd})
+                                : sendFrame(fd, FrameKind::Spawn, id, payload,
+                                            {outFd, errFd});
     if (!sent)
-      err = std::string("cannot reach the link zygote: ") +
-            std::strerror(errno);
+      err =
+          std::string("cannot reach the link zygote: ") + std::strerror(errno);
   }
   if (!err.empty()) {
     std::lock_guard lock(mu);
@@ -194,8 +198,7 @@ std::string ZygoteClient::lldVersion() const {
   return version;
 }
 
-std::string
-ZygoteClient::waitForLldVersion(std::chrono::milliseconds timeout) {
+std::string ZygoteClient::waitForLldVersion(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu);
   versionCv.wait_for(lock, timeout, [this] { return !version.empty(); });
   return version;

@@ -17,9 +17,9 @@
 namespace linkd {
 
 struct ChildExit {
-  bool ran = false;    // false: the child never started (see error)
-  std::string error;   // why the link could not run
-  int waitStatus = 0;  // as from waitpid
+  bool ran = false;   // false: the child never started (see error)
+  std::string error;  // why the link could not run
+  int waitStatus = 0; // as from waitpid
   uint64_t userMicros = 0;
   uint64_t sysMicros = 0;
   uint64_t maxRssKib = 0;
@@ -45,8 +45,11 @@ public:
   // Sends one link to the zygote. `outFd`/`errFd` become the child's fds 1/2;
   // with `recordFd` >= 0 the child reports its file accesses there
   // (lib/link/access_recorder.h). The caller keeps ownership of its copies.
+  // With `sandboxFd` >= 0 as well (needs `recordFd`), the child runs in the
+  // farm sandbox and asks its file-system questions there
+  // (lib/link/sandbox_protocol.h).
   Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
-                int recordFd = -1);
+                int recordFd = -1, int sandboxFd = -1);
 
   int64_t pid() const;
   // Ends the zygote (and with it any link child) and joins the reader.

@@ -300,6 +300,29 @@ LinkCache::rememberManifest(const Digest &key, cache::v1::Manifest &&m) {
   return shared;
 }
 
+void LinkCache::lastInputPaths(const LinkAnalysis &link,
+                               std::vector<std::string> &read,
+                               std::vector<std::string> &probed) {
+  std::shared_ptr<const cache::v1::Manifest> m = recentManifest(link.key);
+  if (!m) {
+    std::string value;
+    cache::v1::Manifest parsed;
+    if (blobs.getAction(kManifestNs, link.key, value) != Lookup::Hit ||
+        !parsed.ParseFromString(value))
+      return;
+    m = rememberManifest(link.key, std::move(parsed));
+  }
+  if (m->sets().empty())
+    return;
+  const cache::v1::InputSet &set = m->sets(0);
+  for (const auto &f : set.files())
+    (f.is_directory() ? probed : read).push_back(link.paths.toLocal(f.path()));
+  for (const auto &p : set.existing())
+    probed.push_back(link.paths.toLocal(p));
+  for (const auto &p : set.missing())
+    probed.push_back(link.paths.toLocal(p));
+}
+
 std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   std::string blob;
   if (blobs.getBlob(d, blob) == Lookup::Hit)

@@ -115,6 +115,12 @@ public:
                      const LinkAnalysis &link, std::string *error,
                      std::vector<Backfill> *later);
   void backfill(std::vector<Backfill> &later);
+  // Every path of the newest input set stored for the link's key (read,
+  // existing and missing), in local spelling; empty without a manifest. The
+  // farm client describes them up front (a repeat link needs no questions).
+  // `read` gets the files the link read, `probed` the rest.
+  void lastInputPaths(const LinkAnalysis &link, std::vector<std::string> &read,
+                      std::vector<std::string> &probed);
   // Drops the in-memory manifests and results (after `linkd cache clear`).
   void forgetRecent();
 

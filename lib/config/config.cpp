@@ -45,9 +45,8 @@ std::set<std::string> parseList(const std::string &v) {
   size_t pos = 0;
   while (pos <= v.size()) {
     size_t comma = v.find(',', pos);
-    std::string item = trim(v.substr(pos, comma == std::string::npos
-                                              ? std::string::npos
-                                              : comma - pos));
+    std::string item = trim(v.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos));
     if (!item.empty())
       out.insert(item);
     if (comma == std::string::npos)
@@ -128,6 +127,41 @@ void apply(Config &c, const std::string &key, const std::string &value,
       c.remoteConnectTimeoutMs = *n;
     else
       c.remoteBreakerSeconds = *n;
+  } else if (key == "farm") {
+    c.farm = value;
+  } else if (key == "farm_policy") {
+    if (value == "remote" || value == "local" || value == "auto")
+      c.farmPolicy = value;
+    else
+      bad();
+  } else if (key == "farm_min_input") {
+    if (auto n = parseSize(value))
+      c.farmMinInput = *n;
+    else
+      bad();
+  } else if (key == "farm_ca") {
+    c.farmCa = value;
+  } else if (key == "farm_cert") {
+    c.farmCert = value;
+  } else if (key == "farm_key") {
+    c.farmKey = value;
+  } else if (key == "farm_tls_name") {
+    c.farmTlsName = value;
+  } else if (key == "farm_token_file") {
+    c.farmTokenFile = value;
+  } else if (key == "farm_insecure") {
+    if (auto b = parseBool(value))
+      c.farmInsecure = *b;
+    else
+      bad();
+  } else if (key == "farm_timeout_ms" || key == "farm_connect_timeout_ms") {
+    auto n = parseUnsigned(value);
+    if (!n || *n == 0)
+      bad();
+    else if (key == "farm_timeout_ms")
+      c.farmTimeoutMs = *n;
+    else
+      c.farmConnectTimeoutMs = *n;
   } else {
     c.warnings.push_back(where + ": unknown key '" + key + "'");
   }
@@ -158,10 +192,12 @@ std::optional<uint64_t> parseSize(const std::string &text) {
   if (t.empty())
     return std::nullopt;
   uint64_t mult = 1;
-  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+  char last =
+      static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
   if (last == 'B' && t.size() > 1) {
     t.pop_back();
-    last = static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
+    last =
+        static_cast<char>(std::toupper(static_cast<unsigned char>(t.back())));
   }
   const std::string units = "KMGT";
   if (size_t u = units.find(last); u != std::string::npos) {
@@ -217,20 +253,31 @@ Config loadConfig() {
     const char *var;
     const char *key;
   };
-  for (Override o : {Override{"LINKD_CACHE_DIR", "cache_dir"},
-                     {"LINKD_MAX_SIZE", "max_size"},
-                     {"LINKD_BASE_DIR", "base_dir"},
-                     {"LINKD_SLOPPINESS", "sloppiness"},
-                     {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
-                     {"LINKD_JOBS", "jobs"},
-                     {"LINKD_LOG", "log_level"},
-                     {"LINKD_REMOTE", "remote"},
-                     {"LINKD_REMOTE_KEY_FILE", "remote_key_file"},
-                     {"LINKD_REMOTE_KEY", "remote_key"},
-                     {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
-                     {"LINKD_REMOTE_CONNECT_TIMEOUT_MS",
-                      "remote_connect_timeout_ms"},
-                     {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"}})
+  for (Override o :
+       {Override{"LINKD_CACHE_DIR", "cache_dir"},
+        {"LINKD_MAX_SIZE", "max_size"},
+        {"LINKD_BASE_DIR", "base_dir"},
+        {"LINKD_SLOPPINESS", "sloppiness"},
+        {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
+        {"LINKD_JOBS", "jobs"},
+        {"LINKD_LOG", "log_level"},
+        {"LINKD_REMOTE", "remote"},
+        {"LINKD_REMOTE_KEY_FILE", "remote_key_file"},
+        {"LINKD_REMOTE_KEY", "remote_key"},
+        {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
+        {"LINKD_REMOTE_CONNECT_TIMEOUT_MS", "remote_connect_timeout_ms"},
+        {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"},
+        {"LINKD_FARM", "farm"},
+        {"LINKD_FARM_POLICY", "farm_policy"},
+        {"LINKD_FARM_MIN_INPUT", "farm_min_input"},
+        {"LINKD_FARM_CA", "farm_ca"},
+        {"LINKD_FARM_CERT", "farm_cert"},
+        {"LINKD_FARM_KEY", "farm_key"},
+        {"LINKD_FARM_TOKEN_FILE", "farm_token_file"},
+        {"LINKD_FARM_TLS_NAME", "farm_tls_name"},
+        {"LINKD_FARM_INSECURE", "farm_insecure"},
+        {"LINKD_FARM_TIMEOUT_MS", "farm_timeout_ms"},
+        {"LINKD_FARM_CONNECT_TIMEOUT_MS", "farm_connect_timeout_ms"}})
     if (const char *v = env(o.var))
       apply(c, o.key, v, o.var);
   if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")

@@ -8,19 +8,29 @@
 //   key            env                  default
 //   cache          LINKD_NOCACHE=1 off  true
 //   cache_dir      LINKD_CACHE_DIR      $XDG_CACHE_HOME/linkd or ~/.cache/linkd
-//   max_size       LINKD_MAX_SIZE       10G   (suffixes K M G T, powers of 1024)
-//   base_dir       LINKD_BASE_DIR       (none)
-//   sloppiness     LINKD_SLOPPINESS     (none; comma-separated: coff_timestamp)
-//   idle_timeout   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never)
-//   jobs           LINKD_JOBS           number of cores
-//   log_level      LINKD_LOG            info
-//   remote         LINKD_REMOTE         (none; comma-separated tier URLs,
+//   max_size       LINKD_MAX_SIZE       10G   (suffixes K M G T, powers of
+//   1024) base_dir       LINKD_BASE_DIR       (none) sloppiness
+//   LINKD_SLOPPINESS     (none; comma-separated: coff_timestamp) idle_timeout
+//   LINKD_IDLE_TIMEOUT   600   (seconds; 0 = never) jobs           LINKD_JOBS
+//   number of cores log_level      LINKD_LOG            info remote
+//   LINKD_REMOTE         (none; comma-separated tier URLs,
 //                                        see docs/shared-cache.md)
 //   remote_key_file LINKD_REMOTE_KEY_FILE (none; HMAC key for action entries;
 //                  or the key itself in LINKD_REMOTE_KEY)
 //   remote_timeout_ms          LINKD_REMOTE_TIMEOUT_MS          5000
 //   remote_connect_timeout_ms  LINKD_REMOTE_CONNECT_TIMEOUT_MS  300
 //   remote_breaker_seconds     LINKD_REMOTE_BREAKER_SECONDS     30
+//   farm           LINKD_FARM           (none; gRPC target of a link farm,
+//                                        see docs/farm.md)
+//   farm_policy    LINKD_FARM_POLICY    auto  (remote, local, auto)
+//   farm_min_input LINKD_FARM_MIN_INPUT 64M   (auto: offload above this)
+//   farm_ca / farm_cert / farm_key  LINKD_FARM_CA / _CERT / _KEY (PEM files)
+//   farm_token_file LINKD_FARM_TOKEN_FILE (bearer token)
+//   farm_tls_name  LINKD_FARM_TLS_NAME  (the name the nodes' certificates
+//                  carry; default: the target's host, or its first address)
+//   farm_insecure  LINKD_FARM_INSECURE  false (plaintext, for loopback)
+//   farm_timeout_ms         LINKD_FARM_TIMEOUT_MS          600000
+//   farm_connect_timeout_ms LINKD_FARM_CONNECT_TIMEOUT_MS  2000
 #pragma once
 
 #include <cstdint>
@@ -40,11 +50,18 @@ struct Config {
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";
-  std::vector<std::string> remotes;  // tier URLs, in lookup order
-  std::string remoteKey;             // HMAC key (file content or env)
+  std::vector<std::string> remotes; // tier URLs, in lookup order
+  std::string remoteKey;            // HMAC key (file content or env)
   uint64_t remoteTimeoutMs = 5000;
   uint64_t remoteConnectTimeoutMs = 300;
   uint64_t remoteBreakerSeconds = 30;
+  std::string farm;                // gRPC target; empty: no farm
+  std::string farmPolicy = "auto"; // remote, local, auto
+  uint64_t farmMinInput = 64ull << 20;
+  std::string farmCa, farmCert, farmKey, farmTokenFile, farmTlsName;
+  bool farmInsecure = false;
+  uint64_t farmTimeoutMs = 600000;
+  uint64_t farmConnectTimeoutMs = 2000;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values
 };

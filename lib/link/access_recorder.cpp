@@ -1,10 +1,13 @@
 #include "link/access_recorder.h"
 
+#include "link/sandbox_child.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,6 +35,7 @@ using SpawnFn = int (*)(pid_t *, const char *,
                         const posix_spawnattr_t *, char *const[],
                         char *const[]);
 using ChdirFn = int (*)(const char *);
+using GetcwdFn = char *(*)(char *, size_t);
 
 RealpathFn realRealpath = nullptr;
 OpendirFn realOpendir = nullptr;
@@ -40,6 +44,7 @@ ExecvFn realExecv = nullptr;
 ForkFn realFork = nullptr;
 SpawnFn realSpawn = nullptr;
 ChdirFn realChdir = nullptr;
+GetcwdFn realGetcwd = nullptr;
 
 template <typename Fn> Fn next(Fn &slot, const char *name) {
   if (!slot)
@@ -91,7 +96,12 @@ void recordExistence(const char *path, long rc) {
     record('E', path);
 }
 
+using namespace linkd::sandbox;
+
 long doStat(const char *path, struct stat *st, int flags) {
+  // In the sandbox symbolic links were followed by the client's kernel.
+  if (sandboxActive())
+    return sbStat(path, st);
   return syscall(SYS_newfstatat, AT_FDCWD, path, st, flags);
 }
 
@@ -119,8 +129,11 @@ const char *redirected(const char *path, int flags) {
 }
 
 int doOpen(const char *path, int flags, mode_t mode) {
-  int fd = static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, redirected(path, flags), flags, mode));
+  // Never both: the farm does not take link-time rewriting.
+  int fd = sandboxActive() ? sbOpen(path, flags, mode)
+                           : static_cast<int>(syscall(SYS_openat, AT_FDCWD,
+                                                      redirected(path, flags),
+                                                      flags, mode));
   if (!recording())
     return fd;
   bool writes =
@@ -151,6 +164,7 @@ void prepareAccessRecording() {
   next(realFork, "fork");
   next(realSpawn, "posix_spawn");
   next(realChdir, "chdir");
+  next(realGetcwd, "getcwd");
 }
 
 std::string redirectReads(const std::string &original,
@@ -218,7 +232,8 @@ int lstat64(const char *path, struct stat64 *st) {
 }
 
 int access(const char *path, int mode) {
-  long rc = syscall(SYS_faccessat, AT_FDCWD, path, mode);
+  long rc = sandboxActive() ? sbAccess(path, mode)
+                            : syscall(SYS_faccessat, AT_FDCWD, path, mode);
   if (recording()) {
     if (rc == 0 || errno == ENOENT || errno == ENOTDIR)
       recordExistence(path, rc);
@@ -229,43 +244,54 @@ int access(const char *path, int mode) {
 }
 
 char *realpath(const char *path, char *resolved) {
-  char *r = next(realRealpath, "realpath")(path, resolved);
+  char *r = sandboxActive() ? sbRealpath(path, resolved)
+                            : next(realRealpath, "realpath")(path, resolved);
   if (recording())
     recordExistence(path, r ? 0 : -1);
   return r;
 }
 
 ssize_t readlink(const char *path, char *buf, size_t size) {
-  long rc = syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+  long rc = sandboxActive()
+                ? sbReadlink(path, buf, size)
+                : syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
   if (recording())
     recordExistence(path, rc >= 0 || errno == EINVAL ? 0 : -1);
   return rc;
 }
 
 DIR *opendir(const char *path) {
-  DIR *d = next(realOpendir, "opendir")(path);
+  DIR *d = nullptr;
+  if (sandboxActive())
+    sbRefuse(EACCES); // no listing of the client's directories
+  else
+    d = next(realOpendir, "opendir")(path);
   if (recording())
     record('L', path);
   return d;
 }
 
 int rename(const char *from, const char *to) {
-  long rc = syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
+  long rc = sandboxActive()
+                ? sbRename(from, to)
+                : syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
   if (recording() && rc == 0)
     record('N', from, to);
   return static_cast<int>(rc);
 }
 
 int unlink(const char *path) {
-  long rc = syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+  long rc = sandboxActive() ? sbUnlink(path)
+                            : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
   if (recording() && rc == 0)
     record('U', path);
   return static_cast<int>(rc);
 }
 
 int remove(const char *path) {
-  long rc = syscall(SYS_unlinkat, AT_FDCWD, path, 0);
-  if (rc != 0 && (errno == EISDIR || errno == EPERM))
+  long rc = sandboxActive() ? sbUnlink(path)
+                            : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+  if (rc != 0 && !sandboxActive() && (errno == EISDIR || errno == EPERM))
     rc = syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
   if (recording() && rc == 0)
     record('U', path);
@@ -273,22 +299,26 @@ int remove(const char *path) {
 }
 
 int mkdir(const char *path, mode_t mode) {
-  long rc = syscall(SYS_mkdirat, AT_FDCWD, path, mode);
-  if (recording() && rc == 0)
+  long rc = sandboxActive() ? sbRefuse(EROFS)
+                            : syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+  if (recording() && (rc == 0 || sandboxActive()))
     record('D', path);
   return static_cast<int>(rc);
 }
 
 int link(const char *from, const char *to) {
-  long rc = syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
-  if (recording() && rc == 0)
+  long rc = sandboxActive()
+                ? sbRefuse(EROFS)
+                : syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
+  if (recording() && (rc == 0 || sandboxActive()))
     record('X', to); // a hard link is an output we cannot replay
   return static_cast<int>(rc);
 }
 
 int symlink(const char *target, const char *path) {
-  long rc = syscall(SYS_symlinkat, target, AT_FDCWD, path);
-  if (recording() && rc == 0)
+  long rc = sandboxActive() ? sbRefuse(EROFS)
+                            : syscall(SYS_symlinkat, target, AT_FDCWD, path);
+  if (recording() && (rc == 0 || sandboxActive()))
     record('X', path);
   return static_cast<int>(rc);
 }
@@ -296,24 +326,32 @@ int symlink(const char *target, const char *path) {
 int chdir(const char *path) {
   if (recording())
     record('C', path);
+  if (sandboxActive())
+    return sbRefuse(EACCES);
   return next(realChdir, "chdir")(path);
 }
 
 int execve(const char *path, char *const argv[], char *const envp[]) {
   if (recording())
     record('X', path);
+  if (sandboxActive())
+    return sbRefuse(EPERM);
   return next(realExecve, "execve")(path, argv, envp);
 }
 
 int execv(const char *path, char *const argv[]) {
   if (recording())
     record('X', path);
+  if (sandboxActive())
+    return sbRefuse(EPERM);
   return next(realExecv, "execv")(path, argv);
 }
 
 pid_t fork() {
   if (recording())
     record('X', "fork");
+  if (sandboxActive())
+    return sbRefuse(EPERM);
   return next(realFork, "fork")();
 }
 
@@ -323,7 +361,28 @@ int posix_spawn(pid_t *pid, const char *path,
                 char *const envp[]) {
   if (recording())
     record('X', path);
+  if (sandboxActive())
+    return EPERM;
   return next(realSpawn, "posix_spawn")(pid, path, actions, attr, argv, envp);
+}
+
+// Only the sandbox changes these three; elsewhere they are libc's.
+char *getcwd(char *buf, size_t size) {
+  if (sandboxActive())
+    return sbGetcwd(buf, size);
+  return next(realGetcwd, "getcwd")(buf, size);
+}
+
+int chmod(const char *path, mode_t mode) {
+  if (sandboxActive())
+    return sbChmod(path, mode);
+  return static_cast<int>(syscall(SYS_fchmodat, AT_FDCWD, path, mode));
+}
+
+int statfs(const char *path, struct statfs *buf) {
+  if (sandboxActive())
+    return sbStatfs(path, buf);
+  return static_cast<int>(syscall(SYS_statfs, path, buf));
 }
 
 } // extern "C"

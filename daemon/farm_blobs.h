@@ -1,0 +1,72 @@
+// A farm node's store of input blobs: the client's file contents, by SHA-256,
+// as plain read-only files that a sandboxed link child can open and mmap.
+//
+//   <root>/ab/abcdef...       a complete, verified blob (mode 0444)
+//   <root>/partial/abcdef...  an upload in progress; a broken upload resumes
+//                             where this file ends
+//
+// Uploads arrive in chunks at increasing offsets; commit() hashes the whole
+// partial file and renames it into place only if it matches its name, so a
+// path handed to a link child always holds exactly the content the client
+// hashed. Blobs are touched on use; evict() removes the least recently used
+// ones down to a size cap (run from the daemon's maintenance loop).
+// Thread-safe: concurrent links may upload the same blob; the loser's rename
+// replaces identical content.
+#pragma once
+
+#include "digest/digest.h"
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace linkd {
+
+class FarmBlobStore {
+public:
+  FarmBlobStore(std::string root, uint64_t maxBytes);
+
+  // Creates the directories; "" or why not.
+  std::string open();
+
+  const std::string &root() const { return dir; }
+  std::string pathOf(const Digest &d) const;
+  bool has(const Digest &d);
+  // Bytes already received of an unfinished upload.
+  uint64_t partialSize(const Digest &d) const;
+  // Appends raw bytes at `offset` (must equal the partial size, or 0 to
+  // restart). False on I/O error or a gap.
+  bool append(const Digest &d, uint64_t offset, std::string_view data);
+  // Verifies and publishes the upload; false (and the partial file removed)
+  // when the content does not hash to `d`. `hashed`: the digest of the
+  // content as it arrived (the caller hashed every byte since offset 0), so
+  // the file need not be read again.
+  bool commit(const Digest &d, std::string *error,
+              const std::optional<Digest> &hashed = std::nullopt);
+
+  uint64_t bytes() const;
+  // Evicts least recently used blobs until at most the cap is used.
+  uint64_t evict();
+
+private:
+  std::string partialPath(const Digest &d) const;
+  std::string dir;
+  uint64_t maxBytes;
+  mutable std::mutex mu; // serialises appends to one partial file
+};
+
+} // namespace linkd
+
+namespace linkd {
+
+// Blob transfer chunks: zstd level 1 when that saves space, else raw.
+// `compressed` says which. Decompression refuses frames that would expand
+// beyond `maxRaw` (a hostile peer cannot make us allocate gigabytes).
+constexpr size_t kFarmChunkBytes = 1 << 20;
+std::string compressChunk(std::string_view raw, bool *compressed);
+std::optional<std::string> decompressChunk(std::string_view data,
+                                           size_t maxRaw = 4 * kFarmChunkBytes);
+
+} // namespace linkd
