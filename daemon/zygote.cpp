@@ -1,6 +1,6 @@
 #include "daemon/zygote.h"
 
-
+#include "archive/archiver_main.h"
 #include "daemon/frame.h"
 #include "link/access_recorder.h"
 #include "link/flavor.h"
@@ -28,13 +28,39 @@
 namespace linkd {
 namespace {
 
+// The child's stdin: the client's, if it sent it (an MRI script), in an
+// anonymous file (a pipe could not hold more than its buffer before the tool
+// reads); else /dev/null.
+void setUpStdin(const v1::LinkRequest &req) {
+  int fd = -1;
+  if (req.has_stdin_data()) {
+    fd = memfd_create("linkd-stdin", MFD_CLOEXEC);
+    const std::string &data = req.stdin_data();
+    for (size_t off = 0; fd >= 0 && off < data.size();) {
+      ssize_t n = write(fd, data.data() + off, data.size() - off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        close(fd);
+        fd = -1;
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+    if (fd >= 0)
+      lseek(fd, 0, SEEK_SET);
+  }
+  if (fd < 0)
+    fd = open("/dev/null", O_RDONLY);
+  dup2(fd, STDIN_FILENO);
+}
+
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
-[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd,
-                               int errFd, int recordFd) {
+[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
+                               int recordFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  int devNull = open("/dev/null", O_RDONLY);
-  dup2(devNull, STDIN_FILENO);
+  setUpStdin(req);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
   constexpr int kRecordFd = 3;
@@ -55,13 +81,21 @@ namespace {
       setenv(n.c_str(), it->second.c_str(), 1);
   }
   if (chdir(req.cwd().c_str()) != 0) {
-    std::string msg = "linkd: error: cannot change to directory " +
-                      req.cwd() + ": " + std::strerror(errno) + "\n";
+    std::string msg = "linkd: error: cannot change to directory " + req.cwd() +
+                      ": " + std::strerror(errno) + "\n";
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
   if (recordFd >= 0)
     startAccessRecording(kRecordFd, req.cwd());
+  if (isArchiver(flavor)) {
+    archive::ArchiverInvocation inv;
+    inv.flavor = flavor;
+    inv.argv.assign(req.argv().begin(), req.argv().end());
+    inv.stderrIsColorTty = req.stderr_is_color_tty();
+    inv.stdinAvailable = req.has_stdin_data();
+    archive::runArchiverAndExit(inv);
+  }
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
@@ -102,7 +136,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
 void reapChildren(ZygoteState &z) {
   for (;;) {
     int status = 0;
-    struct rusage ru {};
+    struct rusage ru{};
     pid_t pid = wait4(-1, &status, WNOHANG, &ru);
     if (pid <= 0)
       return;
@@ -115,8 +149,7 @@ void reapChildren(ZygoteState &z) {
     rec.userMicros = ru.ru_utime.tv_sec * 1000000ull + ru.ru_utime.tv_usec;
     rec.sysMicros = ru.ru_stime.tv_sec * 1000000ull + ru.ru_stime.tv_usec;
     rec.maxRssKib = static_cast<uint64_t>(ru.ru_maxrss);
-    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec),
-              {});
+    sendFrame(z.controlFd, FrameKind::Exited, it->second, encodeExit(rec), {});
     z.children.erase(it);
   }
 }
