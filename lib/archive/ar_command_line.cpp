@@ -418,8 +418,6 @@ RanlibCommand parseRanlibCommandLine(const std::vector<std::string> &args) {
         return stop(ArStop::Help);
       case 'V':
         return stop(ArStop::Version);
-      case 't': // GNU ranlib's "touch the timestamp": nothing to do
-        return stop(ArStop::Quiet);
       case 'X':
         return stop(ArStop::Error, "-" + std::string(rest) +
                                        " option not supported on non AIX OS");

@@ -18,8 +18,8 @@
 // the usage text or without, help, version) is described here and printed by
 // the archiver (lib/archive/archiver_main.cpp).
 //
-// llvm-ranlib reads flags (-D, -U, -h, -V, -t, -X) and archive names, with no
-// response files.
+// llvm-ranlib reads flags (-D, -U, -h, -V, -X) and archive names, with no
+// response files. (Later LLVMs accept GNU's -t; 19 rejects it.)
 #pragma once
 
 #include <optional>
@@ -53,7 +53,6 @@ enum class ArStop {
   None,    // run the command (or the MRI script)
   Help,    // print the help text, exit 0
   Version, // print LLVM's version, exit 0
-  Quiet,   // exit 0 with no output (ranlib -t)
   Error    // print `error`, plus the help text if `withUsage`; exit 1
 };
 

@@ -33,8 +33,6 @@ void handleStop(ArchiverContext &ctx, ArStop stop, const std::string &error,
   case ArStop::Version:
     llvm::cl::PrintVersionMessage();
     ctx.exit(0);
-  case ArStop::Quiet:
-    ctx.exit(0);
   case ArStop::Error:
     if (withUsage)
       ctx.badUsage(error);
