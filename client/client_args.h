@@ -7,6 +7,8 @@
 // ignored.
 #pragma once
 
+#include "link/flavor.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +19,20 @@ struct ClientArgs {
   std::vector<std::string> linkerArgv; // argv[0] and LLD's arguments
   bool noCache = false;
   std::optional<std::string> error;
+  // The whole of stdin, read when the tool will read it (an llvm-ar MRI
+  // script, `ar -M <script`); it travels with the request, or to the local
+  // run if the daemon cannot take it.
+  std::optional<std::string> stdinData;
 };
 
 ClientArgs parseClientArgs(int argc, char **argv);
+
+// Whether this command reads stdin: llvm-ar's -M, in the arguments or in a
+// response file (read with GNU quoting; a script missed here makes the
+// daemon answer with an internal error, and the command runs locally).
+bool readsStdin(Flavor flavor, const std::vector<std::string> &argv);
+
+// Reads stdin to its end; nullopt if it cannot be read.
+std::optional<std::string> readAllStdin();
 
 } // namespace linkd

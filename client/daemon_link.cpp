@@ -19,6 +19,9 @@ static_assert(static_cast<int>(Flavor::Elf) == v1::FLAVOR_ELF);
 static_assert(static_cast<int>(Flavor::Coff) == v1::FLAVOR_COFF);
 static_assert(static_cast<int>(Flavor::MachO) == v1::FLAVOR_MACHO);
 static_assert(static_cast<int>(Flavor::Wasm) == v1::FLAVOR_WASM);
+static_assert(static_cast<int>(Flavor::Ar) == v1::FLAVOR_AR);
+static_assert(static_cast<int>(Flavor::Ranlib) == v1::FLAVOR_RANLIB);
+static_assert(static_cast<int>(Flavor::Lib) == v1::FLAVOR_LIB);
 
 void writeAll(int fd, const std::string &data) {
   const char *p = data.data();
@@ -75,6 +78,8 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_umask(mask);
   req.set_stderr_is_color_tty(stderrIsColorTty());
   req.set_client_version(LINKD_VERSION);
+  if (args.stdinData)
+    req.set_stdin_data(*args.stdinData);
   return req;
 }
 
@@ -108,9 +113,9 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   // gRPC down (grpc_shutdown) costs milliseconds of timer calibration and
   // thread joins that a linker invocation must not pay.
   auto *call = new Call;
-  call->channel = grpc::CreateCustomChannel(
-      "unix:" + paths.socketPath, grpc::InsecureChannelCredentials(),
-      channelArgs);
+  call->channel = grpc::CreateCustomChannel("unix:" + paths.socketPath,
+                                            grpc::InsecureChannelCredentials(),
+                                            channelArgs);
   call->stub = v1::Linkd::NewStub(call->channel);
   grpc::ClientContext &ctx = call->ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
@@ -121,9 +126,8 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   while (reader->Read(&reply)) {
     if (reply.has_output()) {
       const auto &chunk = reply.output();
-      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT
-                   ? STDOUT_FILENO
-                   : STDERR_FILENO,
+      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT ? STDOUT_FILENO
+                                                                : STDERR_FILENO,
                chunk.data());
     } else if (reply.has_done()) {
       done = reply.done();
@@ -140,11 +144,11 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   if (!done) {
     result.failure = "the daemon ended the link without a result";
   } else if (!done->internal_error().empty()) {
-    result.failure = "the daemon could not run the link: " +
-                     done->internal_error();
+    result.failure =
+        "the daemon could not run the link: " + done->internal_error();
   } else if (done->term_signal() != 0) {
-    result.failure = "the link process was killed by " +
-                     done->term_signal_name();
+    result.failure =
+        "the link process was killed by " + done->term_signal_name();
   } else {
     result.exitCode = done->exit_code();
   }

@@ -1,6 +1,7 @@
 #include "client/fallback.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,15 +34,41 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
   (void)!write(STDERR_FILENO, msg.data(), msg.size());
 }
 
-void execLocalLink(Flavor flavor, const std::vector<std::string> &argv) {
+namespace {
+
+// Makes `data` the process's stdin again (the client consumed the real one).
+void restoreStdin(const std::string &data) {
+  int fd = memfd_create("linkd-stdin", 0);
+  if (fd < 0)
+    return;
+  for (size_t off = 0; off < data.size();) {
+    ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    off += static_cast<size_t>(n);
+  }
+  lseek(fd, 0, SEEK_SET);
+  dup2(fd, STDIN_FILENO);
+  close(fd);
+}
+
+} // namespace
+
+void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
+                   const std::optional<std::string> &stdinData) {
+  if (stdinData)
+    restoreStdin(*stdinData);
   // linkd-lld sits next to the daemon binary; exec it directly rather than
   // through `linkd link`, which would cost one more process start.
   std::string daemon = daemonBinary();
-  std::string bin = daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
+  std::string bin =
+      daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
   std::string flavorArg(flavorName(flavor));
-  std::vector<const char *> args = {"linkd-lld",     "link",  "--flavor",
-                                    flavorArg.c_str(), "--argv0",
-                                    argv[0].c_str(), "--"};
+  std::vector<const char *> args = {
+      "linkd-lld", "link",          "--flavor", flavorArg.c_str(),
+      "--argv0",   argv[0].c_str(), "--"};
   for (size_t i = 1; i < argv.size(); ++i)
     args.push_back(argv[i].c_str());
   args.push_back(nullptr);

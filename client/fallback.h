@@ -1,12 +1,13 @@
 // Local fallback: when the daemon cannot be used, the link still happens, in
 // this process's place, through `linkd-lld link` (the same embedded LLD, so
-// the same bytes and diagnostics). exec replaces the client, so stdout, stderr and
-// the exit status are LLD's own.
+// the same bytes and diagnostics). exec replaces the client, so stdout, stderr
+// and the exit status are LLD's own.
 #pragma once
 
 #include "config/runtime_paths.h"
 #include "link/flavor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,12 @@ namespace linkd {
 // back (a marker file next to the socket), unless LINKD_QUIET=1.
 void warnFallback(const RuntimePaths &paths, const std::string &reason);
 
-// Never returns. `argv`: argv[0] and the linker's arguments.
-[[noreturn]] void execLocalLink(Flavor flavor,
-                                const std::vector<std::string> &argv);
+// Never returns. `argv`: argv[0] and the linker's arguments. `stdinData`:
+// stdin as the client already read it (an MRI script), given to the local
+// run as its stdin.
+[[noreturn]] void
+execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
+              const std::optional<std::string> &stdinData = std::nullopt);
 
 // The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
 std::string daemonBinary();

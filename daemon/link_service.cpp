@@ -1,5 +1,7 @@
 #include "daemon/link_service.h"
 
+#include "archive/ar_command_line.h"
+#include "cache/archive_key.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 
@@ -52,7 +54,7 @@ struct Pipe {
 
 std::string validate(const v1::LinkRequest &req) {
   auto f = req.flavor();
-  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
+  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_LIB)
     return "unknown linker flavor " + std::to_string(f);
   if (req.argv().empty())
     return "empty argv";
@@ -71,7 +73,13 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
       inv.env[it->first] = it->second;
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
+  if (req.has_stdin_data())
+    inv.stdinData = req.stdin_data();
   return inv;
+}
+
+RequestKind kindOf(Flavor f) {
+  return isArchiver(f) ? RequestKind::Archive : RequestKind::Link;
 }
 
 bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
@@ -98,8 +106,8 @@ struct Streams {
 // records when asked) until the child closes every pipe. False if the client
 // went away; the caller then kills the child.
 bool pumpOutput(grpc::ServerContext *ctx,
-                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out,
-                Pipe &err, Pipe *records, Streams &s) {
+                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out, Pipe &err,
+                Pipe *records, Streams &s) {
   pollfd fds[3] = {{out.read, POLLIN, 0},
                    {err.read, POLLIN, 0},
                    {records ? records->read : -1, POLLIN, 0}};
@@ -180,7 +188,7 @@ grpc::Status LinkService::Link(grpc::ServerContext *ctx,
   return st;
 }
 
-bool LinkService::serveHit(const LinkAnalysis &analysis,
+bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
                            grpc::ServerWriter<v1::LinkReply> *writer,
                            uint64_t linkId) {
   auto begin = Clock::now();
@@ -221,20 +229,18 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;
-  cache.stats->countHit(saved, bytes);
+  cache.stats->countHit(saved, bytes, kind);
   spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
                "lookup_us={}",
-               linkId, analysis.key.hex().substr(0, 16),
-               result->outputs_size(), bytes, done->wall_micros() / 1000.0,
-               lookupMicros);
+               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
+               bytes, done->wall_micros() / 1000.0, lookupMicros);
   return true;
 }
 
-grpc::Status LinkService::spawnAndPump(grpc::ServerContext *ctx,
-                                       const v1::LinkRequest &req,
-                                       grpc::ServerWriter<v1::LinkReply> *writer,
-                                       uint64_t linkId, bool record,
-                                       LinkRun &run) {
+grpc::Status
+LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          uint64_t linkId, bool record, LinkRun &run) {
   // A zygote that died since the last link is only noticed when we talk to
   // it; the spawn then fails before LLD ran, so one retry (which starts a
   // fresh zygote) is always safe.
@@ -265,18 +271,19 @@ grpc::Status LinkService::spawnAndPump(grpc::ServerContext *ctx,
   return grpc::Status::OK;
 }
 
-void LinkService::countOutcome(bool ran, v1::CacheResult result,
+void LinkService::countOutcome(RequestKind kind, bool ran,
+                               v1::CacheResult result,
                                const std::string &reason) {
   if (!cache.stats)
     return;
   if (!ran)
-    cache.stats->countError();
+    cache.stats->countError(kind);
   else if (result == v1::CACHE_UNCACHEABLE)
-    cache.stats->countUncacheable(reason);
+    cache.stats->countUncacheable(reason, kind);
   else if (result == v1::CACHE_MISS)
-    cache.stats->countMiss();
+    cache.stats->countMiss(kind);
   else
-    cache.stats->countDisabled();
+    cache.stats->countDisabled(kind);
 }
 
 grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
@@ -284,16 +291,20 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
                                   grpc::ServerWriter<v1::LinkReply> *writer,
                                   uint64_t linkId) {
   LinkInvocation inv = toInvocation(req);
+  RequestKind kind = kindOf(inv.flavor);
   bool useCache = cache.enabled && !req.no_cache();
   LinkAnalysis analysis;
   v1::CacheResult cacheResult = v1::CACHE_DISABLED;
   std::string uncacheableReason;
   if (useCache) {
-    analysis = analyzeLink(inv, cache.keyContext);
+    analysis =
+        kind == RequestKind::Archive
+            ? analyzeArchiveRequest(inv, cache.keyContext, *cache.statCache)
+            : analyzeLink(inv, cache.keyContext);
     if (!analysis.uncacheable.empty()) {
       uncacheableReason = analysis.uncacheable.front();
       cacheResult = v1::CACHE_UNCACHEABLE;
-    } else if (serveHit(analysis, writer, linkId)) {
+    } else if (serveHit(analysis, kind, writer, linkId)) {
       return grpc::Status::OK;
     } else {
       cacheResult = v1::CACHE_MISS;
@@ -341,6 +352,14 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
                                       : std::to_string(sig));
     ++linksCrashed;
     outcome = "signal=" + done->term_signal_name();
+  } else if (inv.flavor == Flavor::Ar && !req.has_stdin_data() &&
+             WEXITSTATUS(run.exit.waitStatus) == archive::kNeedsStdinStatus) {
+    // An MRI script the client did not see coming: it runs it locally.
+    run.exit.ran = false;
+    run.exit.error = "the MRI script on stdin was not sent to the daemon";
+    ++linksFailed;
+    done->set_internal_error(run.exit.error);
+    outcome = "internal_error=\"" + run.exit.error + "\"";
   } else {
     done->set_exit_code(WEXITSTATUS(run.exit.waitStatus));
     succeeded = done->exit_code() == 0;
@@ -356,6 +375,11 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   bool storeIt = false;
   if (record && succeeded) {
     log = parseAccessLog(run.streams.records);
+    if (kind == RequestKind::Archive)
+      for (const std::string &p : log.overwritten)
+        if (!analysis.replacedInputs.count(p))
+          log.uncacheable.push_back(
+              "replaced a file it read that the key does not cover");
     if (!log.uncacheable.empty()) {
       cacheResult = v1::CACHE_UNCACHEABLE;
       uncacheableReason = log.uncacheable.front();
@@ -375,16 +399,16 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     }
   }
   done->set_cache_result(cacheResult);
-  countOutcome(run.exit.ran, cacheResult, uncacheableReason);
+  countOutcome(kind, run.exit.ran, cacheResult, uncacheableReason);
 
-  spdlog::info("link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-               "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
-               linkId, flavorName(inv.flavor), run.pid, outcome,
-               v1::CacheResult_Name(cacheResult),
-               uncacheableReason.empty() ? "" : " reason=\"" +
-                                                    uncacheableReason + "\"",
-               done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
-               run.exit.maxRssKib, req.cwd(), req.argv_size());
+  spdlog::info(
+      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+      linkId, flavorName(inv.flavor), run.pid, outcome,
+      v1::CacheResult_Name(cacheResult),
+      uncacheableReason.empty() ? "" : " reason=\"" + uncacheableReason + "\"",
+      done->wall_micros() / 1000.0, run.queueMicros / 1000.0,
+      run.exit.maxRssKib, req.cwd(), req.argv_size());
   if (!run.clientStayed)
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   writer->Write(reply);

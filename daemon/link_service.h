@@ -63,9 +63,9 @@ private:
   grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                        grpc::ServerWriter<v1::LinkReply> *writer,
                        uint64_t linkId);
-  bool serveHit(const LinkAnalysis &analysis,
+  bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
                 grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
-  void countOutcome(bool ran, v1::CacheResult result,
+  void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
                     const std::string &reason);
   grpc::Status spawnAndPump(grpc::ServerContext *ctx,
                             const v1::LinkRequest &req,

@@ -33,10 +33,10 @@ std::optional<Digest> storeStableFile(LocalStore &store,
     return std::nullopt;
   struct stat st;
   Digest d;
-  bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
-            store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
-                                  &d) &&
-            fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
+  bool ok =
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
+      store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size), &d) &&
+      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
   return d;
@@ -122,8 +122,7 @@ void HelperThread::loop() {
 
 // Checks files [begin, end) of `set`; the first mismatch's reason, or "".
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
-                                  const PathMapper &paths, int begin,
-                                  int end) {
+                                  const PathMapper &paths, int begin, int end) {
   // Inputs are stored sorted, so files of one directory are neighbours: stat
   // them relative to the directory, opened once.
   std::string dir;
@@ -242,8 +241,8 @@ std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
   return fetched;
 }
 
-std::optional<cache::v1::LinkResult>
-LinkCache::lookup(const LinkAnalysis &link, std::string *why) {
+std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
+                                                       std::string *why) {
   std::string localWhy, remoteWhy;
   const cache::v1::InputSet *set = nullptr;
   std::shared_ptr<const cache::v1::Manifest> local = recentManifest(link.key);
@@ -397,12 +396,13 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
     if (auto d = Digest::fromRaw(o.digest()))
       remote->putBlobAsync(*d, o.size(), fromLocal(*d));
   remote->putBlobAsync(resultDigest, 4096, fromLocal(resultDigest));
-  remote->putActionAsync(link.key, [set](const std::optional<std::string> &cur) {
-    cache::v1::Manifest old;
-    if (cur)
-      old.ParseFromString(*cur);
-    return mergeManifest(set, old).SerializeAsString();
-  });
+  remote->putActionAsync(link.key,
+                         [set](const std::optional<std::string> &cur) {
+                           cache::v1::Manifest old;
+                           if (cur)
+                             old.ParseFromString(*cur);
+                           return mergeManifest(set, old).SerializeAsString();
+                         });
 }
 
 LinkCache::StoreOutcome
@@ -415,12 +415,12 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     outcome.notStoredReason = std::move(why);
     return outcome;
   };
-  if (outputs.empty())
+  if (outputs.empty() && !link.resultMayBeEmpty)
     return refuse("the link wrote no output");
 
   cache::v1::InputSet set;
   for (const std::string &p : log.read) {
-    if (link.responseFiles.count(p))
+    if (link.responseFiles.count(p) || link.replacedInputs.count(p))
       continue; // covered by the key, by content
     auto st = stats.lookup(p);
     if (!st || !st->exists)
