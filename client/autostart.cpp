@@ -127,8 +127,8 @@ std::string ensureDaemon(const RuntimePaths &paths) {
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
     return err;
   auto deadline = Clock::now() + startTimeout();
-  int lockFd =
-      open(paths.autostartLock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int lockFd = open(paths.autostartLock.c_str(),
+                    O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lockFd < 0)
     return "cannot open " + paths.autostartLock + ": " + std::strerror(errno);
   struct Closer {

@@ -170,9 +170,9 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
   LinkAnalysis out;
   ExpandedArgs expanded = expandResponseFiles(inv.argv, inv.cwd);
   bool mingw = inv.flavor == Flavor::Elf && isPeTarget(expanded.args);
-  bool relativise =
-      !ctx.baseDir.empty() &&
-      ((inv.flavor == Flavor::Elf && !mingw) || inv.flavor == Flavor::Wasm);
+  bool relativise = !ctx.baseDir.empty() &&
+                    ((inv.flavor == Flavor::Elf && !mingw) ||
+                     inv.flavor == Flavor::Wasm);
   out.paths = PathMapper(relativise ? ctx.baseDir : std::string());
 
   if (auto it = inv.env.find("LLD_REPRODUCE");
@@ -209,9 +209,8 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
     const std::string &a = inv.argv[i];
     if (a.size() > 1 && a[0] == '@') {
       std::string path = absolutePath(a.substr(1), inv.cwd);
-      auto rf =
-          std::find_if(expanded.files.begin(), expanded.files.end(),
-                       [&](const ResponseFile &f) { return f.path == path; });
+      auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
+                             [&](const ResponseFile &f) { return f.path == path; });
       if (rf != expanded.files.end()) {
         h.field("@").field(out.paths.toStored(rf->content));
         out.responseFiles.insert(path);

@@ -41,7 +41,8 @@ std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
 
 StatCache::~StatCache() { flush(); }
 
-std::optional<StatCache::Entry> StatCache::loadLocked(const std::string &path) {
+std::optional<StatCache::Entry>
+StatCache::loadLocked(const std::string &path) {
   if (auto it = entries.find(path); it != entries.end())
     return it->second;
   if (!db)
@@ -86,9 +87,9 @@ std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
   }
   if (!S_ISREG(st.st_mode))
     return std::nullopt; // devices, fifos: not content we can vouch for
-  Identity id{
-      static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-      static_cast<uint64_t>(st.st_size), nanos(st.st_mtim), nanos(st.st_ctim)};
+  Identity id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+              static_cast<uint64_t>(st.st_size), nanos(st.st_mtim),
+              nanos(st.st_ctim)};
   out.size = id.size;
   out.changedNs = std::max(id.mtimeNs, id.ctimeNs);
   {
@@ -122,8 +123,8 @@ std::optional<FileState> StatCache::lookupAt(int dirFd, const char *name,
   std::lock_guard lock(mu);
   ++hashed;
   hashedBytesTotal += fd->size;
-  bool racy =
-      hashedAt - id.mtimeNs < racyNanos || hashedAt - id.ctimeNs < racyNanos;
+  bool racy = hashedAt - id.mtimeNs < racyNanos ||
+              hashedAt - id.ctimeNs < racyNanos;
   if (racy) {
     entries.erase(path);
   } else {

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <shared_mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,7 +32,7 @@ struct FileState {
   bool isDirectory = false;
   uint64_t size = 0;
   int64_t changedNs = 0; // max(mtime, ctime)
-  Digest digest;         // regular files only
+  Digest digest; // regular files only
 };
 
 class StatCache {
