@@ -226,6 +226,7 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   done->set_cache_lookup_micros(lookupMicros);
   writer->Write(reply);
   cache.cache->backfill(later); // the client has its answer
+  cache.cache->prepareSpares(*result);
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;

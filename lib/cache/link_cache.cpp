@@ -315,6 +315,8 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
     }
     std::string path = link.paths.toLocal(out.path());
     auto mode = static_cast<mode_t>(out.mode());
+    if (spares && spares->wants(out.size()) && spares->take(*d, path, mode))
+      continue;
     Lookup l = blobs.materializeBlob(*d, path, mode, error);
     if (l == Lookup::Miss && remote && remote->canRead()) {
       // Not here: stream it from the remote (verified on the way) into a
@@ -342,9 +344,21 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
 }
 
 void LinkCache::forgetRecent() {
-  std::lock_guard lock(recentMu);
-  recent.clear();
-  results.clear();
+  {
+    std::lock_guard lock(recentMu);
+    recent.clear();
+    results.clear();
+  }
+  if (spares)
+    spares->clear();
+}
+
+void LinkCache::prepareSpares(const cache::v1::LinkResult &result) {
+  if (!spares)
+    return;
+  for (const auto &out : result.outputs())
+    if (auto d = Digest::fromRaw(out.digest()); d && spares->wants(out.size()))
+      spares->prepare(*d, out.size());
 }
 
 void LinkCache::backfill(std::vector<Backfill> &later) {
@@ -476,6 +490,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   rememberManifest(link.key, std::move(merged));
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
+  prepareSpares(result);
   outcome.stored = true;
   return outcome;
 }

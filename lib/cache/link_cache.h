@@ -22,6 +22,7 @@
 #include "linkd/cache/v1/cache.pb.h"
 #include "store/local_store.h"
 #include "store/remote_tiers.h"
+#include "store/spare_copies.h"
 
 #include <sys/stat.h>
 
@@ -82,9 +83,11 @@ class LinkCache {
 public:
   // `remote` (optional): tiers consulted after a local miss and written in
   // the background after a local store; remote finds are copied into the
-  // local store (backfill).
-  LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr)
-      : blobs(store), stats(stats), remote(remote) {}
+  // local store (backfill). `spares` (optional): ready copies of large
+  // outputs that a hit renames into place (store/spare_copies.h).
+  LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr,
+            SpareCopies *spares = nullptr)
+      : blobs(store), stats(stats), remote(remote), spares(spares) {}
 
   // A stored result whose inputs all still match, or nullopt. `why` gets a
   // one-line explanation of a miss (for LINKD_LOG=debug).
@@ -107,7 +110,11 @@ public:
                      const LinkAnalysis &link, std::string *error,
                      std::vector<Backfill> *later);
   void backfill(std::vector<Backfill> &later);
-  // Drops the in-memory manifests and results (after `linkd cache clear`).
+  // Makes spare copies of the result's large outputs (after answering a hit;
+  // store() does it for new results).
+  void prepareSpares(const cache::v1::LinkResult &result);
+  // Drops the in-memory manifests and results and the spare copies (after
+  // `linkd cache clear`).
   void forgetRecent();
 
   struct StoreOutcome {
@@ -145,6 +152,7 @@ private:
   LocalStore &blobs;
   StatCache &stats;
   RemoteTiers *remote;
+  SpareCopies *spares;
   HelperThread helper;
   std::mutex recentMu;
   std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;

@@ -74,6 +74,8 @@ std::string randomSuffix() {
 constexpr std::string_view kRawMagic = "LINKDRAW";
 constexpr unsigned long long kSmallBlob = 4ull << 20;
 
+} // namespace
+
 // rename(tmp, path), with the old file's storage freed on a background
 // thread: renaming over the last name of a 100 MB output would otherwise free
 // its pages inside rename(2), on the link's critical path (LLD defers the
@@ -96,6 +98,8 @@ bool replaceFile(const std::string &tmp, const std::string &path) {
   }
   return true;
 }
+
+namespace {
 
 enum class StreamResult { Ok, Corrupt, WriteFailed };
 
@@ -342,6 +346,8 @@ std::string LocalStore::blobPath(const Digest &d) const {
   std::string hex = d.hex();
   return cfg.root + "/blobs/" + hex.substr(0, 2) + "/" + hex;
 }
+
+void LocalStore::markUsed(const Digest &d) { touchBlob(d); }
 
 void LocalStore::touchBlob(const Digest &d) {
   std::lock_guard lock(touchMu);
