@@ -306,6 +306,24 @@ TEST_F(Archiver, ProgramNamesInDiagnostics) {
                                  binDir() + "/llvm-ar"));
 }
 
+TEST_F(Archiver, ColouredDiagnosticsOnATerminal) {
+  // On a terminal llvm-ar colours "error:"; the child's stderr is a pipe,
+  // but the client's terminal decides. `script` gives both a terminal.
+  const Tool script{"/usr/bin/script", "bsdutils"};
+  ASSERT_TRUE(haveTool(script));
+  std::string both[2];
+  long long before = cacheStats()["archive_requests"];
+  for (int k = 0; k < 2; ++k) {
+    RunResult r = run(std::string("cd in && TERM=xterm script -qec 'PATH=") +
+                      path(k ? "linkdbin" : "stockbin") +
+                      ":$PATH llvm-ar rcs x.a nope.o' /dev/null");
+    both[k] = r.out;
+  }
+  EXPECT_NE(both[0].find("\x1b["), std::string::npos) << both[0];
+  EXPECT_EQ(both[1], both[0]);
+  EXPECT_EQ(cacheStats()["archive_requests"], before + 1);
+}
+
 TEST_F(Archiver, SecondIdenticalBuildHitsAndAChangedMemberMisses) {
   // CMake's recipe for a static library, through the clients.
   std::string recipe = "cd in && rm -f lib.a && " + binPath("ar.linkd") +
