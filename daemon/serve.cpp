@@ -157,8 +157,7 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
     spdlog::info("cache off by configuration");
     return parts;
   }
-  std::string lld =
-      zygote.waitForLldVersion(std::chrono::milliseconds(10000));
+  std::string lld = zygote.waitForLldVersion(std::chrono::milliseconds(10000));
   if (lld.empty()) {
     spdlog::error("the link zygote did not report LLD's version; cache off");
     return parts;
@@ -168,8 +167,8 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   sc.maxBytes = settings.maxSize;
   std::string err;
   auto store = LocalStore::open(sc, &err);
-  auto statCache = store ? StatCache::open(sc.root + "/statcache.sqlite", &err)
-                         : nullptr;
+  auto statCache =
+      store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
   if (!store || !statCache) {
     spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
     return parts;
@@ -181,9 +180,8 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   // an eighth of the cache's size (store/spare_copies.h).
   parts.spares = std::make_unique<SpareCopies>(
       *parts.store, sc.root, sc.compressLimit, sc.maxBytes / 8);
-  parts.cache = std::make_unique<LinkCache>(*parts.store, *parts.statCache,
-                                            parts.remote.get(),
-                                            parts.spares.get());
+  parts.cache = std::make_unique<LinkCache>(
+      *parts.store, *parts.statCache, parts.remote.get(), parts.spares.get());
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
   parts.keyContext.linkdVersion = LINKD_VERSION;
@@ -230,16 +228,16 @@ int serve(const ServeOptions &options) {
 
   // 2. Logging and configuration.
   Config settings = loadConfig();
-  setUpLogging(paths, options.logLevel.empty() ? settings.logLevel
-                                               : options.logLevel);
+  setUpLogging(paths,
+               options.logLevel.empty() ? settings.logLevel : options.logLevel);
   for (const std::string &w : settings.warnings)
     spdlog::warn("config: {}", w);
   ServiceConfig config;
   config.jobs = options.jobs ? options.jobs : settings.jobs;
-  config.idleTimeoutSeconds = options.idleTimeoutSeconds >= 0
-                                  ? static_cast<uint64_t>(
-                                        options.idleTimeoutSeconds)
-                                  : settings.idleTimeoutSeconds;
+  config.idleTimeoutSeconds =
+      options.idleTimeoutSeconds >= 0
+          ? static_cast<uint64_t>(options.idleTimeoutSeconds)
+          : settings.idleTimeoutSeconds;
   config.socketPath = paths.socketPath;
   config.logPath = paths.logPath;
 

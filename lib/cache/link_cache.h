@@ -29,11 +29,11 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <thread>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace linkd {
@@ -52,7 +52,7 @@ public:
 
   std::string path; // absolute
   int fd = -1;      // -1: it was not a regular file we could open
-  struct stat st {};
+  struct stat st{};
 };
 
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
