@@ -2,7 +2,8 @@
 # linkd benchmark: stock ld.lld vs ld.linkd (warm daemon), measured in one run.
 #
 #   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N] [--remote-runs N]
-#                [--scale-hits N] [--no-scale] [--no-diag] [--no-remote] [--only w2,w1,m500,diag,remote,scale] [--keep]
+#                [--archive-runs N] [--scale-hits N] [--no-scale] [--no-diag] [--no-remote]
+#                [--only w2,w1,m500,archive,diag,remote,scale] [--keep]
 #
 # See bench/README.md for what it measures and prints. It is a report: it exits
 # 0 whatever the figures are, 1 if something is broken (outputs differ, a link
@@ -24,6 +25,7 @@ W1_RUNS=7
 LINKS=200
 M500_RUNS=9        # rounds of the 500-object link (stock, cache off, cache hit)
 M500_HITS=21       # + back-to-back hits of it, for the lookup_us median
+ARCHIVE_RUNS=7     # rounds of the archive of ~1,100 LLVM objects (issue 7)
 SCALE_HITS=101     # timed hits per store size in the store-scaling test
 SCALE_IDLE=3       # seconds of idle daemon CPU measured per store size
 REMOTE_RUNS=7      # timed rounds of W1 served from a remote tier (per tier)
@@ -33,30 +35,32 @@ REMOTE=1
 DO_W2=1
 DO_W1=1
 DO_M500=1
+DO_ARCHIVE=1
 KEEP=0
 
-usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
-    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2; REMOTE_RUNS=5 ;;
+    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2; REMOTE_RUNS=5; ARCHIVE_RUNS=5 ;;
     --runs) W2_RUNS="$2"; shift ;;
     --w1-runs) W1_RUNS="$2"; shift ;;
     --links) LINKS="$2"; shift ;;
     --m500-runs) M500_RUNS="$2"; shift ;;
+    --archive-runs) ARCHIVE_RUNS="$2"; shift ;;
     --scale-hits) SCALE_HITS="$2"; shift ;;
     --remote-runs) REMOTE_RUNS="$2"; shift ;;
     --no-scale) SCALE=0 ;;
     --no-diag) DIAG=0 ;;
     --no-remote) REMOTE=0 ;;
     --only)
-      DO_W2=0; DO_W1=0; DO_M500=0; DIAG=0; SCALE=0; REMOTE=0
+      DO_W2=0; DO_W1=0; DO_M500=0; DO_ARCHIVE=0; DIAG=0; SCALE=0; REMOTE=0
       IFS=, read -ra only <<<"$2"
       for o in "${only[@]}"; do
         case "$o" in
           w2) DO_W2=1 ;; w1) DO_W1=1 ;; m500) DO_M500=1 ;; diag) DIAG=1 ;; scale) SCALE=1 ;;
-          remote) REMOTE=1 ;;
-          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, diag, remote, scale)" >&2; exit 2 ;;
+          remote) REMOTE=1 ;; archive) DO_ARCHIVE=1 ;;
+          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, archive, diag, remote, scale)" >&2; exit 2 ;;
         esac
       done
       shift ;;
@@ -76,6 +80,12 @@ W2_HIT_TARGET=0.30
 M500_LOOKUP_TARGET=0.02   # lookup_us of a hit / cold (cache off) link, 500 inputs
 SCALE_TARGET=1.5          # hit lookup_us with 100,000 stored entries / with 100
 REMOTE_TARGET=0.35        # W1 hit from a remote tier, empty local store / stock (issue 5)
+ARCHIVE_TARGET=1.05       # ar.linkd rcs of ~1,100 objects, cache off and cache miss / llvm-ar-19 (issue 7)
+ARCHIVE_HIT_TARGET=0.30   # the same, cache hit / llvm-ar-19
+STOCK_AR="${STOCK_AR:-/usr/lib/llvm-19/bin/llvm-ar}"
+# The archive workload: the members of these LLVM 19 archives (~1,100 objects, ~105 MB).
+ARCHIVE_LIBS=(CodeGen Analysis Core Support TransformUtils ScalarOpts MC Object ipo X86CodeGen
+  AArch64CodeGen SelectionDAG AsmPrinter InstCombine Vectorize)
 RSS_TARGET_MIB=64
 
 say() { printf '%s\n' "$*"; }
@@ -188,7 +198,7 @@ say "binaries    $BIN (copied to $T/bin)"
 say "stock       $STOCK ($("$STOCK" --version | head -1))"
 say "linkd       $("$LINKD" version 2>/dev/null | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
-say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, remote $REMOTE_RUNS per tier, scaling $SCALE_HITS hits per size"
+say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, archive $ARCHIVE_RUNS, remote $REMOTE_RUNS per tier, scaling $SCALE_HITS hits per size"
 say "timer       ${HYPERFINE:-python benchlib.py}: wall clock, one command at a time, rounds interleaved, medians"
 
 # --- inputs ---------------------------------------------------------------------
@@ -410,7 +420,9 @@ q() { python3 "$LIB" quote "$@"; }
 # it waits until the daemon is idle (a cache store finishing after the reply
 # must not land on the next command) and records how long that took, the
 # daemon's CPU, and the daemon's log lines. "@ROUND@" in a command becomes a
-# per-round token (used for fresh cache keys). Results: $T/res/NAME/.
+# per-round token (used for fresh cache keys). BENCH_PREPARE, if set, is a
+# shell command run (untimed, before the settle) ahead of every timed command,
+# with the same token. Results: $T/res/NAME/.
 bench() {
   local name="$1" runs="$2"; shift 2
   local d="$T/res/$name" labels=() cmds=() order=() i k cmd tok l0 c0 c1 st rev
@@ -427,6 +439,10 @@ bench() {
     mkdir -p "$T/cwd/$tok"
     for k in "${order[@]}"; do
       cmd="${cmds[k]//@ROUND@/$tok}"
+      if [[ -n "${BENCH_PREPARE:-}" ]]; then
+        eval "${BENCH_PREPARE//@ROUND@/$tok}" || { broken "$name: preparation failed"; return 1; }
+        settle >/dev/null
+      fi
       l0=$(log_lines); c0=$(daemon_cpu)
       if [[ -n "$HYPERFINE" ]]; then
         hyperfine -N --style none --runs 1 --export-json "$d/r$i.k$k.json" \
@@ -599,6 +615,70 @@ if ((DO_M500)) && hdr "M500: ${#M500_ARGS[@]}-argument link of 500 small C objec
   row "M500 hit lookup / cold link (cache off)${MODE_NOTE[m500.2]:-}" "$(fmt_s "$m_off")" "$(us "$m_look")" "$r" "<= $M500_LOOKUP_TARGET" "$(pass "$r" "$M500_LOOKUP_TARGET")"
   row "M500 full hit / cold link (cache off)" "$(fmt_s "$m_off")" "$(fmt_s "$m_hit")" "$(ratio "$m_hit" "$m_off")" "(info)" "-"
   row "M500 cold link, cache off / stock" "$(fmt_s "$m_stock")" "$(fmt_s "$m_off")" "$(ratio "$m_off" "$m_stock")" "(info)" "-"
+fi
+
+# --- archive: ar.linkd against llvm-ar-19 (issue 7) ----------------------------------------
+# `rcs` of the members of several LLVM 19 archives (~1,100 objects, ~105 MB)
+# into a new archive, as a build does after `rm -f lib.a`: stock llvm-ar,
+# ar.linkd with the cache off, on a miss (an archive name of its own per
+# round, so a fresh key, with no extra process in front) and on a hit. Before each timed command
+# every archive is moved aside to NAME.a.last (untimed), so each run creates
+# its archive rather than updating one; the last ones are compared at the end.
+if ((DO_ARCHIVE)); then
+  hdr "archive: rcs of the members of ${#ARCHIVE_LIBS[@]} LLVM 19 archives, $ARCHIVE_RUNS runs"
+  [[ -x "$STOCK_AR" ]] || die "stock archiver $STOCK_AR not found (set STOCK_AR)"
+  ARC="$T/ar"
+  mkdir -p "$ARC/objs" "$ARC/out"
+  for l in "${ARCHIVE_LIBS[@]}"; do
+    a="$LLD_LIBDIR/libLLVM$l.a"
+    [[ -f "$a" ]] || die "$a missing (llvm-19-dev)"
+    mkdir -p "$ARC/objs/$l"
+    (cd "$ARC/objs/$l" && "$STOCK_AR" x "$a" && for f in *; do mv "$f" "${l}_$f"; done) ||
+      die "cannot extract $a"
+  done
+  ARCHIVE_OBJS=("$ARC"/objs/*/*.o)
+  say "inputs      ${#ARCHIVE_OBJS[@]} objects, $(du -sm "$ARC/objs" | cut -f1) MB (members of libLLVM{$(IFS=,; echo "${ARCHIVE_LIBS[*]}")}.a)"
+  AR_CLIENT="$T/bin/ar.linkd"
+  arcmd() { # MODE -> the command (q-quoted) writing $ARC/out/MODE.a
+    case "$1" in
+      stock) q "$STOCK_AR" rcs "$ARC/out/stock.a" "${ARCHIVE_OBJS[@]}" ;;
+      off) q "$AR_CLIENT" --linkd-no-cache rcs "$ARC/out/off.a" "${ARCHIVE_OBJS[@]}" ;;
+      miss) q "$AR_CLIENT" rcs "$ARC/out/miss.@ROUND@.a" "${ARCHIVE_OBJS[@]}" ;;
+      hit) q "$AR_CLIENT" rcs "$ARC/out/hit.a" "${ARCHIVE_OBJS[@]}" ;;
+    esac
+  }
+  # Byte identity first: each mode once (the hit twice: the first stores).
+  rm -f "$ARC"/out/*.a
+  for m in stock off miss hit; do
+    eval "$(arcmd "$m" | sed 's/@ROUND@/verify/')" || die "archive ($m) failed" 1
+    settle >/dev/null
+  done
+  mv "$ARC/out/miss.verify.a" "$ARC/out/miss.a"
+  rm -f "$ARC/out/hit.a"
+  eval "$(arcmd hit)" || die "archive (hit) failed" 1
+  r=$(last_cache_result)
+  [[ "$r" == hit ]] || warn "archive: the second cache-on archive was ${r:-not logged}, expected a hit"
+  for m in off miss hit; do
+    cmp -s "$ARC/out/stock.a" "$ARC/out/$m.a" || broken "archive: $m output differs from llvm-ar-19's"
+  done
+  say "archive     $(stat -c %s "$ARC/out/stock.a") bytes; cache off, cache miss, cache hit all identical to llvm-ar-19"
+  ar_aside() { local f; for f in "$ARC"/out/*.a; do [[ -e "$f" ]] && mv -f "$f" "$f.last"; done; return 0; }
+  if ((!BROKEN)) && ext_begin && BENCH_PREPARE=ar_aside bench archive "$ARCHIVE_RUNS" \
+    "llvm-ar-19 rcs" "$(arcmd stock)" \
+    "ar.linkd cache off" "$(arcmd off)" \
+    "ar.linkd cache miss" "$(arcmd miss)" \
+    "ar.linkd cache hit" "$(arcmd hit)"; then
+    ext_end archive
+    show archive 1
+    check_links archive 1 1 CACHE_DISABLED
+    check_links archive 2 1 CACHE_MISS
+    check_links archive 3 1 hit
+    rows archive "archive ${#ARCHIVE_OBJS[@]} objects" "$ARCHIVE_TARGET" "$ARCHIVE_TARGET" "$ARCHIVE_HIT_TARGET"
+    ar_aside
+    for f in "$ARC"/out/off.a.last "$ARC"/out/hit.a.last "$ARC"/out/miss.*.a.last; do
+      cmp -s "$ARC/out/stock.a.last" "$f" || broken "archive: timed output $(basename "$f") differs from llvm-ar-19's"
+    done
+  fi
 fi
 
 # --- diagnostics: where a small link's time goes --------------------------------------

@@ -1,5 +1,11 @@
 #include "client/client_args.h"
 
+#include "archive/ar_command_line.h"
+#include "link/response_files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +44,28 @@ ClientArgs parseClientArgs(int argc, char **argv) {
     out.linkerArgv.emplace_back(a);
   }
   return out;
+}
+
+bool readsStdin(Flavor flavor, const std::vector<std::string> &argv) {
+  if (flavor != Flavor::Ar)
+    return false;
+  ExpandedArgs expanded = expandResponseFiles(argv, ".");
+  return archive::parseArCommandLine(expanded.args).mri;
+}
+
+std::optional<std::string> readAllStdin() {
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::nullopt;
+    if (n == 0)
+      return data;
+    data.append(buf, static_cast<size_t>(n));
+  }
 }
 
 } // namespace linkd

@@ -9,6 +9,8 @@
 // ignored.
 #pragma once
 
+#include "link/flavor.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,8 +22,20 @@ struct ClientArgs {
   bool noCache = false;
   std::string rewriteSpec; // absolute; empty: no link-time rewriting
   std::optional<std::string> error;
+  // The whole of stdin, read when the tool will read it (an llvm-ar MRI
+  // script, `ar -M <script`); it travels with the request, or to the local
+  // run if the daemon cannot take it.
+  std::optional<std::string> stdinData;
 };
 
 ClientArgs parseClientArgs(int argc, char **argv);
+
+// Whether this command reads stdin: llvm-ar's -M, in the arguments or in a
+// response file (read with GNU quoting; a script missed here makes the
+// daemon answer with an internal error, and the command runs locally).
+bool readsStdin(Flavor flavor, const std::vector<std::string> &argv);
+
+// Reads stdin to its end; nullopt if it cannot be read.
+std::optional<std::string> readAllStdin();
 
 } // namespace linkd

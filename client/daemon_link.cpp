@@ -19,6 +19,9 @@ static_assert(static_cast<int>(Flavor::Elf) == v1::FLAVOR_ELF);
 static_assert(static_cast<int>(Flavor::Coff) == v1::FLAVOR_COFF);
 static_assert(static_cast<int>(Flavor::MachO) == v1::FLAVOR_MACHO);
 static_assert(static_cast<int>(Flavor::Wasm) == v1::FLAVOR_WASM);
+static_assert(static_cast<int>(Flavor::Ar) == v1::FLAVOR_AR);
+static_assert(static_cast<int>(Flavor::Ranlib) == v1::FLAVOR_RANLIB);
+static_assert(static_cast<int>(Flavor::Lib) == v1::FLAVOR_LIB);
 
 void writeAll(int fd, const std::string &data) {
   const char *p = data.data();
@@ -76,6 +79,8 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_umask(mask);
   req.set_stderr_is_color_tty(stderrIsColorTty());
   req.set_client_version(LINKD_VERSION);
+  if (args.stdinData)
+    req.set_stdin_data(*args.stdinData);
   return req;
 }
 

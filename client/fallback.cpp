@@ -1,6 +1,7 @@
 #include "client/fallback.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,8 +34,33 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
   (void)!write(STDERR_FILENO, msg.data(), msg.size());
 }
 
+namespace {
+
+// Makes `data` the process's stdin again (the client consumed the real one).
+void restoreStdin(const std::string &data) {
+  int fd = memfd_create("linkd-stdin", 0);
+  if (fd < 0)
+    return;
+  for (size_t off = 0; off < data.size();) {
+    ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    off += static_cast<size_t>(n);
+  }
+  lseek(fd, 0, SEEK_SET);
+  dup2(fd, STDIN_FILENO);
+  close(fd);
+}
+
+} // namespace
+
 void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
+                   const std::optional<std::string> &stdinData,
                    const std::string &rewriteSpec) {
+  if (stdinData)
+    restoreStdin(*stdinData);
   // linkd-lld sits next to the daemon binary; exec it directly rather than
   // through `linkd link`, which would cost one more process start.
   std::string daemon = daemonBinary();

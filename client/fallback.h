@@ -7,6 +7,7 @@
 #include "config/runtime_paths.h"
 #include "link/flavor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,14 @@ namespace linkd {
 // back (a marker file next to the socket), unless LINKD_QUIET=1.
 void warnFallback(const RuntimePaths &paths, const std::string &reason);
 
-// Never returns. `argv`: argv[0] and the linker's arguments; `rewriteSpec`:
-// --linkd-rewrite's file (absolute), rewritten locally before the link.
-[[noreturn]] void execLocalLink(Flavor flavor,
-                                const std::vector<std::string> &argv,
-                                const std::string &rewriteSpec = {});
+// Never returns. `argv`: argv[0] and the linker's arguments. `stdinData`:
+// stdin as the client already read it (an MRI script), given to the local
+// run as its stdin. `rewriteSpec`: --linkd-rewrite's file (absolute),
+// rewritten locally before the link.
+[[noreturn]] void
+execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
+              const std::optional<std::string> &stdinData = std::nullopt,
+              const std::string &rewriteSpec = {});
 
 // The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
 std::string daemonBinary();

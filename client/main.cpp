@@ -1,9 +1,11 @@
-// The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd (and
-// any symlink with an LLD name). It stays small and never loads LLVM: the
-// whole point is to skip what a stock linker process pays at start-up.
+// The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd, and
+// the archivers ar.linkd, ranlib.linkd, lib.linkd (and any symlink with a
+// stock tool's name). It stays small and never loads LLVM: the whole point
+// is to skip what a stock linker process pays at start-up.
 //
-//   1. flavor from argv[0], as LLD decides it;
-//   2. take out linkd's own --linkd-* options;
+//   1. flavor from argv[0], as LLD (or llvm-ar) decides it;
+//   2. take out linkd's own --linkd-* options; read stdin if the tool will
+//      (an llvm-ar MRI script);
 //      LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
 //   3. find or start the daemon;
 //   4. link through it, replaying its stdout/stderr, exiting with its status;
@@ -26,8 +28,9 @@ int main(int argc, char **argv) {
   if (!flavor) {
     std::fprintf(stderr,
                  "linkd: cannot tell the linker flavor from the program name "
-                 "'%s'; invoke it as ld.linkd, ld64.linkd, lld-link.linkd or "
-                 "wasm-ld.linkd (or a symlink named like LLD)\n",
+                 "'%s'; invoke it as ld.linkd, ld64.linkd, lld-link.linkd, "
+                 "wasm-ld.linkd, ar.linkd, ranlib.linkd or lib.linkd (or a "
+                 "symlink named like the stock tool)\n",
                  argv[0]);
     return 1;
   }
@@ -38,18 +41,27 @@ int main(int argc, char **argv) {
   }
   const char *disable = std::getenv("LINKD_DISABLE");
   if (disable && *disable && std::strcmp(disable, "0") != 0)
-    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
+    linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
+                         args.rewriteSpec);
   if (linkd::mustLinkLocally(*flavor, args.linkerArgv))
-    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
+    linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
+                         args.rewriteSpec);
+  if (linkd::readsStdin(*flavor, args.linkerArgv)) {
+    args.stdinData = linkd::readAllStdin();
+    if (!args.stdinData)
+      linkd::execLocalLink(*flavor, args.linkerArgv);
+  }
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
     linkd::warnFallback(paths, "no linkd daemon (" + err + ")");
-    linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
+    linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
+                         args.rewriteSpec);
   }
   linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
   linkd::warnFallback(paths, r.failure);
-  linkd::execLocalLink(*flavor, args.linkerArgv, args.rewriteSpec);
+  linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
+                       args.rewriteSpec);
 }

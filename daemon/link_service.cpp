@@ -1,6 +1,8 @@
 #include "daemon/link_service.h"
 
 #include "daemon/rewrite_cache.h"
+#include "archive/ar_command_line.h"
+#include "cache/archive_key.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 
@@ -55,7 +57,7 @@ struct Pipe {
 std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
   auto f = req.flavor();
   if (rewriteCall ? f != v1::FLAVOR_REWRITE
-                  : f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
+                  : f < v1::FLAVOR_ELF || f > v1::FLAVOR_LIB)
     return "unknown linker flavor " + std::to_string(f);
   if (req.has_rewrite_plan())
     return "rewrite_plan is the daemon's to set";
@@ -81,7 +83,13 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
   inv.rewriteSpec = req.rewrite_spec();
+  if (req.has_stdin_data())
+    inv.stdinData = req.stdin_data();
   return inv;
+}
+
+RequestKind kindOf(Flavor f) {
+  return isArchiver(f) ? RequestKind::Archive : RequestKind::Link;
 }
 
 bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
@@ -217,7 +225,7 @@ grpc::Status LinkService::Link(grpc::ServerContext *ctx,
   return st;
 }
 
-bool LinkService::serveHit(const LinkAnalysis &analysis,
+bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
                            grpc::ServerWriter<v1::LinkReply> *writer,
                            uint64_t linkId) {
   auto begin = Clock::now();
@@ -255,10 +263,11 @@ bool LinkService::serveHit(const LinkAnalysis &analysis,
   done->set_cache_lookup_micros(lookupMicros);
   writer->Write(reply);
   cache.cache->backfill(later); // the client has its answer
+  cache.cache->prepareSpares(*result);
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;
-  cache.stats->countHit(saved, bytes);
+  cache.stats->countHit(saved, bytes, kind);
   spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
                "lookup_us={}",
                linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
@@ -278,6 +287,11 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     if (!out.open() || !err.open() || (record && !records.open()))
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                           std::string("pipe: ") + std::strerror(errno));
+    // An archive of a thousand members is a thousand records at once; with
+    // the default 64 KiB the child would wait for this thread to be
+    // scheduled, several times per request on a busy machine.
+    if (record)
+      fcntl(records.write, F_SETPIPE_SZ, 1 << 20);
     run.streams = Streams{};
     run.streams.keepOutput = record;
     run.startWallNanos = wallNanos();
@@ -300,18 +314,19 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
   return grpc::Status::OK;
 }
 
-void LinkService::countOutcome(bool ran, v1::CacheResult result,
+void LinkService::countOutcome(RequestKind kind, bool ran,
+                               v1::CacheResult result,
                                const std::string &reason) {
   if (!cache.stats)
     return;
   if (!ran)
-    cache.stats->countError();
+    cache.stats->countError(kind);
   else if (result == v1::CACHE_UNCACHEABLE)
-    cache.stats->countUncacheable(reason);
+    cache.stats->countUncacheable(reason, kind);
   else if (result == v1::CACHE_MISS)
-    cache.stats->countMiss();
+    cache.stats->countMiss(kind);
   else
-    cache.stats->countDisabled();
+    cache.stats->countDisabled(kind);
 }
 
 grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
@@ -319,27 +334,32 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
                                   grpc::ServerWriter<v1::LinkReply> *writer,
                                   uint64_t linkId) {
   LinkInvocation inv = toInvocation(req);
+  RequestKind kind = kindOf(inv.flavor);
   bool useCache = cache.enabled && !req.no_cache();
   LinkAnalysis analysis;
   v1::CacheResult cacheResult = v1::CACHE_DISABLED;
   std::string uncacheableReason;
   if (useCache) {
-    analysis = analyzeLink(inv, cache.keyContext);
+    analysis =
+        kind == RequestKind::Archive
+            ? analyzeArchiveRequest(inv, cache.keyContext, *cache.statCache)
+            : analyzeLink(inv, cache.keyContext);
     if (!analysis.uncacheable.empty()) {
       uncacheableReason = analysis.uncacheable.front();
       cacheResult = v1::CACHE_UNCACHEABLE;
-    } else if (serveHit(analysis, writer, linkId)) {
+    } else if (serveHit(analysis, kind, writer, linkId)) {
       return grpc::Status::OK;
     } else {
       cacheResult = v1::CACHE_MISS;
     }
   }
   // Only deterministic links go to the farm: their bytes do not depend on
-  // where they ran, and the result can be cached like a local one. Not
-  // link-time rewriting or `linkd rewrite`: they need this machine's
-  // rewritten-object cache and the rewriter.
+  // where they ran, and the result can be cached like a local one. Only LLD
+  // links, without link-time rewriting (which needs this machine's
+  // rewritten-object cache); archive requests and `linkd rewrite` stay.
   if (farm && cacheResult == v1::CACHE_MISS && !ctx->IsCancelled() &&
-      req.rewrite_spec().empty() && req.flavor() != v1::FLAVOR_REWRITE &&
+      req.rewrite_spec().empty() && req.flavor() >= v1::FLAVOR_ELF &&
+      req.flavor() <= v1::FLAVOR_WASM &&
       offloadToFarm(req, analysis, writer, linkId))
     return grpc::Status::OK;
   bool record = cacheResult == v1::CACHE_MISS;
@@ -403,6 +423,14 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
                                       : std::to_string(sig));
     ++linksCrashed;
     outcome = "signal=" + done->term_signal_name();
+  } else if (inv.flavor == Flavor::Ar && !req.has_stdin_data() &&
+             WEXITSTATUS(run.exit.waitStatus) == archive::kNeedsStdinStatus) {
+    // An MRI script the client did not see coming: it runs it locally.
+    run.exit.ran = false;
+    run.exit.error = "the MRI script on stdin was not sent to the daemon";
+    ++linksFailed;
+    done->set_internal_error(run.exit.error);
+    outcome = "internal_error=\"" + run.exit.error + "\"";
   } else {
     done->set_exit_code(WEXITSTATUS(run.exit.waitStatus));
     succeeded = done->exit_code() == 0;
@@ -420,6 +448,11 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     log = parseAccessLog(run.streams.records);
     if (rewrite)
       log.read.insert(rewrite->dependsOn.begin(), rewrite->dependsOn.end());
+    if (kind == RequestKind::Archive)
+      for (const std::string &p : log.overwritten)
+        if (!analysis.replacedInputs.count(p))
+          log.uncacheable.push_back(
+              "replaced a file it read that the key does not cover");
     if (!log.uncacheable.empty()) {
       cacheResult = v1::CACHE_UNCACHEABLE;
       uncacheableReason = log.uncacheable.front();
@@ -439,7 +472,7 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     }
   }
   done->set_cache_result(cacheResult);
-  countOutcome(run.exit.ran, cacheResult, uncacheableReason);
+  countOutcome(kind, run.exit.ran, cacheResult, uncacheableReason);
 
   spdlog::info(
       "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
@@ -637,7 +670,7 @@ bool LinkService::offloadToFarm(const v1::LinkRequest &req,
   } else {
     ++linksFailed;
   }
-  countOutcome(true, cacheResult, reason);
+  countOutcome(RequestKind::Link, true, cacheResult, reason);
   v1::LinkReply reply;
   v1::LinkDone *done = reply.mutable_done();
   done->set_exit_code(r.exitCode);

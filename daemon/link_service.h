@@ -69,7 +69,7 @@ private:
   grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                        grpc::ServerWriter<v1::LinkReply> *writer,
                        uint64_t linkId);
-  bool serveHit(const LinkAnalysis &analysis,
+  bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
                 grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
   // Runs the link on the farm when the policy says so; true when the client
   // has its answer (else link locally).
@@ -81,7 +81,7 @@ private:
                    const std::string &out, const std::string &err, int exitCode,
                    uint64_t wallMicros, int64_t startWallNanos,
                    uint64_t linkId);
-  void countOutcome(bool ran, v1::CacheResult result,
+  void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
                     const std::string &reason);
   grpc::Status spawnAndPump(grpc::ServerContext *ctx,
                             const v1::LinkRequest &req,

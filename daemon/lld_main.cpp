@@ -1,11 +1,13 @@
 // linkd-lld: the only linkd binary that contains LLD. It is
 //   * the link zygote (`__zygote FD`), exec'd by the daemon, and
-//   * the one-shot local link (`link --flavor F [--argv0 NAME] -- ARGS`),
-//     which the client execs when it cannot use the daemon, and
+//   * the one-shot local link or archive command (`link --flavor F
+//     [--argv0 NAME] -- ARGS`, F also ar, ranlib or lib), which the client
+//     execs when it cannot use the daemon, and
 //   * the rewriter (`rewrite ...`, daemon/rewrite_command.cpp).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
 #include "daemon/link_rewrite.h"
+#include "archive/archiver_main.h"
 #include "daemon/rewrite_command.h"
 #include "daemon/rewrite_plan.h"
 #include "daemon/zygote.h"
@@ -28,7 +30,8 @@ namespace {
 int usageError(const std::string &msg) {
   std::fprintf(stderr,
                "linkd-lld: %s\nusage: linkd-lld link --flavor "
-               "elf|coff|macho|wasm [--argv0 NAME] [--rewrite-spec F] -- "
+               "elf|coff|macho|wasm|ar|ranlib|lib [--argv0 NAME] "
+               "[--rewrite-spec F] -- "
                "ARGS...\n"
                "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n",
                msg.c_str());
@@ -87,6 +90,12 @@ int cmdLink(int argc, char **argv) {
                    err.c_str());
       return 1;
     }
+  if (linkd::isArchiver(inv.flavor)) {
+    linkd::archive::ArchiverInvocation archiver;
+    archiver.flavor = inv.flavor;
+    archiver.argv = std::move(inv.argv);
+    linkd::archive::runArchiverAndExit(archiver);
+  }
   linkd::runLldAndExit(inv);
 }
 

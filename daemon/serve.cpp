@@ -88,6 +88,7 @@ struct CacheParts {
   std::unique_ptr<RemoteTiers> remote;
   std::unique_ptr<LocalStore> store;
   std::unique_ptr<StatCache> statCache;
+  std::unique_ptr<SpareCopies> spares;
   std::unique_ptr<LinkCache> cache;
   std::unique_ptr<CacheStats> stats;
   KeyContext keyContext;
@@ -183,9 +184,13 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   parts.store = std::move(store);
   parts.statCache = std::move(statCache);
   parts.remote = openRemote(settings);
-  parts.cache = std::make_unique<LinkCache>(*parts.store, *parts.statCache,
-                                            parts.remote.get(),
-                                            inputHandleBudget());
+  // Ready copies of outputs stored raw (above the compression limit), up to
+  // an eighth of the cache's size (store/spare_copies.h).
+  parts.spares = std::make_unique<SpareCopies>(
+      *parts.store, sc.root, sc.compressLimit, sc.maxBytes / 8);
+  parts.cache = std::make_unique<LinkCache>(
+      *parts.store, *parts.statCache, parts.remote.get(), parts.spares.get(),
+      inputHandleBudget());
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
   parts.keyContext.linkdVersion = LINKD_VERSION;

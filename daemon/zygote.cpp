@@ -1,5 +1,6 @@
 #include "daemon/zygote.h"
 
+#include "archive/archiver_main.h"
 #include "daemon/frame.h"
 #include "daemon/link_rewrite.h"
 #include "daemon/rewrite_command.h"
@@ -32,6 +33,33 @@
 namespace linkd {
 namespace {
 
+// The child's stdin: the client's, if it sent it (an MRI script), in an
+// anonymous file (a pipe could not hold more than its buffer before the tool
+// reads); else /dev/null.
+void setUpStdin(const v1::LinkRequest &req) {
+  int fd = -1;
+  if (req.has_stdin_data()) {
+    fd = memfd_create("linkd-stdin", MFD_CLOEXEC);
+    const std::string &data = req.stdin_data();
+    for (size_t off = 0; fd >= 0 && off < data.size();) {
+      ssize_t n = write(fd, data.data() + off, data.size() - off);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        close(fd);
+        fd = -1;
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+    if (fd >= 0)
+      lseek(fd, 0, SEEK_SET);
+  }
+  if (fd < 0)
+    fd = open("/dev/null", O_RDONLY);
+  dup2(fd, STDIN_FILENO);
+}
+
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
 // `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
@@ -39,8 +67,7 @@ namespace {
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
                                int recordFd, int sandboxFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  int devNull = open("/dev/null", O_RDONLY);
-  dup2(devNull, STDIN_FILENO);
+  setUpStdin(req);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
   constexpr int kRecordFd = 3;
@@ -109,6 +136,14 @@ namespace {
     int rc = cmdRewrite(static_cast<int>(args.size()), argv.data());
     std::fflush(nullptr);
     _exit(rc);
+  }
+  if (isArchiver(flavor)) {
+    archive::ArchiverInvocation inv;
+    inv.flavor = flavor;
+    inv.argv.assign(req.argv().begin(), req.argv().end());
+    inv.stderrIsColorTty = req.stderr_is_color_tty();
+    inv.stdinAvailable = req.has_stdin_data();
+    archive::runArchiverAndExit(inv);
   }
   LldInvocation inv;
   inv.flavor = flavor;

@@ -86,8 +86,7 @@ AccessLog parseAccessLog(std::string_view records) {
     }
   }
   for (const std::string &p : read)
-    if (!touched.count(p))
-      log.read.insert(p);
+    (touched.count(p) ? log.overwritten : log.read).insert(p);
   for (const std::string &p : existing)
     if (!touched.count(p) && !log.read.count(p))
       log.existing.insert(p);

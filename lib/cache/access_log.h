@@ -24,6 +24,10 @@ struct AccessLog {
   std::set<std::string> existing; // stat/access/realpath succeeded, not read
   std::set<std::string> missing;  // probed, absent
   std::set<std::string> outputs;  // final paths of files written
+  // Read, and also written, renamed or removed: its content before the
+  // request mattered but is gone (an archive `ar r` updates). Not an input;
+  // the key must cover it (lib/cache/archive_key.h).
+  std::set<std::string> overwritten;
   std::vector<std::string> uncacheable; // reasons, empty if cacheable
 };
 

@@ -27,15 +27,28 @@ std::string jsonString(const std::string &s) {
 }
 
 constexpr const char *kReasonPrefix = "uncacheable_reason.";
+constexpr const char *kArchiveReasonPrefix = "archive_uncacheable_reason.";
+
+std::string prefixFor(RequestKind kind) {
+  return kind == RequestKind::Archive ? "archive_" : "";
+}
 
 } // namespace
 
-uint64_t CacheStats::get(const char *name) const {
+uint64_t CacheStats::get(const std::string &name) const {
   auto it = counters.find(name);
   return it == counters.end() ? 0 : it->second;
 }
 
-void CacheStats::add(const char *name, uint64_t n) { counters[name] += n; }
+void CacheStats::add(const std::string &name, uint64_t n) {
+  counters[name] += n;
+}
+
+// One request of `kind` with `outcome` ("hits", "misses", ...).
+void CacheStats::count(RequestKind kind, const char *outcome) {
+  add(prefixFor(kind) + "requests", 1);
+  add(prefixFor(kind) + outcome, 1);
+}
 
 void CacheStats::load() {
   std::lock_guard lock(mu);
@@ -49,6 +62,9 @@ void CacheStats::load() {
     uint64_t v = std::strtoull(line.c_str() + eq + 1, nullptr, 10);
     if (key.rfind(kReasonPrefix, 0) == 0)
       uncacheableReasons[key.substr(std::string(kReasonPrefix).size())] = v;
+    else if (key.rfind(kArchiveReasonPrefix, 0) == 0)
+      archiveUncacheableReasons[key.substr(
+          std::string(kArchiveReasonPrefix).size())] = v;
     else
       counters[key] = v;
   }
@@ -62,6 +78,8 @@ void CacheStats::save() {
       out << k << "=" << v << "\n";
     for (const auto &[k, v] : uncacheableReasons)
       out << kReasonPrefix << k << "=" << v << "\n";
+    for (const auto &[k, v] : archiveUncacheableReasons)
+      out << kArchiveReasonPrefix << k << "=" << v << "\n";
   }
   std::string tmp = file + ".tmp";
   {
@@ -78,41 +96,39 @@ void CacheStats::zero() {
     std::lock_guard lock(mu);
     counters.clear();
     uncacheableReasons.clear();
+    archiveUncacheableReasons.clear();
   }
   save();
 }
 
-void CacheStats::countHit(uint64_t savedMicros, uint64_t bytesRead) {
+void CacheStats::countHit(uint64_t savedMicros, uint64_t bytesRead,
+                          RequestKind kind) {
   std::lock_guard lock(mu);
-  add("requests", 1);
-  add("hits", 1);
+  count(kind, "hits");
   add("time_saved_micros", savedMicros);
   add("bytes_read", bytesRead);
 }
 
-void CacheStats::countMiss() {
+void CacheStats::countMiss(RequestKind kind) {
   std::lock_guard lock(mu);
-  add("requests", 1);
-  add("misses", 1);
+  count(kind, "misses");
 }
 
-void CacheStats::countUncacheable(const std::string &reason) {
+void CacheStats::countUncacheable(const std::string &reason, RequestKind kind) {
   std::lock_guard lock(mu);
-  add("requests", 1);
-  add("uncacheable", 1);
-  uncacheableReasons[reason] += 1;
+  count(kind, "uncacheable");
+  (kind == RequestKind::Archive ? archiveUncacheableReasons
+                                : uncacheableReasons)[reason] += 1;
 }
 
-void CacheStats::countError() {
+void CacheStats::countError(RequestKind kind) {
   std::lock_guard lock(mu);
-  add("requests", 1);
-  add("errors", 1);
+  count(kind, "errors");
 }
 
-void CacheStats::countDisabled() {
+void CacheStats::countDisabled(RequestKind kind) {
   std::lock_guard lock(mu);
-  add("requests", 1);
-  add("cache_disabled", 1);
+  count(kind, "cache_disabled");
 }
 
 void CacheStats::countStored(uint64_t bytes) {
@@ -136,8 +152,9 @@ void CacheStats::countCorrupt() {
   add("corrupt_hits", 1);
 }
 
-std::string CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
-                             const std::map<std::string, uint64_t> &extra) const {
+std::string
+CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
+                 const std::map<std::string, uint64_t> &extra) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
   o << "{";
@@ -154,30 +171,43 @@ std::string CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   o << "\"store_max_bytes\": " << maxBytes << ", ";
   for (const auto &[k, v] : extra)
     o << jsonString(k) << ": " << v << ", ";
-  o << "\"uncacheable_reasons\": {";
-  bool first = true;
-  for (const auto &[reason, n] : uncacheableReasons) {
-    o << (first ? "" : ", ") << jsonString(reason) << ": " << n;
-    first = false;
-  }
-  o << "}}";
+  for (const char *k :
+       {"archive_requests", "archive_hits", "archive_misses",
+        "archive_uncacheable", "archive_errors", "archive_cache_disabled"})
+    o << jsonString(k) << ": " << get(k) << ", ";
+  auto reasons = [&](const char *name,
+                     const std::map<std::string, uint64_t> &m) {
+    o << jsonString(name) << ": {";
+    bool first = true;
+    for (const auto &[reason, n] : m) {
+      o << (first ? "" : ", ") << jsonString(reason) << ": " << n;
+      first = false;
+    }
+    o << "}";
+  };
+  reasons("archive_uncacheable_reasons", archiveUncacheableReasons);
+  o << ", ";
+  reasons("uncacheable_reasons", uncacheableReasons);
+  o << "}";
   return o.str();
 }
 
-std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
-                             const std::map<std::string, uint64_t> &extra) const {
+std::string
+CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
+                 const std::map<std::string, uint64_t> &extra) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
   uint64_t req = get("requests");
   auto pct = [&](uint64_t n) {
     char buf[16];
-    std::snprintf(buf, sizeof(buf), "%5.1f%%",
-                  req ? 100.0 * static_cast<double>(n) / static_cast<double>(req)
-                      : 0.0);
+    std::snprintf(
+        buf, sizeof(buf), "%5.1f%%",
+        req ? 100.0 * static_cast<double>(n) / static_cast<double>(req) : 0.0);
     return std::string(buf);
   };
   o << "link requests        " << req << "\n";
-  o << "  hits               " << get("hits") << "  " << pct(get("hits")) << "\n";
+  o << "  hits               " << get("hits") << "  " << pct(get("hits"))
+    << "\n";
   o << "  misses             " << get("misses") << "  " << pct(get("misses"))
     << "\n";
   o << "  uncacheable        " << get("uncacheable") << "  "
@@ -186,6 +216,26 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
     o << "    " << reason << ": " << n << "\n";
   o << "  errors             " << get("errors") << "\n";
   o << "  cache off          " << get("cache_disabled") << "\n";
+  uint64_t areq = get("archive_requests");
+  auto apct = [&](uint64_t n) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "%5.1f%%",
+                  areq ? 100.0 * static_cast<double>(n) /
+                             static_cast<double>(areq)
+                       : 0.0);
+    return std::string(buf);
+  };
+  o << "archive requests     " << areq << "\n";
+  o << "  hits               " << get("archive_hits") << "  "
+    << apct(get("archive_hits")) << "\n";
+  o << "  misses             " << get("archive_misses") << "  "
+    << apct(get("archive_misses")) << "\n";
+  o << "  uncacheable        " << get("archive_uncacheable") << "  "
+    << apct(get("archive_uncacheable")) << "\n";
+  for (const auto &[reason, n] : archiveUncacheableReasons)
+    o << "    " << reason << ": " << n << "\n";
+  o << "  errors             " << get("archive_errors") << "\n";
+  o << "  cache off          " << get("archive_cache_disabled") << "\n";
   o << "results stored       " << get("results_stored") << " (not stored "
     << get("results_not_stored") << ")\n";
   o << "bytes written        " << formatSize(get("bytes_written")) << "\n";
@@ -208,8 +258,9 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
       if (k == "held_inputs")
         continue;
       std::string name = k.starts_with("remote_") ? k.substr(7) : k;
-      o << "  " << name << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ')
-        << v << "\n";
+      o << "  " << name
+        << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ') << v
+        << "\n";
     }
   }
   return o.str();

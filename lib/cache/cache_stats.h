@@ -2,7 +2,11 @@
 //
 // Every link request is counted exactly once as a hit, a miss, uncacheable
 // (with its reason) or an error (the daemon could not run it); `requests` is
-// their sum plus links with caching turned off. The counters persist in
+// their sum plus links with caching turned off. Archive requests (ar.linkd,
+// ranlib.linkd, lib.linkd) are counted the same way in counters of their own
+// (archive_requests, archive_hits, ...), so link figures stay link figures;
+// what the store did (results stored, bytes, time saved) is shared. The
+// counters persist in
 // <cache_dir>/stats (key=value lines) so they survive daemon restarts, until
 // `linkd stats --zero`.
 #pragma once
@@ -17,6 +21,8 @@
 
 namespace linkd {
 
+enum class RequestKind { Link, Archive };
+
 class CacheStats {
 public:
   explicit CacheStats(std::string file) : file(std::move(file)) {}
@@ -24,11 +30,13 @@ public:
   void save();
   void zero();
 
-  void countHit(uint64_t savedMicros, uint64_t bytesRead);
-  void countMiss();
-  void countUncacheable(const std::string &reason);
-  void countError();
-  void countDisabled();
+  void countHit(uint64_t savedMicros, uint64_t bytesRead,
+                RequestKind kind = RequestKind::Link);
+  void countMiss(RequestKind kind = RequestKind::Link);
+  void countUncacheable(const std::string &reason,
+                        RequestKind kind = RequestKind::Link);
+  void countError(RequestKind kind = RequestKind::Link);
+  void countDisabled(RequestKind kind = RequestKind::Link);
   void countStored(uint64_t bytes);
   void countNotStored();
   void countCorrupt();
@@ -36,7 +44,10 @@ public:
   void addCounter(const char *name, uint64_t n);
 
   // JSON object with the integer fields requests, hits, misses, uncacheable,
-  // errors, evictions, store_bytes, store_entries and more.
+  // errors, evictions, store_bytes, store_entries and more, and the archive
+  // counters archive_requests, archive_hits, archive_misses,
+  // archive_uncacheable, archive_errors, archive_cache_disabled,
+  // archive_uncacheable_reasons.
   std::string json(const StoreUsage &usage, uint64_t maxBytes,
                    const std::map<std::string, uint64_t> &extra = {}) const;
   std::string text(const StoreUsage &usage, uint64_t maxBytes,
@@ -45,10 +56,12 @@ public:
 private:
   std::string file;
   mutable std::mutex mu;
-  std::map<std::string, uint64_t> counters;          // by name
+  std::map<std::string, uint64_t> counters;           // by name
   std::map<std::string, uint64_t> uncacheableReasons; // by reason
-  uint64_t get(const char *name) const;
-  void add(const char *name, uint64_t n);
+  std::map<std::string, uint64_t> archiveUncacheableReasons;
+  uint64_t get(const std::string &name) const;
+  void add(const std::string &name, uint64_t n);
+  void count(RequestKind kind, const char *outcome);
 };
 
 } // namespace linkd

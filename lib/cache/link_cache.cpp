@@ -409,6 +409,8 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
     }
     std::string path = link.paths.toLocal(out.path());
     auto mode = static_cast<mode_t>(out.mode());
+    if (spares && spares->wants(out.size()) && spares->take(*d, path, mode))
+      continue;
     Lookup l = blobs.materializeBlob(*d, path, mode, error);
     if (l == Lookup::Miss && remote && remote->canRead()) {
       // Not here: stream it from the remote (verified on the way) into a
@@ -436,9 +438,21 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
 }
 
 void LinkCache::forgetRecent() {
-  std::lock_guard lock(recentMu);
-  recent.clear();
-  results.clear();
+  {
+    std::lock_guard lock(recentMu);
+    recent.clear();
+    results.clear();
+  }
+  if (spares)
+    spares->clear();
+}
+
+void LinkCache::prepareSpares(const cache::v1::LinkResult &result) {
+  if (!spares)
+    return;
+  for (const auto &out : result.outputs())
+    if (auto d = Digest::fromRaw(out.digest()); d && spares->wants(out.size()))
+      spares->prepare(*d, out.size());
 }
 
 void LinkCache::backfill(std::vector<Backfill> &later) {
@@ -509,12 +523,12 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     outcome.notStoredReason = std::move(why);
     return outcome;
   };
-  if (outputs.empty())
+  if (outputs.empty() && !link.resultMayBeEmpty)
     return refuse("the link wrote no output");
 
   cache::v1::InputSet set;
   for (const std::string &p : log.read) {
-    if (link.responseFiles.count(p))
+    if (link.responseFiles.count(p) || link.replacedInputs.count(p))
       continue; // covered by the key, by content
     auto st = stats.lookup(p);
     if (!st || !st->exists)
@@ -570,6 +584,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   rememberManifest(link.key, std::move(merged));
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
+  prepareSpares(result);
   outcome.stored = true;
   return outcome;
 }

@@ -23,6 +23,7 @@
 #include "linkd/cache/v1/cache.pb.h"
 #include "store/local_store.h"
 #include "store/remote_tiers.h"
+#include "store/spare_copies.h"
 
 #include <sys/stat.h>
 
@@ -83,10 +84,13 @@ class LinkCache {
 public:
   // `remote` (optional): tiers consulted after a local miss and written in
   // the background after a local store; remote finds are copied into the
-  // local store (backfill).
+  // local store (backfill). `spares` (optional): ready copies of large
+  // outputs that a hit renames into place (store/spare_copies.h).
+  // `maxHeldInputs`: descriptors kept on validated inputs
+  // (input_handles.h).
   LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr,
-            size_t maxHeldInputs = 0)
-      : blobs(store), stats(stats), remote(remote),
+            SpareCopies *spares = nullptr, size_t maxHeldInputs = 0)
+      : blobs(store), stats(stats), remote(remote), spares(spares),
         handles(maxHeldInputs, stats.racyWindow()) {}
 
   // Lets go of descriptors held on deleted inputs and on least recently
@@ -121,7 +125,11 @@ public:
   // `read` gets the files the link read, `probed` the rest.
   void lastInputPaths(const LinkAnalysis &link, std::vector<std::string> &read,
                       std::vector<std::string> &probed);
-  // Drops the in-memory manifests and results (after `linkd cache clear`).
+  // Makes spare copies of the result's large outputs (after answering a hit;
+  // store() does it for new results).
+  void prepareSpares(const cache::v1::LinkResult &result);
+  // Drops the in-memory manifests and results and the spare copies (after
+  // `linkd cache clear`).
   void forgetRecent();
 
   struct StoreOutcome {
@@ -159,6 +167,7 @@ private:
   LocalStore &blobs;
   StatCache &stats;
   RemoteTiers *remote;
+  SpareCopies *spares;
   InputHandles handles;
   HelperThread helper;
   std::mutex recentMu;

@@ -51,9 +51,53 @@ std::optional<std::string_view> stripLinkdSuffix(std::string_view name) {
   return std::nullopt;
 }
 
+// llvm::sys::path::stem: the file name without its last extension.
+std::string_view stem(std::string_view fileName) {
+  if (fileName == "." || fileName == "..")
+    return fileName;
+  size_t dot = fileName.find_last_of('.');
+  return dot == std::string_view::npos ? fileName : fileName.substr(0, dot);
+}
+
+// llvm-ar's test for a tool name in the stem: its last occurrence (ignoring
+// case) ends the stem or is followed by a character that is not a letter or
+// digit ("llvm-ar-19", "Lib", "x86_64-linux-gnu-ranlib").
+bool stemNamesTool(std::string_view s, std::string_view tool) {
+  if (s.size() < tool.size())
+    return false;
+  for (size_t i = s.size() - tool.size() + 1; i-- > 0;) {
+    if (!equalsLower(s.substr(i, tool.size()), tool))
+      continue;
+    size_t end = i + tool.size();
+    return end == s.size() || !std::isalnum(static_cast<unsigned char>(s[end]));
+  }
+  return false;
+}
+
+// The archivers, in llvm-ar's order: "ranlib" before "lib" (it ends in it),
+// both before "ar". dlltool, which llvm-ar also answers to, is not ours.
+std::optional<Flavor> archiverFlavor(std::string_view argv0) {
+  std::string_view s = stem(baseName(argv0));
+  if (stemNamesTool(s, "dlltool"))
+    return std::nullopt;
+  if (stemNamesTool(s, "ranlib"))
+    return Flavor::Ranlib;
+  if (stemNamesTool(s, "lib"))
+    return Flavor::Lib;
+  if (stemNamesTool(s, "ar"))
+    return Flavor::Ar;
+  return std::nullopt;
+}
+
 } // namespace
 
+bool isArchiver(Flavor f) {
+  return f == Flavor::Ar || f == Flavor::Ranlib || f == Flavor::Lib;
+}
+
 std::optional<Flavor> flavorFromProgramName(std::string_view argv0) {
+  if (auto archiver = archiverFlavor(argv0))
+    return archiver;
   std::string_view name = stripExe(baseName(argv0));
   if (auto stem = stripLinkdSuffix(name))
     name = *stem; // "ld" -> ELF, "ld64" -> Mach-O, "lld-link" -> COFF, ...
@@ -85,6 +129,12 @@ std::optional<Flavor> flavorFromName(std::string_view name) {
     return Flavor::MachO;
   if (name == "wasm")
     return Flavor::Wasm;
+  if (name == "ar")
+    return Flavor::Ar;
+  if (name == "ranlib")
+    return Flavor::Ranlib;
+  if (name == "lib")
+    return Flavor::Lib;
   return std::nullopt;
 }
 
@@ -99,6 +149,9 @@ std::string_view lldFlavorArgument(Flavor f) {
   case Flavor::Wasm:
     return "wasm";
   case Flavor::Rewrite:
+  case Flavor::Ar:
+  case Flavor::Ranlib:
+  case Flavor::Lib:
   case Flavor::Unspecified:
     break;
   }
@@ -117,6 +170,12 @@ std::string_view flavorName(Flavor f) {
     return "wasm";
   case Flavor::Rewrite:
     return "rewrite";
+  case Flavor::Ar:
+    return "ar";
+  case Flavor::Ranlib:
+    return "ranlib";
+  case Flavor::Lib:
+    return "lib";
   case Flavor::Unspecified:
     break;
   }
@@ -140,6 +199,15 @@ std::string lldProgramName(std::string_view argv0, Flavor f) {
     break;
   case Flavor::Wasm:
     stock = "wasm-ld";
+    break;
+  case Flavor::Ar:
+    stock = "llvm-ar";
+    break;
+  case Flavor::Ranlib:
+    stock = "llvm-ranlib";
+    break;
+  case Flavor::Lib:
+    stock = "llvm-lib";
     break;
   case Flavor::Rewrite:
   case Flavor::Unspecified:
@@ -186,6 +254,10 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
       "RC_TRACE_DYLIB_SEARCHING"};
   static constexpr std::array<std::string_view, 3> kWasm = {"LLD_REPRODUCE",
                                                             "TERM", "PWD"};
+  // llvm-ar reads no variable on Linux (OBJECT_MODE is AIX-only); its `tv`
+  // listing prints local times. llvm-lib searches LIB for its inputs.
+  static constexpr std::array<std::string_view, 1> kAr = {"TZ"};
+  static constexpr std::array<std::string_view, 1> kLib = {"LIB"};
   switch (f) {
   case Flavor::Elf:
     return kElf;
@@ -195,6 +267,11 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
     return kMachO;
   case Flavor::Wasm:
     return kWasm;
+  case Flavor::Ar:
+    return kAr;
+  case Flavor::Lib:
+    return kLib;
+  case Flavor::Ranlib:
   case Flavor::Rewrite:
   case Flavor::Unspecified:
     break;

@@ -1,9 +1,14 @@
-// Linker flavors and how a program name selects one.
+// Tool flavors and how a program name selects one.
 //
 // A single client binary is installed under several names (ld.linkd,
-// ld64.linkd, lld-link.linkd, wasm-ld.linkd) and may also be reached through a
-// symlink with one of LLD's own names (ld.lld, ld, lld-link, ld64.lld,
-// wasm-ld). The flavor comes from argv[0] with exactly LLD's rules
+// ld64.linkd, lld-link.linkd, wasm-ld.linkd, and the archivers ar.linkd,
+// ranlib.linkd, lib.linkd) and may also be reached through a symlink with one
+// of the stock tools' names (ld.lld, ld, lld-link, ld64.lld, wasm-ld; ar,
+// llvm-ar, ranlib, llvm-ranlib, lib, llvm-lib). Archiver names are recognised
+// first, with llvm-ar's rule (the file name's stem ends in "ranlib", "lib" or
+// "ar", or has it followed by a non-alphanumeric character, as in
+// "llvm-ar-19"); "x86_64-linux-gnu-ar" is an archiver although LLD would read
+// "gnu" in it. Every other name gets exactly LLD's rules
 // (lld/Common/DriverDispatcher.cpp), with "linkd" names mapped first.
 //
 // This file is deliberately free of LLVM: the thin client includes it.
@@ -17,28 +22,37 @@
 
 namespace linkd {
 
-// Numbering matches linkd.v1.Flavor on the wire.
+// Numbering matches linkd.v1.Flavor on the wire. Ar, Ranlib and Lib are the
+// archivers (llvm-ar, llvm-ranlib, llvm-lib), not LLD drivers.
 enum class Flavor {
   Unspecified = 0,
   Elf = 1,
   Coff = 2,
   MachO = 3,
   Wasm = 4,
+  Ar = 5,
+  Ranlib = 6,
+  Lib = 7,
   Rewrite = 8, // `linkd-lld rewrite`, through the daemon's Rewrite RPC
 };
+
+// True for Ar, Ranlib and Lib.
+bool isArchiver(Flavor f);
 
 // Flavor for a program name such as "/usr/bin/ld.linkd" or "x86_64-ld.lld".
 // Returns nullopt when LLD would not recognise the name either.
 std::optional<Flavor> flavorFromProgramName(std::string_view argv0);
 
 // Flavor from a user-facing name: "elf"/"gnu", "coff"/"link", "macho"/"darwin",
-// "wasm" (the `--flavor` option of `linkd link`).
+// "wasm", "ar", "ranlib", "lib" (the `--flavor` option of `linkd link`).
 std::optional<Flavor> flavorFromName(std::string_view name);
 
-// LLD's `-flavor` value for the flavor ("gnu", "link", "darwin", "wasm").
+// LLD's `-flavor` value for the flavor ("gnu", "link", "darwin", "wasm"; ""
+// for the archivers).
 std::string_view lldFlavorArgument(Flavor f);
 
-// Short stable name for logs and CLI ("elf", "coff", "macho", "wasm").
+// Short stable name for logs and CLI ("elf", "coff", "macho", "wasm", "ar",
+// "ranlib", "lib").
 std::string_view flavorName(Flavor f);
 
 // The name LLD should see as argv[0]. LLD prefixes its diagnostics with the
@@ -46,10 +60,15 @@ std::string_view flavorName(Flavor f);
 // "ld.linkd" becomes "ld.lld", "/opt/bin/lld-link.linkd" becomes
 // "/opt/bin/lld-link" (COFF records argv[0], made absolute, in PDBs: the
 // result is what LLD installed at that place would record). Any other name
-// (a symlink called ld.lld or ld, say) is kept as it is.
+// (a symlink called ld.lld or ld, say) is kept as it is. The archivers' own
+// names map to LLVM's: "ar.linkd" -> "llvm-ar", "ranlib.linkd" ->
+// "llvm-ranlib", "lib.linkd" -> "llvm-lib" (llvm-ar prints argv[0] in its
+// diagnostics, so a symlink called "ar" prints "ar: error: ...", as stock
+// llvm-ar invoked through a symlink of that name does).
 std::string lldProgramName(std::string_view argv0, Flavor f);
 
-// Environment variables LLD reads for this flavor. The client forwards exactly
+// Environment variables the tool reads for this flavor (TZ for llvm-ar's
+// `tv` listing, LIB for llvm-lib's search path). The client forwards exactly
 // these; the link child unsets all of them and then sets the forwarded ones,
 // so the link sees the client's environment, not the daemon's.
 std::span<const std::string_view> flavorEnvironment(Flavor f);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,14 @@ namespace linkd {
 
 struct LinkInvocation {
   Flavor flavor = Flavor::Unspecified;
-  std::vector<std::string> argv; // argv[0] included
-  std::string cwd;               // absolute
+  std::vector<std::string> argv;          // argv[0] included
+  std::string cwd;                        // absolute
   std::map<std::string, std::string> env; // only the flavor's variables
   uint32_t umask = 022;
   bool stderrIsColorTty = false;
   std::string rewriteSpec; // --linkd-rewrite=FILE, absolute; empty: none
+  // The client's stdin, when it sent it (an llvm-ar MRI script).
+  std::optional<std::string> stdinData;
 };
 
 } // namespace linkd

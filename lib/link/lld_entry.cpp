@@ -1,5 +1,6 @@
 #include "link/lld_entry.h"
 
+#include "link/client_stderr.h"
 #include "lld/Common/Driver.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,23 +25,6 @@ std::string getLLDVersion();
 } // namespace lld
 
 namespace linkd {
-namespace {
-
-// fd 2, reporting colour support as the client's terminal would.
-class ClientStderr : public llvm::raw_fd_ostream {
-public:
-  explicit ClientStderr(bool colorTty)
-      : llvm::raw_fd_ostream(STDERR_FILENO, /*shouldClose=*/false,
-                             /*unbuffered=*/true),
-        colorTty(colorTty) {}
-  bool has_colors() const override { return colorTty; }
-  bool is_displayed() const override { return colorTty; }
-
-private:
-  bool colorTty;
-};
-
-} // namespace
 
 void runLldAndExit(const LldInvocation &inv) {
   std::string progName = lldProgramName(inv.argv.at(0), inv.flavor);

@@ -51,7 +51,6 @@ bool readWholeFile(const std::string &path, std::string &out) {
   return true;
 }
 
-
 std::string dirOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -70,9 +69,10 @@ std::string randomSuffix() {
   return buf;
 }
 
-
 constexpr std::string_view kRawMagic = "LINKDRAW";
 constexpr unsigned long long kSmallBlob = 4ull << 20;
+
+} // namespace
 
 // rename(tmp, path), with the old file's storage freed on a background
 // thread: renaming over the last name of a 100 MB output would otherwise free
@@ -97,6 +97,8 @@ bool replaceFile(const std::string &tmp, const std::string &path) {
   return true;
 }
 
+namespace {
+
 enum class StreamResult { Ok, Corrupt, WriteFailed };
 
 // Copies `size` bytes from `in` at `inOff` to `out` at `outOff`: in the
@@ -116,15 +118,15 @@ bool copyRange(int in, off_t inOff, int out, off_t outOff, uint64_t size) {
       return false;
     std::string buf(1 << 20, '\0');
     while (size > 0) {
-      ssize_t r = pread(in, buf.data(), std::min<uint64_t>(size, buf.size()),
-                        inOff);
+      ssize_t r =
+          pread(in, buf.data(), std::min<uint64_t>(size, buf.size()), inOff);
       if (r < 0 && errno == EINTR)
         continue;
       if (r <= 0)
         return false;
       for (ssize_t done = 0; done < r;) {
-        ssize_t w = pwrite(out, buf.data() + done, static_cast<size_t>(r - done),
-                           outOff);
+        ssize_t w = pwrite(out, buf.data() + done,
+                           static_cast<size_t>(r - done), outOff);
         if (w < 0 && errno == EINTR)
           continue;
         if (w <= 0)
@@ -145,7 +147,8 @@ std::optional<Digest> hashRange(int fd, off_t off, uint64_t size) {
   Sha256 h;
   std::string buf(1 << 20, '\0');
   while (size > 0) {
-    ssize_t n = pread(fd, buf.data(), std::min<uint64_t>(size, buf.size()), off);
+    ssize_t n =
+        pread(fd, buf.data(), std::min<uint64_t>(size, buf.size()), off);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -162,7 +165,8 @@ std::optional<Digest> hashRange(int fd, off_t off, uint64_t size) {
 StreamResult rawVerifyCopy(int in, uint64_t contentSize, int out,
                            const Digest &expected) {
   std::optional<Digest> got;
-  std::thread hasher([&] { got = hashRange(in, kRawMagic.size(), contentSize); });
+  std::thread hasher(
+      [&] { got = hashRange(in, kRawMagic.size(), contentSize); });
   bool copied = copyRange(in, kRawMagic.size(), out, 0, contentSize);
   hasher.join();
   if (!got || *got != expected)
@@ -210,8 +214,8 @@ StreamResult decompressVerifyCopy(int in, int out, const Digest &expected) {
           continue;
         if (n <= 0)
           eof = true;
-        zin = ZSTD_inBuffer{inBuf.data(), n > 0 ? static_cast<size_t>(n) : 0,
-                            0};
+        zin =
+            ZSTD_inBuffer{inBuf.data(), n > 0 ? static_cast<size_t>(n) : 0, 0};
       }
       size_t before = zout.pos;
       size_t inBefore = zin.pos;
@@ -295,8 +299,8 @@ bool commitTemp(int fd, const std::string &tmp, const std::string &path,
 
 bool writeFileAtomically(const std::string &path, std::string_view data,
                          mode_t mode, std::string *error) {
-  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
-                    randomSuffix();
+  std::string tmp =
+      dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (error)
@@ -342,6 +346,8 @@ std::string LocalStore::blobPath(const Digest &d) const {
   std::string hex = d.hex();
   return cfg.root + "/blobs/" + hex.substr(0, 2) + "/" + hex;
 }
+
+void LocalStore::markUsed(const Digest &d) { touchBlob(d); }
 
 void LocalStore::touchBlob(const Digest &d) {
   std::lock_guard lock(touchMu);
@@ -439,8 +445,8 @@ Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
                                                           : Lookup::Error;
     }
   }
-  std::string tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" +
-                    randomSuffix();
+  std::string tmp =
+      dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
   int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) {
     close(in);
@@ -562,7 +568,8 @@ Lookup LocalStore::getAction(std::string_view ns, const Digest &key,
     ++corrupt;
     out.clear();
     std::lock_guard lock(dbMu);
-    SqliteStatement(db->handle(), "DELETE FROM actions WHERE ns = ? AND key = ?")
+    SqliteStatement(db->handle(),
+                    "DELETE FROM actions WHERE ns = ? AND key = ?")
         .bindText(1, ns)
         .bind(2, key.raw())
         .step();
@@ -625,8 +632,8 @@ void LocalStore::flushTouchesLocked() {
     ub.bind(1, t).bind(2, d.raw()).step();
     ub.reset();
   }
-  SqliteStatement ua(db->handle(),
-                     "UPDATE actions SET last_use = ? WHERE ns = ? AND key = ?");
+  SqliteStatement ua(
+      db->handle(), "UPDATE actions SET last_use = ? WHERE ns = ? AND key = ?");
   for (auto &[k, t] : actions) {
     ua.bind(1, t).bindText(2, k.first).bind(3, k.second.raw()).step();
     ua.reset();
@@ -747,8 +754,7 @@ uint64_t LocalStore::trim() {
           continue;
         }
         std::lock_guard lock(dbMu);
-        SqliteStatement q(db->handle(),
-                          "SELECT 1 FROM blobs WHERE digest = ?");
+        SqliteStatement q(db->handle(), "SELECT 1 FROM blobs WHERE digest = ?");
         if (q.bind(1, d->raw()).step() != SQLITE_ROW) {
           unlink((shardDir + "/" + e->d_name).c_str());
           ++removed;

@@ -68,6 +68,9 @@ bool writeAll(int fd, std::string_view data);
 
 // A temp file beside `path` (same directory, so a rename can replace
 // `path`): its name in `tmp`, an fd open for reading and writing, or -1.
+// rename(tmp, path); the replaced file's storage is freed on a background
+// thread when it is large.
+bool replaceFile(const std::string &tmp, const std::string &path);
 int createTempBeside(const std::string &path, std::string &tmp,
                      std::string *error);
 // Sets `mode` on the temp file and renames it over `path` (the old file is
@@ -95,6 +98,8 @@ public:
   // verifying it. Error (with `error` set) when the destination is unwritable.
   Lookup materializeBlob(const Digest &d, const std::string &path, mode_t mode,
                          std::string *error);
+  // Counts a use of the blob for eviction (a hit served without reading it).
+  void markUsed(const Digest &d);
 
   Lookup getAction(std::string_view ns, const Digest &key, std::string &out);
   bool putAction(std::string_view ns, const Digest &key,

@@ -3,6 +3,7 @@
 // verification of what it reads back.
 #include "cache/access_log.h"
 #include "cache/input_handles.h"
+#include "cache/archive_key.h"
 #include "cache/link_key.h"
 #include "cache/stat_cache.h"
 #include "config/config.h"
@@ -535,6 +536,102 @@ TEST(RemoteTiers, ActionEnvelopeSignatures) {
   tampered.back() ^= 1;
   EXPECT_EQ(a->unwrapAction(key, tampered), std::nullopt);
   EXPECT_EQ(a->unwrapAction(key, "garbage"), std::nullopt);
+}
+
+} // namespace
+
+namespace {
+
+// Archive requests: what the key holds and what is not cached.
+class ArchiveKey : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string err;
+    stats = StatCache::open("", &err, /*racy=*/0);
+    ASSERT_TRUE(stats) << err;
+  }
+  LinkAnalysis analyze(Flavor f, std::vector<std::string> argv,
+                       std::optional<std::string> stdinData = std::nullopt) {
+    LinkInvocation inv;
+    inv.flavor = f;
+    inv.argv = std::move(argv);
+    inv.cwd = dir.path;
+    inv.stdinData = std::move(stdinData);
+    KeyContext ctx{"v", "llvm", "", {}};
+    return analyzeArchiveRequest(inv, ctx, *stats);
+  }
+  TempDir dir;
+  std::unique_ptr<StatCache> stats;
+};
+
+TEST_F(ArchiveKey, TheUpdatedArchiveIsKeyedByContent) {
+  auto absent = analyze(Flavor::Ar, {"ar", "rcs", "lib.a", "a.o"});
+  EXPECT_TRUE(absent.uncacheable.empty());
+  EXPECT_EQ(absent.replacedInputs, std::set<std::string>{dir.path + "/lib.a"});
+  EXPECT_TRUE(absent.resultMayBeEmpty);
+  writeFile(dir.path + "/lib.a", "one");
+  auto one = analyze(Flavor::Ar, {"ar", "rcs", "lib.a", "a.o"});
+  writeFile(dir.path + "/lib.a", "two");
+  auto two = analyze(Flavor::Ar, {"ar", "rcs", "lib.a", "a.o"});
+  EXPECT_NE(absent.key, one.key);
+  EXPECT_NE(one.key, two.key);
+  writeFile(dir.path + "/lib.a", "one");
+  EXPECT_EQ(analyze(Flavor::Ar, {"ar", "rcs", "lib.a", "a.o"}).key, one.key);
+  // The program name is printed in diagnostics: part of the key.
+  EXPECT_NE(analyze(Flavor::Ar, {"llvm-ar", "rcs", "lib.a", "a.o"}).key,
+            one.key);
+  // ranlib keys each archive it is given.
+  auto ranlib = analyze(Flavor::Ranlib, {"ranlib", "lib.a", "other.a"});
+  EXPECT_EQ(ranlib.replacedInputs.size(), 2u);
+}
+
+TEST_F(ArchiveKey, ResponseFilesAndScriptsByContent) {
+  writeFile(dir.path + "/r.rsp", "rcs lib.a a.o");
+  auto a = analyze(Flavor::Ar, {"ar", "@r.rsp"});
+  EXPECT_EQ(a.replacedInputs, std::set<std::string>{dir.path + "/lib.a"});
+  writeFile(dir.path + "/r.rsp", "rcs lib.a b.o");
+  EXPECT_NE(analyze(Flavor::Ar, {"ar", "@r.rsp"}).key, a.key);
+  // llvm-ranlib reads no response files: "@r.rsp" is an archive.
+  auto r = analyze(Flavor::Ranlib, {"ranlib", "@r.rsp"});
+  EXPECT_EQ(r.replacedInputs, std::set<std::string>{dir.path + "/@r.rsp"});
+  auto s1 = analyze(Flavor::Ar, {"ar", "-M"}, "create x.a\naddmod a.o\nsave\n");
+  auto s2 = analyze(Flavor::Ar, {"ar", "-M"}, "create x.a\naddmod b.o\nsave\n");
+  EXPECT_TRUE(s1.uncacheable.empty());
+  EXPECT_TRUE(s1.replacedInputs.empty());
+  EXPECT_NE(s1.key, s2.key);
+}
+
+TEST_F(ArchiveKey, WhatIsNotCached) {
+  for (auto argv :
+       std::vector<std::vector<std::string>>{{"ar", "t", "lib.a"},
+                                             {"ar", "xv", "lib.a"},
+                                             {"ar", "p", "lib.a", "a.o"},
+                                             {"ar", "rcsU", "lib.a", "a.o"},
+                                             {"ar", "ru", "lib.a", "a.o"},
+                                             {"ar", "--help"},
+                                             {"ar", "z", "lib.a"}})
+    EXPECT_FALSE(analyze(Flavor::Ar, argv).uncacheable.empty()) << argv[1];
+  EXPECT_FALSE(
+      analyze(Flavor::Ranlib, {"ranlib", "-U", "lib.a"}).uncacheable.empty());
+  EXPECT_FALSE(
+      analyze(Flavor::Lib, {"lib", "/LIST", "x.lib"}).uncacheable.empty());
+  auto lib = analyze(Flavor::Lib, {"lib", "/out:x.lib", "a.obj"});
+  EXPECT_TRUE(lib.uncacheable.empty());
+  EXPECT_TRUE(lib.replacedInputs.empty()); // written, not read
+  // ... unless the output is also an input (lib.exe adds to it).
+  auto add = analyze(Flavor::Lib, {"lib", "/out:x.lib", "x.lib", "b.obj"});
+  EXPECT_EQ(add.replacedInputs, std::set<std::string>{dir.path + "/x.lib"});
+}
+
+TEST(AccessLog, ReadThenReplacedIsNoInput) {
+  // llvm-ar r: reads lib.a, writes a temp file, renames it over lib.a.
+  std::string r = rec('R', "/w/lib.a") + rec('R', "/w/a.o") +
+                  rec('W', "/w/lib.a.temp-archive-1.a") +
+                  rec('N', "/w/lib.a.temp-archive-1.a", "/w/lib.a");
+  AccessLog log = parseAccessLog(r);
+  EXPECT_EQ(log.read, std::set<std::string>{"/w/a.o"});
+  EXPECT_EQ(log.overwritten, std::set<std::string>{"/w/lib.a"});
+  EXPECT_EQ(log.outputs, std::set<std::string>{"/w/lib.a"});
 }
 
 } // namespace

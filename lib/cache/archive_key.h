@@ -1,0 +1,33 @@
+// The action key of an archive request (ar.linkd, ranlib.linkd, lib.linkd),
+// and whether it can be cached.
+//
+// An archive request is cached like a link: the key covers what the command
+// line says, the manifest (lib/cache/link_cache.h) every file it read
+// (members, libraries merged in, .def files) by content, and the result
+// every file it wrote. Key = SHA-256 over: the key format version, linkd's
+// and LLVM's versions, the tool and the program name it prints, the working
+// directory, the umask, the colour decision, the environment it reads (TZ,
+// LIB), every argument with response files replaced by their content, the
+// MRI script sent on stdin, and the content of every file the request reads
+// and then replaces (the existing archive of `ar r`/`d`/`m`/`q`/`s` and of
+// ranlib, or "absent"). That last part cannot come from the manifest: a path
+// the request writes is never one of its recorded inputs, and the file is
+// gone by the time a result is stored.
+//
+// The command line is read with lib/archive/ar_command_line.h, the reading
+// the archiver child itself uses. Not cached (run every time, counted by
+// reason): read-only operations (t, p, x; lib /list), U (real dates and
+// owners), u (which compares modification times), and command lines that
+// run no operation (help, version, usage errors). Archive requests never use
+// the base dir: thin archives record member paths.
+#pragma once
+
+#include "cache/link_key.h"
+#include "cache/stat_cache.h"
+
+namespace linkd {
+
+LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
+                                   const KeyContext &ctx, StatCache &stats);
+
+} // namespace linkd
