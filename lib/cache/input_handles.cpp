@@ -39,6 +39,10 @@ struct InputHandles::DirEntry {
   struct Held {
     int fd;
     ino_t ino;
+    off_t size;
+    int64_t mtimeNs, ctimeNs;
+    bool known; // digest valid for that identity
+    Digest digest;
   };
   std::unordered_map<std::string, Held, NameHash, std::equal_to<>> files;
 
@@ -73,14 +77,24 @@ const InputHandles::DirEntry *InputHandles::find(const std::string &dir,
 }
 
 bool InputHandles::stat(const DirEntry *d, std::string_view name,
-                        struct stat *st) const {
+                        struct stat *st, const Digest **digest) const {
   auto it = d->files.find(name);
-  return it != d->files.end() && ::fstat(it->second.fd, st) == 0 &&
-         st->st_nlink > 0 && st->st_ino == it->second.ino;
+  if (it == d->files.end())
+    return false;
+  const DirEntry::Held &h = it->second;
+  if (::fstat(h.fd, st) != 0 || st->st_nlink == 0 || st->st_ino != h.ino)
+    return false;
+  *digest = h.known && st->st_size == h.size &&
+                    nanos(st->st_mtim) == h.mtimeNs &&
+                    nanos(st->st_ctim) == h.ctimeNs
+                ? &h.digest
+                : nullptr;
+  return true;
 }
 
 void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
-                        int dirFd, const char *name, const struct stat &st) {
+                        int dirFd, const char *name, const struct stat &st,
+                        const Digest &digest) {
   if (!S_ISREG(st.st_mode) || maxFds == 0)
     return;
   int64_t now = nowNanos();
@@ -106,9 +120,19 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     d.ctimeNs = nanos(dirSt.st_ctim);
   }
   d.lastUse.store(++clock, std::memory_order_relaxed);
+  // The digest stands for this identity only if a change within the
+  // timestamp granularity can be ruled out (the stat cache's rule).
+  bool fileRacy = now - nanos(st.st_mtim) < racyNanos ||
+                  now - nanos(st.st_ctim) < racyNanos;
+  DirEntry::Held entry{
+      -1,        st.st_ino, st.st_size, nanos(st.st_mtim), nanos(st.st_ctim),
+      !fileRacy, digest};
   if (auto f = d.files.find(std::string_view(name)); f != d.files.end()) {
-    if (f->second.ino == st.st_ino)
+    if (f->second.ino == st.st_ino) {
+      entry.fd = f->second.fd;
+      f->second = entry; // the same file, maybe with new content
       return;
+    }
     ::close(f->second.fd);
     d.files.erase(f);
     --held;
@@ -126,7 +150,8 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     ::close(fd);
     return;
   }
-  d.files.emplace(name, DirEntry::Held{fd, st.st_ino});
+  entry.fd = fd;
+  d.files.emplace(name, entry);
   ++held;
 }
 

@@ -22,6 +22,8 @@
 // bounded; the least recently used directories are let go first.
 #pragma once
 
+#include "digest/digest.h"
+
 #include <sys/stat.h>
 
 #include <atomic>
@@ -52,14 +54,19 @@ public:
   // path), else null. Under readLock().
   const DirEntry *find(const std::string &dir, const struct stat &dirSt);
   // fstat of the held descriptor of `name` in `d`; false when it is not held
-  // or its file was unlinked (stat it by path instead). Under readLock().
-  bool stat(const DirEntry *d, std::string_view name, struct stat *st) const;
+  // or its file was unlinked (stat it by path instead). `*digest` is set
+  // when the file still has the identity (size, mtime, ctime) it had when
+  // it was held with a non-racy digest: then no stat cache lookup is needed.
+  // Under readLock().
+  bool stat(const DirEntry *d, std::string_view name, struct stat *st,
+            const Digest **digest) const;
 
   // After files of `dir` were checked by path: records the directory (if its
   // times are not racy) and holds `name`, opened relative to `dirFd`, if it
-  // is still the regular file `st` describes.
+  // is still the regular file `st` describes, with its content `digest`
+  // (kept only if the file's own times are not racy either).
   void hold(const std::string &dir, const struct stat &dirSt, int dirFd,
-            const char *name, const struct stat &st);
+            const char *name, const struct stat &st, const Digest &digest);
 
   // Closes descriptors of unlinked files and of least recently used
   // directories above the cap. From the maintenance thread.

@@ -147,8 +147,8 @@ public:
   }
 
   // The stat of `name` through a held descriptor; false: check it by path.
-  bool heldStat(std::string_view name, struct stat *st) {
-    return entry && handles.stat(entry, name, st);
+  bool heldStat(std::string_view name, struct stat *st, const Digest **digest) {
+    return entry && handles.stat(entry, name, st, digest);
   }
 
   // The directory opened by path (-1 if that fails).
@@ -166,17 +166,18 @@ public:
 
   // Holds `name` once the directory is left (holding takes the lock
   // exclusively, and the fast path may be holding it shared).
-  void hold(std::string_view name, const struct stat &st) {
+  void hold(std::string_view name, const struct stat &st,
+            const Digest &digest) {
     if (dirFd >= 0)
-      toHold.emplace_back(name, st);
+      toHold.push_back({std::string(name), st, digest});
   }
 
 private:
   void leave() {
     entry = nullptr;
     lock = {};
-    for (const auto &[name, st] : toHold)
-      handles.hold(path, fdSt, dirFd, name.c_str(), st);
+    for (const Pending &p : toHold)
+      handles.hold(path, fdSt, dirFd, p.name.c_str(), p.st, p.digest);
     toHold.clear();
     if (dirFd >= 0)
       ::close(dirFd);
@@ -192,7 +193,12 @@ private:
   const InputHandles::DirEntry *entry = nullptr;
   int dirFd = -1;
   bool triedOpen = false;
-  std::vector<std::pair<std::string, struct stat>> toHold;
+  struct Pending {
+    std::string name;
+    struct stat st;
+    Digest digest;
+  };
+  std::vector<Pending> toHold;
 };
 
 } // namespace
@@ -212,12 +218,19 @@ std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
       dir.enter(std::string_view(p).substr(0, slash));
       const char *name = p.c_str() + slash + 1;
       struct stat seen;
-      if (dir.heldStat(name, &seen)) {
-        st = stats.fromStat(seen, p);
+      const Digest *known = nullptr;
+      if (dir.heldStat(name, &seen, &known)) {
+        if (known) { // unchanged since held: no stat cache lookup
+          st.emplace();
+          st->exists = true;
+          st->digest = *known;
+        } else {
+          st = stats.fromStat(seen, p);
+        }
       } else if (dir.fd() >= 0) {
         st = stats.lookupAt(dir.fd(), name, p, &seen);
         if (st && st->exists && !st->isDirectory)
-          dir.hold(name, seen);
+          dir.hold(name, seen, st->digest);
       } else {
         st = stats.lookup(p);
       }

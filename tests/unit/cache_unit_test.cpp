@@ -391,16 +391,19 @@ struct Held {
       return std::nullopt;
     auto lock = h.readLock();
     auto *d = h.find(dir, dirSt);
-    if (!d || !h.stat(d, name, &st))
+    const Digest *digest = nullptr;
+    if (!d || !h.stat(d, name, &st, &digest))
       return std::nullopt;
+    known = digest ? std::optional<Digest>(*digest) : std::nullopt;
     return st;
   }
-  void hold(const char *name) {
+  std::optional<Digest> known = {}; // from the last stat()
+  void hold(const char *name, Digest digest = {}) {
     int dirFd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat dirSt, st;
     ASSERT_EQ(fstat(dirFd, &dirSt), 0);
     ASSERT_EQ(fstatat(dirFd, name, &st, 0), 0);
-    h.hold(dir, dirSt, dirFd, name, st);
+    h.hold(dir, dirSt, dirFd, name, st, digest);
     close(dirFd);
   }
 };
@@ -421,6 +424,30 @@ TEST(InputHandles, UnchangedDirectoryServesFstatsOfHeldFiles) {
   ASSERT_TRUE(st);
   EXPECT_EQ(st->st_size, 6);
   EXPECT_FALSE(held.stat("b.o")) << "never held";
+}
+
+TEST(InputHandles, DigestServesOnlyWhileTheIdentityHolds) {
+  TempDir t;
+  InputHandles h(16, 0);
+  Held held{h, t.path};
+  writeFile(t.path + "/a.o", "one");
+  ageDirectory(t.path);
+  held.hold("a.o", sha256("one"));
+  ASSERT_TRUE(held.stat("a.o"));
+  ASSERT_TRUE(held.known);
+  EXPECT_EQ(*held.known, sha256("one"));
+  writeFile(t.path + "/a.o", "two"); // same size; new mtime and ctime
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.known) << "identity changed: check through the stat cache";
+  // A file written within the racy window of its holding: held (its
+  // directory is old), but its digest is not trusted for later checks.
+  InputHandles racy(16, /*racyNanos=*/1'000'000'000);
+  Held r{racy, t.path};
+  ASSERT_EQ(usleep(1'100'000), 0); // the directory's times age past 1 s
+  writeFile(t.path + "/a.o", "six"); // in place: only the file changes
+  r.hold("a.o", sha256("six"));
+  ASSERT_TRUE(r.stat("a.o"));
+  EXPECT_FALSE(r.known);
 }
 
 TEST(InputHandles, RenamingOverAHeldFileInvalidatesItsDirectory) {
