@@ -262,8 +262,14 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   done->set_wall_micros(microsSince(begin));
   done->set_cache_lookup_micros(lookupMicros);
   writer->Write(reply);
-  cache.cache->backfill(later); // the client has its answer
-  cache.cache->prepareSpares(*result);
+  // The client has its answer. Outputs that came from a remote tier are
+  // copied into the local store; spare copies (for the next local hit) only
+  // for a local hit: after a remote one, backfill already writes each large
+  // output once more, and a shared-cache worker rarely hits it again.
+  bool fromRemote = !later.empty();
+  cache.cache->backfill(later);
+  if (!fromRemote)
+    cache.cache->prepareSpares(*result);
   uint64_t saved = result->link_micros() > done->wall_micros()
                        ? result->link_micros() - done->wall_micros()
                        : 0;
