@@ -107,7 +107,8 @@ std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
   req.set_no_cache(noCache && *noCache && std::strcmp(noCache, "0") != 0);
   req.set_client_version(LINKD_VERSION);
   grpc::ClientContext ctx;
-  auto stream = connect(paths)->Rewrite(&ctx, req);
+  auto stub = connect(paths); // outlives the call
+  auto stream = stub->Rewrite(&ctx, req);
   v1::LinkReply reply;
   bool wroteOutput = false;
   std::optional<int> status;

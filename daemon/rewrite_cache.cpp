@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 namespace linkd {
 namespace {
@@ -32,10 +33,25 @@ Digest objectKey(const v1::RewritePlan &plan, const std::string &specCanonical,
 
 } // namespace
 
-PreparedRewrite::~PreparedRewrite() {
+PreparedRewrite &PreparedRewrite::operator=(PreparedRewrite &&other) noexcept {
+  if (this == &other)
+    return *this;
+  removeDir(); // one this object had
+  plan = std::move(other.plan);
+  dependsOn = std::move(other.dependsOn);
+  keys = std::move(other.keys);
+  cachedInputs = other.cachedInputs;
+  dir = std::exchange(other.dir, {}); // only one of them removes it
+  return *this;
+}
+
+PreparedRewrite::~PreparedRewrite() { removeDir(); }
+
+void PreparedRewrite::removeDir() {
   if (!dir.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
+    dir.clear();
   }
 }
 

@@ -28,8 +28,8 @@ namespace linkd {
 class PreparedRewrite {
 public:
   PreparedRewrite() = default;
-  PreparedRewrite(PreparedRewrite &&) = default;
-  PreparedRewrite &operator=(PreparedRewrite &&) = default;
+  PreparedRewrite(PreparedRewrite &&other) noexcept { *this = std::move(other); }
+  PreparedRewrite &operator=(PreparedRewrite &&other) noexcept;
   ~PreparedRewrite();
 
   v1::RewritePlan plan;
@@ -44,6 +44,7 @@ private:
   prepareRewrite(const std::string &specPath, const std::string &cwd,
                  LocalStore *store, StatCache *stats,
                  const std::string &workDir, std::string *error);
+  void removeDir();
   std::string dir; // removed with its content by the destructor
 };
 

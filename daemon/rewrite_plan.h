@@ -5,6 +5,8 @@
 #include "linkd/v1/linkd.pb.h"
 #include "rewrite/link_spec.h"
 
+#include <string>
+
 namespace linkd {
 
 // The plan for `spec`, every input not cached yet.
