@@ -1,8 +1,8 @@
 #include "daemon/link_service.h"
 
-#include "daemon/rewrite_cache.h"
 #include "archive/ar_command_line.h"
 #include "cache/archive_key.h"
+#include "daemon/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 
@@ -202,24 +202,24 @@ uint64_t LinkService::idleSeconds() const {
 grpc::Status LinkService::Rewrite(grpc::ServerContext *ctx,
                                   const v1::LinkRequest *req,
                                   grpc::ServerWriter<v1::LinkReply> *writer) {
-  if (std::string err = validate(*req, /*rewriteCall=*/true); !err.empty())
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
-  uint64_t linkId = ++linksTotal;
-  ++active;
-  grpc::Status st = runLink(ctx, *req, writer, linkId);
-  lastActivityNanos = Clock::now().time_since_epoch().count();
-  --active;
-  return st;
+  return serveRequest(ctx, *req, writer, /*rewriteCall=*/true);
 }
 
 grpc::Status LinkService::Link(grpc::ServerContext *ctx,
                                const v1::LinkRequest *req,
                                grpc::ServerWriter<v1::LinkReply> *writer) {
-  if (std::string err = validate(*req, /*rewriteCall=*/false); !err.empty())
+  return serveRequest(ctx, *req, writer, /*rewriteCall=*/false);
+}
+
+grpc::Status
+LinkService::serveRequest(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          bool rewriteCall) {
+  if (std::string err = validate(req, rewriteCall); !err.empty())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
   ++active;
-  grpc::Status st = runLink(ctx, *req, writer, linkId);
+  grpc::Status st = runLink(ctx, req, writer, linkId);
   lastActivityNanos = Clock::now().time_since_epoch().count();
   --active;
   return st;

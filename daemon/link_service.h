@@ -66,6 +66,11 @@ public:
 
 private:
   struct LinkRun;
+  // Link and Rewrite: checks the request, counts it, runs it.
+  grpc::Status serveRequest(grpc::ServerContext *ctx,
+                            const v1::LinkRequest &req,
+                            grpc::ServerWriter<v1::LinkReply> *writer,
+                            bool rewriteCall);
   grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                        grpc::ServerWriter<v1::LinkReply> *writer,
                        uint64_t linkId);

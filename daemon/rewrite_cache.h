@@ -28,7 +28,9 @@ namespace linkd {
 class PreparedRewrite {
 public:
   PreparedRewrite() = default;
-  PreparedRewrite(PreparedRewrite &&other) noexcept { *this = std::move(other); }
+  PreparedRewrite(PreparedRewrite &&other) noexcept {
+    *this = std::move(other);
+  }
   PreparedRewrite &operator=(PreparedRewrite &&other) noexcept;
   ~PreparedRewrite();
 

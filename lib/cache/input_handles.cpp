@@ -1,5 +1,7 @@
 #include "cache/input_handles.h"
 
+#include "cache/file_time.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,16 +13,6 @@
 
 namespace linkd {
 namespace {
-
-int64_t nanos(const timespec &t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-int64_t nowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct NameHash {
   using is_transparent = void;
@@ -97,9 +89,8 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
                         const Digest &digest) {
   if (!S_ISREG(st.st_mode) || maxFds == 0)
     return;
-  int64_t now = nowNanos();
-  bool racy = now - nanos(dirSt.st_mtim) < racyNanos ||
-              now - nanos(dirSt.st_ctim) < racyNanos;
+  int64_t now = wallNanosNow();
+  bool racy = racyAt(dirSt, now, racyNanos);
   std::unique_lock lock(mu);
   auto it = dirs.find(dir);
   if (racy) {
@@ -122,8 +113,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
   d.lastUse.store(++clock, std::memory_order_relaxed);
   // The digest stands for this identity only if a change within the
   // timestamp granularity can be ruled out (the stat cache's rule).
-  bool fileRacy = now - nanos(st.st_mtim) < racyNanos ||
-                  now - nanos(st.st_ctim) < racyNanos;
+  bool fileRacy = racyAt(st, now, racyNanos);
   DirEntry::Held entry{
       -1,        st.st_ino, st.st_size, nanos(st.st_mtim), nanos(st.st_ctim),
       !fileRacy, digest};

@@ -1,5 +1,7 @@
 #include "cache/stat_cache.h"
 
+#include "cache/file_time.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -9,19 +11,6 @@
 #include <cstring>
 
 namespace linkd {
-namespace {
-
-int64_t nanos(const timespec &t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-int64_t nowNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-} // namespace
 
 std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
                                            std::string *error,
@@ -115,7 +104,7 @@ std::optional<FileState> StatCache::fromStat(const struct stat &st,
       return out;
     }
   }
-  int64_t hashedAt = nowNanos();
+  int64_t hashedAt = wallNanosNow();
   auto fd = sha256File(path);
   if (!fd)
     return std::nullopt;
@@ -130,8 +119,7 @@ std::optional<FileState> StatCache::fromStat(const struct stat &st,
   std::lock_guard lock(mu);
   ++hashed;
   hashedBytesTotal += fd->size;
-  bool racy =
-      hashedAt - id.mtimeNs < racyNanos || hashedAt - id.ctimeNs < racyNanos;
+  bool racy = racyAt(id.mtimeNs, id.ctimeNs, hashedAt, racyNanos);
   if (racy) {
     entries.erase(path);
   } else {

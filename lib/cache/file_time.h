@@ -1,0 +1,34 @@
+// File timestamps as the cache compares them, and the "racy" rule shared by
+// the stat cache and the held input descriptors: a file (or directory)
+// changed within `window` of the moment it was looked at could change again
+// within the file system's timestamp granularity without a visible
+// difference, so what was seen then is not trusted later (git's index rule).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace linkd {
+
+inline int64_t nanos(const timespec &t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+inline int64_t wallNanosNow() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+inline bool racyAt(int64_t mtimeNs, int64_t ctimeNs, int64_t now,
+                   int64_t window) {
+  return now - mtimeNs < window || now - ctimeNs < window;
+}
+
+inline bool racyAt(const struct stat &st, int64_t now, int64_t window) {
+  return racyAt(nanos(st.st_mtim), nanos(st.st_ctim), now, window);
+}
+
+} // namespace linkd
