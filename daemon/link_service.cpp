@@ -129,7 +129,10 @@ bool pumpOutput(grpc::ServerContext *ctx,
       return false;
     if (ctx->IsCancelled())
       return false;
-    for (int i = 0; i < 3; ++i) {
+    // stderr first: when both became readable since the last round, the
+    // order between them is lost anyway, and a tool that reports an error
+    // and then prints its usage (llvm-ar) wrote the error first.
+    for (int i : {1, 0, 2}) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
       ssize_t r = read(fds[i].fd, buf.data(), buf.size());
