@@ -5,7 +5,9 @@
 // Checking an input means knowing that its path still names the same inode
 // and that the inode is unchanged. The second half is an fstat of a held
 // O_PATH descriptor (about half the cost of a stat by path on this kernel:
-// no path walk). The first half comes from the directory: creating,
+// no path walk); the digest seen when the file was held answers for it as
+// long as its size, mtime and ctime are the same and were not racy then
+// (the stat cache's rule, cache/file_time.h), so no stat cache lookup either. The first half comes from the directory: creating,
 // removing or renaming an entry changes the directory's mtime and ctime, so
 // a directory whose (dev, ino, mtime, ctime) is what it was when the
 // descriptors were opened still maps every name to the same inode. That
