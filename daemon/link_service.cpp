@@ -380,9 +380,10 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   v1::LinkRequest withPlan;
   if (!req.rewrite_spec().empty()) {
     std::string error;
+    // --linkd-no-cache also leaves the rewritten-object cache alone.
     rewrite = prepareRewrite(
-        req.rewrite_spec(), req.cwd(), cache.enabled ? cache.store : nullptr,
-        cache.enabled ? cache.statCache : nullptr, config.workDir, &error);
+        req.rewrite_spec(), req.cwd(), useCache ? cache.store : nullptr,
+        useCache ? cache.statCache : nullptr, config.workDir, &error);
     if (!rewrite)
       return failEarly(writer, "linkd: error: link-time rewriting: " + error,
                        linkId);
@@ -497,7 +498,7 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   slot.release();
 
   // The client has its answer (it stops reading at LinkDone); store now.
-  if (rewrite && succeeded && cache.enabled) {
+  if (rewrite && succeeded && useCache) {
     int stored = storeRewritten(*rewrite, *cache.store);
     cache.stats->addCounter("rewrites_cached", rewrite->cachedInputs);
     cache.stats->addCounter("rewrites_stored", stored);

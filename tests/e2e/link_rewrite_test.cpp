@@ -117,6 +117,24 @@ TEST_F(LinkRewrite, LocalFallbackGivesTheSameBytes) {
   EXPECT_EQ(run("./p").exitCode, 5);
 }
 
+TEST_F(LinkRewrite, NoCacheLeavesTheRewrittenObjectCacheAlone) {
+  writeProgram(8);
+  linkReference("stock");
+  ASSERT_TRUE(
+      exitedZero(run(replaceAll(linkCommand("p"), "-Wl,--linkd-rewrite",
+                                "-Wl,--linkd-no-cache -Wl,--linkd-rewrite"))));
+  EXPECT_TRUE(sameBytes("stock", "p"));
+  // Time for anything stored after the answer; then a cached link must
+  // find nothing rewritten before it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(stats()["rewrites_stored"], 0);
+  ASSERT_TRUE(exitedZero(run(linkCommand("p2"))));
+  waitFor("rewrites_stored", 2);
+  auto s = stats();
+  EXPECT_EQ(s["cache_disabled"], 1);
+  EXPECT_EQ(s["rewrites_cached"], 0);
+}
+
 TEST_F(LinkRewrite, DiagnosticsNameTheUsersFiles) {
   writeProgram(3);
   writeFile("k.c", "int halide_get(void);\nint missing_fn(void);\n"
