@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <grpcpp/grpcpp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
@@ -500,9 +501,19 @@ int serve(const ServeOptions &options) {
     }
   });
   signalWaiter.detach();
+  bool trimmed = false;
   while (!shutdown.waitFor(std::chrono::seconds(1))) {
     parts.maintain();
     node.maintain();
+    // Once per idle spell: the heap pages links left free go back to the
+    // system (an idle daemon should cost its working set, not its peak).
+    uint64_t idle = service.idleSeconds();
+    if (idle == 0)
+      trimmed = false;
+    else if (!trimmed) {
+      malloc_trim(0);
+      trimmed = true;
+    }
     if (config.idleTimeoutSeconds > 0 &&
         service.idleSeconds() >= config.idleTimeoutSeconds) {
       spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
