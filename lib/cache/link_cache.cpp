@@ -597,7 +597,9 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   rememberManifest(link.key, std::move(merged));
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
-  prepareSpares(result);
+  // No spare copy yet: a miss already writes each large output once more
+  // (the store), and on two cores that work lands on the next link. The
+  // first hit makes one (link_service.cpp), for the hits after it.
   outcome.stored = true;
   return outcome;
 }

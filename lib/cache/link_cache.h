@@ -125,8 +125,8 @@ public:
   // `read` gets the files the link read, `probed` the rest.
   void lastInputPaths(const LinkAnalysis &link, std::vector<std::string> &read,
                       std::vector<std::string> &probed);
-  // Makes spare copies of the result's large outputs (after answering a hit;
-  // store() does it for new results).
+  // Makes spare copies of the result's large outputs (after answering a
+  // local hit).
   void prepareSpares(const cache::v1::LinkResult &result);
   // Drops the in-memory manifests and results and the spare copies (after
   // `linkd cache clear`).
