@@ -13,6 +13,10 @@
 
 namespace linkd {
 
+ZygoteClient::ZygoteClient(std::string lldExe) : lldExe(std::move(lldExe)) {
+  haveStartFdLimit = getrlimit(RLIMIT_NOFILE, &startFdLimit) == 0;
+}
+
 ZygoteClient::~ZygoteClient() { stop(); }
 
 void ZygoteClient::stop() {
@@ -46,6 +50,8 @@ std::string ZygoteClient::startLocked() {
   const char *argv[] = {lldExe.c_str(), "__zygote", fdArg.c_str(), nullptr};
   pid_t pid = fork();
   if (pid == 0) {
+    if (haveStartFdLimit)
+      setrlimit(RLIMIT_NOFILE, &startFdLimit); // async-signal-safe
     if (sv[1] == 3) {
       fcntl(3, F_SETFD, 0);
     } else {

@@ -3,6 +3,8 @@
 // side never touches LLVM, so the gRPC process does not even map libLLVM.
 #pragma once
 
+#include <sys/resource.h>
+
 #include "linkd/v1/linkd.pb.h"
 
 #include <chrono>
@@ -29,7 +31,10 @@ struct ChildExit {
 class ZygoteClient {
 public:
   // `lldExe` is the linkd-lld binary.
-  explicit ZygoteClient(std::string lldExe) : lldExe(std::move(lldExe)) {}
+  // Construct before the daemon raises its own limits: every zygote (also
+  // one restarted later) gets the file-descriptor limit the daemon was
+  // started with, as a stock linker run from the same shell would.
+  explicit ZygoteClient(std::string lldExe);
   ~ZygoteClient();
   ZygoteClient(const ZygoteClient &) = delete;
   ZygoteClient &operator=(const ZygoteClient &) = delete;
@@ -61,6 +66,8 @@ public:
   std::string waitForLldVersion(std::chrono::milliseconds timeout);
 
 private:
+  struct rlimit startFdLimit{};
+  bool haveStartFdLimit = false;
   struct Pending {
     std::promise<int> pid;
     std::promise<ChildExit> exit;
