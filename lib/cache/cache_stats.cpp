@@ -159,10 +159,10 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   std::ostringstream o;
   o << "{";
   for (const char *k :
-       {"requests", "hits", "misses", "uncacheable", "errors",
-        "cache_disabled", "results_stored", "results_not_stored",
-        "bytes_read", "bytes_written", "time_saved_micros", "corrupt_hits",
-        "rewrites_cached", "rewrites_stored"})
+       {"requests", "hits", "misses", "uncacheable", "errors", "cache_disabled",
+        "results_stored", "results_not_stored", "bytes_read", "bytes_written",
+        "time_saved_micros", "corrupt_hits", "rewrites_cached",
+        "rewrites_stored"})
     o << jsonString(k) << ": " << get(k) << ", ";
   o << "\"evictions\": " << get("evictions") << ", ";
   o << "\"corrupt_entries\": " << get("corrupt_entries") << ", ";
@@ -246,18 +246,22 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
   o << "time saved           " << saved << "\n";
   o << "store                " << formatSize(usage.bytes) << " of "
     << formatSize(maxBytes) << ", " << usage.entries << " entries\n";
-  o << "rewritten inputs     " << get("rewrites_cached")
-    << " from the cache, " << get("rewrites_stored") << " stored\n";
+  o << "rewritten inputs     " << get("rewrites_cached") << " from the cache, "
+    << get("rewrites_stored") << " stored\n";
   o << "evictions            " << get("evictions") << "\n";
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
   if (auto it = extra.find("held_inputs"); it != extra.end())
     o << "held input files     " << it->second << "\n";
-  if (!extra.empty()) {
-    o << "remote tiers\n";
+  // The remote tiers' and the farm's counters, each under its heading.
+  for (std::string_view prefix : {"remote_", "farm_"}) {
+    bool first = true;
     for (const auto &[k, v] : extra) {
-      if (k == "held_inputs")
+      if (!k.starts_with(prefix))
         continue;
-      std::string name = k.starts_with("remote_") ? k.substr(7) : k;
+      if (first)
+        o << (prefix == "farm_" ? "farm\n" : "remote tiers\n");
+      first = false;
+      std::string name = k.substr(prefix.size());
       o << "  " << name
         << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ') << v
         << "\n";
