@@ -1,4 +1,5 @@
 #include "client/client_args.h"
+#include "config/env_flag.h"
 
 #include "archive/ar_command_line.h"
 #include "link/response_files.h"
@@ -16,20 +17,17 @@ namespace linkd {
 namespace {
 
 std::string absolute(std::string_view path) {
-  if (path.starts_with("/"))
-    return std::string(path);
   char buf[PATH_MAX];
-  if (!getcwd(buf, sizeof(buf)))
+  if (path.starts_with("/") || !getcwd(buf, sizeof(buf)))
     return std::string(path);
-  return std::string(buf) + "/" + std::string(path);
+  return absolutePath(std::string(path), buf);
 }
 
 } // namespace
 
 ClientArgs parseClientArgs(int argc, char **argv) {
   ClientArgs out;
-  const char *noCache = std::getenv("LINKD_NOCACHE");
-  out.noCache = noCache && *noCache && std::strcmp(noCache, "0") != 0;
+  out.noCache = envFlag("LINKD_NOCACHE");
   for (int i = 0; i < argc; ++i) {
     std::string_view a = argv[i];
     if (i > 0 && a.starts_with("--linkd-")) {

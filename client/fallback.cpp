@@ -1,5 +1,7 @@
 #include "client/fallback.h"
 
+#include "config/env_flag.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,8 +21,7 @@ std::string daemonBinary() {
 }
 
 void warnFallback(const RuntimePaths &paths, const std::string &reason) {
-  const char *quiet = std::getenv("LINKD_QUIET");
-  if (quiet && std::strcmp(quiet, "0") != 0 && *quiet)
+  if (envFlag("LINKD_QUIET"))
     return;
   // O_EXCL: of many concurrent clients, one prints.
   int fd = open(paths.fallbackMark.c_str(),

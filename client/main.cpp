@@ -14,6 +14,7 @@
 #include "client/client_args.h"
 #include "client/daemon_link.h"
 #include "client/fallback.h"
+#include "config/env_flag.h"
 #include "config/runtime_paths.h"
 #include "link/daemon_constraints.h"
 #include "link/flavor.h"
@@ -39,8 +40,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "linkd: error: %s\n", args.error->c_str());
     return 1;
   }
-  const char *disable = std::getenv("LINKD_DISABLE");
-  if (disable && *disable && std::strcmp(disable, "0") != 0)
+  if (linkd::envFlag("LINKD_DISABLE"))
     linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
                          args.rewriteSpec);
   if (linkd::mustLinkLocally(*flavor, args.linkerArgv))

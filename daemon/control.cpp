@@ -2,6 +2,7 @@
 
 #include "cache/cache_stats.h"
 #include "config/config.h"
+#include "config/env_flag.h"
 #include "config/runtime_paths.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 #include "store/local_store.h"
@@ -85,8 +86,7 @@ std::optional<LocalCache> openLocalCache() {
 } // namespace
 
 std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
-  const char *disable = std::getenv("LINKD_DISABLE");
-  if (disable && *disable && std::strcmp(disable, "0") != 0)
+  if (envFlag("LINKD_DISABLE"))
     return std::nullopt;
   RuntimePaths paths = resolveRuntimePaths();
   if (!socketAnswers(paths.socketPath))
@@ -103,8 +103,7 @@ std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
   mode_t mask = umask(0);
   umask(mask);
   req.set_umask(mask);
-  const char *noCache = std::getenv("LINKD_NOCACHE");
-  req.set_no_cache(noCache && *noCache && std::strcmp(noCache, "0") != 0);
+  req.set_no_cache(envFlag("LINKD_NOCACHE"));
   req.set_client_version(LINKD_VERSION);
   grpc::ClientContext ctx;
   auto stub = connect(paths); // outlives the call

@@ -1,7 +1,8 @@
 // Parsing of link-time rewrite specs (see link_spec.h).
 #include "rewrite/link_spec.h"
 
-#include <cctype>
+#include "link/response_files.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -9,20 +10,6 @@
 
 namespace linkd::rewrite {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::string absolute(const std::string &p, const std::string &base) {
-  if (p.empty() || p[0] == '/')
-    return p;
-  return base + "/" + p;
-}
 
 std::string dirOf(const std::string &path) {
   size_t slash = path.rfind('/');
@@ -47,7 +34,7 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
                                                    const std::string &cwd,
                                                    std::string *error) {
   LinkRewriteSpec out;
-  std::string file = absolute(path, cwd);
+  std::string file = absolutePath(path, cwd);
   std::string text;
   if (!readText(file, &text, error))
     return std::nullopt;
@@ -80,7 +67,9 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
       if (std::string err = addRename(out.spec, value); !err.empty())
         return fail(n, "rename: " + err);
     } else if (key == "rename-file") {
-      std::string renames = absolute(value, base), renameText;
+      if (value.empty())
+        return fail(n, key + ": empty path");
+      std::string renames = absolutePath(value, base), renameText;
       if (!readText(renames, &renameText, error))
         return std::nullopt;
       if (std::string err = parseRenameFile(out.spec, renameText, renames);
@@ -95,7 +84,7 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
       Scope scope = key == "runtime"  ? Scope::Runtime
                     : key == "kernel" ? Scope::Kernel
                                       : Scope::Other;
-      out.inputs.push_back({absolute(value, base), scope});
+      out.inputs.push_back({absolutePath(value, base), scope});
     } else {
       return fail(n, "unknown key '" + key +
                          "' (match, export-prefix, import-prefix, "

@@ -6,14 +6,6 @@
 namespace linkd::rewrite {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
-
 bool hasSpace(std::string_view s) {
   for (char c : s)
     if (std::isspace(static_cast<unsigned char>(c)))
@@ -32,6 +24,14 @@ void field(std::string &out, std::string_view key, std::string_view value) {
 }
 
 } // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
 
 std::string RewriteSpec::effectiveImportPrefix() const {
   if (importPrefix)

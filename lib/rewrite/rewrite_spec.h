@@ -43,6 +43,9 @@ std::string addRename(RewriteSpec &spec, std::string_view oldEqNew);
 std::string parseRenameFile(RewriteSpec &spec, std::string_view text,
                             std::string_view fileName);
 
+// `s` without leading and trailing white space (spec and rename-file lines).
+std::string_view trim(std::string_view s);
+
 // Checks that the spec can do something and its names are sane.
 std::string validate(const RewriteSpec &spec);
 

@@ -20,18 +20,6 @@ namespace {
 const Tool openssl{"/usr/bin/openssl", "openssl"};
 const Tool unshare{"/usr/bin/unshare", "util-linux"};
 
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 bool accepts(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

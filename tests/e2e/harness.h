@@ -116,6 +116,10 @@ std::vector<pid_t> processesWithEnvironment(const std::string &entry);
 // Waits until `pid` is gone or a zombie; false on timeout.
 bool waitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 
+// A loopback TCP port nobody listens on right now (tiny race; fine for
+// tests that start servers).
+int freePort();
+
 std::string replaceAll(std::string s, std::string_view from,
                        std::string_view to);
 // Lines of `text` that start with `prefix`.
@@ -167,7 +171,8 @@ protected:
 
   // The integer fields of `linkd stats --json`, run after `envPrefix` (e.g.
   // "export LINKD_SOCKET=...; " for another daemon than the test's own).
-  std::map<std::string, long long> cacheStats(const std::string &envPrefix = "");
+  std::map<std::string, long long>
+  cacheStats(const std::string &envPrefix = "");
 
   // The daemon serving this test's socket, or nullopt if none answers.
   std::optional<DaemonStatus> daemonStatus();

@@ -20,25 +20,13 @@ const Tool redisServer{"/usr/bin/redis-server", "redis-server"};
 const Tool redisCli{"/usr/bin/redis-cli", "redis-tools"};
 const Tool nginx{"/usr/sbin/nginx", "nginx-light"};
 
-// A TCP port nobody listens on right now (tiny race; fine for tests).
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 class SharedCacheTest : public E2eTest {
 protected:
   void SetUp() override {
     E2eTest::SetUp();
-    writeFile("main.c", "#include <stdio.h>\nint lib(void);\n"
-                        "int main(void) { printf(\"%d\\n\", lib()); return 0; }\n");
+    writeFile("main.c",
+              "#include <stdio.h>\nint lib(void);\n"
+              "int main(void) { printf(\"%d\\n\", lib()); return 0; }\n");
     writeFile("lib.c", "int lib(void) { return 42; }\n");
     ASSERT_TRUE(exitedZero(run("clang-19 -c main.c lib.c")));
   }
@@ -49,8 +37,9 @@ protected:
     std::string sock = path("redis.sock");
     // exec: the server replaces the shell, so the pid killed at teardown is
     // the server's.
-    Background bg = start("exec " + redisServer.path + " --port 0 --unixsocket " +
-                          sock + " --save '' --appendonly no");
+    Background bg =
+        start("exec " + redisServer.path + " --port 0 --unixsocket " + sock +
+              " --save '' --appendonly no");
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
       wait(bg, 10s);
@@ -71,8 +60,8 @@ protected:
     // test's private directory.
     std::string user = geteuid() == 0 ? "user root; " : "";
     writeFile("nginx/nginx.conf",
-              user + "worker_processes 1; daemon off; pid " + path("nginx/pid") +
-                  "; error_log " + path("nginx/error.log") +
+              user + "worker_processes 1; daemon off; pid " +
+                  path("nginx/pid") + "; error_log " + path("nginx/error.log") +
                   ";\nevents {}\nhttp { client_body_temp_path " +
                   path("nginx/body") +
                   "; client_max_body_size 0; access_log off;\n"
@@ -80,8 +69,8 @@ protected:
                   std::to_string(port) + "; root " + path("nginx/data") +
                   ";\nlocation / { dav_methods PUT DELETE; "
                   "create_full_put_path on; dav_access user:rw all:r; } } }\n");
-    Background bg = start("exec " + nginx.path + " -c " + path("nginx/nginx.conf") +
-                          " -p " + path("nginx"));
+    Background bg = start("exec " + nginx.path + " -c " +
+                          path("nginx/nginx.conf") + " -p " + path("nginx"));
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
       wait(bg, 10s);
@@ -122,8 +111,9 @@ protected:
   // Every worker links the same command (same output name, so the same
   // action key); the output is then moved to `keep` for comparison.
   RunResult linkAs(const std::string &env, const std::string &keep) {
-    RunResult r = run(env + "rm -f out && clang-19 --ld-path=" +
-                      binPath("ld.linkd") + " main.o lib.o -o out");
+    RunResult r =
+        run(env + "rm -f out && clang-19 --ld-path=" + binPath("ld.linkd") +
+            " main.o lib.o -o out");
     if (r.exitCode == 0)
       run("mv out " + keep);
     return r;
@@ -286,8 +276,8 @@ TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
 TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   stockReference();
   // 1. A closed port: refused at once.
-  std::string closed = worker(
-      "closed", "http://127.0.0.1:" + std::to_string(freePort()) + "/x");
+  std::string closed =
+      worker("closed", "http://127.0.0.1:" + std::to_string(freePort()) + "/x");
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(exitedZero(linkAs(closed, "outC" + std::to_string(i))));
     EXPECT_TRUE(sameBytes("ref", "outC" + std::to_string(i)));
@@ -318,7 +308,7 @@ TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   // A 3 s timeout, so that "paid the timeout" and "did not" stay apart on a
   // loaded machine.
   auto first = timed("outS0");
-  EXPECT_GE(first, 3s);      // the timeout, once
+  EXPECT_GE(first, 3s);       // the timeout, once
   EXPECT_LT(first, 3s + 10s); // (plus daemon start-up)
   for (int i = 1; i <= 3; ++i)
     EXPECT_LT(timed("outS" + std::to_string(i)), 2500ms) << "breaker closed?";
@@ -342,13 +332,12 @@ TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
 TEST_F(SharedCacheTest, CheckoutsAtDifferentPathsShareThroughTheRemote) {
   std::string url = startRedis();
   for (const char *co : {"co1", "co2"})
-    ASSERT_TRUE(exitedZero(run(std::string("mkdir -p ") + co +
-                               " && cp main.c lib.c " + co + "/ && cd " + co +
-                               " && clang-19 -c main.c lib.c")));
+    ASSERT_TRUE(
+        exitedZero(run(std::string("mkdir -p ") + co + " && cp main.c lib.c " +
+                       co + "/ && cd " + co + " && clang-19 -c main.c lib.c")));
   auto linkIn = [&](const std::string &co) {
     std::string cmd = "cd " + co + " && clang-19 --ld-path={ld} " + path(co) +
-                      "/main.o " + path(co) + "/lib.o -o " + path(co) +
-                      "/prog";
+                      "/main.o " + path(co) + "/lib.o -o " + path(co) + "/prog";
     EXPECT_TRUE(exitedZero(run(replaceAll(cmd, "{ld}", tools::ldLld.path))));
     EXPECT_TRUE(exitedZero(run("mv " + co + "/prog " + co + "/prog.stock")));
     std::string env = worker(co, url, "LINKD_BASE_DIR=" + path(co));
