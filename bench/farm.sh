@@ -39,27 +39,7 @@ trap cleanup EXIT
 mkdir -p "$T/src" "$T/w1"
 
 # --- W1's inputs, as in bench/run.sh ------------------------------------------
-cat >"$T/src/big.cpp" <<'EOF'
-#include "lld/Common/Driver.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
-LLD_HAS_DRIVER(elf)
-LLD_HAS_DRIVER(coff)
-LLD_HAS_DRIVER(mingw)
-LLD_HAS_DRIVER(macho)
-LLD_HAS_DRIVER(wasm)
-int main(int argc, const char **argv) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  llvm::InitializeAllAsmParsers();
-  llvm::InitializeAllAsmPrinters();
-  llvm::InitializeAllDisassemblers();
-  lld::Result r = lld::lldMain(llvm::ArrayRef<const char *>(argv, argc),
-                               llvm::outs(), llvm::errs(), LLD_ALL_DRIVERS);
-  return r.retCode;
-}
-EOF
+cp "$repo/bench/w1_big.cpp" "$T/src/big.cpp"
 # shellcheck disable=SC2046
 "$CXX" $("$LLVM_CONFIG" --cxxflags) -O2 -c "$T/src/big.cpp" -o "$T/src/big.o" ||
   die "cannot compile big.cpp (LLVM/LLD 19 headers)"

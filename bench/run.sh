@@ -206,29 +206,7 @@ cat >"$T/src/hello.cpp" <<'EOF'
 #include <iostream>
 int main() { std::cout << "hello, world\n"; return 0; }
 EOF
-cat >"$T/src/big.cpp" <<'EOF'
-// W1: a small program that pulls in all of LLVM's targets and every LLD driver,
-// linked against the static LLVM 19 and LLD archives (~130 MB output).
-#include "lld/Common/Driver.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
-LLD_HAS_DRIVER(elf)
-LLD_HAS_DRIVER(coff)
-LLD_HAS_DRIVER(mingw)
-LLD_HAS_DRIVER(macho)
-LLD_HAS_DRIVER(wasm)
-int main(int argc, const char **argv) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  llvm::InitializeAllAsmParsers();
-  llvm::InitializeAllAsmPrinters();
-  llvm::InitializeAllDisassemblers();
-  lld::Result r = lld::lldMain(llvm::ArrayRef<const char *>(argv, argc),
-                               llvm::outs(), llvm::errs(), LLD_ALL_DRIVERS);
-  return r.retCode;
-}
-EOF
+cp "$HERE/w1_big.cpp" "$T/src/big.cpp"
 "$CXX" -O2 -c "$T/src/hello.cpp" -o "$T/src/hello.o" || die "cannot compile hello.cpp"
 # shellcheck disable=SC2046
 "$CXX" $("$LLVM_CONFIG" --cxxflags) -O2 -c "$T/src/big.cpp" -o "$T/src/big.o" ||
