@@ -749,6 +749,7 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   remote.merge(farm ? farm->counters().snapshot() : FarmCounters().snapshot());
   std::map<std::string, uint64_t> extra = std::move(remote);
   extra["held_inputs"] = cache.cache->heldInputs();
+  extra["watched_inputs"] = cache.cache->watchedInputs();
   reply->set_json(cache.stats->json(usage, max, extra));
   reply->set_text(cache.stats->text(usage, max, extra));
   if (req->zero()) {

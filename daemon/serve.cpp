@@ -191,7 +191,7 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
       *parts.store, sc.root, sc.compressLimit, sc.maxBytes / 8);
   parts.cache = std::make_unique<LinkCache>(
       *parts.store, *parts.statCache, parts.remote.get(), parts.spares.get(),
-      inputHandleBudget());
+      inputHandleBudget(), settings.watchInputs);
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
   parts.keyContext.linkdVersion = LINKD_VERSION;

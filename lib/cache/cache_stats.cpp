@@ -252,6 +252,8 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
   if (auto it = extra.find("held_inputs"); it != extra.end())
     o << "held input files     " << it->second << "\n";
+  if (auto it = extra.find("watched_inputs"); it != extra.end())
+    o << "watched input files  " << it->second << "\n";
   // The remote tiers' and the farm's counters, each under its heading.
   for (std::string_view prefix : {"remote_", "farm_"}) {
     bool first = true;

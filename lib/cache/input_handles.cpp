@@ -35,6 +35,15 @@ struct InputHandles::DirEntry {
     int64_t mtimeNs, ctimeNs;
     bool known; // digest valid for that identity
     Digest digest;
+    InputWatch::Mark *mark = nullptr; // null: not watched
+    // mark->changes when the file last had that identity by fstat. Readers
+    // (shared lock) store it through atomic_ref after such a check.
+    mutable uint64_t seen = 0;
+
+    bool sameIdentity(const struct stat &st) const {
+      return st.st_ino == ino && st.st_size == size &&
+             nanos(st.st_mtim) == mtimeNs && nanos(st.st_ctim) == ctimeNs;
+    }
   };
   std::unordered_map<std::string, Held, NameHash, std::equal_to<>> files;
 
@@ -42,21 +51,40 @@ struct InputHandles::DirEntry {
     return st.st_dev == dev && st.st_ino == ino &&
            nanos(st.st_mtim) == mtimeNs && nanos(st.st_ctim) == ctimeNs;
   }
-  size_t closeAll() {
-    for (auto &[name, h] : files)
+  size_t closeAll(InputWatch &watch) {
+    for (auto &[name, h] : files) {
+      watch.release(h.mark);
       ::close(h.fd);
+    }
     size_t n = files.size();
     files.clear();
     return n;
   }
 };
 
-InputHandles::InputHandles(size_t maxFds, int64_t racyNanos)
-    : maxFds(maxFds), racyNanos(racyNanos) {}
+namespace {
+
+// Starts counting `h`'s events from now; the digest answers for the count
+// only if the file still has the identity `st` the digest was taken for,
+// checked after the count was read.
+void armMark(InputHandles::DirEntry::Held &h, const struct stat &st) {
+  if (!h.mark)
+    return;
+  h.seen = h.mark->changes.load(std::memory_order_acquire);
+  struct stat now_st;
+  if (!h.known || ::fstat(h.fd, &now_st) != 0 || !h.sameIdentity(now_st) ||
+      !h.sameIdentity(st))
+    h.seen = ~uint64_t(0); // never quiet: checked by fstat until re-armed
+}
+
+} // namespace
+
+InputHandles::InputHandles(size_t maxFds, int64_t racyNanos, bool watchFiles)
+    : maxFds(maxFds), racyNanos(racyNanos), watch(watchFiles && maxFds > 0) {}
 
 InputHandles::~InputHandles() {
   for (auto &[dir, d] : dirs)
-    d->closeAll();
+    d->closeAll(watch);
 }
 
 const InputHandles::DirEntry *InputHandles::find(const std::string &dir,
@@ -74,13 +102,24 @@ bool InputHandles::stat(const DirEntry *d, std::string_view name,
   if (it == d->files.end())
     return false;
   const DirEntry::Held &h = it->second;
+  std::atomic_ref<uint64_t> seen(h.seen);
+  uint64_t changes = 0;
+  if (h.mark) {
+    changes = h.mark->changes.load(std::memory_order_acquire);
+    if (h.known && !h.mark->dead.load(std::memory_order_acquire) &&
+        changes == seen.load(std::memory_order_relaxed)) {
+      *digest = &h.digest; // nothing touched the inode: no system call
+      return true;
+    }
+  }
   if (::fstat(h.fd, st) != 0 || st->st_nlink == 0 || st->st_ino != h.ino)
     return false;
-  *digest = h.known && st->st_size == h.size &&
-                    nanos(st->st_mtim) == h.mtimeNs &&
-                    nanos(st->st_ctim) == h.ctimeNs
-                ? &h.digest
-                : nullptr;
+  *digest = h.known && h.sameIdentity(*st) ? &h.digest : nullptr;
+  // The events counted so far are explained: the file still has the
+  // identity its digest was taken for (read before the fstat, so a change
+  // after it is counted later).
+  if (*digest && h.mark)
+    seen.store(changes, std::memory_order_relaxed);
   return true;
 }
 
@@ -95,7 +134,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
   auto it = dirs.find(dir);
   if (racy) {
     if (it != dirs.end()) {
-      held -= it->second->closeAll();
+      held -= it->second->closeAll(watch);
       dirs.erase(it);
     }
     return;
@@ -104,7 +143,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     it = dirs.emplace(dir, std::make_unique<DirEntry>()).first;
   DirEntry &d = *it->second;
   if (!d.same(dirSt)) {
-    held -= d.closeAll();
+    held -= d.closeAll(watch);
     d.dev = dirSt.st_dev;
     d.ino = dirSt.st_ino;
     d.mtimeNs = nanos(dirSt.st_mtim);
@@ -119,10 +158,14 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
       !fileRacy, digest};
   if (auto f = d.files.find(std::string_view(name)); f != d.files.end()) {
     if (f->second.ino == st.st_ino) {
+      // The same file, maybe with new content: keep its descriptor and mark.
       entry.fd = f->second.fd;
-      f->second = entry; // the same file, maybe with new content
+      entry.mark = f->second.mark;
+      f->second = entry;
+      armMark(f->second, st);
       return;
     }
+    watch.release(f->second.mark);
     ::close(f->second.fd);
     d.files.erase(f);
     --held;
@@ -141,16 +184,22 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     return;
   }
   entry.fd = fd;
-  d.files.emplace(name, entry);
+  entry.mark = watch.add(fd); // armMark() checks the identity after this
+  auto added = d.files.emplace(name, entry).first;
   ++held;
+  armMark(added->second, st);
 }
 
+void InputHandles::refresh() { watch.drain(); }
+
 void InputHandles::sweep() {
+  watch.drain(); // keeps the queue short while no link looks
   std::unique_lock lock(mu);
   struct stat st;
   for (auto &[dir, d] : dirs) {
     for (auto f = d->files.begin(); f != d->files.end();) {
       if (::fstat(f->second.fd, &st) != 0 || st.st_nlink == 0) {
+        watch.release(f->second.mark);
         ::close(f->second.fd);
         f = d->files.erase(f);
         --held;
@@ -170,7 +219,7 @@ void InputHandles::sweep() {
     if (held <= maxFds / 2)
       break;
     auto it = dirs.find(dir);
-    held -= it->second->closeAll();
+    held -= it->second->closeAll(watch);
     dirs.erase(it);
   }
 }

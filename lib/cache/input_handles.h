@@ -7,23 +7,29 @@
 // O_PATH descriptor (about half the cost of a stat by path on this kernel:
 // no path walk); the digest seen when the file was held answers for it as
 // long as its size, mtime and ctime are the same and were not racy then
-// (the stat cache's rule, cache/file_time.h), so no stat cache lookup either. The first half comes from the directory: creating,
-// removing or renaming an entry changes the directory's mtime and ctime, so
-// a directory whose (dev, ino, mtime, ctime) is what it was when the
-// descriptors were opened still maps every name to the same inode. That
-// holds only if the recorded times were not "racy": a directory changed
-// within the timestamp granularity of the recording could change again
-// without a visible difference, so directories whose times are within the
-// racy window when recorded are not recorded (their files take the slow
-// path: a stat per file, exactly what the check did before).
+// (the stat cache's rule, cache/file_time.h), so no stat cache lookup either.
+// The first half comes from the directory: creating, removing or renaming an
+// entry changes the directory's mtime and ctime, so a directory whose (dev,
+// ino, mtime, ctime) is what it was when the descriptors were opened still maps
+// every name to the same inode. That holds only if the recorded times were not
+// "racy": a directory changed within the timestamp granularity of the recording
+// could change again without a visible difference, so directories whose times
+// are within the racy window when recorded are not recorded (their files take
+// the slow path: a stat per file, exactly what the check did before).
 //
 // What this does not trust: symlinks (the entry is held only if it is a
 // regular file itself, since a link's target lives in another directory),
 // and descriptors of unlinked inodes (nlink 0: the sweep closes them, so a
 // deleted input does not pin its disk space). The number of descriptors is
 // bounded; the least recently used directories are let go first.
+//
+// Held files on local file systems are also watched (input_watch.h): a file
+// no event was queued for since it was last seen with its held identity is
+// answered from memory, without the fstat. What remains per lookup is one
+// stat per directory (which also covers renames of any ancestor).
 #pragma once
 
+#include "cache/input_watch.h"
 #include "digest/digest.h"
 
 #include <sys/stat.h>
@@ -41,7 +47,8 @@ namespace linkd {
 class InputHandles {
 public:
   // `maxFds`: descriptors held at most. `racyNanos` as in the stat cache.
-  InputHandles(size_t maxFds, int64_t racyNanos);
+  // `watchFiles`: watch held files for changes (input_watch.h).
+  InputHandles(size_t maxFds, int64_t racyNanos, bool watchFiles = true);
   ~InputHandles();
   InputHandles(const InputHandles &) = delete;
   InputHandles &operator=(const InputHandles &) = delete;
@@ -55,11 +62,13 @@ public:
   // The recorded state of `dir` if it is still `dirSt` (just stat'ed by
   // path), else null. Under readLock().
   const DirEntry *find(const std::string &dir, const struct stat &dirSt);
-  // fstat of the held descriptor of `name` in `d`; false when it is not held
-  // or its file was unlinked (stat it by path instead). `*digest` is set
-  // when the file still has the identity (size, mtime, ctime) it had when
-  // it was held with a non-racy digest: then no stat cache lookup is needed.
-  // Under readLock().
+  // The state of the held file `name` in `d`; false when it is not held or
+  // its file was unlinked (stat it by path instead). `*digest` is set when
+  // the file still has the identity (size, mtime, ctime) it had when it was
+  // held with a non-racy digest: then no stat cache lookup is needed. If its
+  // watch saw no event since it last had that identity, that is known
+  // without a system call and `st` is left alone; otherwise `st` is the
+  // fstat of the held descriptor. Under readLock(), after refresh().
   bool stat(const DirEntry *d, std::string_view name, struct stat *st,
             const Digest **digest) const;
 
@@ -70,10 +79,16 @@ public:
   void hold(const std::string &dir, const struct stat &dirSt, int dirFd,
             const char *name, const struct stat &st, const Digest &digest);
 
+  // Applies the change events queued since the last call. Once per lookup,
+  // before the first stat().
+  void refresh();
+
   // Closes descriptors of unlinked files and of least recently used
   // directories above the cap. From the maintenance thread.
   void sweep();
   size_t heldCount() const { return held.load(); }
+  size_t watchedCount() const { return watch.marks(); }
+  bool watching() const { return watch.enabled(); }
 
 private:
   size_t maxFds;
@@ -82,6 +97,7 @@ private:
   std::unordered_map<std::string, std::unique_ptr<DirEntry>> dirs;
   std::atomic<size_t> held{0};
   std::atomic<uint64_t> clock{0};
+  InputWatch watch;
 };
 
 // A descriptor budget from RLIMIT_NOFILE (raising the soft limit to the hard

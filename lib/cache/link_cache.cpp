@@ -1,5 +1,7 @@
 #include "cache/link_cache.h"
 
+#include "cache/file_time.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -226,6 +228,12 @@ std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
           st->digest = *known;
         } else {
           st = stats.fromStat(seen, p);
+          // Held while its times were racy (or changed since): hold it again
+          // with its digest once that can stand for its identity.
+          if (st && st->exists && !st->isDirectory &&
+              !racyAt(seen, wallNanosNow(), stats.racyWindow()) &&
+              dir.fd() >= 0)
+            dir.hold(name, seen, st->digest);
         }
       } else if (dir.fd() >= 0) {
         st = stats.lookupAt(dir.fd(), name, p, &seen);
@@ -267,10 +275,12 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
       return fail("path no longer exists: " + p);
   }
   // A stat is ~1 us; a link with hundreds of inputs checks them on two
-  // threads (the lookup is on the critical path of a hit).
+  // threads (the lookup is on the critical path of a hit). Watched files
+  // cost a hash lookup each, less than waking the helper (~40 us) for a
+  // few thousand of them.
   int n = set.files_size();
   std::string first, second;
-  if (n < 128 ||
+  if (n < (handles.watching() ? 2048 : 128) ||
       !helper.tryRun([&] { second = checkFiles(set, paths, n / 2, n); },
                      [&] { first = checkFiles(set, paths, 0, n / 2); }))
     first = checkFiles(set, paths, 0, n);
@@ -284,6 +294,7 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
 const cache::v1::InputSet *
 LinkCache::matchingSet(const cache::v1::Manifest &manifest,
                        const PathMapper &paths, std::string *why) {
+  handles.refresh(); // changes of watched inputs up to now
   for (const auto &set : manifest.sets()) {
     std::string setWhy;
     if (inputsMatch(set, paths, &setWhy))

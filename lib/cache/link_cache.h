@@ -87,16 +87,18 @@ public:
   // local store (backfill). `spares` (optional): ready copies of large
   // outputs that a hit renames into place (store/spare_copies.h).
   // `maxHeldInputs`: descriptors kept on validated inputs
-  // (input_handles.h).
+  // (input_handles.h); `watchInputs`: watch them for changes.
   LinkCache(LocalStore &store, StatCache &stats, RemoteTiers *remote = nullptr,
-            SpareCopies *spares = nullptr, size_t maxHeldInputs = 0)
+            SpareCopies *spares = nullptr, size_t maxHeldInputs = 0,
+            bool watchInputs = true)
       : blobs(store), stats(stats), remote(remote), spares(spares),
-        handles(maxHeldInputs, stats.racyWindow()) {}
+        handles(maxHeldInputs, stats.racyWindow(), watchInputs) {}
 
   // Lets go of descriptors held on deleted inputs and on least recently
   // used directories. From the maintenance thread.
   void sweepHeldInputs() { handles.sweep(); }
   size_t heldInputs() const { return handles.heldCount(); }
+  size_t watchedInputs() const { return handles.watchedCount(); }
 
   // A stored result whose inputs all still match, or nullopt. `why` gets a
   // one-line explanation of a miss (for LINKD_LOG=debug).

@@ -35,9 +35,17 @@ std::optional<StatCache::Entry> StatCache::loadLocked(const std::string &path) {
     return it->second;
   if (!db)
     return std::nullopt;
-  SqliteStatement q(db->handle(),
-                    "SELECT dev, ino, size, mtime_ns, ctime_ns, digest FROM "
-                    "stat_cache WHERE path = ?");
+  if (!select)
+    select = std::make_unique<SqliteStatement>(
+        db->handle(), "SELECT dev, ino, size, mtime_ns, ctime_ns, digest FROM "
+                      "stat_cache WHERE path = ?");
+  SqliteStatement &q = *select;
+  // Reset before returning: a statement left stepped holds a read
+  // transaction open (and WAL checkpoints wait for it).
+  struct Reset {
+    SqliteStatement &q;
+    ~Reset() { q.reset(); }
+  } reset{q};
   q.bindText(1, path);
   if (q.step() != SQLITE_ROW)
     return std::nullopt;

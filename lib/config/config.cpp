@@ -81,6 +81,11 @@ void apply(Config &c, const std::string &key, const std::string &value,
     for (const std::string &s : c.sloppiness)
       if (s != "coff_timestamp")
         c.warnings.push_back(where + ": unknown sloppiness '" + s + "'");
+  } else if (key == "watch_inputs") {
+    if (auto b = parseBool(value))
+      c.watchInputs = *b;
+    else
+      bad();
   } else if (key == "idle_timeout") {
     if (auto n = parseUnsigned(value))
       c.idleTimeoutSeconds = *n;
@@ -258,6 +263,7 @@ Config loadConfig() {
         {"LINKD_MAX_SIZE", "max_size"},
         {"LINKD_BASE_DIR", "base_dir"},
         {"LINKD_SLOPPINESS", "sloppiness"},
+        {"LINKD_WATCH_INPUTS", "watch_inputs"},
         {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
         {"LINKD_JOBS", "jobs"},
         {"LINKD_LOG", "log_level"},

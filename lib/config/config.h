@@ -20,6 +20,7 @@
 //   remote_timeout_ms          LINKD_REMOTE_TIMEOUT_MS          5000
 //   remote_connect_timeout_ms  LINKD_REMOTE_CONNECT_TIMEOUT_MS  300
 //   remote_breaker_seconds     LINKD_REMOTE_BREAKER_SECONDS     30
+//   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)
 //   farm           LINKD_FARM           (none; gRPC target of a link farm,
 //                                        see docs/farm.md)
 //   farm_policy    LINKD_FARM_POLICY    auto  (remote, local, auto)
@@ -47,6 +48,7 @@ struct Config {
   uint64_t maxSize = 10ull << 30;
   std::string baseDir;
   std::set<std::string> sloppiness;
+  bool watchInputs = true; // inotify on held inputs (cache/input_watch.h)
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";

@@ -74,6 +74,22 @@ protected:
     return run("cd " + cwd + " && " + env + " " + path("tools/lld-link") +
                args);
   }
+  // A command storing `from`'s bytes into `to` (same size) through a shared
+  // writable mapping; `keepMtime`: with the mtime put back afterwards.
+  static std::string storeThroughMapping(const std::string &from,
+                                         const std::string &to,
+                                         bool keepMtime) {
+    std::string store = "python3 -c \"import mmap\n"
+                        "new = open('" + from + "','rb').read()\n"
+                        "f = open('" + to + "','r+b')\n"
+                        "assert len(new) == len(f.read())\n"
+                        "m = mmap.mmap(f.fileno(), 0)\n"
+                        "m[:] = new\n"
+                        "m.flush()\n\"";
+    return keepMtime ? "touch -r " + to + " ref.time && " + store +
+                           " && touch -r ref.time " + to
+                     : store;
+  }
   void compileProgram() {
     writeFile("main.c", R"(#include <stdio.h>
 int lib_value(void);
@@ -182,6 +198,65 @@ TEST_F(LinkCacheTest, HeldInputsStillSeeReplacedAndRewrittenFiles) {
                              "&& touch -r ref objs/b.o")));
   EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
   EXPECT_EQ(run("./p").exitCode, 2);
+}
+
+// Held inputs on local file systems are watched (input_watch.h): a hit then
+// costs no system call per unchanged file. A write through another name of
+// an input's inode changes no directory the link reads from and keeps the
+// file's name; the watch on the inode must still turn the next link into a
+// miss (and fails this test if lookups stop reading the queued events).
+TEST_F(LinkCacheTest, WatchedInputsSeeWritesThroughAnotherName) {
+  writeFile("a.c", "int b(void);\nint main(void) { return b() - 3; }\n");
+  writeFile("b.c", "int b(void) { return 3; }\n");
+  writeFile("b4.c", "int b(void) { return 4; }\n");
+  writeFile("b5.c", "int b(void) { return 5; }\n");
+  ASSERT_TRUE(exitedZero(run("mkdir objs elsewhere && clang-19 -O2 -c a.c "
+                             "b.c b4.c b5.c && mv a.o b.o objs/ && "
+                             "ln objs/b.o elsewhere/alias.o && sleep 2.2")));
+  std::string cmd = "clang-19 --ld-path={ld} objs/a.o objs/b.o -o p";
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit"); // holds and watches them
+  EXPECT_GE(stats()["watched_inputs"], 2);
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit"); // answered by the watch
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  ASSERT_TRUE(exitedZero(run("test $(stat -c %s objs/b.o) = "
+                             "$(stat -c %s b4.o)")))
+      << "b.o and b4.o should have one size (same-size rewrite)";
+  ASSERT_TRUE(exitedZero(run("touch -r objs/b.o ref && "
+                             "dd if=b4.o of=elsewhere/alias.o conv=notrunc "
+                             "status=none && touch -r ref elsewhere/alias.o")));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(run("./p").exitCode, 1);
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  // Stores through a shared mapping raise no event of their own; the
+  // writer's last reference going away (munmap, exit) raises IN_CLOSE_WRITE.
+  ASSERT_TRUE(exitedZero(run("sleep 2.2")));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit"); // held again, watched
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  ASSERT_TRUE(
+      exitedZero(run(storeThroughMapping("b5.o", "objs/b.o", false))));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(run("./p").exitCode, 2);
+}
+
+// `watch_inputs = false`: no watches, every held input is checked by fstat
+// (which also sees stores through a shared mapping, the one change inotify
+// does not report).
+TEST_F(LinkCacheTest, WatchInputsOffChecksEveryFileByStat) {
+  writeFile("linkd.conf", "watch_inputs = false\n");
+  writeFile("a.c", "int b(void);\nint main(void) { return b() - 3; }\n");
+  writeFile("b.c", "int b(void) { return 3; }\n");
+  writeFile("b4.c", "int b(void) { return 4; }\n");
+  ASSERT_TRUE(exitedZero(run("mkdir objs && clang-19 -O2 -c a.c b.c b4.c && "
+                             "mv a.o b.o objs/ && sleep 2.2")));
+  std::string cmd = "clang-19 --ld-path={ld} objs/a.o objs/b.o -o p";
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "hit");
+  EXPECT_GE(stats()["held_inputs"], 2);
+  EXPECT_EQ(stats()["watched_inputs"], 0);
+  ASSERT_TRUE(exitedZero(run(storeThroughMapping("b4.o", "objs/b.o", true))));
+  EXPECT_EQ(linkAndClassify(cmd, "p"), "miss");
+  EXPECT_EQ(run("./p").exitCode, 1);
 }
 
 TEST_F(LinkCacheTest, FailedLinksAreNotStoredAndKeepTheirStatus) {

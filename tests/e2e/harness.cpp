@@ -330,7 +330,8 @@ void E2eTest::SetUp() {
   for (const char *name :
        {"LINKD_DISABLE", "LINKD_QUIET", "LINKD_BIN", "LINKD_TIMEOUT",
         "LINKD_START_TIMEOUT_MS", "LINKD_JOBS", "LINKD_LOG", "LINKD_NOCACHE",
-        "LINKD_MAX_SIZE", "LINKD_BASE_DIR", "LINKD_SLOPPINESS"})
+        "LINKD_MAX_SIZE", "LINKD_BASE_DIR", "LINKD_SLOPPINESS",
+        "LINKD_WATCH_INPUTS"})
     unsetenv(name);
 
   for (const char *name :

@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -389,15 +390,19 @@ struct Held {
     struct stat dirSt, st;
     if (::stat(dir.c_str(), &dirSt) != 0)
       return std::nullopt;
+    h.refresh();
     auto lock = h.readLock();
     auto *d = h.find(dir, dirSt);
     const Digest *digest = nullptr;
+    st.st_nlink = 0; // left alone when the watch answers
     if (!d || !h.stat(d, name, &st, &digest))
       return std::nullopt;
     known = digest ? std::optional<Digest>(*digest) : std::nullopt;
+    quiet = st.st_nlink == 0;
     return st;
   }
   std::optional<Digest> known = {}; // from the last stat()
+  bool quiet = false; // the last stat() was answered by the watch alone
   void hold(const char *name, Digest digest = {}) {
     int dirFd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat dirSt, st;
@@ -410,7 +415,7 @@ struct Held {
 
 TEST(InputHandles, UnchangedDirectoryServesFstatsOfHeldFiles) {
   TempDir t;
-  InputHandles h(16, /*racyNanos=*/0);
+  InputHandles h(16, /*racyNanos=*/0, /*watchFiles=*/false);
   Held held{h, t.path};
   writeFile(t.path + "/a.o", "one");
   ageDirectory(t.path);
@@ -428,7 +433,7 @@ TEST(InputHandles, UnchangedDirectoryServesFstatsOfHeldFiles) {
 
 TEST(InputHandles, DigestServesOnlyWhileTheIdentityHolds) {
   TempDir t;
-  InputHandles h(16, 0);
+  InputHandles h(16, 0, /*watchFiles=*/false);
   Held held{h, t.path};
   writeFile(t.path + "/a.o", "one");
   ageDirectory(t.path);
@@ -441,7 +446,7 @@ TEST(InputHandles, DigestServesOnlyWhileTheIdentityHolds) {
   EXPECT_FALSE(held.known) << "identity changed: check through the stat cache";
   // A file written within the racy window of its holding: held (its
   // directory is old), but its digest is not trusted for later checks.
-  InputHandles racy(16, /*racyNanos=*/1'000'000'000);
+  InputHandles racy(16, /*racyNanos=*/1'000'000'000, false);
   Held r{racy, t.path};
   ASSERT_EQ(usleep(1'100'000), 0); // the directory's times age past 1 s
   writeFile(t.path + "/a.o", "six"); // in place: only the file changes
@@ -452,7 +457,7 @@ TEST(InputHandles, DigestServesOnlyWhileTheIdentityHolds) {
 
 TEST(InputHandles, RenamingOverAHeldFileInvalidatesItsDirectory) {
   TempDir t;
-  InputHandles h(16, 0);
+  InputHandles h(16, 0, /*watchFiles=*/false);
   Held held{h, t.path};
   writeFile(t.path + "/a.o", "one");
   ageDirectory(t.path);
@@ -473,7 +478,7 @@ TEST(InputHandles, RacyDirectoriesSymlinksAndTheCapAreNotHeld) {
     held.hold("a.o"); // the directory changed just now
     EXPECT_EQ(h.heldCount(), 0u);
   }
-  InputHandles h(1, 0);
+  InputHandles h(1, 0, false);
   Held held{h, t.path};
   writeFile(t.path + "/b.o", "two");
   ASSERT_EQ(symlink("a.o", (t.path + "/l.o").c_str()), 0);
@@ -491,7 +496,7 @@ TEST(InputHandles, SweepLetsGoOfDeletedFiles) {
   TempDir t;
   std::string sub = t.path + "/sub";
   ASSERT_EQ(mkdir(sub.c_str(), 0755), 0);
-  InputHandles h(16, 0);
+  InputHandles h(16, 0, /*watchFiles=*/false);
   Held held{h, sub};
   writeFile(sub + "/a.o", "one");
   writeFile(sub + "/b.o", "two");
@@ -502,6 +507,145 @@ TEST(InputHandles, SweepLetsGoOfDeletedFiles) {
   ASSERT_EQ(unlink((sub + "/a.o").c_str()), 0);
   h.sweep();
   EXPECT_EQ(h.heldCount(), 1u);
+}
+
+// With watching on (the default), a held file nothing touched is answered
+// without a system call; every kind of change brings back the fstat, which
+// decides as before.
+TEST(InputHandles, WatchedFilesAnswerWithoutSystemCallsUntilTouched) {
+  TempDir t;
+  InputHandles h(16, 0);
+  Held held{h, t.path};
+  writeFile(t.path + "/a.o", "one");
+  ageDirectory(t.path);
+  held.hold("a.o", sha256("one"));
+  EXPECT_EQ(h.watchedCount(), 1u) << "ext4/tmpfs/xfs/btrfs expected here";
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_TRUE(held.quiet);
+  ASSERT_TRUE(held.known);
+  EXPECT_EQ(*held.known, sha256("one"));
+  // Opened for writing and closed, nothing written: one fstat, then quiet.
+  close(open((t.path + "/a.o").c_str(), O_WRONLY | O_CLOEXEC));
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.quiet);
+  EXPECT_TRUE(held.known) << "same identity: same digest";
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_TRUE(held.quiet) << "re-armed by the fstat";
+  // Written in place with the same size.
+  int fd = open((t.path + "/a.o").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_EQ(pwrite(fd, "two", 3, 0), 3);
+  close(fd);
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.quiet);
+  EXPECT_FALSE(held.known) << "identity changed: check through the stat cache";
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.known) << "stays unknown until held again";
+}
+
+TEST(InputHandles, WatchSeesEveryKindOfChange) {
+  TempDir t;
+  std::string other = t.path + "/other";
+  ASSERT_EQ(mkdir(other.c_str(), 0755), 0);
+  struct Change {
+    const char *what;
+    std::function<void(const std::string &)> apply;
+  };
+  std::vector<Change> changes = {
+      {"truncate", [](const std::string &p) { ASSERT_EQ(truncate(p.c_str(), 1), 0); }},
+      {"chmod", [](const std::string &p) { ASSERT_EQ(chmod(p.c_str(), 0600), 0); }},
+      {"utimensat", [](const std::string &p) {
+         ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), nullptr, 0), 0);
+       }},
+      {"fallocate", [](const std::string &p) {
+         int fd = open(p.c_str(), O_WRONLY | O_CLOEXEC);
+         ASSERT_EQ(fallocate(fd, 0, 0, 8192), 0);
+         close(fd);
+       }},
+      {"copy_file_range into it", [&](const std::string &p) {
+         std::string src = other + "/src";
+         writeFile(src, "0123456789");
+         int in = open(src.c_str(), O_RDONLY | O_CLOEXEC);
+         int out = open(p.c_str(), O_WRONLY | O_CLOEXEC);
+         loff_t off = 0;
+         ASSERT_EQ(copy_file_range(in, nullptr, out, &off, 3, 0), 3);
+         close(in);
+         close(out);
+       }},
+  };
+  for (const Change &c : changes) {
+    SCOPED_TRACE(c.what);
+    InputHandles h(16, 0);
+    Held held{h, t.path};
+    std::string p = t.path + "/a.o";
+    unlink(p.c_str());
+    writeFile(p, "one");
+    ageDirectory(t.path);
+    held.hold("a.o", sha256("one"));
+    ASSERT_TRUE(held.stat("a.o"));
+    ASSERT_TRUE(held.quiet);
+    c.apply(p);
+    auto st = held.stat("a.o");
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(held.quiet);
+  }
+}
+
+TEST(InputHandles, WritesThroughAnotherNameOfTheInodeAreSeen) {
+  // The watch is on the inode, not on a directory: a write through a hard
+  // link elsewhere (which no directory of the input changes) is seen, even
+  // after the link itself was (link count: one fstat, same content).
+  TempDir t;
+  std::string other = t.path + "/other";
+  ASSERT_EQ(mkdir(other.c_str(), 0755), 0);
+  writeFile(t.path + "/a.o", "one");
+  ASSERT_EQ(link((t.path + "/a.o").c_str(), (other + "/alias.o").c_str()), 0);
+  ageDirectory(t.path);
+  ASSERT_EQ(usleep(20'000), 0);
+  InputHandles h(16, 0);
+  Held held{h, t.path};
+  held.hold("a.o", sha256("one"));
+  ASSERT_TRUE(held.stat("a.o"));
+  ASSERT_TRUE(held.quiet);
+  int fd = open((other + "/alias.o").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_EQ(pwrite(fd, "two", 3, 0), 3);
+  close(fd);
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.quiet);
+  EXPECT_FALSE(held.known);
+}
+
+TEST(InputHandles, WatchingOffAlwaysFstats) {
+  TempDir t;
+  InputHandles h(16, 0, /*watchFiles=*/false);
+  Held held{h, t.path};
+  writeFile(t.path + "/a.o", "one");
+  ageDirectory(t.path);
+  held.hold("a.o", sha256("one"));
+  EXPECT_EQ(h.watchedCount(), 0u);
+  ASSERT_TRUE(held.stat("a.o"));
+  EXPECT_FALSE(held.quiet);
+  EXPECT_TRUE(held.known);
+}
+
+TEST(InputHandles, ReleasingEveryHolderRemovesTheWatch) {
+  TempDir t;
+  std::string sub = t.path + "/sub";
+  ASSERT_EQ(mkdir(sub.c_str(), 0755), 0);
+  writeFile(sub + "/a.o", "one");
+  ASSERT_EQ(link((sub + "/a.o").c_str(), (sub + "/b.o").c_str()), 0);
+  ageDirectory(sub);
+  InputHandles h(16, 0);
+  Held held{h, sub};
+  held.hold("a.o", sha256("one"));
+  held.hold("b.o", sha256("one"));
+  EXPECT_EQ(h.heldCount(), 2u);
+  EXPECT_EQ(h.watchedCount(), 1u) << "one inode, one watch";
+  ASSERT_EQ(unlink((sub + "/a.o").c_str()), 0);
+  ASSERT_EQ(unlink((sub + "/b.o").c_str()), 0);
+  h.refresh();
+  h.sweep();
+  EXPECT_EQ(h.heldCount(), 0u);
+  EXPECT_EQ(h.watchedCount(), 0u);
 }
 
 TEST(RemoteUrl, ParsesEveryTierForm) {
