@@ -20,7 +20,8 @@ std::string daemonBinary() {
   return executableDirectory() + "/linkd";
 }
 
-void warnFallback(const RuntimePaths &paths, const std::string &reason) {
+void warnFallback(const RuntimePaths &paths, Flavor flavor,
+                  const std::string &reason) {
   if (envFlag("LINKD_QUIET"))
     return;
   // O_EXCL: of many concurrent clients, one prints.
@@ -30,8 +31,10 @@ void warnFallback(const RuntimePaths &paths, const std::string &reason) {
     return;
   if (fd >= 0)
     close(fd);
-  std::string msg = "linkd: warning: " + reason +
-                    "; linking locally (LINKD_QUIET=1 silences this)\n";
+  std::string msg =
+      "linkd: warning: " + reason +
+      (isArchiver(flavor) ? "; archiving locally" : "; linking locally") +
+      " (LINKD_QUIET=1 silences this)\n";
   (void)!write(STDERR_FILENO, msg.data(), msg.size());
 }
 

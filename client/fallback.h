@@ -13,9 +13,11 @@
 
 namespace linkd {
 
-// Prints "linkd: warning: <reason>; linking locally" once until the daemon is
-// back (a marker file next to the socket), unless LINKD_QUIET=1.
-void warnFallback(const RuntimePaths &paths, const std::string &reason);
+// Prints "linkd: warning: <reason>; linking locally" ("archiving locally"
+// for the archivers) once until the daemon is back (a marker file next to
+// the socket), unless LINKD_QUIET=1.
+void warnFallback(const RuntimePaths &paths, Flavor flavor,
+                  const std::string &reason);
 
 // Never returns. `argv`: argv[0] and the linker's arguments. `stdinData`:
 // stdin as the client already read it (an MRI script), given to the local

@@ -19,12 +19,19 @@
 #include "link/daemon_constraints.h"
 #include "link/flavor.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
+  // A write to a closed pipe ends LLVM's tools with EX_IOERR (InitLLVM's
+  // sys::DefaultOneShotPipeSignalHandler), not with SIGPIPE; the replayed
+  // stdout and stderr do the same. exec (the local fallback) resets it.
+  struct sigaction pipe{};
+  pipe.sa_handler = [](int) { _exit(74); };
+  sigaction(SIGPIPE, &pipe, nullptr);
   auto flavor = linkd::flavorFromProgramName(argv[0]);
   if (!flavor) {
     std::fprintf(stderr,
@@ -54,14 +61,14 @@ int main(int argc, char **argv) {
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
-    linkd::warnFallback(paths, "no linkd daemon (" + err + ")");
+    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")");
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }
   linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
-  linkd::warnFallback(paths, r.failure);
+  linkd::warnFallback(paths, *flavor, r.failure);
   linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                        args.rewriteSpec);
 }

@@ -6,8 +6,8 @@
 //   * the rewriter (`rewrite ...`, daemon/rewrite_command.cpp).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
-#include "daemon/link_rewrite.h"
 #include "archive/archiver_main.h"
+#include "daemon/link_rewrite.h"
 #include "daemon/rewrite_command.h"
 #include "daemon/rewrite_plan.h"
 #include "daemon/zygote.h"
@@ -83,6 +83,10 @@ int cmdLink(int argc, char **argv) {
       argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
+  // As InitLLVM in the stock tools: a write to a closed pipe exits with
+  // EX_IOERR (74) instead of dying of SIGPIPE.
+  llvm::sys::SetOneShotPipeSignalFunction(
+      llvm::sys::DefaultOneShotPipeSignalHandler);
   llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
   if (!rewriteSpec.empty())
     if (std::string err = rewriteLocally(rewriteSpec); !err.empty()) {

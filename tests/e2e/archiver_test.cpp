@@ -428,6 +428,24 @@ TEST_F(Archiver, BadInputFailsLikeLlvmArAndTheDaemonServesOn) {
   EXPECT_EQ(after->linksCrashed, 0u);
 }
 
+// A reader that stops early (`| head`) ends llvm-ar with EX_IOERR (74), not
+// death by SIGPIPE; the client replaying the daemon's stdout and the local
+// fallback must end the same way.
+TEST_F(Archiver, ClosedStdoutEndsLikeLlvmAr) {
+  const std::string big = "/usr/lib/llvm-19/lib/libLLVMCore.a"; // MBs of p
+  auto statusOf = [&](const std::string &command) {
+    RunResult r = run("(" + command + " p " + big +
+                      "; echo $? >status) | head -c 10 >/dev/null; cat status");
+    EXPECT_TRUE(exitedZero(r));
+    return r.out;
+  };
+  std::string stock = statusOf(kLlvmAr.path);
+  EXPECT_EQ(stock, "74\n");
+  EXPECT_EQ(statusOf(binPath("ar.linkd")), stock) << "through the daemon";
+  EXPECT_EQ(statusOf("LINKD_DISABLE=1 " + binPath("ar.linkd")), stock)
+      << "locally";
+}
+
 TEST_F(Archiver, WithoutADaemonTheArchiveIsMadeLocally) {
   ASSERT_EQ(mkdir(path("shared").c_str(), 0755), 0);
   ASSERT_EQ(chmod(path("shared").c_str(), 0755), 0);
@@ -436,6 +454,8 @@ TEST_F(Archiver, WithoutADaemonTheArchiveIsMadeLocally) {
   RunResult made = run("cd in && " + env + ar + " rcs x.a a.o b.o c.o");
   ASSERT_TRUE(exitedZero(made));
   EXPECT_EQ(linesStartingWith(made.err, kWarning).size(), 1u) << made.err;
+  EXPECT_NE(made.err.find("; archiving locally"), std::string::npos)
+      << made.err;
   // The MRI script the client read is the local run's stdin.
   RunResult mri = run("cd in && printf 'create m.a\\naddmod a.o\\nsave\\n' | " +
                       env + ar + " -M");
