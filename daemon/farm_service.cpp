@@ -2,18 +2,21 @@
 
 #include "cache/access_log.h"
 #include "daemon/farm_view.h"
+#include "digest/sha256_thread.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -74,6 +77,7 @@ public:
       std::lock_guard lock(mu);
       closed = true;
       signal();
+      ended.notify_all();
     });
   }
   // Ends the reader: after the client's half-close, or by cancelling the
@@ -83,16 +87,11 @@ public:
   void stop(grpc::ServerContext *ctx, bool failed) {
     if (!reader.joinable())
       return;
-    for (int i = 0; i < 500 && !failed; ++i) {
-      {
-        std::lock_guard lock(mu);
-        if (closed)
-          break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
     {
-      std::lock_guard lock(mu);
+      std::unique_lock lock(mu);
+      if (!failed)
+        ended.wait_for(lock, std::chrono::seconds(5),
+                       [this] { return closed; });
       if (!closed)
         ctx->TryCancel();
     }
@@ -121,6 +120,7 @@ private:
   std::mutex mu;
   std::deque<v1::OffloadUp> queue;
   bool closed = false;
+  std::condition_variable ended; // `closed` became true
   std::thread reader;
 };
 
@@ -184,6 +184,9 @@ private:
   uint64_t blobsUploaded = 0, roundTrips = 0;
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
+  // For the per-link log line: the last asked-for blob arrived, the link
+  // child was spawned, it exited.
+  Clock::time_point blobsIn, spawned, exited;
 };
 
 bool OffloadSession::addFact(const v1::PathFact &f) {
@@ -256,10 +259,11 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
   if (!d || !askedBlobs.count(*d))
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "a blob chunk the node did not ask for");
-  std::optional<std::string> raw;
-  if (chunk.compressed())
-    raw = decompressChunk(chunk.data());
-  else if (chunk.data().size() <= 4 * kFarmChunkBytes)
+  std::optional<std::string> decompressed;
+  std::optional<std::string_view> raw;
+  if (chunk.compressed() && (decompressed = decompressChunk(chunk.data())))
+    raw = *decompressed;
+  else if (!chunk.compressed() && chunk.data().size() <= 4 * kFarmChunkBytes)
     raw = chunk.data();
   if (!raw)
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
@@ -288,6 +292,8 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
     if (!node.blobs.commit(*d, &e, hashed))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
     askedBlobs.erase(*d);
+    if (askedBlobs.empty())
+      blobsIn = Clock::now();
     uploaded.insert(*d);
     ++blobsUploaded;
   }
@@ -411,15 +417,38 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
 
 namespace {
 
-// Streams one output file: header, then its content, hashed on the way (the
-// digest travels with the last chunk). Compressed unless the client is on
-// this machine (loopback: bandwidth is free, compression is not).
+// A scratch output mapped for sending (no copy through a read buffer).
+struct Mapped {
+  void *base = MAP_FAILED;
+  size_t size = 0;
+  Mapped(int fd, size_t n) : size(n) {
+    if (n > 0)
+      base = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  Mapped(const Mapped &) = delete;
+  ~Mapped() {
+    if (base != MAP_FAILED)
+      munmap(base, size);
+  }
+  bool ok() const { return size == 0 || base != MAP_FAILED; }
+  std::string_view view(size_t off, size_t n) const {
+    return {static_cast<const char *>(base) + off, n};
+  }
+};
+
+// Streams one output file: header, then its content, hashed on a helper
+// thread while it is sent (the digest travels with the last chunk).
+// Compressed unless the client is on this machine (loopback: bandwidth is
+// free, compression is not).
 bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
                 uint64_t &bytes) {
   Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st{};
   if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
     return true; // nothing there (removed): not an output
+  Mapped file(fd.fd, static_cast<size_t>(st.st_size));
+  if (!file.ok())
+    return false;
   v1::OffloadDown head;
   auto *f = head.mutable_file();
   f->set_path(o.path);
@@ -427,27 +456,25 @@ bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
   f->set_size(static_cast<uint64_t>(st.st_size));
   if (!stream->Write(head))
     return false;
-  Sha256 h;
-  std::string buf(kFarmChunkBytes, '\0');
-  for (;;) {
-    ssize_t r = read(fd.fd, buf.data(), buf.size());
-    if (r < 0)
-      return false;
-    std::string_view piece(buf.data(), static_cast<size_t>(r));
-    h.update(piece);
-    v1::OffloadDown m;
-    v1::FileData *data = m.mutable_file_data();
+  Sha256Thread h;
+  v1::OffloadDown m;
+  v1::FileData *data = m.mutable_file_data();
+  for (size_t off = 0;;) {
+    size_t n = std::min(kFarmChunkBytes, file.size - off);
+    std::string_view piece = file.view(off, n);
+    h.updateView(piece);
     bool compressed = false;
     if (compress)
       data->set_data(compressChunk(piece, &compressed));
     else
-      data->set_data(std::string(piece));
+      data->mutable_data()->assign(piece);
     data->set_compressed(compressed);
-    bool last = r == 0;
+    bool last = n == 0;
     data->set_last(last);
     if (last)
       data->set_digest(std::string(h.finish().raw()));
-    bytes += static_cast<uint64_t>(r);
+    bytes += n;
+    off += n;
     if (!stream->Write(m))
       return false;
     if (last)
@@ -497,15 +524,22 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   done->set_blobs_uploaded(blobsUploaded);
   done->set_blobs_present(present.size());
   done->set_round_trips(roundTrips);
+  auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return from == Clock::time_point() || to == Clock::time_point()
+               ? 0.0
+               : std::chrono::duration<double, std::milli>(to - from).count();
+  };
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
                "blobs_uploaded={} blobs_present={} round_trips={} "
-               "paths={} wall_ms={:.1f}",
+               "paths={} wall_ms={:.1f} blobs_in_ms={:.1f} link_ms={:.1f} "
+               "send_ms={:.1f}",
                id, client, done->exit_code(),
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
                outputs, outBytes, blobsUploaded, present.size(), roundTrips,
-               view.size(), done->wall_micros() / 1000.0);
+               view.size(), done->wall_micros() / 1000.0, ms(begin, blobsIn),
+               ms(spawned, exited), ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }
@@ -556,7 +590,9 @@ grpc::Status OffloadSession::runLink() {
   outW.reset();
   errW.reset();
   recW.reset();
+  spawned = Clock::now();
   grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  exited = Clock::now();
   int pid = child.pid.get();
   if (!st.ok() && pid > 0)
     kill(pid, SIGKILL);
