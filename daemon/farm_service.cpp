@@ -557,7 +557,7 @@ grpc::Status OffloadSession::run() {
     told = send(m);
   }
   inbox.stop(ctx, !st.ok() && !told);
-  view.close();
+  node.janitor.remove(view.scratchDir());
   return st;
 }
 

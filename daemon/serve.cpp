@@ -8,7 +8,6 @@
 #include "daemon/zygote_client.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 #include <signal.h>
@@ -263,11 +262,7 @@ struct FarmNode {
     if (std::string e = ensureDirectoryTree(c.storeDir); !e.empty())
       return e;
     // Scratch directories of links a previous node process left behind.
-    nftw((c.storeDir + "/links").c_str(),
-         [](const char *p, const struct stat *, int type, FTW *) {
-           return type == FTW_DP ? rmdir(p) : unlink(p);
-         },
-         16, FTW_DEPTH | FTW_PHYS);
+    removeTree(c.storeDir + "/links");
     if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
       return "cannot create " + c.storeDir + "/links";
     blobs =
