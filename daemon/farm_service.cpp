@@ -182,6 +182,7 @@ private:
   // Uploads received from offset 0, hashed as they arrive.
   std::map<Digest, std::unique_ptr<Sha256>> arriving;
   uint64_t blobsUploaded = 0, roundTrips = 0;
+  uint64_t resumedBytes = 0; // partial uploads asked to continue, not redone
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
   // For the per-link log line: the last asked-for blob arrived, the link
@@ -207,7 +208,9 @@ void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
     auto *w = m.mutable_need_blobs()->add_blobs();
     w->set_digest(std::string(d.raw()));
     w->set_offset(node.blobs.partialSize(d));
-    spdlog::debug("farm link id={} needs blob {}", id, d.hex());
+    resumedBytes += w->offset();
+    spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
+                  w->offset());
   }
   if (m.has_need_blobs()) {
     ++roundTrips;
@@ -530,15 +533,15 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                : std::chrono::duration<double, std::milli>(to - from).count();
   };
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
-               "blobs_uploaded={} blobs_present={} round_trips={} "
-               "paths={} wall_ms={:.1f} blobs_in_ms={:.1f} link_ms={:.1f} "
-               "send_ms={:.1f}",
+               "blobs_uploaded={} blobs_present={} resumed_bytes={} "
+               "round_trips={} paths={} wall_ms={:.1f} blobs_in_ms={:.1f} "
+               "link_ms={:.1f} send_ms={:.1f}",
                id, client, done->exit_code(),
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
-               outputs, outBytes, blobsUploaded, present.size(), roundTrips,
-               view.size(), done->wall_micros() / 1000.0, ms(begin, blobsIn),
+               outputs, outBytes, blobsUploaded, present.size(), resumedBytes,
+               roundTrips, view.size(), done->wall_micros() / 1000.0, ms(begin, blobsIn),
                ms(spawned, exited), ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
