@@ -62,7 +62,11 @@ std::string validateLink(const v1::LinkRequest &req) {
 }
 
 // Messages from the client, read on their own thread so that the link loop
-// can wait for them, the child and its pipes in one poll.
+// can wait for them, the child and its pipes in one poll. While the loop
+// takes them, at most a few MiB of blob chunks wait here (beyond that the
+// reader stops reading, and HTTP/2 flow control holds the client): an
+// unbounded queue grew by whatever the writes to the store lagged behind,
+// in new memory.
 class Inbox {
 public:
   Inbox() : wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -70,9 +74,13 @@ public:
     reader = std::thread([this, stream] {
       v1::OffloadUp m;
       while (stream->Read(&m)) {
-        std::lock_guard lock(mu);
+        std::unique_lock lock(mu);
+        queuedBytes += m.has_blob() ? m.blob().data().size() : 0;
         queue.push_back(std::move(m));
         signal();
+        room.wait(lock, [this] {
+          return queuedBytes < kMaxQueuedBytes || unthrottled;
+        });
       }
       std::lock_guard lock(mu);
       closed = true;
@@ -87,6 +95,7 @@ public:
   void stop(grpc::ServerContext *ctx, bool failed) {
     if (!reader.joinable())
       return;
+    unthrottle();
     {
       std::unique_lock lock(mu);
       if (!failed)
@@ -108,7 +117,16 @@ public:
     (void)!read(wake.fd, &n, sizeof(n));
     std::lock_guard lock(mu);
     isClosed = closed;
+    queuedBytes = 0;
+    room.notify_all();
     return std::exchange(queue, {});
+  }
+  // The loop no longer takes: read whatever comes (a client still sending
+  // must not block the outputs it waits for).
+  void unthrottle() {
+    std::lock_guard lock(mu);
+    unthrottled = true;
+    room.notify_all();
   }
 
 private:
@@ -118,7 +136,11 @@ private:
   }
   Fd wake;
   std::mutex mu;
+  static constexpr size_t kMaxQueuedBytes = 8 << 20;
   std::deque<v1::OffloadUp> queue;
+  size_t queuedBytes = 0; // blob data in `queue`
+  bool unthrottled = false;
+  std::condition_variable room; // `queue` is below its limit again
   bool closed = false;
   std::condition_variable ended; // `closed` became true
   std::thread reader;
@@ -145,7 +167,7 @@ private:
   grpc::Status finish(const ChildExit &exit);
   // Adds a client fact; false when the claimed bytes pass the node's limit.
   bool addFact(const v1::PathFact &f);
-  grpc::Status takeBlob(const v1::BlobChunk &chunk);
+  grpc::Status takeBlob(v1::BlobChunk &chunk); // takes its data
   void askForBlobs(const std::vector<Digest> &digests);
   // Answers the child's pending question if the view can; else asks the
   // client for what is missing (once). False if the reply cannot be sent.
@@ -180,7 +202,9 @@ private:
   std::set<Digest> askedBlobs;
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
   // Uploads received from offset 0, hashed as they arrive.
-  std::map<Digest, std::unique_ptr<Sha256>> arriving;
+  // Hashed on a helper thread each: this one writes, answers the link's
+  // questions, and was the bottleneck of a cold upload.
+  std::map<Digest, std::unique_ptr<Sha256Thread>> arriving;
   uint64_t blobsUploaded = 0, roundTrips = 0;
   uint64_t resumedBytes = 0; // partial uploads asked to continue, not redone
   std::string out, err, records;
@@ -257,17 +281,16 @@ grpc::Status OffloadSession::start() {
   return grpc::Status::OK;
 }
 
-grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
+grpc::Status OffloadSession::takeBlob(v1::BlobChunk &chunk) {
   auto d = Digest::fromRaw(chunk.digest());
   if (!d || !askedBlobs.count(*d))
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "a blob chunk the node did not ask for");
-  std::optional<std::string> decompressed;
-  std::optional<std::string_view> raw;
-  if (chunk.compressed() && (decompressed = decompressChunk(chunk.data())))
-    raw = *decompressed;
-  else if (!chunk.compressed() && chunk.data().size() <= 4 * kFarmChunkBytes)
-    raw = chunk.data();
+  std::optional<std::string> raw;
+  if (chunk.compressed())
+    raw = decompressChunk(chunk.data());
+  else if (chunk.data().size() <= 4 * kFarmChunkBytes)
+    raw = std::move(*chunk.mutable_data());
   if (!raw)
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "a malformed blob chunk for " + d->hex());
@@ -281,10 +304,10 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
                 "blob " + d->hex() + ": chunk at offset " +
                     std::to_string(chunk.offset()) + " does not continue it");
   if (chunk.offset() == 0)
-    arriving[*d] = std::make_unique<Sha256>();
+    arriving[*d] = std::make_unique<Sha256Thread>();
   auto hashing = arriving.find(*d);
   if (hashing != arriving.end())
-    hashing->second->update(*raw);
+    hashing->second->update(std::move(*raw));
   if (chunk.last()) {
     std::string e;
     std::optional<Digest> hashed;
@@ -362,7 +385,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
                               " bytes");
           }
         } else if (m.has_blob()) {
-          if (grpc::Status st = takeBlob(m.blob()); !st.ok())
+          if (grpc::Status st = takeBlob(*m.mutable_blob()); !st.ok())
             return st;
         } else {
           return fail(grpc::StatusCode::INVALID_ARGUMENT,
@@ -541,8 +564,9 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
                outputs, outBytes, blobsUploaded, present.size(), resumedBytes,
-               roundTrips, view.size(), done->wall_micros() / 1000.0, ms(begin, blobsIn),
-               ms(spawned, exited), ms(exited, Clock::now()));
+               roundTrips, view.size(), done->wall_micros() / 1000.0,
+               ms(begin, blobsIn), ms(spawned, exited),
+               ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }
@@ -595,6 +619,7 @@ grpc::Status OffloadSession::runLink() {
   recW.reset();
   spawned = Clock::now();
   grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  inbox.unthrottle();
   exited = Clock::now();
   int pid = child.pid.get();
   if (!st.ok() && pid > 0)

@@ -51,6 +51,7 @@ public:
                       v1::HealthReply *reply) override;
 
   unsigned activeLinks() const { return active.load(); }
+  uint64_t linksStarted() const { return linksTotal.load(); }
   // The store's size, refreshed by the maintenance loop (Health is cheap).
   void noteStoreBytes(uint64_t n) { storeBytes = n; }
 
