@@ -1,7 +1,7 @@
 #include "daemon/farm_client.h"
 
 #include "daemon/farm_blobs.h"
-#include "digest/sha256_thread.h"
+#include "daemon/output_writer.h"
 #include "store/local_store.h"
 
 #include <fcntl.h>
@@ -70,14 +70,19 @@ struct Incoming {
   uint64_t size = 0, written = 0;
   Digest digest;
   bool digestLater = false; // it comes with the last chunk
-  // Hashed beside the writes: the digest verifies what the node sent and is
-  // the one the local store files the output under.
-  std::unique_ptr<Sha256Thread> hash = std::make_unique<Sha256Thread>();
+  // Writes and hashes beside the stream: the digest verifies what the node
+  // sent and is the one the local store files the output under.
+  std::unique_ptr<OutputWriter> writer;
   bool complete = false;
 };
 
 void discard(std::vector<Incoming> &files) {
   for (Incoming &f : files) {
+    if (f.writer) {
+      Digest unused;
+      f.writer->finish(unused); // before the descriptor goes
+      f.writer.reset();
+    }
     if (f.fd >= 0) {
       close(f.fd);
       unlink(f.tmp.c_str());
@@ -472,6 +477,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         fail = "cannot write " + in.path + ": " + e;
         break;
       }
+      in.writer = std::make_unique<OutputWriter>(in.fd);
       files.push_back(std::move(in));
       current = &files.back();
       break;
@@ -486,14 +492,23 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       std::optional<std::string> raw = fd.compressed()
                                            ? decompressChunk(fd.data())
                                            : std::move(*fd.mutable_data());
-      if (!raw || current->written + raw->size() > current->size ||
-          !writeAll(current->fd, *raw)) {
-        fail = "cannot write " + current->path;
+      if (!raw || current->written + raw->size() > current->size) {
+        fail = "the farm sent a malformed chunk of " + current->path;
         break;
       }
       current->written += raw->size();
-      current->hash->update(std::move(*raw));
+      if (!current->writer->add(std::move(*raw))) {
+        fail = "cannot write " + current->path;
+        break;
+      }
       if (fd.last()) {
+        Digest got;
+        bool written = current->writer->finish(got);
+        current->writer.reset();
+        if (!written) {
+          fail = "cannot write " + current->path;
+          break;
+        }
         if (current->digestLater) {
           auto d = Digest::fromRaw(fd.digest());
           if (!d) {
@@ -502,8 +517,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
           }
           current->digest = *d;
         }
-        if (current->written != current->size ||
-            current->hash->finish() != current->digest) {
+        if (current->written != current->size || got != current->digest) {
           fail = "output " + current->path + " does not match its digest";
           break;
         }
