@@ -60,8 +60,7 @@ bool FarmBlobStore::append(const Digest &d, uint64_t offset,
   if (fd < 0)
     return false;
   struct stat st{};
-  bool ok =
-      fstat(fd, &st) == 0 && offset <= static_cast<uint64_t>(st.st_size);
+  bool ok = fstat(fd, &st) == 0 && offset <= static_cast<uint64_t>(st.st_size);
   if (ok && offset == 0 && st.st_size != 0)
     ok = ftruncate(fd, 0) == 0;
   while (ok && !data.empty()) {
