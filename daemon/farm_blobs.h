@@ -36,8 +36,11 @@ public:
   bool has(const Digest &d);
   // Bytes already received of an unfinished upload.
   uint64_t partialSize(const Digest &d) const;
-  // Appends raw bytes at `offset` (must equal the partial size, or 0 to
-  // restart). False on I/O error or a gap.
+  // Writes raw bytes at `offset`: the partial size continues the upload, 0
+  // restarts it, an offset in between rewrites bytes already there (a retry
+  // can be asked for a blob while the broken call's last chunks are still
+  // being written; both carry the same content). False on I/O error or a
+  // gap.
   bool append(const Digest &d, uint64_t offset, std::string_view data);
   // Verifies and publishes the upload; false (and the partial file removed)
   // when the content does not hash to `d`. `hashed`: the digest of the

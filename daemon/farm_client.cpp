@@ -1,6 +1,7 @@
 #include "daemon/farm_client.h"
 
 #include "daemon/farm_blobs.h"
+#include "daemon/output_writer.h"
 #include "store/local_store.h"
 
 #include <fcntl.h>
@@ -9,11 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace linkd {
 
@@ -67,12 +70,19 @@ struct Incoming {
   uint64_t size = 0, written = 0;
   Digest digest;
   bool digestLater = false; // it comes with the last chunk
-  std::unique_ptr<Sha256> hash = std::make_unique<Sha256>();
+  // Writes and hashes beside the stream: the digest verifies what the node
+  // sent and is the one the local store files the output under.
+  std::unique_ptr<OutputWriter> writer;
   bool complete = false;
 };
 
 void discard(std::vector<Incoming> &files) {
   for (Incoming &f : files) {
+    if (f.writer) {
+      Digest unused;
+      f.writer->finish(unused); // before the descriptor goes
+      f.writer.reset();
+    }
     if (f.fd >= 0) {
       close(f.fd);
       unlink(f.tmp.c_str());
@@ -80,6 +90,27 @@ void discard(std::vector<Incoming> &files) {
     f.fd = -1;
   }
 }
+
+// Where an offloaded link's time went on this side (the debug log; the
+// breakdown in docs/design.md was taken from it).
+struct Phases {
+  Clock::time_point begin = Clock::now(), described, lastBlob, firstOutput,
+                    done;
+  static double ms(Clock::time_point from, Clock::time_point to) {
+    if (from == Clock::time_point() || to == Clock::time_point())
+      return 0;
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  }
+  void log(size_t outputs) const {
+    Clock::time_point uploaded = std::max(described, lastBlob);
+    spdlog::debug("farm: phases facts_ms={:.1f} upload_ms={:.1f} "
+                  "link_wait_ms={:.1f} outputs_ms={:.1f} finish_ms={:.1f} "
+                  "outputs={}",
+                  ms(begin, described), ms(described, lastBlob),
+                  ms(uploaded, firstOutput), ms(firstOutput, done),
+                  ms(done, Clock::now()), outputs);
+  }
+};
 
 // Every address of the target is on this machine: compressing uploads would
 // only cost time.
@@ -238,6 +269,39 @@ v1::PathFact FarmClient::fact(const std::string &path) {
   return f;
 }
 
+v1::PathFact FarmClient::outputFact(const std::string &path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fact(path);
+  // An old output: described absent, and so never hashed nor uploaded.
+  v1::PathFact f;
+  f.set_path(path);
+  f.set_kind(v1::PathFact::ABSENT);
+  f.set_error(ENOENT);
+  return f;
+}
+
+std::vector<v1::PathFact>
+FarmClient::facts(const std::vector<std::string> &paths) {
+  std::vector<v1::PathFact> out(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < paths.size();)
+      out[i] = fact(paths[i]);
+  };
+  // One thread per core, and at least a few paths each (a thread costs
+  // ~50 us; a path the stat cache knows, a few).
+  size_t threads = std::min<size_t>(
+      std::max(1u, std::thread::hardware_concurrency()), paths.size() / 16 + 1);
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &t : helpers)
+    t.join();
+  return out;
+}
+
 FarmClient::Result
 FarmClient::offload(const v1::LinkRequest &req,
                     const std::vector<std::string> &read,
@@ -281,37 +345,40 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
     ctx.AddMetadata("authorization", "Bearer " + token);
   auto stream = stub->Offload(&ctx);
 
+  Phases phases;
   std::map<Digest, std::string> pathOf; // blobs we described
-  auto describe = [&](const std::string &p, v1::PathFact *out) {
-    *out = fact(p);
-    if (out->kind() == v1::PathFact::FILE)
-      if (auto d = Digest::fromRaw(out->digest()))
-        pathOf.emplace(*d, p);
+  auto describe = [&](const std::vector<std::string> &paths,
+                      google::protobuf::RepeatedPtrField<v1::PathFact> *out) {
+    for (v1::PathFact &f : facts(paths)) {
+      if (f.kind() == v1::PathFact::FILE)
+        if (auto d = Digest::fromRaw(f.digest()))
+          pathOf.emplace(*d, f.path());
+      *out->Add() = std::move(f);
+    }
   };
   v1::OffloadUp first;
   *first.mutable_start()->mutable_link() = req;
+  auto *startFacts = first.mutable_start()->mutable_facts();
   std::set<std::string> seen;
-  for (const std::string &p : outputs) {
-    if (p.empty() || p[0] != '/' || !seen.insert(p).second)
-      continue;
-    v1::PathFact *f = first.mutable_start()->add_facts();
-    describe(p, f);
-    if (f->kind() == v1::PathFact::FILE) {
-      pathOf.erase(*Digest::fromRaw(f->digest()));
-      f->Clear();
-      f->set_path(p);
-      f->set_kind(v1::PathFact::ABSENT);
-      f->set_error(ENOENT);
-    }
-  }
+  for (const std::string &p : outputs)
+    if (!p.empty() && p[0] == '/' && seen.insert(p).second)
+      *startFacts->Add() = outputFact(p);
+  std::vector<std::string> predicted;
+  size_t fromRead = 0; // the first ones come from `read`
   for (const auto *list : {&read, &probed})
     for (const std::string &p : *list)
       if (!p.empty() && p[0] == '/' && seen.insert(p).second) {
-        v1::PathFact *f = first.mutable_start()->add_facts();
-        describe(p, f);
-        f->set_likely_read(list == &read && f->kind() == v1::PathFact::FILE);
+        predicted.push_back(p);
+        fromRead += list == &read;
       }
+  int firstPredicted = startFacts->size();
+  describe(predicted, startFacts);
+  for (size_t i = 0; i < fromRead; ++i) {
+    v1::PathFact &f = (*startFacts)[firstPredicted + static_cast<int>(i)];
+    f.set_likely_read(f.kind() == v1::PathFact::FILE);
+  }
   uint64_t up = first.ByteSizeLong();
+  phases.described = Clock::now();
   bool writeOk = stream->Write(first);
 
   std::vector<Incoming> files;
@@ -325,9 +392,11 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
     case v1::OffloadDown::kNeedPaths: {
       ++stats.roundTrips;
       v1::OffloadUp a;
+      std::vector<std::string> asked;
       for (const std::string &p : m.need_paths().paths())
         if (!p.empty() && p[0] == '/')
-          describe(p, a.mutable_facts()->add_facts());
+          asked.push_back(p);
+      describe(asked, a.mutable_facts()->mutable_facts());
       up += a.ByteSizeLong();
       writeOk = stream->Write(a);
       break;
@@ -346,27 +415,29 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
           fail = "cannot read " + it->second + ": " + std::strerror(errno);
           break;
         }
-        std::string buf(kFarmChunkBytes, '\0');
+        // One message, reused: its buffer is allocated once per blob, and
+        // on loopback the file is read straight into it.
+        v1::OffloadUp c;
+        v1::BlobChunk *chunk = c.mutable_blob();
+        chunk->set_digest(std::string(d->raw()));
+        std::string raw;
         uint64_t off = w.offset();
         for (;;) {
+          std::string &buf = loopback ? *chunk->mutable_data() : raw;
+          buf.resize(kFarmChunkBytes);
           ssize_t n =
               pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
           if (n < 0) {
             fail = "cannot read " + it->second + ": " + std::strerror(errno);
             break;
           }
-          v1::OffloadUp c;
-          v1::BlobChunk *chunk = c.mutable_blob();
-          chunk->set_digest(std::string(d->raw()));
-          chunk->set_offset(off);
+          buf.resize(static_cast<size_t>(n));
           bool compressed = false;
-          std::string_view piece(buf.data(), static_cast<size_t>(n));
-          if (loopback)
-            chunk->set_data(std::string(piece));
-          else
-            chunk->set_data(compressChunk(piece, &compressed));
+          if (!loopback)
+            chunk->set_data(compressChunk(raw, &compressed));
+          chunk->set_offset(off);
           chunk->set_compressed(compressed);
-          chunk->set_last(n < static_cast<ssize_t>(buf.size()));
+          chunk->set_last(n < static_cast<ssize_t>(kFarmChunkBytes));
           off += static_cast<uint64_t>(n);
           up += chunk->data().size();
           if (!(writeOk = stream->Write(c)) || chunk->last())
@@ -374,6 +445,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         }
         close(fd);
         ++stats.blobsUploaded;
+        phases.lastBlob = Clock::now();
         if (!fail.empty() || !writeOk)
           break;
       }
@@ -391,6 +463,8 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         fail = "the farm sent a malformed output";
         break;
       }
+      if (phases.firstOutput == Clock::time_point())
+        phases.firstOutput = Clock::now();
       Incoming in;
       in.path = f.path();
       in.mode = f.mode() & 07777;
@@ -403,6 +477,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         fail = "cannot write " + in.path + ": " + e;
         break;
       }
+      in.writer = std::make_unique<OutputWriter>(in.fd);
       files.push_back(std::move(in));
       current = &files.back();
       break;
@@ -412,18 +487,28 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         fail = "the farm sent file data without a file";
         break;
       }
-      const v1::FileData &fd = m.file_data();
-      std::optional<std::string> raw =
-          fd.compressed() ? decompressChunk(fd.data()) : fd.data();
-      if (!raw || current->written + raw->size() > current->size ||
-          !writeAll(current->fd, *raw)) {
+      v1::FileData &fd = *m.mutable_file_data();
+      stats.bytesDown += fd.data().size();
+      std::optional<std::string> raw = fd.compressed()
+                                           ? decompressChunk(fd.data())
+                                           : std::move(*fd.mutable_data());
+      if (!raw || current->written + raw->size() > current->size) {
+        fail = "the farm sent a malformed chunk of " + current->path;
+        break;
+      }
+      current->written += raw->size();
+      if (!current->writer->add(std::move(*raw))) {
         fail = "cannot write " + current->path;
         break;
       }
-      current->hash->update(*raw);
-      current->written += raw->size();
-      stats.bytesDown += fd.data().size();
       if (fd.last()) {
+        Digest got;
+        bool written = current->writer->finish(got);
+        current->writer.reset();
+        if (!written) {
+          fail = "cannot write " + current->path;
+          break;
+        }
         if (current->digestLater) {
           auto d = Digest::fromRaw(fd.digest());
           if (!d) {
@@ -432,8 +517,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
           }
           current->digest = *d;
         }
-        if (current->written != current->size ||
-            current->hash->finish() != current->digest) {
+        if (current->written != current->size || got != current->digest) {
           fail = "output " + current->path + " does not match its digest";
           break;
         }
@@ -443,6 +527,7 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
       break;
     }
     case v1::OffloadDown::kDone:
+      phases.done = Clock::now();
       final = m.done();
       done = true;
       break;
@@ -484,14 +569,18 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
   }
   for (Incoming &f : files) {
     std::string e;
+    Result::Output o{f.path, f.digest, {}};
     if (!commitTemp(f.fd, f.tmp, f.path, f.mode, &e)) {
       discard(files);
       r.error = "cannot write " + f.path + ": " + e;
       return r;
     }
+    if (fstat(f.fd, &o.st) == 0)
+      r.outputs.push_back(std::move(o));
     close(f.fd);
     f.fd = -1;
   }
+  phases.log(files.size());
   r.ok = true;
   r.exitCode = final.exit_code();
   r.records = final.access_records();

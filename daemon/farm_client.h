@@ -22,6 +22,8 @@
 #include "config/config.h"
 #include "linkd/v1/farm.grpc.pb.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -59,6 +61,15 @@ public:
     std::string out, err; // the linker's stdout and stderr
     std::string records;  // access records with client paths
     uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
+    // The outputs as written here, with the digest their content was
+    // verified against: the local store files them under it without
+    // reading them again (while the file still has this identity).
+    struct Output {
+      std::string path;
+      Digest digest;
+      struct stat st;
+    };
+    std::vector<Output> outputs;
   };
   // Offloads one link. `read` and `probed` name paths worth describing up
   // front (the node asks for the content of `read` ones at once); `outputs`
@@ -77,6 +88,9 @@ public:
   // Facts for `path` as this machine sees it (public for the prefetch size
   // estimate).
   v1::PathFact fact(const std::string &path);
+  // fact() for each of `paths`, in order, hashed on every core (a client
+  // whose stat cache does not know the inputs hashes all of them here).
+  std::vector<v1::PathFact> facts(const std::vector<std::string> &paths);
 
 private:
   FarmClient(const Config &settings, StatCache *statCache)
@@ -85,6 +99,9 @@ private:
                      const std::vector<std::string> &read,
                      const std::vector<std::string> &probed,
                      const std::vector<std::string> &outputs);
+
+  // An output path: a directory as it is, an old output file as absent.
+  v1::PathFact outputFact(const std::string &path);
 
   Config settings;
   StatCache *statCache;

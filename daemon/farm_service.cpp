@@ -2,18 +2,21 @@
 
 #include "cache/access_log.h"
 #include "daemon/farm_view.h"
+#include "digest/sha256_thread.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -59,7 +62,11 @@ std::string validateLink(const v1::LinkRequest &req) {
 }
 
 // Messages from the client, read on their own thread so that the link loop
-// can wait for them, the child and its pipes in one poll.
+// can wait for them, the child and its pipes in one poll. While the loop
+// takes them, at most a few MiB of blob chunks wait here (beyond that the
+// reader stops reading, and HTTP/2 flow control holds the client): an
+// unbounded queue grew by whatever the writes to the store lagged behind,
+// in new memory.
 class Inbox {
 public:
   Inbox() : wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -67,13 +74,18 @@ public:
     reader = std::thread([this, stream] {
       v1::OffloadUp m;
       while (stream->Read(&m)) {
-        std::lock_guard lock(mu);
+        std::unique_lock lock(mu);
+        queuedBytes += m.has_blob() ? m.blob().data().size() : 0;
         queue.push_back(std::move(m));
         signal();
+        room.wait(lock, [this] {
+          return queuedBytes < kMaxQueuedBytes || unthrottled;
+        });
       }
       std::lock_guard lock(mu);
       closed = true;
       signal();
+      ended.notify_all();
     });
   }
   // Ends the reader: after the client's half-close, or by cancelling the
@@ -83,16 +95,12 @@ public:
   void stop(grpc::ServerContext *ctx, bool failed) {
     if (!reader.joinable())
       return;
-    for (int i = 0; i < 500 && !failed; ++i) {
-      {
-        std::lock_guard lock(mu);
-        if (closed)
-          break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    unthrottle();
     {
-      std::lock_guard lock(mu);
+      std::unique_lock lock(mu);
+      if (!failed)
+        ended.wait_for(lock, std::chrono::seconds(5),
+                       [this] { return closed; });
       if (!closed)
         ctx->TryCancel();
     }
@@ -109,7 +117,16 @@ public:
     (void)!read(wake.fd, &n, sizeof(n));
     std::lock_guard lock(mu);
     isClosed = closed;
+    queuedBytes = 0;
+    room.notify_all();
     return std::exchange(queue, {});
+  }
+  // The loop no longer takes: read whatever comes (a client still sending
+  // must not block the outputs it waits for).
+  void unthrottle() {
+    std::lock_guard lock(mu);
+    unthrottled = true;
+    room.notify_all();
   }
 
 private:
@@ -119,8 +136,13 @@ private:
   }
   Fd wake;
   std::mutex mu;
+  static constexpr size_t kMaxQueuedBytes = 8 << 20;
   std::deque<v1::OffloadUp> queue;
+  size_t queuedBytes = 0; // blob data in `queue`
+  bool unthrottled = false;
+  std::condition_variable room; // `queue` is below its limit again
   bool closed = false;
+  std::condition_variable ended; // `closed` became true
   std::thread reader;
 };
 
@@ -145,7 +167,7 @@ private:
   grpc::Status finish(const ChildExit &exit);
   // Adds a client fact; false when the claimed bytes pass the node's limit.
   bool addFact(const v1::PathFact &f);
-  grpc::Status takeBlob(const v1::BlobChunk &chunk);
+  grpc::Status takeBlob(v1::BlobChunk &chunk); // takes its data
   void askForBlobs(const std::vector<Digest> &digests);
   // Answers the child's pending question if the view can; else asks the
   // client for what is missing (once). False if the reply cannot be sent.
@@ -180,10 +202,16 @@ private:
   std::set<Digest> askedBlobs;
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
   // Uploads received from offset 0, hashed as they arrive.
-  std::map<Digest, std::unique_ptr<Sha256>> arriving;
+  // Hashed on a helper thread each: this one writes, answers the link's
+  // questions, and was the bottleneck of a cold upload.
+  std::map<Digest, std::unique_ptr<Sha256Thread>> arriving;
   uint64_t blobsUploaded = 0, roundTrips = 0;
+  uint64_t resumedBytes = 0; // partial uploads asked to continue, not redone
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
+  // For the per-link log line: the last asked-for blob arrived, the link
+  // child was spawned, it exited.
+  Clock::time_point blobsIn, spawned, exited;
 };
 
 bool OffloadSession::addFact(const v1::PathFact &f) {
@@ -204,7 +232,9 @@ void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
     auto *w = m.mutable_need_blobs()->add_blobs();
     w->set_digest(std::string(d.raw()));
     w->set_offset(node.blobs.partialSize(d));
-    spdlog::debug("farm link id={} needs blob {}", id, d.hex());
+    resumedBytes += w->offset();
+    spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
+                  w->offset());
   }
   if (m.has_need_blobs()) {
     ++roundTrips;
@@ -251,7 +281,7 @@ grpc::Status OffloadSession::start() {
   return grpc::Status::OK;
 }
 
-grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
+grpc::Status OffloadSession::takeBlob(v1::BlobChunk &chunk) {
   auto d = Digest::fromRaw(chunk.digest());
   if (!d || !askedBlobs.count(*d))
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
@@ -260,7 +290,7 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
   if (chunk.compressed())
     raw = decompressChunk(chunk.data());
   else if (chunk.data().size() <= 4 * kFarmChunkBytes)
-    raw = chunk.data();
+    raw = std::move(*chunk.mutable_data());
   if (!raw)
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "a malformed blob chunk for " + d->hex());
@@ -274,10 +304,10 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
                 "blob " + d->hex() + ": chunk at offset " +
                     std::to_string(chunk.offset()) + " does not continue it");
   if (chunk.offset() == 0)
-    arriving[*d] = std::make_unique<Sha256>();
+    arriving[*d] = std::make_unique<Sha256Thread>();
   auto hashing = arriving.find(*d);
   if (hashing != arriving.end())
-    hashing->second->update(*raw);
+    hashing->second->update(std::move(*raw));
   if (chunk.last()) {
     std::string e;
     std::optional<Digest> hashed;
@@ -288,6 +318,8 @@ grpc::Status OffloadSession::takeBlob(const v1::BlobChunk &chunk) {
     if (!node.blobs.commit(*d, &e, hashed))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
     askedBlobs.erase(*d);
+    if (askedBlobs.empty())
+      blobsIn = Clock::now();
     uploaded.insert(*d);
     ++blobsUploaded;
   }
@@ -353,7 +385,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
                               " bytes");
           }
         } else if (m.has_blob()) {
-          if (grpc::Status st = takeBlob(m.blob()); !st.ok())
+          if (grpc::Status st = takeBlob(*m.mutable_blob()); !st.ok())
             return st;
         } else {
           return fail(grpc::StatusCode::INVALID_ARGUMENT,
@@ -411,15 +443,38 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
 
 namespace {
 
-// Streams one output file: header, then its content, hashed on the way (the
-// digest travels with the last chunk). Compressed unless the client is on
-// this machine (loopback: bandwidth is free, compression is not).
+// A scratch output mapped for sending (no copy through a read buffer).
+struct Mapped {
+  void *base = MAP_FAILED;
+  size_t size = 0;
+  Mapped(int fd, size_t n) : size(n) {
+    if (n > 0)
+      base = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  Mapped(const Mapped &) = delete;
+  ~Mapped() {
+    if (base != MAP_FAILED)
+      munmap(base, size);
+  }
+  bool ok() const { return size == 0 || base != MAP_FAILED; }
+  std::string_view view(size_t off, size_t n) const {
+    return {static_cast<const char *>(base) + off, n};
+  }
+};
+
+// Streams one output file: header, then its content, hashed on a helper
+// thread while it is sent (the digest travels with the last chunk).
+// Compressed unless the client is on this machine (loopback: bandwidth is
+// free, compression is not).
 bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
                 uint64_t &bytes) {
   Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st{};
   if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
     return true; // nothing there (removed): not an output
+  Mapped file(fd.fd, static_cast<size_t>(st.st_size));
+  if (!file.ok())
+    return false;
   v1::OffloadDown head;
   auto *f = head.mutable_file();
   f->set_path(o.path);
@@ -427,27 +482,25 @@ bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
   f->set_size(static_cast<uint64_t>(st.st_size));
   if (!stream->Write(head))
     return false;
-  Sha256 h;
-  std::string buf(kFarmChunkBytes, '\0');
-  for (;;) {
-    ssize_t r = read(fd.fd, buf.data(), buf.size());
-    if (r < 0)
-      return false;
-    std::string_view piece(buf.data(), static_cast<size_t>(r));
-    h.update(piece);
-    v1::OffloadDown m;
-    v1::FileData *data = m.mutable_file_data();
+  Sha256Thread h;
+  v1::OffloadDown m;
+  v1::FileData *data = m.mutable_file_data();
+  for (size_t off = 0;;) {
+    size_t n = std::min(kFarmChunkBytes, file.size - off);
+    std::string_view piece = file.view(off, n);
+    h.updateView(piece);
     bool compressed = false;
     if (compress)
       data->set_data(compressChunk(piece, &compressed));
     else
-      data->set_data(std::string(piece));
+      data->mutable_data()->assign(piece);
     data->set_compressed(compressed);
-    bool last = r == 0;
+    bool last = n == 0;
     data->set_last(last);
     if (last)
       data->set_digest(std::string(h.finish().raw()));
-    bytes += static_cast<uint64_t>(r);
+    bytes += n;
+    off += n;
     if (!stream->Write(m))
       return false;
     if (last)
@@ -497,15 +550,23 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   done->set_blobs_uploaded(blobsUploaded);
   done->set_blobs_present(present.size());
   done->set_round_trips(roundTrips);
+  auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return from == Clock::time_point() || to == Clock::time_point()
+               ? 0.0
+               : std::chrono::duration<double, std::milli>(to - from).count();
+  };
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
-               "blobs_uploaded={} blobs_present={} round_trips={} "
-               "paths={} wall_ms={:.1f}",
+               "blobs_uploaded={} blobs_present={} resumed_bytes={} "
+               "round_trips={} paths={} wall_ms={:.1f} blobs_in_ms={:.1f} "
+               "link_ms={:.1f} send_ms={:.1f}",
                id, client, done->exit_code(),
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
-               outputs, outBytes, blobsUploaded, present.size(), roundTrips,
-               view.size(), done->wall_micros() / 1000.0);
+               outputs, outBytes, blobsUploaded, present.size(), resumedBytes,
+               roundTrips, view.size(), done->wall_micros() / 1000.0,
+               ms(begin, blobsIn), ms(spawned, exited),
+               ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }
@@ -523,7 +584,7 @@ grpc::Status OffloadSession::run() {
     told = send(m);
   }
   inbox.stop(ctx, !st.ok() && !told);
-  view.close();
+  node.janitor.remove(view.scratchDir());
   return st;
 }
 
@@ -556,7 +617,10 @@ grpc::Status OffloadSession::runLink() {
   outW.reset();
   errW.reset();
   recW.reset();
+  spawned = Clock::now();
   grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  inbox.unthrottle();
+  exited = Clock::now();
   int pid = child.pid.get();
   if (!st.ok() && pid > 0)
     kill(pid, SIGKILL);

@@ -17,6 +17,7 @@
 #include "daemon/farm_blobs.h"
 #include "daemon/farm_tokens.h"
 #include "daemon/job_slots.h"
+#include "daemon/scratch_janitor.h"
 #include "daemon/zygote_client.h"
 #include "linkd/v1/farm.grpc.pb.h"
 
@@ -50,6 +51,7 @@ public:
                       v1::HealthReply *reply) override;
 
   unsigned activeLinks() const { return active.load(); }
+  uint64_t linksStarted() const { return linksTotal.load(); }
   // The store's size, refreshed by the maintenance loop (Health is cheap).
   void noteStoreBytes(uint64_t n) { storeBytes = n; }
 
@@ -65,7 +67,8 @@ private:
   std::atomic<uint64_t> linksTotal{0};
   std::atomic<uint64_t> linksRejected{0};
   std::atomic<uint64_t> storeBytes{0};
-  long landlockAbi = 0; // > 0: links must be confined (sandbox_child.h)
+  long landlockAbi = 0;   // > 0: links must be confined (sandbox_child.h)
+  ScratchJanitor janitor; // last: it drains before the rest goes
 };
 
 } // namespace linkd

@@ -1,7 +1,6 @@
 #include "daemon/farm_view.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,15 +68,6 @@ std::string FarmView::open() {
     if (mkdir(d.c_str(), 0700) != 0)
       return "cannot create " + d + ": " + std::strerror(errno);
   return {};
-}
-
-void FarmView::close() {
-  nftw(
-      scratch.c_str(),
-      [](const char *p, const struct stat *, int type, FTW *) {
-        return type == FTW_DP ? rmdir(p) : unlink(p);
-      },
-      16, FTW_DEPTH | FTW_PHYS);
 }
 
 void FarmView::addFact(const v1::PathFact &fact) {

@@ -26,10 +26,9 @@ class FarmView {
 public:
   FarmView(FarmBlobStore &blobs, std::string scratchDir);
 
-  // Creates the scratch directory; "" or why not.
+  // Creates the scratch directory; "" or why not. The owner removes it
+  // (daemon/scratch_janitor.h).
   std::string open();
-  // Removes the scratch directory and everything in it.
-  void close();
 
   void addFact(const v1::PathFact &fact);
   bool knows(const std::string &path) const;

@@ -637,6 +637,20 @@ void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
   }
 }
 
+// Outputs the farm client wrote and verified keep their digests while the
+// file is the one it wrote (same inode, size and modification time).
+void adoptFarmDigests(const std::vector<FarmClient::Result::Output> &written,
+                      std::vector<OutputSnapshot> &snapshots) {
+  for (OutputSnapshot &snap : snapshots)
+    for (const FarmClient::Result::Output &w : written)
+      if (snap.fd >= 0 && w.path == snap.path &&
+          w.st.st_dev == snap.st.st_dev && w.st.st_ino == snap.st.st_ino &&
+          w.st.st_size == snap.st.st_size &&
+          w.st.st_mtim.tv_sec == snap.st.st_mtim.tv_sec &&
+          w.st.st_mtim.tv_nsec == snap.st.st_mtim.tv_nsec)
+        snap.digest = w.digest;
+}
+
 } // namespace
 
 bool LinkService::offloadToFarm(const v1::LinkRequest &req,
@@ -675,6 +689,7 @@ bool LinkService::offloadToFarm(const v1::LinkRequest &req,
       reason = log.uncacheable.front();
     } else {
       outputs = snapshotOutputs(log);
+      adoptFarmDigests(r.outputs, outputs);
       storeIt = true;
     }
   } else {

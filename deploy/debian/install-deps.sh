@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything linkd needs to build, test and benchmark on Debian 12.
 # Idempotent; run as root. Only Debian's own archive is used.
+#   install-deps.sh [--build-only]   (--build-only: what building needs; the
+#                                     container recipe's build stage)
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,8 @@ packages=(
   libpolly-19-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
   libhiredis-dev libcurl4-openssl-dev
+)
+[[ "${1:-}" == --build-only ]] || packages+=(
   # tests: real inputs and a PE runtime
   gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
   # tests: real shared-cache servers

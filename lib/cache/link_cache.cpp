@@ -36,10 +36,10 @@ std::optional<Digest> storeStableFile(LocalStore &store,
     return std::nullopt;
   struct stat st;
   Digest d;
-  bool ok =
-      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
-      store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size), &d) &&
-      fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
+  bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
+            store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
+                                  &d, snap.digest) &&
+            fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
   return d;
@@ -67,7 +67,7 @@ OutputSnapshot::~OutputSnapshot() {
 }
 
 OutputSnapshot::OutputSnapshot(OutputSnapshot &&o) noexcept
-    : path(std::move(o.path)), fd(o.fd), st(o.st) {
+    : path(std::move(o.path)), fd(o.fd), st(o.st), digest(o.digest) {
   o.fd = -1;
 }
 

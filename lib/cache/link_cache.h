@@ -54,6 +54,9 @@ public:
   std::string path; // absolute
   int fd = -1;      // -1: it was not a regular file we could open
   struct stat st{};
+  // The content's digest when whoever wrote the file knows it (a farm
+  // result, verified as it arrived): stored without hashing it again.
+  std::optional<Digest> digest;
 };
 
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);

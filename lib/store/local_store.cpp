@@ -517,7 +517,8 @@ bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
              .step() == SQLITE_DONE;
 }
 
-bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut) {
+bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
+                                 const std::optional<Digest> &known) {
   if (size <= cfg.compressLimit) {
     std::string data(size, '\0');
     if (pread(fd, data.data(), size, 0) != static_cast<ssize_t>(size))
@@ -531,8 +532,8 @@ bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut) {
     return false;
   bool ok = writeAll(out, kRawMagic) &&
             copyRange(fd, 0, out, static_cast<off_t>(kRawMagic.size()), size);
-  std::optional<Digest> d;
-  if (ok)
+  std::optional<Digest> d = known;
+  if (ok && !d)
     d = hashRange(out, kRawMagic.size(), size);
   ok = close(out) == 0 && ok && d;
   std::string path = ok ? blobPath(*d) : std::string();

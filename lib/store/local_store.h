@@ -92,8 +92,10 @@ public:
   bool putBlob(std::string_view data, Digest *digest = nullptr);
   // Stores the `size` bytes of the file open at `fd` (read from offset 0),
   // without holding them in memory when they are above the compression
-  // limit.
-  bool putBlobFromFile(int fd, uint64_t size, Digest *digest);
+  // limit. `known`: the content's digest, verified by the caller; a large
+  // blob is then copied without hashing it again (reads verify anyway).
+  bool putBlobFromFile(int fd, uint64_t size, Digest *digest,
+                       const std::optional<Digest> &known = std::nullopt);
   // Writes the blob's content to `path` atomically with `mode`, after
   // verifying it. Error (with `error` set) when the destination is unwritable.
   Lookup materializeBlob(const Digest &d, const std::string &path, mode_t mode,

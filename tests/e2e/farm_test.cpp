@@ -425,6 +425,111 @@ TEST_F(FarmTest, AnInputFoundMidLinkOverTheLimitIsRefusedWithItsStatus) {
   EXPECT_EQ(logLines("farm: RESOURCE_EXHAUSTED").size(), 1u);
 }
 
+TEST_F(FarmTest, ALinkOverTheNodesTimeLimitIsKilledAndLinkedLocally) {
+  // A link that needs many seconds on a node: its linker script names
+  // 20,000 absent search directories before the real one, and every probe
+  // there is a question to the client (40,000 round trips, ~0.35 ms each
+  // on loopback). The node's 1 s limit kills it with RESOURCE_EXHAUSTED; the
+  // client links locally (same bytes as stock), and the node serves the
+  // next link.
+  Node node = startNode("n1", "--link-timeout 1");
+  std::string env = farmEnv(target({node}), "tok");
+  writeFile("p.c", "int pick(void);\nint main(void) { return pick(); }\n");
+  writeFile("real.c", "int pick(void) { return 7; }\n");
+  std::string script;
+  for (int i = 0; i < 20000; ++i)
+    script += "SEARCH_DIR(\"" + path("absent/d" + std::to_string(i)) + "\")\n";
+  script += "SEARCH_DIR(\"" + path("lib") + "\")\nINPUT(-lpick)\n";
+  writeFile("slow.ld", script);
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c real.c && mkdir -p lib && "
+                             "ar rcs lib/libpick.a real.o")));
+  auto begin = std::chrono::steady_clock::now();
+  ASSERT_TRUE(
+      linkBoth(elfLinkers(), env + "{ld} -e main p.o slow.ld -o out", {"out"}));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 10s);
+  auto s = cacheStats();
+  EXPECT_EQ(s["farm_fallbacks"], 1);
+  EXPECT_EQ(s["farm_offloaded"], 0);
+  EXPECT_EQ(nodeLog("n1", "RESOURCE_EXHAUSTED: link timeout (1 s)").size(), 1u);
+  EXPECT_EQ(logLines("farm: RESOURCE_EXHAUSTED: link timeout").size(), 1u);
+  // The killed link is gone from the node, which takes the next one.
+  EXPECT_EQ(farmHealth(target({node}), "active_links"), 0);
+  ASSERT_TRUE(linkBoth(elfLinkers(),
+                       env + "{ld} -e main p.o lib/libpick.a -o quick",
+                       {"quick"}));
+  EXPECT_EQ(cacheStats()["farm_offloaded"], 1);
+  EXPECT_TRUE(processAlive(node.pid));
+}
+
+TEST_F(FarmTest, AnUploadCutMidStreamResumesWhereItStopped) {
+  // A TCP relay between client and node cuts the first connection after
+  // 24 MiB of the 64 MiB object went up. The node keeps what arrived in its
+  // partial file; the client's retry (a new connection) is asked for the
+  // blob from there, so about 40 MiB, not 64, go up again.
+  Node node = startNode("n1");
+  int relay = freePort();
+  // relay.py PORT NODE_PORT: relays to the node; the first connection that
+  // carries 24 MiB up is then closed in both directions.
+  writeFile("relay.py", R"(import socket, sys, threading
+lst = socket.socket()
+lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+lst.bind(("127.0.0.1", int(sys.argv[1])))
+lst.listen(8)
+cut = []
+def pipe(a, b, limited):
+  n = 0
+  try:
+    while not (limited and not cut and n >= 24 << 20):
+      d = a.recv(65536)
+      if not d: break
+      b.sendall(d)
+      n += len(d)
+    if limited and not cut and n >= 24 << 20: cut.append(n)
+  except OSError: pass
+  for s in (a, b):
+    try: s.shutdown(socket.SHUT_RDWR)
+    except OSError: pass
+while True:
+  c, _ = lst.accept()
+  u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+  threading.Thread(target=pipe, args=(c, u, True)).start()
+  threading.Thread(target=pipe, args=(u, c, False)).start()
+)");
+  Background bg = start("exec python3 relay.py " + std::to_string(relay) + " " +
+                        std::to_string(node.port));
+  atTeardown([bg] { kill(bg.pid, SIGKILL); });
+  for (int i = 0; i < 500 && !accepts(relay); ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(accepts(relay));
+  std::string env = farmEnv("ipv4:127.0.0.1:" + std::to_string(relay), "tok",
+                            "LINKD_FARM_TLS_NAME=127.0.0.1");
+  writeFile("big.c", "const char big[64 << 20] = {1};\n"
+                     "int main(void) { return big[0] + 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
+  ASSERT_TRUE(linkBoth(elfLinkers(),
+                       env + "clang-19 --ld-path={ld} big.o -o big", {"big"}));
+  EXPECT_EQ(run("./big").exitCode, 2);
+  auto s = cacheStats();
+  EXPECT_EQ(s["farm_retries"], 1);
+  EXPECT_EQ(s["farm_offloaded"], 1);
+  EXPECT_EQ(s["farm_fallbacks"], 0);
+  // The retry asked for the object from where the cut left it.
+  std::vector<std::string> done = nodeLog("n1", "outputs=1");
+  ASSERT_EQ(done.size(), 1u);
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(done[0], m, std::regex("resumed_bytes=([0-9]+)")))
+      << done[0];
+  long long resumed = std::stoll(m[1]);
+  EXPECT_GE(resumed, 8ll << 20) << done[0];
+  EXPECT_LE(resumed, 24ll << 20) << done[0];
+  // What went up in all: one object and the part sent twice (the relay's
+  // buffers), not one and a third.
+  long long object = std::stoll(run("stat -c %s big.o").out);
+  EXPECT_LT(s["farm_bytes_up"], object + (16ll << 20));
+  EXPECT_EQ(run("ls n1/cache/farm/blobs/partial").out, "");
+}
+
 TEST_F(FarmTest, NodesWithClientCaWantAClientCertificate) {
   Node node = startNode("n1", "--client-ca " + path("ca.pem"));
   std::string farm = target({node});

@@ -7,6 +7,7 @@
 #include "cache/link_key.h"
 #include "cache/stat_cache.h"
 #include "config/config.h"
+#include "digest/sha256_thread.h"
 #include "link/response_files.h"
 #include "store/local_store.h"
 #include "store/remote_backend.h"
@@ -314,6 +315,55 @@ TEST(LocalStore, LargeBlobsAreStoredRawAndVerifiedToo) {
   EXPECT_EQ(store->materializeBlob(d, t.path + "/out2", 0755, &err),
             Lookup::Corrupt);
   EXPECT_FALSE(std::filesystem::exists(t.path + "/out2"));
+}
+
+TEST(LocalStore, LargeBlobsWithAKnownDigestAreFiledUnderItAndStillVerified) {
+  // A farm output arrives hashed: the store files it under that digest
+  // without reading it again. A digest that does not match the content
+  // (a file changed behind the caller's back) is caught by the next read.
+  TempDir t;
+  std::string err;
+  StoreConfig cfg{t.path + "/s", 1ull << 30, 1};
+  cfg.compressLimit = 1024;
+  auto store = LocalStore::open(cfg, &err);
+  ASSERT_TRUE(store) << err;
+  std::string content(3 << 20, 'x');
+  writeFile(t.path + "/in", content);
+  int fd = ::open((t.path + "/in").c_str(), O_RDONLY);
+  Digest d;
+  ASSERT_TRUE(store->putBlobFromFile(fd, content.size(), &d, sha256(content)));
+  EXPECT_EQ(d, sha256(content));
+  EXPECT_EQ(store->materializeBlob(d, t.path + "/out", 0644, &err), Lookup::Hit)
+      << err;
+  Digest wrong = sha256("something else");
+  ASSERT_TRUE(store->putBlobFromFile(fd, content.size(), &d, wrong));
+  ::close(fd);
+  EXPECT_EQ(d, wrong);
+  EXPECT_EQ(store->materializeBlob(wrong, t.path + "/out2", 0644, &err),
+            Lookup::Corrupt);
+  EXPECT_FALSE(std::filesystem::exists(t.path + "/out2"));
+}
+
+TEST(Sha256Thread, DigestOfEverythingHandedOverInOrder) {
+  // Owned chunks and views, more than its queue holds at once (it blocks
+  // the producer rather than growing).
+  std::string whole;
+  std::vector<std::string> views;
+  views.reserve(40); // the views must stay where they are
+  Sha256Thread h;
+  for (int i = 0; i < 40; ++i) {
+    std::string chunk((1 << 20) + i, static_cast<char>('a' + i % 26));
+    whole += chunk;
+    if (i % 3 == 0) {
+      views.push_back(chunk);
+      h.updateView(views.back());
+    } else {
+      h.update(std::move(chunk));
+    }
+  }
+  EXPECT_EQ(h.finish(), sha256(whole));
+  Sha256Thread empty;
+  EXPECT_EQ(empty.finish(), sha256(""));
 }
 
 TEST(LocalStore, ActionsAreVerifiedAndEvictionKeepsTheCap) {
