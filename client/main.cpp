@@ -19,6 +19,8 @@
 #include "link/daemon_constraints.h"
 #include "link/flavor.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +34,9 @@ int main(int argc, char **argv) {
   struct sigaction pipe{};
   pipe.sa_handler = [](int) { _exit(74); };
   sigaction(SIGPIPE, &pipe, nullptr);
+  // Debian's Abseil keeps a lock-order graph on every absl::Mutex::Lock
+  // (no NDEBUG); gRPC takes hundreds per call.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   auto flavor = linkd::flavorFromProgramName(argv[0]);
   if (!flavor) {
     std::fprintf(stderr,

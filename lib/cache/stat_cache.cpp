@@ -35,27 +35,20 @@ std::optional<StatCache::Entry> StatCache::loadLocked(const std::string &path) {
     return it->second;
   if (!db)
     return std::nullopt;
-  if (!select)
-    select = std::make_unique<SqliteStatement>(
-        db->handle(), "SELECT dev, ino, size, mtime_ns, ctime_ns, digest FROM "
-                      "stat_cache WHERE path = ?");
-  SqliteStatement &q = *select;
-  // Reset before returning: a statement left stepped holds a read
-  // transaction open (and WAL checkpoints wait for it).
-  struct Reset {
-    SqliteStatement &q;
-    ~Reset() { q.reset(); }
-  } reset{q};
-  q.bindText(1, path);
-  if (q.step() != SQLITE_ROW)
+  // Prepared once per connection: a first lookup after a restart asks this
+  // for every input.
+  auto q = db->cached("SELECT dev, ino, size, mtime_ns, ctime_ns, digest "
+                      "FROM stat_cache WHERE path = ?");
+  q->bindText(1, path);
+  if (q->step() != SQLITE_ROW)
     return std::nullopt;
   Entry e;
-  e.id.dev = static_cast<uint64_t>(q.columnInt(0));
-  e.id.ino = static_cast<uint64_t>(q.columnInt(1));
-  e.id.size = static_cast<uint64_t>(q.columnInt(2));
-  e.id.mtimeNs = q.columnInt(3);
-  e.id.ctimeNs = q.columnInt(4);
-  auto d = Digest::fromRaw(q.columnBlob(5));
+  e.id.dev = static_cast<uint64_t>(q->columnInt(0));
+  e.id.ino = static_cast<uint64_t>(q->columnInt(1));
+  e.id.size = static_cast<uint64_t>(q->columnInt(2));
+  e.id.mtimeNs = q->columnInt(3);
+  e.id.ctimeNs = q->columnInt(4);
+  auto d = Digest::fromRaw(q->columnBlob(5));
   if (!d)
     return std::nullopt;
   e.digest = *d;

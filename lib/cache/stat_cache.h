@@ -86,9 +86,6 @@ private:
   // inputs on two threads); loading from disk and updates take it alone.
   std::shared_mutex mu;
   std::unique_ptr<SqliteDb> db;
-  // The SELECT of loadLocked(), prepared once: preparing it per file made
-  // the first lookup of a 500-input link after a restart cost ~30 ms.
-  std::unique_ptr<SqliteStatement> select;
   int64_t racyNanos;
   std::unordered_map<std::string, Entry> entries;
   std::vector<std::string> dirty;

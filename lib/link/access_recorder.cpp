@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdarg>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ namespace {
 
 // Process-global by necessity (see the header).
 int gRecordFd = -1;
+// Records wait here and go out in large writes: one write per record woke
+// the daemon's pump thread for each (51 for a small C program), a context
+// switch apiece. Flushed when full, before the process starts another
+// program or forks, and on every way out (exit, _exit, _Exit); a link that
+// dies of a signal loses the tail, and such a link is never stored.
+std::mutex gBufMu;
+char gBuf[1 << 16];
+size_t gBufLen = 0;
+bool gUnbuffered = false; // after exit() began: atexit handlers write directly
 char gCwd[PATH_MAX];
 size_t gCwdLen = 0;
 
@@ -36,6 +46,7 @@ using SpawnFn = int (*)(pid_t *, const char *,
                         char *const[]);
 using ChdirFn = int (*)(const char *);
 using GetcwdFn = char *(*)(char *, size_t);
+using ExitFn = void (*)(int);
 
 RealpathFn realRealpath = nullptr;
 OpendirFn realOpendir = nullptr;
@@ -45,6 +56,7 @@ ForkFn realFork = nullptr;
 SpawnFn realSpawn = nullptr;
 ChdirFn realChdir = nullptr;
 GetcwdFn realGetcwd = nullptr;
+ExitFn realExit = nullptr;
 
 template <typename Fn> Fn next(Fn &slot, const char *name) {
   if (!slot)
@@ -54,7 +66,19 @@ template <typename Fn> Fn next(Fn &slot, const char *name) {
 
 bool recording() { return gRecordFd >= 0; }
 
-// kind, absolute path(s), NUL after each path; one write.
+void writeRecords(const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(gRecordFd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return; // the daemon went away; the link is not stored then
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// kind, absolute path(s), NUL after each path; into the buffer whole.
 void record(char kind, const char *path, const char *path2 = nullptr) {
   char buf[4096];
   size_t n = 0;
@@ -83,7 +107,32 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
     buf[n++] = '\0';
   }
   int saved = errno;
-  (void)!::write(gRecordFd, buf, n);
+  {
+    std::lock_guard lock(gBufMu);
+    if (gUnbuffered) {
+      writeRecords(buf, n);
+    } else {
+      if (gBufLen + n > sizeof(gBuf)) {
+        writeRecords(gBuf, gBufLen);
+        gBufLen = 0;
+      }
+      std::memcpy(gBuf + gBufLen, buf, n);
+      gBufLen += n;
+    }
+  }
+  errno = saved;
+}
+
+// Writes out what record() collected. `direct`: later records are written
+// one by one (the process is on its way out).
+void flushRecords(bool direct = false) {
+  if (!recording())
+    return;
+  int saved = errno;
+  std::lock_guard lock(gBufMu);
+  writeRecords(gBuf, gBufLen);
+  gBufLen = 0;
+  gUnbuffered = gUnbuffered || direct;
   errno = saved;
 }
 
@@ -130,10 +179,11 @@ const char *redirected(const char *path, int flags) {
 
 int doOpen(const char *path, int flags, mode_t mode) {
   // Never both: the farm does not take link-time rewriting.
-  int fd = sandboxActive() ? sbOpen(path, flags, mode)
-                           : static_cast<int>(syscall(SYS_openat, AT_FDCWD,
-                                                      redirected(path, flags),
-                                                      flags, mode));
+  int fd =
+      sandboxActive()
+          ? sbOpen(path, flags, mode)
+          : static_cast<int>(syscall(SYS_openat, AT_FDCWD,
+                                     redirected(path, flags), flags, mode));
   if (!recording())
     return fd;
   bool writes =
@@ -165,6 +215,7 @@ void prepareAccessRecording() {
   next(realSpawn, "posix_spawn");
   next(realChdir, "chdir");
   next(realGetcwd, "getcwd");
+  next(realExit, "exit");
 }
 
 std::string redirectReads(const std::string &original,
@@ -334,6 +385,7 @@ int chdir(const char *path) {
 int execve(const char *path, char *const argv[], char *const envp[]) {
   if (recording())
     record('X', path);
+  flushRecords();
   if (sandboxActive())
     return sbRefuse(EPERM);
   return next(realExecve, "execve")(path, argv, envp);
@@ -342,6 +394,7 @@ int execve(const char *path, char *const argv[], char *const envp[]) {
 int execv(const char *path, char *const argv[]) {
   if (recording())
     record('X', path);
+  flushRecords();
   if (sandboxActive())
     return sbRefuse(EPERM);
   return next(realExecv, "execv")(path, argv);
@@ -350,6 +403,7 @@ int execv(const char *path, char *const argv[]) {
 pid_t fork() {
   if (recording())
     record('X', "fork");
+  flushRecords(); // or the child would write the parent's records again
   if (sandboxActive())
     return sbRefuse(EPERM);
   return next(realFork, "fork")();
@@ -361,6 +415,7 @@ int posix_spawn(pid_t *pid, const char *path,
                 char *const envp[]) {
   if (recording())
     record('X', path);
+  flushRecords();
   if (sandboxActive())
     return EPERM;
   return next(realSpawn, "posix_spawn")(pid, path, actions, attr, argv, envp);
@@ -383,6 +438,27 @@ int statfs(const char *path, struct statfs *buf) {
   if (sandboxActive())
     return sbStatfs(path, buf);
   return static_cast<int>(syscall(SYS_statfs, path, buf));
+}
+
+// Every way out writes the collected records first. LLD leaves through
+// _Exit (sys::Process::Exit with NoCleanup), linkd's own code through _exit,
+// report_fatal_error and the archivers' errors through exit.
+void exit(int status) {
+  flushRecords(/*direct=*/true); // atexit handlers may still record
+  next(realExit, "exit")(status);
+  __builtin_unreachable();
+}
+
+void _exit(int status) {
+  flushRecords();
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+void _Exit(int status) {
+  flushRecords();
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
 }
 
 } // extern "C"

@@ -10,15 +10,18 @@
 // creation) and reports each call's path and outcome. The executable defines
 // these symbols; libLLVM's PLT binds to them before libc. Each wrapper does
 // the real work with the raw system call (or libc's own function via
-// RTLD_NEXT) and, while recording is on, writes one record to a pipe.
+// RTLD_NEXT) and, while recording is on, records it for the pipe.
 //
 // This is the one place with process-global state: a libc hook has no context
 // to carry. It is set once in the link child before LLD starts and only read
 // afterwards; the zygote and `linkd-lld link` never turn it on.
 //
-// Record format: one write(2) per record (atomic on a pipe up to PIPE_BUF, so
-// LLD's threads cannot interleave them): a kind byte, the absolute path, NUL;
-// renames carry two paths. Kinds:
+// Record format: a kind byte, the absolute path, NUL; renames carry two
+// paths. Records are collected in the child (under a lock: LLD's threads
+// record at once) and written in large pieces, each holding whole records:
+// when the buffer is full, before another program starts or the process
+// forks, and when the process exits (exit, _exit and _Exit are interposed
+// too); the daemon parses them after the child is gone. Kinds:
 //   R  opened for reading          W  opened for writing/created
 //   S  exists (stat/access/realpath)  M  does not exist (ENOENT/ENOTDIR)
 //   N  renamed: from, to           U  removed

@@ -490,7 +490,15 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
     stored = raw.size();
   } else {
     std::string compressed(ZSTD_compressBound(data.size()), '\0');
-    size_t n = ZSTD_compress(compressed.data(), compressed.size(), data.data(),
+    // One context per thread, reused: ZSTD_compress() allocates and frees
+    // a new one (its tables) on every call.
+    thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx *)> cctx(
+        ZSTD_createCCtx(), ZSTD_freeCCtx);
+    size_t n =
+        cctx ? ZSTD_compressCCtx(cctx.get(), compressed.data(),
+                                 compressed.size(), data.data(), data.size(),
+                                 cfg.compressionLevel)
+             : ZSTD_compress(compressed.data(), compressed.size(), data.data(),
                              data.size(), cfg.compressionLevel);
     if (ZSTD_isError(n))
       return false;
@@ -507,10 +515,9 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
 bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
   written = true;
   std::lock_guard lock(dbMu);
-  return SqliteStatement(db->handle(),
-                         "INSERT OR REPLACE INTO blobs(digest, size, stored, "
-                         "last_use) VALUES(?, ?, ?, ?)")
-             .bind(1, d.raw())
+  auto q = db->cached("INSERT OR REPLACE INTO blobs(digest, size, stored, "
+                      "last_use) VALUES(?, ?, ?, ?)");
+  return q->bind(1, d.raw())
              .bind(2, static_cast<int64_t>(size))
              .bind(3, static_cast<int64_t>(stored))
              .bind(4, nowSeconds())
@@ -554,16 +561,16 @@ Lookup LocalStore::getAction(std::string_view ns, const Digest &key,
   std::string checksum;
   {
     std::lock_guard lock(dbMu);
-    SqliteStatement q(db->handle(), "SELECT value, checksum FROM actions "
-                                    "WHERE ns = ? AND key = ?");
-    q.bindText(1, ns).bind(2, key.raw());
-    int rc = q.step();
+    auto q = db->cached("SELECT value, checksum FROM actions "
+                        "WHERE ns = ? AND key = ?");
+    q->bindText(1, ns).bind(2, key.raw());
+    int rc = q->step();
     if (rc == SQLITE_DONE)
       return Lookup::Miss;
     if (rc != SQLITE_ROW)
       return Lookup::Error;
-    out = q.columnBlob(0);
-    checksum = q.columnBlob(1);
+    out = q->columnBlob(0);
+    checksum = q->columnBlob(1);
   }
   if (sha256(out).raw() != checksum) {
     ++corrupt;
@@ -584,10 +591,9 @@ bool LocalStore::putAction(std::string_view ns, const Digest &key,
                            std::string_view value) {
   written = true;
   std::lock_guard lock(dbMu);
-  return SqliteStatement(db->handle(),
-                         "INSERT OR REPLACE INTO actions(ns, key, value, "
-                         "checksum, last_use) VALUES(?, ?, ?, ?, ?)")
-             .bindText(1, ns)
+  auto q = db->cached("INSERT OR REPLACE INTO actions(ns, key, value, "
+                      "checksum, last_use) VALUES(?, ?, ?, ?, ?)");
+  return q->bindText(1, ns)
              .bind(2, key.raw())
              .bind(3, value)
              .bind(4, sha256(value).raw())

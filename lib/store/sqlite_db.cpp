@@ -63,13 +63,22 @@ std::unique_ptr<SqliteDb> SqliteDb::open(const std::string &path,
   sqlite3_busy_timeout(db, 10000);
   // WAL: readers never block the writer; NORMAL sync is crash-safe in WAL
   // (a crash can lose the last transactions, never corrupt the file).
-  if (!out->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                 error))
+  if (!out->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", error))
     return nullptr;
   return out;
 }
 
-SqliteDb::~SqliteDb() { sqlite3_close(db); }
+SqliteDb::~SqliteDb() {
+  prepared.clear(); // finalized before the connection closes
+  sqlite3_close(db);
+}
+
+SqliteDb::Cached SqliteDb::cached(const char *sql) {
+  std::unique_ptr<SqliteStatement> &s = prepared[sql];
+  if (!s)
+    s = std::make_unique<SqliteStatement>(db, sql);
+  return Cached(*s);
+}
 
 bool SqliteDb::exec(const char *sql, std::string *error) {
   char *msg = nullptr;

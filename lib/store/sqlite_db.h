@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace linkd {
 
@@ -46,8 +47,28 @@ public:
   bool exec(const char *sql, std::string *error = nullptr);
   std::string lastError() const;
 
+  // A statement prepared once per connection (keyed by the address of the
+  // literal `sql`) and reset when the handle goes out of scope, so it holds
+  // no read transaction open. For the statements of every link: preparing
+  // costs more than running them. The caller holds the connection's lock
+  // for the handle's lifetime.
+  class Cached {
+  public:
+    explicit Cached(SqliteStatement &s) : s(s) {}
+    ~Cached() { s.reset(); }
+    Cached(const Cached &) = delete;
+    Cached &operator=(const Cached &) = delete;
+    SqliteStatement *operator->() { return &s; }
+    SqliteStatement &operator*() { return s; }
+
+  private:
+    SqliteStatement &s;
+  };
+  Cached cached(const char *sql);
+
 private:
   explicit SqliteDb(sqlite3 *db) : db(db) {}
+  std::unordered_map<const char *, std::unique_ptr<SqliteStatement>> prepared;
   sqlite3 *db;
 };
 
