@@ -236,6 +236,7 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   auto result = cache.cache->lookup(analysis, &why);
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
+    cache.cache->holdChecked(); // a link runs now; holding costs far less
     spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
                   analysis.key.hex(), lookupMicros, why);
     return false;
@@ -245,6 +246,7 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   if (Lookup m = cache.cache->materialize(*result, analysis, &error, &later);
       m != Lookup::Hit) {
     cache.cache->backfill(later);
+    cache.cache->holdChecked();
     if (m == Lookup::Corrupt)
       cache.stats->countCorrupt();
     spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
@@ -270,6 +272,7 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   // for a local hit: after a remote one, backfill already writes each large
   // output once more, and a shared-cache worker rarely hits it again.
   bool fromRemote = !later.empty();
+  cache.cache->holdChecked();
   cache.cache->backfill(later);
   if (!fromRemote)
     cache.cache->prepareSpares(*result);

@@ -28,6 +28,7 @@ struct InputHandles::DirEntry {
   ino_t ino = 0;
   int64_t mtimeNs = 0, ctimeNs = 0;
   mutable std::atomic<uint64_t> lastUse{0};
+  int watchableFs = -1; // the directory's file system: -1 not asked yet
   struct Held {
     int fd;
     ino_t ino;
@@ -148,6 +149,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     d.ino = dirSt.st_ino;
     d.mtimeNs = nanos(dirSt.st_mtim);
     d.ctimeNs = nanos(dirSt.st_ctim);
+    d.watchableFs = -1; // maybe another directory under the same name
   }
   d.lastUse.store(++clock, std::memory_order_relaxed);
   // The digest stands for this identity only if a change within the
@@ -184,7 +186,18 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     return;
   }
   entry.fd = fd;
-  entry.mark = watch.add(fd); // armMark() checks the identity after this
+  // Files on the directory's own file system (same device) take its answer,
+  // asked once; a file mounted over from elsewhere is asked itself.
+  bool watchable;
+  if (now_st.st_dev == dirSt.st_dev) {
+    if (d.watchableFs < 0)
+      d.watchableFs = watchableFileSystem(dirFd);
+    watchable = d.watchableFs == 1;
+  } else {
+    watchable = watchableFileSystem(fd);
+  }
+  if (watchable && watch.enabled())
+    entry.mark = watch.add(fd); // armMark() checks the identity after this
   auto added = d.files.emplace(name, entry).first;
   ++held;
   armMark(added->second, st);

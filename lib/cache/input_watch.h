@@ -52,7 +52,8 @@ public:
   bool enabled() const { return fd >= 0; }
 
   // A mark on the inode open as `fileFd` (O_PATH will do), or null when it
-  // cannot be watched (file system not on the list, out of watches, off).
+  // cannot be watched (out of watches, off). The caller has checked its
+  // file system with watchableFileSystem().
   // Read `changes` only after this returns, then verify the file by fstat:
   // a change between the caller's check and the mark is seen only there.
   Mark *add(int fileFd);

@@ -132,7 +132,8 @@ namespace {
 // directory, opened once, and held for next time.
 class DirCursor {
 public:
-  explicit DirCursor(InputHandles &handles) : handles(handles) {}
+  DirCursor(InputHandles &handles, LinkCache::PendingHolds &pending)
+      : handles(handles), pending(pending) {}
   ~DirCursor() { leave(); }
 
   void enter(std::string_view dir) {
@@ -166,8 +167,8 @@ public:
     return dirFd;
   }
 
-  // Holds `name` once the directory is left (holding takes the lock
-  // exclusively, and the fast path may be holding it shared).
+  // Holds `name` later (LinkCache::holdChecked): opening and watching it is
+  // most of what a first check of a file costs, and a hit can answer first.
   void hold(std::string_view name, const struct stat &st,
             const Digest &digest) {
     if (dirFd >= 0)
@@ -178,8 +179,10 @@ private:
   void leave() {
     entry = nullptr;
     lock = {};
-    for (const Pending &p : toHold)
-      handles.hold(path, fdSt, dirFd, p.name.c_str(), p.st, p.digest);
+    if (!toHold.empty()) {
+      pending.add({path, fdSt, dirFd, std::move(toHold)});
+      dirFd = -1; // the pending holds own it now
+    }
     toHold.clear();
     if (dirFd >= 0)
       ::close(dirFd);
@@ -188,6 +191,7 @@ private:
   }
 
   InputHandles &handles;
+  LinkCache::PendingHolds &pending;
   std::string path;
   struct stat pathSt{};
   struct stat fdSt{}; // of dirFd: what hold() records
@@ -195,12 +199,7 @@ private:
   const InputHandles::DirEntry *entry = nullptr;
   int dirFd = -1;
   bool triedOpen = false;
-  struct Pending {
-    std::string name;
-    struct stat st;
-    Digest digest;
-  };
-  std::vector<Pending> toHold;
+  std::vector<LinkCache::PendingHolds::File> toHold;
 };
 
 } // namespace
@@ -208,7 +207,7 @@ private:
 // Checks files [begin, end) of `set`; the first mismatch's reason, or "".
 std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
                                   const PathMapper &paths, int begin, int end) {
-  DirCursor dir(handles);
+  DirCursor dir(handles, pendingHolds);
   std::string local;
   for (int i = begin; i < end; ++i) {
     const auto &f = set.files(i);
@@ -305,6 +304,29 @@ LinkCache::matchingSet(const cache::v1::Manifest &manifest,
   if (why && why->empty())
     *why = "manifest has no input sets";
   return nullptr;
+}
+
+void LinkCache::PendingHolds::add(Dir d) {
+  std::lock_guard lock(mu);
+  dirs.push_back(std::move(d));
+}
+
+std::vector<LinkCache::PendingHolds::Dir> LinkCache::PendingHolds::take() {
+  std::lock_guard lock(mu);
+  return std::exchange(dirs, {});
+}
+
+LinkCache::PendingHolds::~PendingHolds() {
+  for (Dir &d : dirs)
+    ::close(d.fd);
+}
+
+void LinkCache::holdChecked() {
+  for (PendingHolds::Dir &d : pendingHolds.take()) {
+    for (const PendingHolds::File &f : d.files)
+      handles.hold(d.path, d.st, d.fd, f.name.c_str(), f.st, f.digest);
+    ::close(d.fd);
+  }
 }
 
 std::shared_ptr<const cache::v1::Manifest>

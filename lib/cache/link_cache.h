@@ -100,6 +100,9 @@ public:
   // Lets go of descriptors held on deleted inputs and on least recently
   // used directories. From the maintenance thread.
   void sweepHeldInputs() { handles.sweep(); }
+  // Holds (input_handles.h) the files the last lookups checked by path;
+  // after answering, off the hit's critical path. Any thread.
+  void holdChecked();
   size_t heldInputs() const { return handles.heldCount(); }
   size_t watchedInputs() const { return handles.watchedCount(); }
 
@@ -148,6 +151,30 @@ public:
                      const std::string &stderrData, int exitCode,
                      uint64_t linkMicros, int64_t linkStartNs);
 
+  // Files checked by path, to be held by holdChecked(), with their open
+  // directory.
+  class PendingHolds {
+  public:
+    struct File {
+      std::string name;
+      struct stat st;
+      Digest digest;
+    };
+    struct Dir {
+      std::string path;
+      struct stat st; // of fd
+      int fd;         // owned
+      std::vector<File> files;
+    };
+    ~PendingHolds();
+    void add(Dir d);
+    std::vector<Dir> take();
+
+  private:
+    std::mutex mu;
+    std::vector<Dir> dirs;
+  };
+
 private:
   bool inputsMatch(const cache::v1::InputSet &set, const PathMapper &paths,
                    std::string *why);
@@ -174,6 +201,7 @@ private:
   RemoteTiers *remote;
   SpareCopies *spares;
   InputHandles handles;
+  PendingHolds pendingHolds;
   HelperThread helper;
   std::mutex recentMu;
   std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;
