@@ -66,15 +66,14 @@ struct InputHandles::DirEntry {
 namespace {
 
 // Starts counting `h`'s events from now; the digest answers for the count
-// only if the file still has the identity `st` the digest was taken for,
-// checked after the count was read.
-void armMark(InputHandles::DirEntry::Held &h, const struct stat &st) {
+// only if the file still has the identity the digest was taken for (`h`'s,
+// recorded from the caller's stat), checked after the count was read.
+void armMark(InputHandles::DirEntry::Held &h) {
   if (!h.mark)
     return;
   h.seen = h.mark->changes.load(std::memory_order_acquire);
   struct stat now_st;
-  if (!h.known || ::fstat(h.fd, &now_st) != 0 || !h.sameIdentity(now_st) ||
-      !h.sameIdentity(st))
+  if (!h.known || ::fstat(h.fd, &now_st) != 0 || !h.sameIdentity(now_st))
     h.seen = ~uint64_t(0); // never quiet: checked by fstat until re-armed
 }
 
@@ -164,7 +163,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
       entry.fd = f->second.fd;
       entry.mark = f->second.mark;
       f->second = entry;
-      armMark(f->second, st);
+      armMark(f->second);
       return;
     }
     watch.release(f->second.mark);
@@ -200,7 +199,7 @@ void InputHandles::hold(const std::string &dir, const struct stat &dirSt,
     entry.mark = watch.add(fd); // armMark() checks the identity after this
   auto added = d.files.emplace(name, entry).first;
   ++held;
-  armMark(added->second, st);
+  armMark(added->second);
 }
 
 void InputHandles::refresh() { watch.drain(); }

@@ -455,10 +455,6 @@ void _exit(int status) {
   __builtin_unreachable();
 }
 
-void _Exit(int status) {
-  flushRecords();
-  syscall(SYS_exit_group, status);
-  __builtin_unreachable();
-}
+void _Exit(int status) { _exit(status); }
 
 } // extern "C"
