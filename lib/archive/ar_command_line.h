@@ -16,7 +16,7 @@
 // order the letters appear), then the archive name and the members, then
 // checks the combination. What llvm-ar prints when it stops (an error, with
 // the usage text or without, help, version) is described here and printed by
-// the archiver (lib/archive/archiver_main.cpp).
+// the archiver (daemon/linkd-lld/archiver_main.cpp).
 //
 // llvm-ranlib reads flags (-D, -U, -h, -V, -X) and archive names, with no
 // response files. (Later LLVMs accept GNU's -t; 19 rejects it.)

@@ -1,5 +1,5 @@
 // What a link touched, reduced from the child's access records
-// (lib/link/access_recorder.h) to the sets the cache needs.
+// (daemon/linkd-lld/access_recorder.h) to the sets the cache needs.
 //
 // Rules: a path the link wrote, renamed or removed at any point is an output
 // or scratch, never an input or probe (LLD writes `out.tmpXXXX` and renames it

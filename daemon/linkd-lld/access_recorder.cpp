@@ -1,0 +1,460 @@
+#include "daemon/linkd-lld/access_recorder.h"
+
+#include "daemon/linkd-lld/sandbox_child.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Process-global by necessity (see the header).
+int gRecordFd = -1;
+// Records wait here and go out in large writes: one write per record woke
+// the daemon's pump thread for each (51 for a small C program), a context
+// switch apiece. Flushed when full, before the process starts another
+// program or forks, and on every way out (exit, _exit, _Exit); a link that
+// dies of a signal loses the tail, and such a link is never stored.
+std::mutex gBufMu;
+char gBuf[1 << 16];
+size_t gBufLen = 0;
+bool gUnbuffered = false; // after exit() began: atexit handlers write directly
+char gCwd[PATH_MAX];
+size_t gCwdLen = 0;
+
+using RealpathFn = char *(*)(const char *, char *);
+using OpendirFn = DIR *(*)(const char *);
+using ExecveFn = int (*)(const char *, char *const[], char *const[]);
+using ExecvFn = int (*)(const char *, char *const[]);
+using ForkFn = pid_t (*)();
+using SpawnFn = int (*)(pid_t *, const char *,
+                        const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[],
+                        char *const[]);
+using ChdirFn = int (*)(const char *);
+using GetcwdFn = char *(*)(char *, size_t);
+using ExitFn = void (*)(int);
+
+RealpathFn realRealpath = nullptr;
+OpendirFn realOpendir = nullptr;
+ExecveFn realExecve = nullptr;
+ExecvFn realExecv = nullptr;
+ForkFn realFork = nullptr;
+SpawnFn realSpawn = nullptr;
+ChdirFn realChdir = nullptr;
+GetcwdFn realGetcwd = nullptr;
+ExitFn realExit = nullptr;
+
+template <typename Fn> Fn next(Fn &slot, const char *name) {
+  if (!slot)
+    slot = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  return slot;
+}
+
+bool recording() { return gRecordFd >= 0; }
+
+void writeRecords(const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(gRecordFd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return; // the daemon went away; the link is not stored then
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// kind, absolute path(s), NUL after each path; into the buffer whole.
+void record(char kind, const char *path, const char *path2 = nullptr) {
+  char buf[4096];
+  size_t n = 0;
+  auto put = [&](const char *p) {
+    if (!p)
+      return true;
+    size_t len = std::strlen(p);
+    bool relative = p[0] != '/';
+    size_t need = (relative ? gCwdLen + 1 : 0) + len + 1;
+    if (n + need > sizeof(buf))
+      return false;
+    if (relative) {
+      std::memcpy(buf + n, gCwd, gCwdLen);
+      n += gCwdLen;
+      buf[n++] = '/';
+    }
+    std::memcpy(buf + n, p, len);
+    n += len;
+    buf[n++] = '\0';
+    return true;
+  };
+  buf[n++] = kind;
+  if (!put(path) || !put(path2)) {
+    buf[0] = 'E';
+    n = 1;
+    buf[n++] = '\0';
+  }
+  int saved = errno;
+  {
+    std::lock_guard lock(gBufMu);
+    if (gUnbuffered) {
+      writeRecords(buf, n);
+    } else {
+      if (gBufLen + n > sizeof(gBuf)) {
+        writeRecords(gBuf, gBufLen);
+        gBufLen = 0;
+      }
+      std::memcpy(gBuf + gBufLen, buf, n);
+      gBufLen += n;
+    }
+  }
+  errno = saved;
+}
+
+// Writes out what record() collected. `direct`: later records are written
+// one by one (the process is on its way out).
+void flushRecords(bool direct = false) {
+  if (!recording())
+    return;
+  int saved = errno;
+  std::lock_guard lock(gBufMu);
+  writeRecords(gBuf, gBufLen);
+  gBufLen = 0;
+  gUnbuffered = gUnbuffered || direct;
+  errno = saved;
+}
+
+void recordExistence(const char *path, long rc) {
+  if (rc == 0)
+    record('S', path);
+  else if (errno == ENOENT || errno == ENOTDIR)
+    record('M', path);
+  else
+    record('E', path);
+}
+
+using namespace linkd::sandbox;
+
+long doStat(const char *path, struct stat *st, int flags) {
+  // In the sandbox symbolic links were followed by the client's kernel.
+  if (sandboxActive())
+    return sbStat(path, st);
+  return syscall(SYS_newfstatat, AT_FDCWD, path, st, flags);
+}
+
+// Link-time rewriting: reads of these files open the rewritten copy.
+struct Redirect {
+  dev_t dev;
+  ino_t ino;
+  std::string target;
+};
+std::vector<Redirect> gRedirects;
+
+const char *redirected(const char *path, int flags) {
+  if (gRedirects.empty() || (flags & O_ACCMODE) != O_RDONLY ||
+      (flags & (O_CREAT | O_TRUNC)))
+    return path;
+  struct stat st;
+  int saved = errno;
+  bool found = doStat(path, &st, 0) == 0;
+  errno = saved;
+  if (found)
+    for (const Redirect &r : gRedirects)
+      if (r.dev == st.st_dev && r.ino == st.st_ino)
+        return r.target.c_str();
+  return path;
+}
+
+int doOpen(const char *path, int flags, mode_t mode) {
+  // Never both: the farm does not take link-time rewriting.
+  int fd =
+      sandboxActive()
+          ? sbOpen(path, flags, mode)
+          : static_cast<int>(syscall(SYS_openat, AT_FDCWD,
+                                     redirected(path, flags), flags, mode));
+  if (!recording())
+    return fd;
+  bool writes =
+      (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  if (fd >= 0)
+    record(writes ? 'W' : 'R', path);
+  else if (!writes && (errno == ENOENT || errno == ENOTDIR))
+    record('M', path);
+  else
+    record('E', path);
+  return fd;
+}
+
+mode_t modeArg(int flags, va_list ap) {
+  return (flags & (O_CREAT | O_TMPFILE)) ? static_cast<mode_t>(va_arg(ap, int))
+                                         : 0;
+}
+
+} // namespace
+
+namespace linkd {
+
+void prepareAccessRecording() {
+  next(realRealpath, "realpath");
+  next(realOpendir, "opendir");
+  next(realExecve, "execve");
+  next(realExecv, "execv");
+  next(realFork, "fork");
+  next(realSpawn, "posix_spawn");
+  next(realChdir, "chdir");
+  next(realGetcwd, "getcwd");
+  next(realExit, "exit");
+}
+
+std::string redirectReads(const std::string &original,
+                          const std::string &target) {
+  struct stat st;
+  if (doStat(original.c_str(), &st, 0) != 0)
+    return original + ": " + std::strerror(errno);
+  gRedirects.push_back({st.st_dev, st.st_ino, target});
+  return {};
+}
+
+void startAccessRecording(int fd, const std::string &cwd) {
+  prepareAccessRecording();
+  gCwdLen = std::min(cwd.size(), sizeof(gCwd) - 1);
+  std::memcpy(gCwd, cwd.data(), gCwdLen);
+  gCwd[gCwdLen] = '\0';
+  gRecordFd = fd;
+}
+
+} // namespace linkd
+
+// The interposed libc entry points. `extern "C"` definitions in the
+// executable take precedence over libc's for every shared library.
+extern "C" {
+
+int open(const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = modeArg(flags, ap);
+  va_end(ap);
+  return doOpen(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = modeArg(flags, ap);
+  va_end(ap);
+  return doOpen(path, flags, mode);
+}
+
+int __open_2(const char *path, int flags) { return doOpen(path, flags, 0); }
+int __open64_2(const char *path, int flags) { return doOpen(path, flags, 0); }
+
+int stat(const char *path, struct stat *st) {
+  long rc = doStat(path, st, 0);
+  if (recording())
+    recordExistence(path, rc);
+  return static_cast<int>(rc);
+}
+
+int stat64(const char *path, struct stat64 *st) {
+  return stat(path, reinterpret_cast<struct stat *>(st));
+}
+
+int lstat(const char *path, struct stat *st) {
+  long rc = doStat(path, st, AT_SYMLINK_NOFOLLOW);
+  if (recording())
+    recordExistence(path, rc);
+  return static_cast<int>(rc);
+}
+
+int lstat64(const char *path, struct stat64 *st) {
+  return lstat(path, reinterpret_cast<struct stat *>(st));
+}
+
+int access(const char *path, int mode) {
+  long rc = sandboxActive() ? sbAccess(path, mode)
+                            : syscall(SYS_faccessat, AT_FDCWD, path, mode);
+  if (recording()) {
+    if (rc == 0 || errno == ENOENT || errno == ENOTDIR)
+      recordExistence(path, rc);
+    else
+      record('S', path); // exists, but not with that access: an input fact
+  }
+  return static_cast<int>(rc);
+}
+
+char *realpath(const char *path, char *resolved) {
+  char *r = sandboxActive() ? sbRealpath(path, resolved)
+                            : next(realRealpath, "realpath")(path, resolved);
+  if (recording())
+    recordExistence(path, r ? 0 : -1);
+  return r;
+}
+
+ssize_t readlink(const char *path, char *buf, size_t size) {
+  long rc = sandboxActive()
+                ? sbReadlink(path, buf, size)
+                : syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
+  if (recording())
+    recordExistence(path, rc >= 0 || errno == EINVAL ? 0 : -1);
+  return rc;
+}
+
+DIR *opendir(const char *path) {
+  DIR *d = nullptr;
+  if (sandboxActive())
+    sbRefuse(EACCES); // no listing of the client's directories
+  else
+    d = next(realOpendir, "opendir")(path);
+  if (recording())
+    record('L', path);
+  return d;
+}
+
+int rename(const char *from, const char *to) {
+  long rc = sandboxActive()
+                ? sbRename(from, to)
+                : syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
+  if (recording() && rc == 0)
+    record('N', from, to);
+  return static_cast<int>(rc);
+}
+
+int unlink(const char *path) {
+  long rc = sandboxActive() ? sbUnlink(path)
+                            : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+  if (recording() && rc == 0)
+    record('U', path);
+  return static_cast<int>(rc);
+}
+
+int remove(const char *path) {
+  long rc = sandboxActive() ? sbUnlink(path)
+                            : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+  if (rc != 0 && !sandboxActive() && (errno == EISDIR || errno == EPERM))
+    rc = syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
+  if (recording() && rc == 0)
+    record('U', path);
+  return static_cast<int>(rc);
+}
+
+int mkdir(const char *path, mode_t mode) {
+  long rc = sandboxActive() ? sbRefuse(EROFS)
+                            : syscall(SYS_mkdirat, AT_FDCWD, path, mode);
+  if (recording() && (rc == 0 || sandboxActive()))
+    record('D', path);
+  return static_cast<int>(rc);
+}
+
+int link(const char *from, const char *to) {
+  long rc = sandboxActive()
+                ? sbRefuse(EROFS)
+                : syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
+  if (recording() && (rc == 0 || sandboxActive()))
+    record('X', to); // a hard link is an output we cannot replay
+  return static_cast<int>(rc);
+}
+
+int symlink(const char *target, const char *path) {
+  long rc = sandboxActive() ? sbRefuse(EROFS)
+                            : syscall(SYS_symlinkat, target, AT_FDCWD, path);
+  if (recording() && (rc == 0 || sandboxActive()))
+    record('X', path);
+  return static_cast<int>(rc);
+}
+
+int chdir(const char *path) {
+  if (recording())
+    record('C', path);
+  if (sandboxActive())
+    return sbRefuse(EACCES);
+  return next(realChdir, "chdir")(path);
+}
+
+int execve(const char *path, char *const argv[], char *const envp[]) {
+  if (recording())
+    record('X', path);
+  flushRecords();
+  if (sandboxActive())
+    return sbRefuse(EPERM);
+  return next(realExecve, "execve")(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[]) {
+  if (recording())
+    record('X', path);
+  flushRecords();
+  if (sandboxActive())
+    return sbRefuse(EPERM);
+  return next(realExecv, "execv")(path, argv);
+}
+
+pid_t fork() {
+  if (recording())
+    record('X', "fork");
+  flushRecords(); // or the child would write the parent's records again
+  if (sandboxActive())
+    return sbRefuse(EPERM);
+  return next(realFork, "fork")();
+}
+
+int posix_spawn(pid_t *pid, const char *path,
+                const posix_spawn_file_actions_t *actions,
+                const posix_spawnattr_t *attr, char *const argv[],
+                char *const envp[]) {
+  if (recording())
+    record('X', path);
+  flushRecords();
+  if (sandboxActive())
+    return EPERM;
+  return next(realSpawn, "posix_spawn")(pid, path, actions, attr, argv, envp);
+}
+
+// Only the sandbox changes these three; elsewhere they are libc's.
+char *getcwd(char *buf, size_t size) {
+  if (sandboxActive())
+    return sbGetcwd(buf, size);
+  return next(realGetcwd, "getcwd")(buf, size);
+}
+
+int chmod(const char *path, mode_t mode) {
+  if (sandboxActive())
+    return sbChmod(path, mode);
+  return static_cast<int>(syscall(SYS_fchmodat, AT_FDCWD, path, mode));
+}
+
+int statfs(const char *path, struct statfs *buf) {
+  if (sandboxActive())
+    return sbStatfs(path, buf);
+  return static_cast<int>(syscall(SYS_statfs, path, buf));
+}
+
+// Every way out writes the collected records first. LLD leaves through
+// _Exit (sys::Process::Exit with NoCleanup), linkd's own code through _exit,
+// report_fatal_error and the archivers' errors through exit.
+void exit(int status) {
+  flushRecords(/*direct=*/true); // atexit handlers may still record
+  next(realExit, "exit")(status);
+  __builtin_unreachable();
+}
+
+void _exit(int status) {
+  flushRecords();
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+void _Exit(int status) { _exit(status); }
+
+} // extern "C"

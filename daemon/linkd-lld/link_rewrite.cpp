@@ -1,0 +1,127 @@
+// Compiled without exceptions (it includes LLVM headers).
+#include "daemon/linkd-lld/link_rewrite.h"
+
+#include "child/rewrite_plan.h"
+#include "daemon/linkd-lld/access_recorder.h"
+#include "rewrite/rewrite.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace linkd {
+namespace {
+
+rewrite::Scope scopeOf(v1::RewritePlan::Scope s) {
+  switch (s) {
+  case v1::RewritePlan::SCOPE_RUNTIME:
+    return rewrite::Scope::Runtime;
+  case v1::RewritePlan::SCOPE_KERNEL:
+    return rewrite::Scope::Kernel;
+  default:
+    return rewrite::Scope::Other;
+  }
+}
+
+bool writeAll(int fd, const std::string &data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Where the rewritten bytes go: the plan's directory (the daemon stores
+// them from there), or an anonymous memory file for a local link.
+std::string place(const v1::RewritePlan &plan, int index,
+                  const std::string &contents, std::string *error) {
+  std::string path;
+  int fd;
+  if (!plan.dir().empty()) {
+    path = rewrittenPath(plan.dir(), index);
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  } else {
+    // Not CLOEXEC-sensitive: nothing is exec'd; kept open for LLD's reads.
+    fd = memfd_create("linkd-rewritten", 0);
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  if (fd < 0 || !writeAll(fd, contents)) {
+    *error = plan.inputs(index).path() +
+             ": cannot keep the rewritten copy: " + std::strerror(errno);
+    return {};
+  }
+  if (!plan.dir().empty())
+    ::close(fd);
+  return path;
+}
+
+// Rewrites what the plan does not have yet; reads (and scans) every input.
+std::string rewriteMissing(const v1::RewritePlan &plan,
+                           std::vector<std::string> &targets) {
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+  std::vector<rewrite::RewriteInput> inputs;
+  for (const auto &in : plan.inputs()) {
+    auto buf = llvm::MemoryBuffer::getFile(in.path(), /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!buf)
+      return in.path() + ": " + buf.getError().message();
+    inputs.push_back({scopeOf(in.scope()), (*buf)->getMemBufferRef()});
+    buffers.push_back(std::move(*buf));
+  }
+  // Inputs the daemon took from the cache are only scanned (the table
+  // spans the runtime set), not rewritten again.
+  std::vector<bool> wanted;
+  for (int i = 0; i < plan.inputs_size(); ++i)
+    wanted.push_back(plan.dir().empty() || !plan.inputs(i).cached());
+  auto result = rewrite::rewrite(specFromPlan(plan), inputs, wanted);
+  if (!result)
+    return llvm::toString(result.takeError());
+  for (size_t i = 0; i < result->outputs.size(); ++i) {
+    if (!wanted[i])
+      continue; // already at targets[i]
+    const auto &files = result->outputs[i].files;
+    if (files.size() != 1)
+      return plan.inputs(static_cast<int>(i)).path() +
+             ": a thin archive cannot be rewritten at link time (its members "
+             "live in other files); rewrite it with `linkd rewrite` first";
+    std::string error;
+    targets[i] = place(plan, static_cast<int>(i), files[0].contents, &error);
+    if (!error.empty())
+      return error;
+  }
+  return {};
+}
+
+} // namespace
+
+std::string applyRewritePlan(const v1::RewritePlan &plan) {
+  std::vector<std::string> targets(static_cast<size_t>(plan.inputs_size()));
+  bool allCached = !plan.dir().empty();
+  for (int i = 0; i < plan.inputs_size(); ++i) {
+    allCached = allCached && plan.inputs(i).cached();
+    if (!plan.dir().empty())
+      targets[i] = rewrittenPath(plan.dir(), i);
+  }
+  if (!allCached)
+    if (std::string err = rewriteMissing(plan, targets); !err.empty())
+      return err;
+  for (int i = 0; i < plan.inputs_size(); ++i)
+    if (std::string err = redirectReads(plan.inputs(i).path(), targets[i]);
+        !err.empty())
+      return err;
+  return {};
+}
+
+} // namespace linkd

@@ -1,0 +1,33 @@
+// Runs one LLD link in the current process, exactly as the stock `ld.lld`,
+// `lld-link`, `ld64.lld` or `wasm-ld` executable would: same driver entry
+// (lld::unsafeLldMain with exitEarly), same streams (file descriptors 1 and 2),
+// same program name in diagnostics. It never returns: LLD exits the process
+// with its status, skipping destructors as the stock tool does.
+//
+// Callers are a forked link child (daemon/linkd-lld/zygote.cpp) and `linkd link`, the
+// one-shot fallback. LLD keeps process-global state and may call fatal(), so
+// this must never run in a process that has anything else to do.
+#pragma once
+
+#include "link/flavor.h"
+
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+struct LldInvocation {
+  Flavor flavor = Flavor::Unspecified;
+  // argv as the user invoked the linker, argv[0] included.
+  std::vector<std::string> argv;
+  // Treat stderr as a colour terminal even if fd 2 is a pipe (the client's
+  // stderr is one): LLD then colours diagnostics as it would for the user.
+  bool stderrIsColorTty = false;
+};
+
+[[noreturn]] void runLldAndExit(const LldInvocation &inv);
+
+// LLD's version line, e.g. "Debian LLD 19.1.7 (compatible with GNU linkers)".
+std::string lldVersionString();
+
+} // namespace linkd

@@ -1,0 +1,124 @@
+// linkd-lld: the only linkd binary that contains LLD. It is
+//   * the link zygote (`__zygote FD`), exec'd by the daemon, and
+//   * the one-shot local link or archive command (`link --flavor F
+//     [--argv0 NAME] -- ARGS`, F also ar, ranlib or lib), which the client
+//     execs when it cannot use the daemon, and
+//   * the rewriter (`rewrite ...`, daemon/linkd-lld/rewrite_command.cpp).
+// Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
+// stays small (idle RSS) and cannot be disturbed by anything LLD does.
+#include "daemon/linkd-lld/archiver_main.h"
+#include "daemon/linkd-lld/link_rewrite.h"
+#include "daemon/linkd-lld/rewrite_command.h"
+#include "child/rewrite_plan.h"
+#include "daemon/linkd-lld/zygote.h"
+#include "link/flavor.h"
+#include "daemon/linkd-lld/lld_entry.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Signals.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+namespace {
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr,
+               "linkd-lld: %s\nusage: linkd-lld link --flavor "
+               "elf|coff|macho|wasm|ar|ranlib|lib [--argv0 NAME] "
+               "[--rewrite-spec F] -- "
+               "ARGS...\n"
+               "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n",
+               msg.c_str());
+  return 2;
+}
+
+// The fallback's link-time rewriting: no daemon, no cache, rewritten inputs
+// in memory.
+std::string rewriteLocally(const std::string &specPath) {
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd)))
+    return "cannot get the working directory";
+  std::string error;
+  auto spec = linkd::rewrite::loadLinkRewriteSpec(specPath, cwd, &error);
+  if (!spec)
+    return error;
+  return linkd::applyRewritePlan(linkd::planFromSpec(*spec));
+}
+
+int cmdLink(int argc, char **argv) {
+  linkd::LldInvocation inv;
+  std::string argv0, rewriteSpec;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc)
+      return usageError("missing value for " + std::string(a));
+    if (a == "--flavor") {
+      auto f = linkd::flavorFromName(argv[++i]);
+      if (!f)
+        return usageError("unknown flavor " + std::string(argv[i]));
+      inv.flavor = *f;
+    } else if (a == "--argv0") {
+      argv0 = argv[++i];
+    } else if (a == "--rewrite-spec") {
+      rewriteSpec = argv[++i];
+    } else {
+      return usageError("bad link option " + std::string(a));
+    }
+  }
+  if (inv.flavor == linkd::Flavor::Unspecified)
+    return usageError("link needs --flavor");
+  // Without --argv0, diagnostics carry the stock tool's name.
+  inv.argv.push_back(
+      argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
+  for (; i < argc; ++i)
+    inv.argv.push_back(argv[i]);
+  // As InitLLVM in the stock tools: a write to a closed pipe exits with
+  // EX_IOERR (74) instead of dying of SIGPIPE.
+  llvm::sys::SetOneShotPipeSignalFunction(
+      llvm::sys::DefaultOneShotPipeSignalHandler);
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  if (!rewriteSpec.empty())
+    if (std::string err = rewriteLocally(rewriteSpec); !err.empty()) {
+      std::fprintf(stderr, "linkd: error: link-time rewriting: %s\n",
+                   err.c_str());
+      return 1;
+    }
+  if (linkd::isArchiver(inv.flavor)) {
+    linkd::archive::ArchiverInvocation archiver;
+    archiver.flavor = inv.flavor;
+    archiver.argv = std::move(inv.argv);
+    linkd::archive::runArchiverAndExit(archiver);
+  }
+  linkd::runLldAndExit(inv);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string_view cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "__zygote" && argc == 3) {
+    llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+    return linkd::runZygote(std::atoi(argv[2]));
+  }
+  if (cmd == "link")
+    return cmdLink(argc, argv);
+  if (cmd == "rewrite")
+    return linkd::cmdRewrite(argc, argv);
+  if (cmd == "version" || cmd == "--version") {
+    std::printf("%s\n", linkd::lldVersionString().c_str());
+    return 0;
+  }
+  return usageError(cmd.empty() ? "missing command"
+                                : "unknown command " + std::string(cmd));
+}

@@ -1,0 +1,309 @@
+#include "daemon/linkd/control.h"
+
+#include "cache/cache_stats.h"
+#include "config/config.h"
+#include "config/env_flag.h"
+#include "config/runtime_paths.h"
+#include "linkd/v1/linkd.grpc.pb.h"
+#include "store/local_store.h"
+
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <sys/stat.h>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+std::unique_ptr<v1::Linkd::Stub> connect(const RuntimePaths &paths) {
+  auto channel = grpc::CreateChannel("unix:" + paths.socketPath,
+                                     grpc::InsecureChannelCredentials());
+  return v1::Linkd::NewStub(channel);
+}
+
+bool socketAnswers(const std::string &path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bool ok =
+      ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct LocalCache {
+  Config settings;
+  std::unique_ptr<LocalStore> store;
+  std::unique_ptr<CacheStats> stats;
+};
+
+// The cache directory opened directly, for when no daemon runs.
+std::optional<LocalCache> openLocalCache() {
+  LocalCache c;
+  c.settings = loadConfig();
+  StoreConfig sc;
+  sc.root = c.settings.cacheDir;
+  sc.maxBytes = c.settings.maxSize;
+  std::string err;
+  c.store = LocalStore::open(sc, &err);
+  if (!c.store) {
+    std::fprintf(stderr, "linkd: cannot open the cache: %s\n", err.c_str());
+    return std::nullopt;
+  }
+  c.stats = std::make_unique<CacheStats>(sc.root + "/stats");
+  c.stats->load();
+  return c;
+}
+
+} // namespace
+
+std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
+  if (envFlag("LINKD_DISABLE"))
+    return std::nullopt;
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath))
+    return std::nullopt;
+  v1::LinkRequest req;
+  req.set_protocol_version(1);
+  req.set_flavor(v1::FLAVOR_REWRITE);
+  for (int i = 0; i < argc; ++i)
+    req.add_argv(argv[i]);
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd)))
+    return std::nullopt;
+  req.set_cwd(cwd);
+  mode_t mask = umask(0);
+  umask(mask);
+  req.set_umask(mask);
+  req.set_no_cache(envFlag("LINKD_NOCACHE"));
+  req.set_client_version(LINKD_VERSION);
+  grpc::ClientContext ctx;
+  auto stub = connect(paths); // outlives the call
+  auto stream = stub->Rewrite(&ctx, req);
+  v1::LinkReply reply;
+  bool wroteOutput = false;
+  std::optional<int> status;
+  while (stream->Read(&reply)) {
+    if (reply.has_output()) {
+      const std::string &d = reply.output().data();
+      int fd = reply.output().stream() == v1::OutputChunk::STREAM_STDOUT
+                   ? STDOUT_FILENO
+                   : STDERR_FILENO;
+      (void)!write(fd, d.data(), d.size());
+      wroteOutput = true;
+    } else if (reply.has_done()) {
+      const v1::LinkDone &done = reply.done();
+      if (!done.internal_error().empty())
+        break;
+      status = done.term_signal() ? 128 + done.term_signal() : done.exit_code();
+    }
+  }
+  grpc::Status st = stream->Finish();
+  if (status)
+    return status;
+  if (wroteOutput) { // it ran partly: running it again would repeat output
+    std::fprintf(stderr, "linkd: error: the daemon failed: %s\n",
+                 st.error_message().c_str());
+    return 1;
+  }
+  return std::nullopt; // run it locally
+}
+
+int printStats(bool json, bool zero) {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (socketAnswers(paths.socketPath)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    v1::StatsRequest req;
+    req.set_zero(zero);
+    v1::StatsReply reply;
+    grpc::Status st = connect(paths)->Stats(&ctx, req, &reply);
+    if (!st.ok()) {
+      std::fprintf(stderr, "linkd: stats failed: %s\n",
+                   st.error_message().c_str());
+      return 2;
+    }
+    std::fputs((json ? reply.json() + "\n" : reply.text()).c_str(), stdout);
+    return 0;
+  }
+  auto c = openLocalCache();
+  if (!c)
+    return 2;
+  StoreUsage usage = c->store->usage();
+  std::string out = json ? c->stats->json(usage, c->settings.maxSize) + "\n"
+                         : c->stats->text(usage, c->settings.maxSize);
+  std::fputs(out.c_str(), stdout);
+  if (zero)
+    c->stats->zero();
+  return 0;
+}
+
+int cacheControl(const std::string &op) {
+  v1::CacheControlRequest req;
+  if (op == "clear")
+    req.set_op(v1::CacheControlRequest::OP_CLEAR);
+  else if (op == "trim")
+    req.set_op(v1::CacheControlRequest::OP_TRIM);
+  else {
+    std::fprintf(stderr, "linkd: unknown cache command '%s' (clear, trim)\n",
+                 op.c_str());
+    return 2;
+  }
+  RuntimePaths paths = resolveRuntimePaths();
+  if (socketAnswers(paths.socketPath)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(600));
+    v1::CacheControlReply reply;
+    grpc::Status st = connect(paths)->CacheControl(&ctx, req, &reply);
+    if (!st.ok()) {
+      std::fprintf(stderr, "linkd: cache %s failed: %s\n", op.c_str(),
+                   st.error_message().c_str());
+      return 2;
+    }
+    std::printf("%s\n", reply.message().c_str());
+    return 0;
+  }
+  auto c = openLocalCache();
+  if (!c)
+    return 2;
+  if (op == "clear") {
+    uint64_t n = c->store->usage().entries;
+    if (!c->store->clear())
+      return 2;
+    std::printf("removed %llu entries\n", static_cast<unsigned long long>(n));
+  } else {
+    std::printf("removed %llu entries\n",
+                static_cast<unsigned long long>(c->store->trim()));
+  }
+  return 0;
+}
+
+int printStatus(bool json) {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath)) {
+    if (json)
+      std::printf("{\"running\": false, \"socket\": %s}\n",
+                  jsonString(paths.socketPath).c_str());
+    else
+      std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
+    return 1;
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoReply info;
+  grpc::Status st = connect(paths)->Info(&ctx, v1::InfoRequest(), &info);
+  if (!st.ok()) {
+    std::fprintf(stderr, "linkd: status failed: %s\n",
+                 st.error_message().c_str());
+    return 2;
+  }
+  if (json) {
+    std::printf(
+        "{\"running\": true, \"version\": %s, \"lld_version\": %s, "
+        "\"pid\": %lld, \"zygote_pid\": %lld, \"uptime_seconds\": %llu, "
+        "\"jobs\": %u, \"active_links\": %u, \"queued_links\": %u, "
+        "\"links_total\": %llu, \"links_failed\": %llu, "
+        "\"links_crashed\": %llu, \"idle_timeout_seconds\": %llu, "
+        "\"socket\": %s, \"log\": %s}\n",
+        jsonString(info.version()).c_str(),
+        jsonString(info.lld_version()).c_str(),
+        static_cast<long long>(info.pid()),
+        static_cast<long long>(info.zygote_pid()),
+        static_cast<unsigned long long>(info.uptime_seconds()), info.jobs(),
+        info.active_links(), info.queued_links(),
+        static_cast<unsigned long long>(info.links_total()),
+        static_cast<unsigned long long>(info.links_failed()),
+        static_cast<unsigned long long>(info.links_crashed()),
+        static_cast<unsigned long long>(info.idle_timeout_seconds()),
+        jsonString(info.socket_path()).c_str(),
+        jsonString(info.log_path()).c_str());
+    return 0;
+  }
+  std::printf("linkd %s (%s)\n", info.version().c_str(),
+              info.lld_version().c_str());
+  std::printf("  pid            %lld (zygote %lld)\n",
+              static_cast<long long>(info.pid()),
+              static_cast<long long>(info.zygote_pid()));
+  std::printf("  socket         %s\n", info.socket_path().c_str());
+  std::printf("  log            %s\n", info.log_path().c_str());
+  std::printf("  uptime         %llu s\n",
+              static_cast<unsigned long long>(info.uptime_seconds()));
+  std::printf("  jobs           %u (active %u, queued %u)\n", info.jobs(),
+              info.active_links(), info.queued_links());
+  std::printf("  links          %llu (failed %llu, crashed %llu)\n",
+              static_cast<unsigned long long>(info.links_total()),
+              static_cast<unsigned long long>(info.links_failed()),
+              static_cast<unsigned long long>(info.links_crashed()));
+  if (info.idle_timeout_seconds())
+    std::printf("  idle timeout   %llu s\n",
+                static_cast<unsigned long long>(info.idle_timeout_seconds()));
+  else
+    std::printf("  idle timeout   never\n");
+  return 0;
+}
+
+int stopDaemon() {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (!socketAnswers(paths.socketPath)) {
+    std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
+    return 0;
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ShutdownReply reply;
+  grpc::Status st =
+      connect(paths)->Shutdown(&ctx, v1::ShutdownRequest(), &reply);
+  // The daemon may close the connection before its reply gets out: that is
+  // the stop we asked for. Either way, success is the daemon's lock freed.
+  if (!st.ok() && st.error_code() != grpc::StatusCode::CANCELLED &&
+      st.error_code() != grpc::StatusCode::UNAVAILABLE) {
+    std::fprintf(stderr, "linkd: stop failed: %s\n",
+                 st.error_message().c_str());
+    return 2;
+  }
+  // The daemon holds its lock until running links have finished and it is
+  // about to exit; wait for that (its own shutdown deadline is 30 s).
+  for (int i = 0; i < 400; ++i) {
+    int fd = open(paths.daemonLock.c_str(), O_RDONLY | O_CLOEXEC);
+    bool free = fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (fd >= 0)
+      close(fd);
+    if (free)
+      return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "linkd: the daemon did not stop within 40 s\n");
+  return 2;
+}
+
+} // namespace linkd

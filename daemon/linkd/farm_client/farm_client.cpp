@@ -1,0 +1,655 @@
+#include "daemon/linkd/farm_client/farm_client.h"
+
+#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/farm_client/output_writer.h"
+#include "store/local_store.h"
+
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace linkd {
+
+using Clock = std::chrono::steady_clock;
+
+std::map<std::string, uint64_t> FarmCounters::snapshot() const {
+  return {{"farm_offloaded", offloaded.load()},
+          {"farm_fallbacks", fallbacks.load()},
+          {"farm_not_offloadable", notOffloadable.load()},
+          {"farm_bytes_up", bytesUp.load()},
+          {"farm_bytes_down", bytesDown.load()},
+          {"farm_blobs_uploaded", blobsUploaded.load()},
+          {"farm_blobs_skipped", blobsSkipped.load()},
+          {"farm_remote_link_micros", remoteLinkMicros.load()},
+          {"farm_round_trips", roundTrips.load()},
+          {"farm_retries", retries.load()}};
+}
+
+void FarmCounters::zero() {
+  for (auto *c : {&offloaded, &fallbacks, &notOffloadable, &bytesUp, &bytesDown,
+                  &blobsUploaded, &blobsSkipped, &remoteLinkMicros, &roundTrips,
+                  &retries})
+    c->store(0);
+}
+
+namespace {
+
+std::optional<std::string> slurp(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  return s.substr(b);
+}
+
+// An output being received: a temp file beside its destination.
+struct Incoming {
+  std::string path, tmp;
+  int fd = -1;
+  uint32_t mode = 0;
+  uint64_t size = 0, written = 0;
+  Digest digest;
+  bool digestLater = false; // it comes with the last chunk
+  // Writes and hashes beside the stream: the digest verifies what the node
+  // sent and is the one the local store files the output under.
+  std::unique_ptr<OutputWriter> writer;
+  bool complete = false;
+};
+
+void discard(std::vector<Incoming> &files) {
+  for (Incoming &f : files) {
+    if (f.writer) {
+      Digest unused;
+      f.writer->finish(unused); // before the descriptor goes
+      f.writer.reset();
+    }
+    if (f.fd >= 0) {
+      close(f.fd);
+      unlink(f.tmp.c_str());
+    }
+    f.fd = -1;
+  }
+}
+
+// Where an offloaded link's time went on this side (the debug log; the
+// breakdown in docs/design.md was taken from it).
+struct Phases {
+  Clock::time_point begin = Clock::now(), described, lastBlob, firstOutput,
+                    done;
+  static double ms(Clock::time_point from, Clock::time_point to) {
+    if (from == Clock::time_point() || to == Clock::time_point())
+      return 0;
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  }
+  void log(size_t outputs) const {
+    Clock::time_point uploaded = std::max(described, lastBlob);
+    spdlog::debug("farm: phases facts_ms={:.1f} upload_ms={:.1f} "
+                  "link_wait_ms={:.1f} outputs_ms={:.1f} finish_ms={:.1f} "
+                  "outputs={}",
+                  ms(begin, described), ms(described, lastBlob),
+                  ms(uploaded, firstOutput), ms(firstOutput, done),
+                  ms(done, Clock::now()), outputs);
+  }
+};
+
+// Every address of the target is on this machine: compressing uploads would
+// only cost time.
+bool targetIsLoopback(std::string t) {
+  for (const char *scheme : {"ipv4:", "ipv6:", "dns:///", "dns:"})
+    if (t.starts_with(scheme)) {
+      t = t.substr(std::strlen(scheme));
+      break;
+    }
+  size_t pos = 0;
+  while (pos <= t.size()) {
+    size_t comma = t.find(',', pos);
+    std::string a = t.substr(pos, comma == std::string::npos ? std::string::npos
+                                                             : comma - pos);
+    if (!(a.starts_with("127.") || a.starts_with("[::1]") ||
+          a.starts_with("localhost:")))
+      return false;
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+std::string statusName(grpc::StatusCode c) {
+  switch (c) {
+  case grpc::StatusCode::UNAUTHENTICATED:
+    return "UNAUTHENTICATED";
+  case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    return "RESOURCE_EXHAUSTED";
+  case grpc::StatusCode::INVALID_ARGUMENT:
+    return "INVALID_ARGUMENT";
+  case grpc::StatusCode::UNAVAILABLE:
+    return "UNAVAILABLE";
+  case grpc::StatusCode::CANCELLED:
+    return "CANCELLED";
+  case grpc::StatusCode::DEADLINE_EXCEEDED:
+    return "DEADLINE_EXCEEDED";
+  case grpc::StatusCode::OK:
+    return "OK";
+  default:
+    return "status " + std::to_string(static_cast<int>(c));
+  }
+}
+
+} // namespace
+
+std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
+                                               StatCache *statCache,
+                                               std::string *error) {
+  std::unique_ptr<FarmClient> c(new FarmClient(settings, statCache));
+  if (settings.farmTokenFile.empty()) {
+    *error = "farm_token_file (LINKD_FARM_TOKEN_FILE) is not set";
+    return nullptr;
+  }
+  auto token = slurp(settings.farmTokenFile);
+  if (!token) {
+    *error = "cannot read the farm token file " + settings.farmTokenFile;
+    return nullptr;
+  }
+  // An empty file sends no token (the node will refuse; logged there).
+  c->token = trimmed(*token);
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (settings.farmInsecure) {
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    for (auto [file, field] :
+         {std::pair{&settings.farmCa, &ssl.pem_root_certs},
+          std::pair{&settings.farmCert, &ssl.pem_cert_chain},
+          std::pair{&settings.farmKey, &ssl.pem_private_key}}) {
+      if (file->empty())
+        continue;
+      auto pem = slurp(*file);
+      if (!pem) {
+        *error = "cannot read " + *file;
+        return nullptr;
+      }
+      *field = *pem;
+    }
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // An address list has no single name for the certificate check; the
+  // nodes' certificates then carry farm_tls_name, or the first address.
+  std::string tlsName = settings.farmTlsName;
+  if (tlsName.empty() && !settings.farmInsecure &&
+      (settings.farm.starts_with("ipv4:") ||
+       settings.farm.starts_with("ipv6:")) &&
+      settings.farm.find(',') != std::string::npos) {
+    std::string first = settings.farm.substr(5, settings.farm.find(',') - 5);
+    tlsName = first.substr(0, first.rfind(':'));
+    if (tlsName.size() > 2 && tlsName.front() == '[')
+      tlsName = tlsName.substr(1, tlsName.size() - 2);
+  }
+  if (!tlsName.empty() && !settings.farmInsecure)
+    args.SetSslTargetNameOverride(tlsName);
+  c->channel = grpc::CreateCustomChannel(settings.farm, creds, args);
+  c->loopback = targetIsLoopback(settings.farm);
+  c->stub = v1::Farm::NewStub(c->channel);
+  return c;
+}
+
+bool FarmClient::wantsOffload(uint64_t inputBytes) const {
+  if (settings.farmPolicy == "local")
+    return false;
+  if (settings.farmPolicy == "remote")
+    return true;
+  return inputBytes >= settings.farmMinInput;
+}
+
+v1::PathFact FarmClient::fact(const std::string &path) {
+  v1::PathFact f;
+  f.set_path(path);
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    f.set_kind(e == ENOENT || e == ENOTDIR ? v1::PathFact::ABSENT
+                                           : v1::PathFact::UNREADABLE);
+    f.set_error(e);
+    return f;
+  }
+  f.set_mode(st.st_mode);
+  f.set_size(static_cast<uint64_t>(st.st_size));
+  f.set_dev(st.st_dev);
+  f.set_ino(st.st_ino);
+  f.set_mtime_ns(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
+  if (S_ISDIR(st.st_mode)) {
+    f.set_kind(v1::PathFact::DIRECTORY);
+    return f;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    f.set_kind(v1::PathFact::UNREADABLE);
+    f.set_error(EACCES);
+    return f;
+  }
+  std::optional<Digest> d;
+  if (statCache) {
+    if (auto s = statCache->lookup(path); s && s->exists && !s->isDirectory)
+      d = s->digest;
+  } else if (auto h = sha256File(path)) {
+    d = h->digest;
+  }
+  if (!d || access(path.c_str(), R_OK) != 0) {
+    f.set_kind(v1::PathFact::UNREADABLE);
+    f.set_error(EACCES);
+    return f;
+  }
+  f.set_kind(v1::PathFact::FILE);
+  f.set_digest(std::string(d->raw()));
+  return f;
+}
+
+v1::PathFact FarmClient::outputFact(const std::string &path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return fact(path);
+  // An old output: described absent, and so never hashed nor uploaded.
+  v1::PathFact f;
+  f.set_path(path);
+  f.set_kind(v1::PathFact::ABSENT);
+  f.set_error(ENOENT);
+  return f;
+}
+
+std::vector<v1::PathFact>
+FarmClient::facts(const std::vector<std::string> &paths) {
+  std::vector<v1::PathFact> out(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < paths.size();)
+      out[i] = fact(paths[i]);
+  };
+  // One thread per core, and at least a few paths each (a thread costs
+  // ~50 us; a path the stat cache knows, a few).
+  size_t threads = std::min<size_t>(
+      std::max(1u, std::thread::hardware_concurrency()), paths.size() / 16 + 1);
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &t : helpers)
+    t.join();
+  return out;
+}
+
+FarmClient::Result
+FarmClient::offload(const v1::LinkRequest &req,
+                    const std::vector<std::string> &read,
+                    const std::vector<std::string> &probed,
+                    const std::vector<std::string> &outputs) {
+  Result r = offloadOnce(req, read, probed, outputs);
+  if (!r.ok && r.retryable) {
+    // A node that died mid-link: the channel has marked it down, so the
+    // retry goes to another node (or fails fast).
+    ++stats.retries;
+    spdlog::info("farm: retrying once after: {}", r.error);
+    r = offloadOnce(req, read, probed, outputs);
+  }
+  return r;
+}
+
+FarmClient::Result
+FarmClient::offloadOnce(const v1::LinkRequest &req,
+                        const std::vector<std::string> &read,
+                        const std::vector<std::string> &probed,
+                        const std::vector<std::string> &outputs) {
+  Result r;
+  auto now = std::chrono::system_clock::now();
+  int64_t nowNanos = Clock::now().time_since_epoch().count();
+  if (nowNanos < downUntilNanos.load()) {
+    r.error = "the farm " + settings.farm +
+              " did not answer recently; not trying again yet";
+    return r;
+  }
+  if (!channel->WaitForConnected(
+          now + std::chrono::milliseconds(settings.farmConnectTimeoutMs))) {
+    downUntilNanos = Clock::now().time_since_epoch().count() +
+                     std::chrono::nanoseconds(std::chrono::seconds(10)).count();
+    r.error = "cannot connect to the farm " + settings.farm +
+              " (not trying again for 10 s)";
+    return r;
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(now + std::chrono::milliseconds(settings.farmTimeoutMs));
+  if (!token.empty())
+    ctx.AddMetadata("authorization", "Bearer " + token);
+  auto stream = stub->Offload(&ctx);
+
+  Phases phases;
+  std::map<Digest, std::string> pathOf; // blobs we described
+  auto describe = [&](const std::vector<std::string> &paths,
+                      google::protobuf::RepeatedPtrField<v1::PathFact> *out) {
+    for (v1::PathFact &f : facts(paths)) {
+      if (f.kind() == v1::PathFact::FILE)
+        if (auto d = Digest::fromRaw(f.digest()))
+          pathOf.emplace(*d, f.path());
+      *out->Add() = std::move(f);
+    }
+  };
+  v1::OffloadUp first;
+  *first.mutable_start()->mutable_link() = req;
+  auto *startFacts = first.mutable_start()->mutable_facts();
+  std::set<std::string> seen;
+  for (const std::string &p : outputs)
+    if (!p.empty() && p[0] == '/' && seen.insert(p).second)
+      *startFacts->Add() = outputFact(p);
+  std::vector<std::string> predicted;
+  size_t fromRead = 0; // the first ones come from `read`
+  for (const auto *list : {&read, &probed})
+    for (const std::string &p : *list)
+      if (!p.empty() && p[0] == '/' && seen.insert(p).second) {
+        predicted.push_back(p);
+        fromRead += list == &read;
+      }
+  int firstPredicted = startFacts->size();
+  describe(predicted, startFacts);
+  for (size_t i = 0; i < fromRead; ++i) {
+    v1::PathFact &f = (*startFacts)[firstPredicted + static_cast<int>(i)];
+    f.set_likely_read(f.kind() == v1::PathFact::FILE);
+  }
+  uint64_t up = first.ByteSizeLong();
+  phases.described = Clock::now();
+  bool writeOk = stream->Write(first);
+
+  std::vector<Incoming> files;
+  Incoming *current = nullptr;
+  bool done = false;
+  v1::OffloadDone final;
+  std::string fail;
+  v1::OffloadDown m;
+  while (writeOk && fail.empty() && !done && stream->Read(&m)) {
+    switch (m.kind_case()) {
+    case v1::OffloadDown::kNeedPaths: {
+      ++stats.roundTrips;
+      v1::OffloadUp a;
+      std::vector<std::string> asked;
+      for (const std::string &p : m.need_paths().paths())
+        if (!p.empty() && p[0] == '/')
+          asked.push_back(p);
+      describe(asked, a.mutable_facts()->mutable_facts());
+      up += a.ByteSizeLong();
+      writeOk = stream->Write(a);
+      break;
+    }
+    case v1::OffloadDown::kNeedBlobs: {
+      ++stats.roundTrips;
+      for (const v1::BlobWant &w : m.need_blobs().blobs()) {
+        auto d = Digest::fromRaw(w.digest());
+        auto it = d ? pathOf.find(*d) : pathOf.end();
+        if (it == pathOf.end()) {
+          fail = "the farm asked for a blob that was never described";
+          break;
+        }
+        int fd = ::open(it->second.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+          fail = "cannot read " + it->second + ": " + std::strerror(errno);
+          break;
+        }
+        // One message, reused: its buffer is allocated once per blob, and
+        // on loopback the file is read straight into it.
+        v1::OffloadUp c;
+        v1::BlobChunk *chunk = c.mutable_blob();
+        chunk->set_digest(std::string(d->raw()));
+        std::string raw;
+        uint64_t off = w.offset();
+        for (;;) {
+          std::string &buf = loopback ? *chunk->mutable_data() : raw;
+          buf.resize(kFarmChunkBytes);
+          ssize_t n =
+              pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
+          if (n < 0) {
+            fail = "cannot read " + it->second + ": " + std::strerror(errno);
+            break;
+          }
+          buf.resize(static_cast<size_t>(n));
+          bool compressed = false;
+          if (!loopback)
+            chunk->set_data(compressChunk(raw, &compressed));
+          chunk->set_offset(off);
+          chunk->set_compressed(compressed);
+          chunk->set_last(n < static_cast<ssize_t>(kFarmChunkBytes));
+          off += static_cast<uint64_t>(n);
+          up += chunk->data().size();
+          if (!(writeOk = stream->Write(c)) || chunk->last())
+            break;
+        }
+        close(fd);
+        ++stats.blobsUploaded;
+        phases.lastBlob = Clock::now();
+        if (!fail.empty() || !writeOk)
+          break;
+      }
+      break;
+    }
+    case v1::OffloadDown::kOutput:
+      (m.output().stream() == v1::OutputChunk::STREAM_STDOUT ? r.out : r.err)
+          .append(m.output().data());
+      break;
+    case v1::OffloadDown::kFile: {
+      const v1::FarmOutputFile &f = m.file();
+      auto d = f.digest().empty() ? std::optional<Digest>(Digest{})
+                                  : Digest::fromRaw(f.digest());
+      if (current || f.path().empty() || f.path()[0] != '/' || !d) {
+        fail = "the farm sent a malformed output";
+        break;
+      }
+      if (phases.firstOutput == Clock::time_point())
+        phases.firstOutput = Clock::now();
+      Incoming in;
+      in.path = f.path();
+      in.mode = f.mode() & 07777;
+      in.size = f.size();
+      in.digest = *d;
+      in.digestLater = f.digest().empty();
+      std::string e;
+      in.fd = createTempBeside(in.path, in.tmp, &e);
+      if (in.fd < 0) {
+        fail = "cannot write " + in.path + ": " + e;
+        break;
+      }
+      in.writer = std::make_unique<OutputWriter>(in.fd);
+      files.push_back(std::move(in));
+      current = &files.back();
+      break;
+    }
+    case v1::OffloadDown::kFileData: {
+      if (!current) {
+        fail = "the farm sent file data without a file";
+        break;
+      }
+      v1::FileData &fd = *m.mutable_file_data();
+      stats.bytesDown += fd.data().size();
+      std::optional<std::string> raw = fd.compressed()
+                                           ? decompressChunk(fd.data())
+                                           : std::move(*fd.mutable_data());
+      if (!raw || current->written + raw->size() > current->size) {
+        fail = "the farm sent a malformed chunk of " + current->path;
+        break;
+      }
+      current->written += raw->size();
+      if (!current->writer->add(std::move(*raw))) {
+        fail = "cannot write " + current->path;
+        break;
+      }
+      if (fd.last()) {
+        Digest got;
+        bool written = current->writer->finish(got);
+        current->writer.reset();
+        if (!written) {
+          fail = "cannot write " + current->path;
+          break;
+        }
+        if (current->digestLater) {
+          auto d = Digest::fromRaw(fd.digest());
+          if (!d) {
+            fail = "output " + current->path + " came without its digest";
+            break;
+          }
+          current->digest = *d;
+        }
+        if (current->written != current->size || got != current->digest) {
+          fail = "output " + current->path + " does not match its digest";
+          break;
+        }
+        current->complete = true;
+        current = nullptr;
+      }
+      break;
+    }
+    case v1::OffloadDown::kDone:
+      phases.done = Clock::now();
+      final = m.done();
+      done = true;
+      break;
+    default:
+      break;
+    }
+  }
+  stats.bytesUp += up;
+  if (!fail.empty())
+    ctx.TryCancel();
+  else
+    stream->WritesDone();
+  grpc::Status st = stream->Finish();
+  if (!fail.empty() || !done || current || !st.ok() || !final.error().empty()) {
+    discard(files);
+    r.error = !fail.empty() ? fail
+              : st.ok() && final.error().empty()
+                  ? "the farm ended the link without a result"
+                  : "farm: " + statusName(st.error_code()) + ": " +
+                        (st.ok() ? final.error() : st.error_message());
+    r.retryable =
+        fail.empty() && (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                         st.error_code() == grpc::StatusCode::CANCELLED ||
+                         st.error_code() == grpc::StatusCode::INTERNAL ||
+                         st.error_code() == grpc::StatusCode::UNKNOWN);
+    return r;
+  }
+  stats.roundTrips += 0;
+  stats.blobsSkipped += final.blobs_present();
+  if (!final.not_offloadable().empty() || final.term_signal()) {
+    discard(files);
+    if (!final.not_offloadable().empty())
+      ++stats.notOffloadable;
+    r.error =
+        final.term_signal()
+            ? "the link was killed on the farm by " + final.term_signal_name()
+            : "not offloadable: " + final.not_offloadable();
+    return r;
+  }
+  for (Incoming &f : files) {
+    std::string e;
+    Result::Output o{f.path, f.digest, {}};
+    if (!commitTemp(f.fd, f.tmp, f.path, f.mode, &e)) {
+      discard(files);
+      r.error = "cannot write " + f.path + ": " + e;
+      return r;
+    }
+    if (fstat(f.fd, &o.st) == 0)
+      r.outputs.push_back(std::move(o));
+    close(f.fd);
+    f.fd = -1;
+  }
+  phases.log(files.size());
+  r.ok = true;
+  r.exitCode = final.exit_code();
+  r.records = final.access_records();
+  r.wallMicros = final.wall_micros();
+  r.userMicros = final.user_micros();
+  r.sysMicros = final.sys_micros();
+  r.maxRssKib = final.max_rss_kib();
+  return r;
+}
+
+} // namespace linkd
+
+namespace linkd {
+
+int printFarmHealth(bool json) {
+  Config settings = loadConfig();
+  if (settings.farm.empty()) {
+    std::fprintf(stderr, "linkd: no farm configured (LINKD_FARM)\n");
+    return 2;
+  }
+  // Health needs no token; a placeholder keeps create() uniform.
+  if (settings.farmTokenFile.empty())
+    settings.farmTokenFile = "/dev/null";
+  std::string err;
+  auto client = FarmClient::create(settings, nullptr, &err);
+  if (!client) {
+    std::fprintf(stderr, "linkd: %s\n", err.c_str());
+    return 1;
+  }
+  return client->printHealth(json);
+}
+
+int FarmClient::printHealth(bool json) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(settings.farmConnectTimeoutMs));
+  ctx.set_wait_for_ready(true);
+  v1::HealthRequest req;
+  v1::HealthReply reply;
+  grpc::Status st = stub->Health(&ctx, req, &reply);
+  if (!st.ok()) {
+    std::fprintf(stderr, "linkd: farm %s: %s\n", settings.farm.c_str(),
+                 st.error_message().c_str());
+    return 1;
+  }
+  if (json)
+    std::printf("{\"version\": \"%s\", \"peer\": \"%s\", \"jobs\": %u, "
+                "\"active_links\": %u, \"queued_links\": %u, "
+                "\"links_total\": %llu, \"links_rejected\": %llu, "
+                "\"load_average_1m\": %.2f, \"store_bytes\": %llu, "
+                "\"uptime_seconds\": %llu}\n",
+                reply.version().c_str(), ctx.peer().c_str(), reply.jobs(),
+                reply.active_links(), reply.queued_links(),
+                static_cast<unsigned long long>(reply.links_total()),
+                static_cast<unsigned long long>(reply.links_rejected()),
+                reply.load_average_1m(),
+                static_cast<unsigned long long>(reply.store_bytes()),
+                static_cast<unsigned long long>(reply.uptime_seconds()));
+  else
+    std::printf("farm node %s (linkd %s, %s)\n  jobs %u, active %u, queued "
+                "%u, links %llu, rejected %llu, load %.2f, store %s\n",
+                ctx.peer().c_str(), reply.version().c_str(),
+                reply.lld_version().c_str(), reply.jobs(), reply.active_links(),
+                reply.queued_links(),
+                static_cast<unsigned long long>(reply.links_total()),
+                static_cast<unsigned long long>(reply.links_rejected()),
+                reply.load_average_1m(),
+                formatSize(reply.store_bytes()).c_str());
+  return 0;
+}
+
+} // namespace linkd

@@ -1,0 +1,122 @@
+// The user's daemon as a farm client: sends one link to a farm node
+// (daemon/linkd/farm_node/farm_service.h) and writes what comes back.
+//
+// Facts: every path the node asks about is answered from this machine's file
+// system exactly as the local link would see it — stat() following symbolic
+// links, absent when ENOENT/ENOTDIR, digests from the stat cache. The request
+// carries facts up front for the inputs of the last link with the same action
+// key (its manifest), re-checked now, and for the files named on the command
+// line, so a repeat link after a one-object change costs one upload round
+// instead of a question per file. Blobs are uploaded only when the node asks
+// for them, in zstd chunks, resuming where the node's partial copy ends.
+//
+// Outputs are written as they arrive into temp files beside their
+// destinations, verified against their digests, and renamed into place only
+// once the node reports the link done; any failure (connection, timeout, a
+// node that died mid-link, a link the sandbox cannot run) removes them and
+// returns an error, and the caller links locally. The channel balances over
+// every address of the target (gRPC round_robin).
+#pragma once
+
+#include "cache/stat_cache.h"
+#include "config/config.h"
+#include "linkd/v1/farm.grpc.pb.h"
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+// `linkd stats` counters (farm_offloaded, ...).
+struct FarmCounters {
+  std::atomic<uint64_t> offloaded{0}, fallbacks{0}, notOffloadable{0};
+  std::atomic<uint64_t> bytesUp{0}, bytesDown{0};
+  std::atomic<uint64_t> blobsUploaded{0}, blobsSkipped{0};
+  std::atomic<uint64_t> remoteLinkMicros{0}, roundTrips{0}, retries{0};
+  std::map<std::string, uint64_t> snapshot() const;
+  void zero();
+};
+
+class FarmClient {
+public:
+  // nullptr and `error` when the settings cannot work (unreadable CA/token).
+  static std::unique_ptr<FarmClient>
+  create(const Config &settings, StatCache *statCache, std::string *error);
+
+  // The policy's decision for a link whose known inputs total `inputBytes`.
+  bool wantsOffload(uint64_t inputBytes) const;
+
+  struct Result {
+    bool ok = false;   // outputs are in place; the fields below hold
+    std::string error; // why not (the caller links locally)
+    bool retryable = false;
+    int exitCode = 0;
+    int termSignal = 0;
+    std::string out, err; // the linker's stdout and stderr
+    std::string records;  // access records with client paths
+    uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
+    // The outputs as written here, with the digest their content was
+    // verified against: the local store files them under it without
+    // reading them again (while the file still has this identity).
+    struct Output {
+      std::string path;
+      Digest digest;
+      struct stat st;
+    };
+    std::vector<Output> outputs;
+  };
+  // Offloads one link. `read` and `probed` name paths worth describing up
+  // front (the node asks for the content of `read` ones at once); `outputs`
+  // the output file (described as absent: an old output is never uploaded;
+  // LLD then only skips moving it aside before replacing it) and its
+  // directory.
+  Result offload(const v1::LinkRequest &req,
+                 const std::vector<std::string> &read,
+                 const std::vector<std::string> &probed,
+                 const std::vector<std::string> &outputs);
+
+  FarmCounters &counters() { return stats; }
+  int printHealth(bool json);
+  const std::string &target() const { return settings.farm; }
+
+  // Facts for `path` as this machine sees it (public for the prefetch size
+  // estimate).
+  v1::PathFact fact(const std::string &path);
+  // fact() for each of `paths`, in order, hashed on every core (a client
+  // whose stat cache does not know the inputs hashes all of them here).
+  std::vector<v1::PathFact> facts(const std::vector<std::string> &paths);
+
+private:
+  FarmClient(const Config &settings, StatCache *statCache)
+      : settings(settings), statCache(statCache) {}
+  Result offloadOnce(const v1::LinkRequest &req,
+                     const std::vector<std::string> &read,
+                     const std::vector<std::string> &probed,
+                     const std::vector<std::string> &outputs);
+
+  // An output path: a directory as it is, an old output file as absent.
+  v1::PathFact outputFact(const std::string &path);
+
+  Config settings;
+  StatCache *statCache;
+  std::string token;
+  bool loopback = false; // the farm is on this machine: no compression
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Farm::Stub> stub;
+  FarmCounters stats;
+  // After a failed connect the farm is skipped for a while (a down farm
+  // must not cost every link the connect timeout).
+  std::atomic<int64_t> downUntilNanos{0};
+};
+
+// `linkd farm-health [--json]`: asks the farm the configuration names for
+// its load (every address of the target in turn).
+int printFarmHealth(bool json);
+
+} // namespace linkd

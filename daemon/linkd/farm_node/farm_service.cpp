@@ -1,0 +1,693 @@
+#include "daemon/linkd/farm_node/farm_service.h"
+
+#include "cache/access_log.h"
+#include "daemon/linkd/farm_node/farm_view.h"
+#include "digest/sha256_thread.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace linkd {
+
+using Clock = std::chrono::steady_clock;
+using Stream = grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>;
+
+namespace {
+
+uint64_t microsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t)
+      .count();
+}
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd &) = delete;
+  ~Fd() { reset(); }
+  void reset(int f = -1) {
+    if (fd >= 0)
+      close(fd);
+    fd = f;
+  }
+};
+
+std::string validateLink(const v1::LinkRequest &req) {
+  auto f = req.flavor();
+  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
+    return "unknown linker flavor " + std::to_string(f);
+  if (req.argv().empty())
+    return "empty argv";
+  if (req.cwd().empty() || req.cwd()[0] != '/')
+    return "cwd must be an absolute path";
+  return {};
+}
+
+// Messages from the client, read on their own thread so that the link loop
+// can wait for them, the child and its pipes in one poll. While the loop
+// takes them, at most a few MiB of blob chunks wait here (beyond that the
+// reader stops reading, and HTTP/2 flow control holds the client): an
+// unbounded queue grew by whatever the writes to the store lagged behind,
+// in new memory.
+class Inbox {
+public:
+  Inbox() : wake(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  void start(Stream *stream) {
+    reader = std::thread([this, stream] {
+      v1::OffloadUp m;
+      while (stream->Read(&m)) {
+        std::unique_lock lock(mu);
+        queuedBytes += m.has_blob() ? m.blob().data().size() : 0;
+        queue.push_back(std::move(m));
+        signal();
+        room.wait(lock, [this] {
+          return queuedBytes < kMaxQueuedBytes || unthrottled;
+        });
+      }
+      std::lock_guard lock(mu);
+      closed = true;
+      signal();
+      ended.notify_all();
+    });
+  }
+  // Ends the reader: after the client's half-close, or by cancelling the
+  // call (which makes Read return) when it does not come in time or the link
+  // failed (the client then sees CANCELLED; the stream cannot carry a status
+  // while the reader waits on it).
+  void stop(grpc::ServerContext *ctx, bool failed) {
+    if (!reader.joinable())
+      return;
+    unthrottle();
+    {
+      std::unique_lock lock(mu);
+      if (!failed)
+        ended.wait_for(lock, std::chrono::seconds(5),
+                       [this] { return closed; });
+      if (!closed)
+        ctx->TryCancel();
+    }
+    reader.join();
+  }
+  ~Inbox() {
+    if (reader.joinable())
+      reader.join();
+  }
+  int fd() const { return wake.fd; }
+  // Takes everything queued; `isClosed` says whether the stream ended.
+  std::deque<v1::OffloadUp> take(bool &isClosed) {
+    uint64_t n;
+    (void)!read(wake.fd, &n, sizeof(n));
+    std::lock_guard lock(mu);
+    isClosed = closed;
+    queuedBytes = 0;
+    room.notify_all();
+    return std::exchange(queue, {});
+  }
+  // The loop no longer takes: read whatever comes (a client still sending
+  // must not block the outputs it waits for).
+  void unthrottle() {
+    std::lock_guard lock(mu);
+    unthrottled = true;
+    room.notify_all();
+  }
+
+private:
+  void signal() {
+    uint64_t one = 1;
+    (void)!write(wake.fd, &one, sizeof(one));
+  }
+  Fd wake;
+  std::mutex mu;
+  static constexpr size_t kMaxQueuedBytes = 8 << 20;
+  std::deque<v1::OffloadUp> queue;
+  size_t queuedBytes = 0; // blob data in `queue`
+  bool unthrottled = false;
+  std::condition_variable room; // `queue` is below its limit again
+  bool closed = false;
+  std::condition_variable ended; // `closed` became true
+  std::thread reader;
+};
+
+} // namespace
+
+// One offloaded link, from the first message to OffloadDone.
+class OffloadSession {
+public:
+  OffloadSession(FarmService &node, grpc::ServerContext *ctx, Stream *stream,
+                 uint64_t id, std::string client)
+      : node(node), ctx(ctx), stream(stream), id(id), client(std::move(client)),
+        view(node.blobs, node.config.storeDir + "/links/" +
+                             std::to_string(getpid()) + "-" +
+                             std::to_string(id)) {}
+
+  grpc::Status run();
+
+private:
+  grpc::Status runLink();
+  grpc::Status start();
+  grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
+  grpc::Status finish(const ChildExit &exit);
+  // Adds a client fact; false when the claimed bytes pass the node's limit.
+  bool addFact(const v1::PathFact &f);
+  grpc::Status takeBlob(v1::BlobChunk &chunk); // takes its data
+  void askForBlobs(const std::vector<Digest> &digests);
+  // Answers the child's pending question if the view can; else asks the
+  // client for what is missing (once). False if the reply cannot be sent.
+  bool tryAnswer(int sandboxFd);
+  bool send(const v1::OffloadDown &m) {
+    if (!stream->Write(m))
+      return false;
+    return true;
+  }
+  grpc::Status fail(grpc::StatusCode code, const std::string &msg) {
+    spdlog::warn("farm link id={} client={} {}: {}", id, client,
+                 code == grpc::StatusCode::RESOURCE_EXHAUSTED
+                     ? "RESOURCE_EXHAUSTED"
+                     : "failed",
+                 msg);
+    return grpc::Status(code, msg);
+  }
+
+  FarmService &node;
+  grpc::ServerContext *ctx;
+  Stream *stream;
+  uint64_t id;
+  std::string client;
+  FarmView view;
+  Inbox inbox;
+  bool inboxStarted = false;
+  v1::LinkRequest link;
+  uint64_t claimedBytes = 0;
+  uint64_t receivedBytes = 0;
+  std::optional<FarmView::Question> pending;
+  std::set<std::string> askedPaths;
+  std::set<Digest> askedBlobs;
+  std::set<Digest> uploaded, present; // blobs this link sent / found stored
+  // Uploads received from offset 0, hashed as they arrive.
+  // Hashed on a helper thread each: this one writes, answers the link's
+  // questions, and was the bottleneck of a cold upload.
+  std::map<Digest, std::unique_ptr<Sha256Thread>> arriving;
+  uint64_t blobsUploaded = 0, roundTrips = 0;
+  uint64_t resumedBytes = 0; // partial uploads asked to continue, not redone
+  std::string out, err, records;
+  Clock::time_point begin = Clock::now();
+  // For the per-link log line: the last asked-for blob arrived, the link
+  // child was spawned, it exited.
+  Clock::time_point blobsIn, spawned, exited;
+};
+
+bool OffloadSession::addFact(const v1::PathFact &f) {
+  if (f.kind() == v1::PathFact::FILE && !view.knows(f.path())) {
+    claimedBytes += f.size();
+    if (claimedBytes > node.config.maxRequestBytes)
+      return false;
+  }
+  view.addFact(f);
+  return true;
+}
+
+void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
+  v1::OffloadDown m;
+  for (const Digest &d : digests) {
+    if (!askedBlobs.insert(d).second)
+      continue;
+    auto *w = m.mutable_need_blobs()->add_blobs();
+    w->set_digest(std::string(d.raw()));
+    w->set_offset(node.blobs.partialSize(d));
+    resumedBytes += w->offset();
+    spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
+                  w->offset());
+  }
+  if (m.has_need_blobs()) {
+    ++roundTrips;
+    send(m);
+  }
+}
+
+grpc::Status OffloadSession::start() {
+  v1::OffloadUp first;
+  if (!stream->Read(&first) || !first.has_start())
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "the first message must be OffloadStart");
+  link = first.start().link();
+  if (std::string e = validateLink(link); !e.empty())
+    return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
+  for (const v1::PathFact &f : first.start().facts())
+    if (!addFact(f))
+      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "the link's inputs (" + std::to_string(claimedBytes) +
+                      " bytes claimed) exceed the node's limit of " +
+                      std::to_string(node.config.maxRequestBytes) + " bytes");
+  if (std::string e = view.open(); !e.empty())
+    return fail(grpc::StatusCode::INTERNAL, e);
+  // Missing blobs are asked for in the client's order (the command line's,
+  // roughly the order the link reads them), so the link can start on the
+  // first while the rest arrive.
+  std::vector<Digest> missing = view.missingBlobs();
+  std::set<Digest> missingSet(missing.begin(), missing.end()), queued;
+  std::vector<Digest> ordered;
+  for (const v1::PathFact &f : first.start().facts()) {
+    auto d = f.kind() == v1::PathFact::FILE && f.likely_read()
+                 ? Digest::fromRaw(f.digest())
+                 : std::nullopt;
+    if (!d)
+      continue;
+    if (!missingSet.count(*d))
+      present.insert(*d);
+    else if (queued.insert(*d).second)
+      ordered.push_back(*d);
+  }
+  inbox.start(stream);
+  inboxStarted = true;
+  askForBlobs(ordered);
+  return grpc::Status::OK;
+}
+
+grpc::Status OffloadSession::takeBlob(v1::BlobChunk &chunk) {
+  auto d = Digest::fromRaw(chunk.digest());
+  if (!d || !askedBlobs.count(*d))
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "a blob chunk the node did not ask for");
+  std::optional<std::string> raw;
+  if (chunk.compressed())
+    raw = decompressChunk(chunk.data());
+  else if (chunk.data().size() <= 4 * kFarmChunkBytes)
+    raw = std::move(*chunk.mutable_data());
+  if (!raw)
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "a malformed blob chunk for " + d->hex());
+  receivedBytes += raw->size();
+  if (receivedBytes > node.config.maxRequestBytes)
+    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "uploads exceed the node's limit of " +
+                    std::to_string(node.config.maxRequestBytes) + " bytes");
+  if (!node.blobs.append(*d, chunk.offset(), *raw))
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "blob " + d->hex() + ": chunk at offset " +
+                    std::to_string(chunk.offset()) + " does not continue it");
+  if (chunk.offset() == 0)
+    arriving[*d] = std::make_unique<Sha256Thread>();
+  auto hashing = arriving.find(*d);
+  if (hashing != arriving.end())
+    hashing->second->update(std::move(*raw));
+  if (chunk.last()) {
+    std::string e;
+    std::optional<Digest> hashed;
+    if (hashing != arriving.end()) {
+      hashed = hashing->second->finish();
+      arriving.erase(hashing);
+    }
+    if (!node.blobs.commit(*d, &e, hashed))
+      return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
+    askedBlobs.erase(*d);
+    if (askedBlobs.empty())
+      blobsIn = Clock::now();
+    uploaded.insert(*d);
+    ++blobsUploaded;
+  }
+  return grpc::Status::OK;
+}
+
+bool OffloadSession::tryAnswer(int sandboxFd) {
+  if (!pending)
+    return true;
+  FarmView::Answer a = view.answer(*pending);
+  if (!a.ready) {
+    if (!a.needPath.empty() && askedPaths.insert(a.needPath).second) {
+      v1::OffloadDown m;
+      m.mutable_need_paths()->add_paths(a.needPath);
+      ++roundTrips;
+      spdlog::debug("farm link id={} needs path {}", id, a.needPath);
+      return send(m);
+    }
+    if (a.needBlob)
+      askForBlobs({*a.needBlob});
+    return true;
+  }
+  if (a.blob && !uploaded.count(*a.blob))
+    present.insert(*a.blob);
+  std::string msg(sizeof(a.reply) + a.real.size(), '\0');
+  std::memcpy(msg.data(), &a.reply, sizeof(a.reply));
+  std::memcpy(msg.data() + sizeof(a.reply), a.real.data(), a.real.size());
+  pending.reset();
+  (void)!::send(sandboxFd, msg.data(), msg.size(), MSG_NOSIGNAL);
+  return true;
+}
+
+grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
+                                  int recordFd) {
+  pollfd fds[5] = {{sandboxFd, POLLIN, 0},
+                   {outFd, POLLIN, 0},
+                   {errFd, POLLIN, 0},
+                   {recordFd, POLLIN, 0},
+                   {inbox.fd(), POLLIN, 0}};
+  auto deadline = begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
+  std::string buf(1 << 16, '\0');
+  bool clientClosed = false;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
+    int n = poll(fds, 5, 100);
+    if (n < 0 && errno != EINTR)
+      return fail(grpc::StatusCode::INTERNAL, "poll failed");
+    if (ctx->IsCancelled())
+      return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    if (Clock::now() > deadline)
+      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "link timeout (" +
+                      std::to_string(node.config.linkTimeoutSeconds) + " s)");
+    if (fds[4].revents & POLLIN) {
+      for (v1::OffloadUp &m : inbox.take(clientClosed)) {
+        if (m.has_facts()) {
+          for (const v1::PathFact &f : m.facts().facts()) {
+            if (!askedPaths.erase(f.path()))
+              continue; // only answers to our questions
+            if (!addFact(f))
+              return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "the link's inputs exceed the node's limit of " +
+                              std::to_string(node.config.maxRequestBytes) +
+                              " bytes");
+          }
+        } else if (m.has_blob()) {
+          if (grpc::Status st = takeBlob(*m.mutable_blob()); !st.ok())
+            return st;
+        } else {
+          return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                      "unexpected message from the client");
+        }
+      }
+      if (!tryAnswer(sandboxFd))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+      if (clientClosed && pending)
+        return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                    "the client closed its side with questions open");
+    }
+    if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char q[2 * 4096 + 8];
+      ssize_t r = recv(sandboxFd, q, sizeof(q), MSG_DONTWAIT);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        fds[0].fd = -1;
+      } else if (r > 0) {
+        pending = FarmView::parse(std::string_view(q, static_cast<size_t>(r)));
+        if (!pending) {
+          sandbox::SandboxReply bad;
+          bad.kind = sandbox::KindError;
+          bad.err = EINVAL;
+          (void)!::send(sandboxFd, &bad, sizeof(bad), MSG_NOSIGNAL);
+        } else if (!tryAnswer(sandboxFd)) {
+          return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+        }
+      }
+    }
+    for (int i = 1; i <= 3; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t r = read(fds[i].fd, buf.data(), buf.size());
+      if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (r <= 0) {
+        fds[i].fd = -1;
+        continue;
+      }
+      std::string_view data(buf.data(), static_cast<size_t>(r));
+      if (i == 3) {
+        records.append(data);
+        continue;
+      }
+      v1::OffloadDown m;
+      m.mutable_output()->set_stream(i == 1 ? v1::OutputChunk::STREAM_STDOUT
+                                            : v1::OutputChunk::STREAM_STDERR);
+      m.mutable_output()->set_data(std::string(data));
+      if (!send(m))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+namespace {
+
+// A scratch output mapped for sending (no copy through a read buffer).
+struct Mapped {
+  void *base = MAP_FAILED;
+  size_t size = 0;
+  Mapped(int fd, size_t n) : size(n) {
+    if (n > 0)
+      base = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  Mapped(const Mapped &) = delete;
+  ~Mapped() {
+    if (base != MAP_FAILED)
+      munmap(base, size);
+  }
+  bool ok() const { return size == 0 || base != MAP_FAILED; }
+  std::string_view view(size_t off, size_t n) const {
+    return {static_cast<const char *>(base) + off, n};
+  }
+};
+
+// Streams one output file: header, then its content, hashed on a helper
+// thread while it is sent (the digest travels with the last chunk).
+// Compressed unless the client is on this machine (loopback: bandwidth is
+// free, compression is not).
+bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
+                uint64_t &bytes) {
+  Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st{};
+  if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return true; // nothing there (removed): not an output
+  Mapped file(fd.fd, static_cast<size_t>(st.st_size));
+  if (!file.ok())
+    return false;
+  v1::OffloadDown head;
+  auto *f = head.mutable_file();
+  f->set_path(o.path);
+  f->set_mode(st.st_mode & 07777);
+  f->set_size(static_cast<uint64_t>(st.st_size));
+  if (!stream->Write(head))
+    return false;
+  Sha256Thread h;
+  v1::OffloadDown m;
+  v1::FileData *data = m.mutable_file_data();
+  for (size_t off = 0;;) {
+    size_t n = std::min(kFarmChunkBytes, file.size - off);
+    std::string_view piece = file.view(off, n);
+    h.updateView(piece);
+    bool compressed = false;
+    if (compress)
+      data->set_data(compressChunk(piece, &compressed));
+    else
+      data->mutable_data()->assign(piece);
+    data->set_compressed(compressed);
+    bool last = n == 0;
+    data->set_last(last);
+    if (last)
+      data->set_digest(std::string(h.finish().raw()));
+    bytes += n;
+    off += n;
+    if (!stream->Write(m))
+      return false;
+    if (last)
+      return true;
+  }
+}
+
+bool isLoopbackPeer(const std::string &peer) {
+  return peer.starts_with("ipv4:127.") || peer.starts_with("ipv6:[::1]") ||
+         peer.starts_with("unix:");
+}
+
+} // namespace
+
+grpc::Status OffloadSession::finish(const ChildExit &exit) {
+  v1::OffloadDown m;
+  v1::OffloadDone *done = m.mutable_done();
+  if (!exit.ran)
+    return fail(grpc::StatusCode::INTERNAL,
+                "the link could not run: " + exit.error);
+  if (WIFSIGNALED(exit.waitStatus)) {
+    int sig = WTERMSIG(exit.waitStatus);
+    done->set_term_signal(sig);
+    const char *abbrev = sigabbrev_np(sig);
+    done->set_term_signal_name(abbrev ? std::string("SIG") + abbrev
+                                      : std::to_string(sig));
+  } else {
+    done->set_exit_code(WEXITSTATUS(exit.waitStatus));
+  }
+  AccessLog log = parseAccessLog(records);
+  if (!log.uncacheable.empty())
+    done->set_not_offloadable(log.uncacheable.front());
+  uint64_t outBytes = 0;
+  size_t outputs = 0;
+  if (done->not_offloadable().empty() && !done->term_signal()) {
+    for (const FarmView::Output &o : view.outputs()) {
+      if (!sendOutput(stream, o, !isLoopbackPeer(ctx->peer()), outBytes))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+      ++outputs;
+    }
+  }
+  done->set_wall_micros(microsSince(begin));
+  done->set_user_micros(exit.userMicros);
+  done->set_sys_micros(exit.sysMicros);
+  done->set_max_rss_kib(exit.maxRssKib);
+  done->set_access_records(records);
+  done->set_blobs_uploaded(blobsUploaded);
+  done->set_blobs_present(present.size());
+  done->set_round_trips(roundTrips);
+  auto ms = [](Clock::time_point from, Clock::time_point to) {
+    return from == Clock::time_point() || to == Clock::time_point()
+               ? 0.0
+               : std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
+               "blobs_uploaded={} blobs_present={} resumed_bytes={} "
+               "round_trips={} paths={} wall_ms={:.1f} blobs_in_ms={:.1f} "
+               "link_ms={:.1f} send_ms={:.1f}",
+               id, client, done->exit_code(),
+               done->not_offloadable().empty()
+                   ? ""
+                   : " not_offloadable=\"" + done->not_offloadable() + "\"",
+               outputs, outBytes, blobsUploaded, present.size(), resumedBytes,
+               roundTrips, view.size(), done->wall_micros() / 1000.0,
+               ms(begin, blobsIn), ms(spawned, exited),
+               ms(exited, Clock::now()));
+  send(m);
+  return grpc::Status::OK;
+}
+
+grpc::Status OffloadSession::run() {
+  grpc::Status st = runLink();
+  // A failure after the stream started: say so in an OffloadDone, so the
+  // client closes its side and then receives the status (with gRPC's
+  // synchronous API the status can only follow the reader's end).
+  bool told = false;
+  if (!st.ok() && inboxStarted &&
+      st.error_code() != grpc::StatusCode::CANCELLED) {
+    v1::OffloadDown m;
+    m.mutable_done()->set_error(st.error_message());
+    told = send(m);
+  }
+  inbox.stop(ctx, !st.ok() && !told);
+  node.janitor.remove(view.scratchDir());
+  return st;
+}
+
+grpc::Status OffloadSession::runLink() {
+  if (grpc::Status st = start(); !st.ok())
+    return st;
+  if (!node.slots.acquire([this] { return ctx->IsCancelled(); }))
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  struct Slot {
+    JobSlots &s;
+    ~Slot() { s.release(); }
+  } slot{node.slots};
+
+  int sp[2], outP[2], errP[2], recP[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0 ||
+      pipe2(outP, O_CLOEXEC) != 0 || pipe2(errP, O_CLOEXEC) != 0 ||
+      pipe2(recP, O_CLOEXEC) != 0)
+    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                std::string("cannot create pipes: ") + std::strerror(errno));
+  Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]), errR(errP[0]),
+      errW(errP[1]), recR(recP[0]), recW(recP[1]);
+  // Whatever the client sent under these keys is replaced.
+  (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
+  (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
+  (*link.mutable_env())[sandbox::kRequireKey] =
+      node.landlockAbi > 0 ? "1" : "0";
+  ZygoteClient::Spawned child =
+      node.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
+  sbChild.reset();
+  outW.reset();
+  errW.reset();
+  recW.reset();
+  spawned = Clock::now();
+  grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  inbox.unthrottle();
+  exited = Clock::now();
+  int pid = child.pid.get();
+  if (!st.ok() && pid > 0)
+    kill(pid, SIGKILL);
+  sbOurs.reset(); // a child blocked on a question gets EOF and gives up
+  ChildExit exit = child.exit.get();
+  if (!st.ok())
+    return st;
+  return finish(exit);
+}
+
+FarmService::FarmService(FarmNodeConfig config, ZygoteClient &zygote,
+                         FarmBlobStore &blobs, FarmTokens &tokens)
+    : config(std::move(config)), zygote(zygote), blobs(blobs), tokens(tokens),
+      slots(this->config.jobs), started(Clock::now()) {}
+
+grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
+  const auto &md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  std::optional<std::string> client =
+      it == md.end() ? std::nullopt
+                     : tokens.authenticate(
+                           std::string(it->second.data(), it->second.size()));
+  if (!client) {
+    ++linksRejected;
+    spdlog::warn("farm: UNAUTHENTICATED peer={}: {} token", ctx->peer(),
+                 it == md.end() ? "no" : "unknown");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        it == md.end() ? "a bearer token is required"
+                                       : "unknown token");
+  }
+  if (!tokens.acquire(*client)) {
+    ++linksRejected;
+    spdlog::warn("farm: RESOURCE_EXHAUSTED client={} peer={}: at its limit of "
+                 "concurrent links",
+                 *client, ctx->peer());
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "too many concurrent links for this token");
+  }
+  uint64_t id = ++linksTotal;
+  ++active;
+  grpc::Status st = OffloadSession(*this, ctx, stream, id, *client).run();
+  --active;
+  tokens.release(*client);
+  if (!st.ok())
+    spdlog::info("farm link id={} client={} ended: {} {}", id, *client,
+                 static_cast<int>(st.error_code()), st.error_message());
+  return st;
+}
+
+grpc::Status FarmService::Health(grpc::ServerContext *,
+                                 const v1::HealthRequest *,
+                                 v1::HealthReply *reply) {
+  reply->set_version(LINKD_VERSION);
+  reply->set_lld_version(zygote.lldVersion());
+  reply->set_jobs(config.jobs);
+  reply->set_active_links(active.load());
+  reply->set_queued_links(slots.waiting());
+  reply->set_links_total(linksTotal.load());
+  reply->set_links_rejected(linksRejected.load());
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1)
+    reply->set_load_average_1m(load[0]);
+  reply->set_store_bytes(storeBytes.load());
+  reply->set_uptime_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started)
+          .count());
+  return grpc::Status::OK;
+}
+
+} // namespace linkd

@@ -1,0 +1,74 @@
+// The farm node's gRPC service (linkd serve --listen): links offloaded by
+// other daemons, run in the sandbox against the client's files.
+//
+// One Offload call: check the bearer token (before reading anything), check
+// the request's claimed size, take one of the client's link slots and one of
+// the node's job slots, ask the client for the blobs its prefetched facts
+// name that the node lacks (one round trip), fork a sandboxed link child, and
+// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking the client
+// for unknown paths and missing blobs as the link meets them. The linker's
+// stdout/stderr stream back as they come; when the child exits, every file it
+// wrote streams back, then OffloadDone with the status and the link's access
+// records (client paths), which the client's cache stores.
+// Limits answer RESOURCE_EXHAUSTED; a malformed request INVALID_ARGUMENT; a
+// bad client never costs more than its own link.
+#pragma once
+
+#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/farm_node/farm_tokens.h"
+#include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/farm_node/scratch_janitor.h"
+#include "daemon/linkd/service/zygote_client.h"
+#include "linkd/v1/farm.grpc.pb.h"
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+namespace linkd {
+
+struct FarmNodeConfig {
+  std::string listen; // HOST:PORT
+  std::string tlsCert, tlsKey, clientCa, tokenFile;
+  bool insecure = false;                  // plaintext on a non-loopback address
+  uint64_t maxRequestBytes = 32ull << 30; // input bytes one link may claim
+  unsigned maxLinksPerToken = 8;
+  uint64_t linkTimeoutSeconds = 3600;
+  unsigned jobs = 1;
+  std::string storeDir; // input blobs
+  uint64_t storeMaxBytes = 50ull << 30;
+};
+
+class FarmService final : public v1::Farm::Service {
+public:
+  FarmService(FarmNodeConfig config, ZygoteClient &zygote, FarmBlobStore &blobs,
+              FarmTokens &tokens);
+
+  grpc::Status Offload(grpc::ServerContext *ctx,
+                       grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>
+                           *stream) override;
+  grpc::Status Health(grpc::ServerContext *ctx, const v1::HealthRequest *req,
+                      v1::HealthReply *reply) override;
+
+  unsigned activeLinks() const { return active.load(); }
+  uint64_t linksStarted() const { return linksTotal.load(); }
+  // The store's size, refreshed by the maintenance loop (Health is cheap).
+  void noteStoreBytes(uint64_t n) { storeBytes = n; }
+
+private:
+  friend class OffloadSession;
+  FarmNodeConfig config;
+  ZygoteClient &zygote;
+  FarmBlobStore &blobs;
+  FarmTokens &tokens;
+  JobSlots slots;
+  std::chrono::steady_clock::time_point started;
+  std::atomic<unsigned> active{0};
+  std::atomic<uint64_t> linksTotal{0};
+  std::atomic<uint64_t> linksRejected{0};
+  std::atomic<uint64_t> storeBytes{0};
+  long landlockAbi = 0;   // > 0: links must be confined (sandbox_child.h)
+  ScratchJanitor janitor; // last: it drains before the rest goes
+};
+
+} // namespace linkd

@@ -1,0 +1,85 @@
+// One offloaded link's view of the client's file system, on the farm node.
+//
+// The sandboxed link child asks questions (lib/child/sandbox_protocol.h); this
+// class answers them from the facts the client sent (path -> absent, file with
+// digest, directory), and keeps the files the link writes in a scratch
+// directory of the link's own. A question it cannot answer yet names what is
+// missing: the fact for a path (ask the client) or the content of a blob
+// (ask for an upload). Nothing here ever resolves a client path on the node's
+// file system: real paths handed to the child are blob files of the node's
+// store, files in the scratch directory, or an empty stand-in directory.
+// Used by one thread (the link's handler).
+#pragma once
+
+#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "child/sandbox_protocol.h"
+#include "linkd/v1/farm.pb.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace linkd {
+
+class FarmView {
+public:
+  FarmView(FarmBlobStore &blobs, std::string scratchDir);
+
+  // Creates the scratch directory; "" or why not. The owner removes it
+  // (daemon/linkd/farm_node/scratch_janitor.h).
+  std::string open();
+
+  void addFact(const v1::PathFact &fact);
+  bool knows(const std::string &path) const;
+  const std::string &scratchDir() const { return scratch; }
+  size_t size() const { return entries.size(); }
+
+  struct Question {
+    char op = 0;
+    std::string path, path2;
+  };
+  // Parses one message from the child; nullopt if malformed.
+  static std::optional<Question> parse(std::string_view msg);
+
+  struct Answer {
+    bool ready = false;             // else: one of the needs below is set
+    std::string needPath;           // the client must describe this path
+    std::optional<Digest> needBlob; // the client must upload this blob
+    sandbox::SandboxReply reply;
+    std::string real;           // node path for the child to open
+    std::optional<Digest> blob; // a read served from the node's store
+  };
+  Answer answer(const Question &q);
+
+  // Digests of files the client described as likely read whose content the
+  // node lacks.
+  std::vector<Digest> missingBlobs();
+
+  struct Output {
+    std::string path; // the client's path
+    std::string real; // the file in the scratch directory
+  };
+  // The files the link wrote, under their final names.
+  std::vector<Output> outputs() const;
+
+private:
+  struct Entry {
+    enum State { Fact, Written, Gone } state = Fact;
+    v1::PathFact fact;
+    std::string real; // Written: the scratch file
+  };
+  Answer statAnswer(const std::string &path);
+  Answer readAnswer(const std::string &path);
+  Answer writeAnswer(const std::string &path);
+  Answer renameAnswer(const std::string &from, const std::string &to);
+  Answer unlinkAnswer(const std::string &path);
+  Answer chmodAnswer(const std::string &path, const std::string &mode);
+
+  FarmBlobStore &blobs;
+  std::string scratch;
+  std::map<std::string, Entry> entries;
+  unsigned nextOutput = 0;
+};
+
+} // namespace linkd

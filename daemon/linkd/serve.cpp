@@ -1,0 +1,570 @@
+#include "daemon/linkd/serve.h"
+
+#include "config/config.h"
+#include "config/runtime_paths.h"
+#include "daemon/linkd/farm_client/farm_client.h"
+#include "daemon/linkd/farm_node/farm_service.h"
+#include "daemon/linkd/service/link_service.h"
+#include "daemon/linkd/service/zygote_client.h"
+
+#include <absl/synchronization/mutex.h>
+#include <fcntl.h>
+#include <grpcpp/grpcpp.h>
+#include <malloc.h>
+#include <signal.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace linkd {
+namespace {
+
+void setUpLogging(const RuntimePaths &paths, const std::string &level) {
+  std::string lvl = level;
+  if (lvl.empty()) {
+    const char *env = std::getenv("LINKD_LOG");
+    lvl = env && *env ? env : "info";
+  }
+  std::shared_ptr<spdlog::logger> logger;
+  if (ensureDirectoryTree(paths.stateDir).empty()) {
+    try {
+      logger = spdlog::basic_logger_mt("linkd", paths.logPath);
+    } catch (const spdlog::spdlog_ex &) {
+    }
+  }
+  if (!logger)
+    logger = spdlog::default_logger();
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l pid=%P %v");
+  logger->set_level(spdlog::level::from_str(lvl));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+// Holds `path` locked for the life of the process. -1 if another holds it.
+int lockForLifetime(const std::string &path) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return -1;
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) == 0)
+    (void)!write(fd, pid.data(), pid.size());
+  return fd;
+}
+
+class ShutdownSignal {
+public:
+  void request() {
+    std::lock_guard lock(mu);
+    requested = true;
+    cv.notify_all();
+  }
+  // Waits up to `d`; true once shutdown was requested.
+  bool waitFor(std::chrono::milliseconds d) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, d, [this] { return requested; });
+  }
+
+private:
+  std::mutex mu;
+  std::condition_variable cv;
+  bool requested = false;
+};
+
+// Everything the cache needs, owned here for the daemon's lifetime.
+struct CacheParts {
+  std::unique_ptr<RemoteTiers> remote;
+  std::unique_ptr<LocalStore> store;
+  std::unique_ptr<StatCache> statCache;
+  std::unique_ptr<SpareCopies> spares;
+  std::unique_ptr<LinkCache> cache;
+  std::unique_ptr<CacheStats> stats;
+  KeyContext keyContext;
+  uint64_t corruptSeen = 0;
+  uint64_t maintainRounds = 0;
+
+  CacheRuntime runtime() {
+    CacheRuntime r;
+    r.enabled = cache != nullptr;
+    r.store = store.get();
+    r.statCache = statCache.get();
+    r.cache = cache.get();
+    r.stats = stats.get();
+    r.remote = remote.get();
+    r.keyContext = keyContext;
+    return r;
+  }
+
+  void maintain() {
+    if (!store)
+      return;
+    statCache->flush();
+    // Every 10 s: an fstat per held descriptor finds the deleted inputs.
+    if (++maintainRounds % 10 == 0)
+      cache->sweepHeldInputs();
+    if (uint64_t n = store->maintain())
+      stats->addCounter("evictions", n);
+    uint64_t corrupt = store->corruptCount();
+    if (corrupt > corruptSeen) {
+      stats->addCounter("corrupt_entries", corrupt - corruptSeen);
+      corruptSeen = corrupt;
+    }
+    stats->save();
+  }
+};
+
+// The remote tiers; a tier that cannot be configured is left out (and
+// logged), so a typo costs sharing, never links.
+std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
+  if (settings.remotes.empty())
+    return nullptr;
+  RemoteOptions opts;
+  opts.hmacKey = settings.remoteKey;
+  opts.breakerCooldown = std::chrono::seconds(settings.remoteBreakerSeconds);
+  for (const std::string &url : settings.remotes) {
+    std::string err;
+    auto cfg = parseRemoteUrl(url, &err);
+    if (!cfg) {
+      spdlog::error("remote tier ignored: {}", err);
+      continue;
+    }
+    cfg->timeout = std::chrono::milliseconds(settings.remoteTimeoutMs);
+    cfg->connectTimeout =
+        std::chrono::milliseconds(settings.remoteConnectTimeoutMs);
+    spdlog::info("remote tier {} mode={} signed={}", cfg->displayName(),
+                 cfg->mode == TierMode::ReadWrite  ? "read-write"
+                 : cfg->mode == TierMode::ReadOnly ? "read-only"
+                                                   : "write-only",
+                 !opts.hmacKey.empty());
+    opts.tiers.push_back(*cfg);
+  }
+  if (opts.tiers.empty())
+    return nullptr;
+  std::string err;
+  auto tiers = RemoteTiers::create(opts, &err);
+  if (!tiers)
+    spdlog::error("remote tiers off: {}", err);
+  return tiers;
+}
+
+CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
+  CacheParts parts;
+  if (!settings.cacheEnabled) {
+    spdlog::info("cache off by configuration");
+    return parts;
+  }
+  std::string lld = zygote.waitForLldVersion(std::chrono::milliseconds(10000));
+  if (lld.empty()) {
+    spdlog::error("the link zygote did not report LLD's version; cache off");
+    return parts;
+  }
+  StoreConfig sc;
+  sc.root = settings.cacheDir;
+  sc.maxBytes = settings.maxSize;
+  std::string err;
+  auto store = LocalStore::open(sc, &err);
+  auto statCache =
+      store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
+  if (!store || !statCache) {
+    spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
+    return parts;
+  }
+  parts.store = std::move(store);
+  parts.statCache = std::move(statCache);
+  parts.remote = openRemote(settings);
+  // Ready copies of outputs stored raw (above the compression limit), up to
+  // an eighth of the cache's size (store/spare_copies.h).
+  parts.spares = std::make_unique<SpareCopies>(
+      *parts.store, sc.root, sc.compressLimit, sc.maxBytes / 8);
+  parts.cache = std::make_unique<LinkCache>(
+      *parts.store, *parts.statCache, parts.remote.get(), parts.spares.get(),
+      inputHandleBudget(), settings.watchInputs);
+  parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
+  parts.stats->load();
+  parts.keyContext.linkdVersion = LINKD_VERSION;
+  parts.keyContext.lldVersion = lld;
+  parts.keyContext.baseDir = settings.baseDir;
+  parts.keyContext.sloppiness = settings.sloppiness;
+  return parts;
+}
+
+std::optional<std::string> readPem(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return std::nullopt;
+  std::string s;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+bool isLoopback(const std::string &listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
+         host.starts_with("127.");
+}
+
+// The farm node's half: its store, tokens, service and listening port.
+struct FarmNode {
+  std::unique_ptr<FarmBlobStore> blobs;
+  std::optional<FarmTokens> tokens;
+  std::unique_ptr<FarmService> service;
+
+  // "" or why the node cannot serve (the daemon then refuses to start).
+  std::string open(const ServeOptions &o, const Config &settings,
+                   ZygoteClient &zygote, unsigned jobs) {
+    bool tls = !o.tlsCert.empty() || !o.tlsKey.empty();
+    if (tls && (o.tlsCert.empty() || o.tlsKey.empty()))
+      return "--tls-cert and --tls-key go together";
+    if (!tls && !o.insecure && !isLoopback(o.listen))
+      return "refusing to listen on " + o.listen +
+             " without TLS (give --tls-cert/--tls-key, or --insecure)";
+    if (!o.clientCa.empty() && !tls)
+      return "--client-ca needs TLS";
+    if (o.tokenFile.empty())
+      return "a farm node needs --token-file";
+    FarmNodeConfig c;
+    c.listen = o.listen;
+    c.tlsCert = o.tlsCert;
+    c.tlsKey = o.tlsKey;
+    c.clientCa = o.clientCa;
+    c.tokenFile = o.tokenFile;
+    c.insecure = o.insecure;
+    if (o.maxRequestBytes)
+      c.maxRequestBytes = o.maxRequestBytes;
+    if (o.maxLinksPerToken)
+      c.maxLinksPerToken = o.maxLinksPerToken;
+    if (o.linkTimeoutSeconds)
+      c.linkTimeoutSeconds = o.linkTimeoutSeconds;
+    c.jobs = jobs;
+    c.storeDir = settings.cacheDir + "/farm";
+    c.storeMaxBytes = settings.maxSize;
+    std::string err;
+    auto loaded = FarmTokens::load(o.tokenFile, c.maxLinksPerToken, &err);
+    if (!loaded)
+      return err;
+    tokens.emplace(std::move(*loaded));
+    if (std::string e = ensureDirectoryTree(c.storeDir); !e.empty())
+      return e;
+    // Scratch directories of links a previous node process left behind.
+    removeTree(c.storeDir + "/links");
+    if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create " + c.storeDir + "/links";
+    blobs =
+        std::make_unique<FarmBlobStore>(c.storeDir + "/blobs", c.storeMaxBytes);
+    if (std::string e = blobs->open(); !e.empty())
+      return e;
+    service = std::make_unique<FarmService>(c, zygote, *blobs, *tokens);
+    return {};
+  }
+
+  std::string addPort(grpc::ServerBuilder &builder, const ServeOptions &o,
+                      int *port) {
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (o.tlsCert.empty()) {
+      creds = grpc::InsecureServerCredentials();
+    } else {
+      auto cert = readPem(o.tlsCert), key = readPem(o.tlsKey);
+      if (!cert || !key)
+        return "cannot read " + (cert ? o.tlsKey : o.tlsCert);
+      grpc::SslServerCredentialsOptions ssl(
+          o.clientCa.empty()
+              ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+      if (!o.clientCa.empty()) {
+        auto ca = readPem(o.clientCa);
+        if (!ca)
+          return "cannot read " + o.clientCa;
+        ssl.pem_root_certs = *ca;
+      }
+      ssl.pem_key_cert_pairs.push_back({*key, *cert});
+      creds = grpc::SslServerCredentials(ssl);
+    }
+    builder.AddListeningPort(o.listen, creds, port);
+    builder.RegisterService(service.get());
+    return {};
+  }
+
+  // A farm link ran or is running since the last call.
+  bool busySinceLastCheck() {
+    if (!service)
+      return false;
+    uint64_t started = service->linksStarted();
+    bool busy = service->activeLinks() > 0 || started != lastStarted;
+    lastStarted = started;
+    return busy;
+  }
+  uint64_t lastStarted = 0;
+
+  void maintain() {
+    if (!service)
+      return;
+    if (service->activeLinks() == 0)
+      blobs->evict(); // a link may hold a blob it has not opened yet
+    service->noteStoreBytes(blobs->bytes());
+  }
+};
+
+// The listening socket systemd passed (socket activation: LISTEN_PID is us,
+// LISTEN_FDS >= 1, the socket is fd 3), or -1.
+int activatedSocket() {
+  const char *pid = std::getenv("LISTEN_PID");
+  const char *fds = std::getenv("LISTEN_FDS");
+  if (!pid || !fds || std::atol(pid) != getpid() || std::atoi(fds) < 1)
+    return -1;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  return 3;
+}
+
+} // namespace
+
+int serve(const ServeOptions &options) {
+  // Debian builds Abseil without NDEBUG, so every absl::Mutex::Lock inside
+  // gRPC maintained a lock-order graph for deadlock detection: ~4 % of the
+  // daemon's CPU on a run of small links (perf: absl DeadlockCheck, GetId).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  int activated = activatedSocket();
+  if (!options.socketPath.empty())
+    setenv("LINKD_SOCKET", options.socketPath.c_str(), 1);
+  RuntimePaths paths = resolveRuntimePaths();
+  if (std::string err = ensurePrivateDirectory(paths.runtimeDir);
+      !err.empty()) {
+    std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+    return 1;
+  }
+  int lockFd = lockForLifetime(paths.daemonLock);
+  if (lockFd < 0) {
+    std::fprintf(stderr, "linkd: a daemon is already serving %s\n",
+                 paths.socketPath.c_str());
+    return 3;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  // Freed memory stays with the process while it is busy, and goes back
+  // once per idle spell (below). glibc's defaults map every buffer above
+  // 128 KiB afresh and trim the heap behind each free, so a farm transfer
+  // (1 MiB messages) touched new pages for every chunk: 70,000 page faults
+  // on a node receiving W1's 353 MiB, 17,000 on a client receiving its
+  // output; on this VM a new page costs ~9 us.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+
+  // Stop signals are taken by one thread (below); block them before any other
+  // thread exists so that none of gRPC's threads gets the default action.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+  // 1. The zygote, while this process is single-threaded.
+  ZygoteClient zygote(executableDirectory() + "/linkd-lld");
+  if (std::string err = zygote.start(); !err.empty()) {
+    std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
+                 err.c_str());
+    return 1;
+  }
+
+  // 2. Logging and configuration.
+  Config settings = loadConfig();
+  setUpLogging(paths,
+               options.logLevel.empty() ? settings.logLevel : options.logLevel);
+  for (const std::string &w : settings.warnings)
+    spdlog::warn("config: {}", w);
+  ServiceConfig config;
+  config.jobs = options.jobs ? options.jobs : settings.jobs;
+  config.idleTimeoutSeconds =
+      options.idleTimeoutSeconds >= 0
+          ? static_cast<uint64_t>(options.idleTimeoutSeconds)
+          : settings.idleTimeoutSeconds;
+  // A farm node serves others: it does not go away when idle.
+  if (!options.listen.empty() && options.idleTimeoutSeconds < 0)
+    config.idleTimeoutSeconds = 0;
+  config.socketPath = paths.socketPath;
+  config.logPath = paths.logPath;
+  config.workDir = paths.runtimeDir;
+
+  // 3. The cache. A store that cannot be opened means links run uncached,
+  // never that the daemon fails.
+  CacheParts parts = openCache(settings, zygote);
+
+  // 3b. The farm: as its client (LINKD_FARM), and as a node (--listen).
+  std::unique_ptr<FarmClient> farmClient;
+  if (!settings.farm.empty()) {
+    std::string err;
+    farmClient = FarmClient::create(settings, parts.statCache.get(), &err);
+    if (!farmClient)
+      spdlog::error("farm {} off: {}", settings.farm, err);
+    else if (!parts.cache)
+      spdlog::warn("farm {} unused: it needs the cache", settings.farm);
+    else
+      spdlog::info("farm {} policy={} min_input={}", settings.farm,
+                   settings.farmPolicy, settings.farmMinInput);
+  }
+  FarmNode node;
+  if (!options.listen.empty()) {
+    if (std::string err = node.open(options, settings, zygote, config.jobs);
+        !err.empty()) {
+      spdlog::error("farm node: {}", err);
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+
+  // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
+  // leftover file is from a dead daemon.
+  ShutdownSignal shutdown;
+  LinkService service(
+      config, zygote, parts.runtime(), [&] { shutdown.request(); },
+      parts.cache ? farmClient.get() : nullptr);
+  grpc::ServerBuilder builder;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  if (activated >= 0) {
+    // systemd owns the socket; we accept on it and hand gRPC each connection.
+    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        grpc::InsecureServerCredentials());
+  } else {
+    unlink(paths.socketPath.c_str());
+    builder.AddListeningPort("unix:" + paths.socketPath,
+                             grpc::InsecureServerCredentials());
+  }
+  builder.RegisterService(&service);
+  int farmPort = 0;
+  if (node.service) {
+    if (std::string err = node.addPort(builder, options, &farmPort);
+        !err.empty()) {
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
+  }
+  builder.SetMaxReceiveMessageSize(256 << 20);
+  grpc::ResourceQuota quota("linkd");
+  quota.SetMaxThreads(1024);
+  builder.SetResourceQuota(quota);
+  mode_t oldMask = umask(0177); // the socket is created 0600
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  umask(oldMask);
+  if (!server) {
+    spdlog::error("cannot listen on {}", paths.socketPath);
+    std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
+                 paths.socketPath.c_str());
+    return 1;
+  }
+  if (activated < 0)
+    chmod(paths.socketPath.c_str(), 0600);
+  std::thread acceptThread;
+  if (acceptor)
+    acceptThread = std::thread([&] {
+      for (;;) {
+        int c =
+            accept4(activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0) {
+          if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+          return; // shut down below
+        }
+        grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
+            p;
+        p.listener_fd = activated;
+        p.fd = c;
+        acceptor->HandleNewConnection(&p);
+      }
+    });
+  if (node.service && farmPort == 0) {
+    spdlog::error("farm node: cannot listen on {}", options.listen);
+    std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
+                 options.listen.c_str());
+    server->Shutdown(std::chrono::system_clock::now());
+    return 1;
+  }
+  if (node.service)
+    spdlog::info("farm node listening on {} tls={} client_ca={} tokens={}",
+                 options.listen, !options.tlsCert.empty(),
+                 !options.clientCa.empty(), options.tokenFile);
+  // Clients warn once about falling back while no daemon answers; from now
+  // on a fallback is news again.
+  unlink(paths.fallbackMark.c_str());
+  spdlog::info("serving socket={} jobs={} idle_timeout_s={} zygote_pid={} "
+               "version={} cache={} cache_dir={} max_size={} base_dir={}",
+               paths.socketPath, config.jobs, config.idleTimeoutSeconds,
+               zygote.pid(), LINKD_VERSION, parts.store ? "on" : "off",
+               settings.cacheDir, settings.maxSize, settings.baseDir);
+
+  // 5. Wait for `linkd stop`, SIGTERM/SIGINT, or idleness; keep the cache's
+  // books on the way (last-use times, eviction, counters), off the link path.
+  std::thread signalWaiter([&] {
+    int sig = 0;
+    sigwait(&stopSignals, &sig);
+    if (sig != 0) {
+      spdlog::info("signal {} received", sig);
+      shutdown.request();
+    }
+  });
+  signalWaiter.detach();
+  bool trimmed = false;
+  while (!shutdown.waitFor(std::chrono::seconds(1))) {
+    parts.maintain();
+    node.maintain();
+    // Once per idle spell: the heap pages links left free go back to the
+    // system (an idle daemon should cost its working set, not its peak).
+    uint64_t idle = service.idleSeconds();
+    if (idle == 0 || node.busySinceLastCheck())
+      trimmed = false;
+    else if (!trimmed) {
+      malloc_trim(0);
+      trimmed = true;
+    }
+    if (config.idleTimeoutSeconds > 0 &&
+        service.idleSeconds() >= config.idleTimeoutSeconds) {
+      spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
+      break;
+    }
+  }
+
+  // 6. Stop listening first, so clients arriving now start a new daemon or
+  // link locally, then let running links finish. An activated socket stays
+  // with systemd, which starts us again on the next connection.
+  if (activated < 0) {
+    unlink(paths.socketPath.c_str());
+  } else {
+    ::shutdown(activated, SHUT_RDWR);
+    if (acceptThread.joinable())
+      acceptThread.join();
+  }
+  // Running links get up to 30 s to finish; then the server goes down at
+  // once (gRPC's own graceful shutdown lingers seconds even when idle).
+  for (int i = 0; i < 3000 && (service.activeLinks() > 0 ||
+                               (node.service && node.service->activeLinks()));
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  server->Shutdown(std::chrono::system_clock::now());
+  zygote.stop();
+  if (parts.remote)
+    parts.remote->drain(); // queued remote writes (bounded by their timeouts)
+  parts.maintain();
+  spdlog::info("stopped");
+  spdlog::shutdown();
+  close(lockFd);
+  return 0;
+}
+
+} // namespace linkd

@@ -1,0 +1,110 @@
+// The gRPC service: one Link call = a cache lookup, and on a miss one forked
+// link child, its stdout and stderr streamed back as they come, then its exit
+// status; successful cacheable links are stored after the client has its
+// answer.
+#pragma once
+
+#include "cache/cache_stats.h"
+#include "cache/link_cache.h"
+#include "daemon/linkd/farm_client/farm_client.h"
+#include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/zygote_client.h"
+#include "linkd/v1/linkd.grpc.pb.h"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace linkd {
+
+struct ServiceConfig {
+  unsigned jobs = 1;
+  uint64_t idleTimeoutSeconds = 600;
+  std::string socketPath;
+  std::string logPath;
+  std::string workDir; // private scratch space (link-time rewriting)
+};
+
+// The cache as the service uses it; null members when caching is off.
+struct CacheRuntime {
+  bool enabled = false;
+  LocalStore *store = nullptr;
+  StatCache *statCache = nullptr;
+  LinkCache *cache = nullptr;
+  CacheStats *stats = nullptr;
+  RemoteTiers *remote = nullptr;
+  KeyContext keyContext;
+};
+
+class LinkService final : public v1::Linkd::Service {
+public:
+  // `farm` (optional): cache misses may be offloaded there (docs/farm.md).
+  LinkService(ServiceConfig config, ZygoteClient &zygote, CacheRuntime cache,
+              std::function<void()> requestShutdown,
+              FarmClient *farm = nullptr);
+
+  grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
+                    grpc::ServerWriter<v1::LinkReply> *writer) override;
+  grpc::Status Rewrite(grpc::ServerContext *ctx, const v1::LinkRequest *req,
+                       grpc::ServerWriter<v1::LinkReply> *writer) override;
+  grpc::Status Info(grpc::ServerContext *ctx, const v1::InfoRequest *req,
+                    v1::InfoReply *reply) override;
+  grpc::Status Shutdown(grpc::ServerContext *ctx,
+                        const v1::ShutdownRequest *req,
+                        v1::ShutdownReply *reply) override;
+  grpc::Status Stats(grpc::ServerContext *ctx, const v1::StatsRequest *req,
+                     v1::StatsReply *reply) override;
+  grpc::Status CacheControl(grpc::ServerContext *ctx,
+                            const v1::CacheControlRequest *req,
+                            v1::CacheControlReply *reply) override;
+
+  // Seconds since the last request finished, or 0 while links are running.
+  uint64_t idleSeconds() const;
+  unsigned activeLinks() const { return active.load(); }
+
+private:
+  struct LinkRun;
+  // Link and Rewrite: checks the request, counts it, runs it.
+  grpc::Status serveRequest(grpc::ServerContext *ctx,
+                            const v1::LinkRequest &req,
+                            grpc::ServerWriter<v1::LinkReply> *writer,
+                            bool rewriteCall);
+  grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                       grpc::ServerWriter<v1::LinkReply> *writer,
+                       uint64_t linkId);
+  bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
+                grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  // Runs the link on the farm when the policy says so; true when the client
+  // has its answer (else link locally).
+  bool offloadToFarm(const v1::LinkRequest &req, const LinkAnalysis &analysis,
+                     grpc::ServerWriter<v1::LinkReply> *writer,
+                     uint64_t linkId);
+  void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
+                   const std::vector<OutputSnapshot> &outputs,
+                   const std::string &out, const std::string &err, int exitCode,
+                   uint64_t wallMicros, int64_t startWallNanos,
+                   uint64_t linkId);
+  void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
+                    const std::string &reason);
+  grpc::Status spawnAndPump(grpc::ServerContext *ctx,
+                            const v1::LinkRequest &req,
+                            grpc::ServerWriter<v1::LinkReply> *writer,
+                            uint64_t linkId, bool record, LinkRun &run);
+
+  ServiceConfig config;
+  ZygoteClient &zygote;
+  CacheRuntime cache;
+  std::function<void()> requestShutdown;
+  FarmClient *farm;
+  JobSlots slots;
+  std::chrono::steady_clock::time_point started;
+  std::atomic<int64_t> lastActivityNanos;
+  std::atomic<unsigned> active{0};
+  std::atomic<uint64_t> linksTotal{0};
+  std::atomic<uint64_t> linksFailed{0};
+  std::atomic<uint64_t> linksCrashed{0};
+};
+
+} // namespace linkd

@@ -1,0 +1,212 @@
+#include "daemon/linkd/service/zygote_client.h"
+
+#include "child/frame.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace linkd {
+
+ZygoteClient::ZygoteClient(std::string lldExe) : lldExe(std::move(lldExe)) {
+  haveStartFdLimit = getrlimit(RLIMIT_NOFILE, &startFdLimit) == 0;
+}
+
+ZygoteClient::~ZygoteClient() { stop(); }
+
+void ZygoteClient::stop() {
+  std::unique_lock lock(mu);
+  stopping = true;
+  if (controlFd >= 0)
+    shutdown(controlFd, SHUT_RDWR);
+  lock.unlock();
+  if (reader.joinable())
+    reader.join();
+}
+
+std::string ZygoteClient::start() {
+  std::lock_guard lock(mu);
+  return startLocked();
+}
+
+std::string ZygoteClient::startLocked() {
+  if (controlFd >= 0)
+    return {};
+  if (stopping)
+    return "the daemon is stopping";
+  if (reader.joinable())
+    reader.join(); // the previous zygote's reader has finished
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return std::string("socketpair: ") + std::strerror(errno);
+  // Everything the child needs is prepared before fork: in a threaded
+  // process only async-signal-safe calls are allowed between fork and exec.
+  std::string fdArg = std::to_string(3);
+  const char *argv[] = {lldExe.c_str(), "__zygote", fdArg.c_str(), nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (haveStartFdLimit)
+      setrlimit(RLIMIT_NOFILE, &startFdLimit); // async-signal-safe
+    if (sv[1] == 3) {
+      fcntl(3, F_SETFD, 0);
+    } else {
+      dup2(sv[1], 3); // dup2 clears FD_CLOEXEC on the new descriptor
+    }
+    execv(lldExe.c_str(), const_cast<char *const *>(argv));
+    _exit(127);
+  }
+  close(sv[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    return std::string("fork: ") + std::strerror(errno);
+  }
+  controlFd = sv[0];
+  zygotePid = pid;
+  reader = std::thread([this, fd = sv[0]] { readerLoop(fd); });
+  return {};
+}
+
+void ZygoteClient::readerLoop(int fd) {
+  for (;;) {
+    Frame frame;
+    FrameStatus st = recvFrame(fd, frame);
+    if (st != FrameStatus::Ok) {
+      // Lock order: sendMu, then mu. Holding sendMu keeps the descriptor
+      // from being closed under a sender.
+      std::lock_guard send(sendMu);
+      std::lock_guard lock(mu);
+      if (!stopping)
+        spdlog::warn("link zygote pid={} exited; a new one starts with the "
+                     "next link",
+                     zygotePid);
+      failAllLocked("the link zygote exited");
+      close(fd);
+      if (controlFd == fd)
+        controlFd = -1;
+      waitpid(zygotePid, nullptr, 0);
+      zygotePid = -1;
+      return;
+    }
+    frame.closeFds();
+    std::lock_guard lock(mu);
+    if (frame.kind == FrameKind::Hello) {
+      version = frame.payload;
+      versionCv.notify_all();
+      continue;
+    }
+    auto it = pending.find(frame.id);
+    if (it == pending.end())
+      continue;
+    Pending &p = it->second;
+    switch (frame.kind) {
+    case FrameKind::Started:
+      p.pid.set_value(decodeStarted(frame.payload));
+      p.pidSet = true;
+      break;
+    case FrameKind::Exited: {
+      ExitRecord rec = decodeExit(frame.payload);
+      ChildExit e;
+      e.ran = true;
+      e.waitStatus = rec.waitStatus;
+      e.userMicros = rec.userMicros;
+      e.sysMicros = rec.sysMicros;
+      e.maxRssKib = rec.maxRssKib;
+      p.exit.set_value(e);
+      pending.erase(it);
+      break;
+    }
+    case FrameKind::Failed: {
+      if (!p.pidSet)
+        p.pid.set_value(-1);
+      ChildExit e;
+      e.error = frame.payload;
+      p.exit.set_value(e);
+      pending.erase(it);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+void ZygoteClient::failAllLocked(const std::string &why) {
+  for (auto &[id, p] : pending) {
+    if (!p.pidSet)
+      p.pid.set_value(-1);
+    ChildExit e;
+    e.error = why;
+    p.exit.set_value(e);
+  }
+  pending.clear();
+}
+
+ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
+                                          int outFd, int errFd, int recordFd,
+                                          int sandboxFd) {
+  Spawned result;
+  uint64_t id;
+  int fd;
+  std::string err;
+  {
+    std::lock_guard lock(mu);
+    err = startLocked();
+    id = nextId++;
+    Pending &p = pending[id];
+    result.pid = p.pid.get_future().share();
+    result.exit = p.exit.get_future().share();
+    fd = controlFd;
+  }
+  // Sending happens outside `mu` so that a large request can never block the
+  // reader thread, which the zygote may be waiting on.
+  if (err.empty()) {
+    std::lock_guard send(sendMu);
+    std::string payload = request.SerializeAsString();
+    bool sent = sandboxFd >= 0 && recordFd >= 0
+                    ? sendFrame(fd, FrameKind::Spawn, id, payload,
+                                {outFd, errFd, recordFd, sandboxFd})
+                : recordFd >= 0 ? sendFrame(fd, FrameKind::Spawn, id, payload,
+                                            {outFd, errFd, recordFd})
+                                : sendFrame(fd, FrameKind::Spawn, id, payload,
+                                            {outFd, errFd});
+    if (!sent)
+      err =
+          std::string("cannot reach the link zygote: ") + std::strerror(errno);
+  }
+  if (!err.empty()) {
+    std::lock_guard lock(mu);
+    if (auto it = pending.find(id); it != pending.end()) {
+      it->second.pid.set_value(-1);
+      ChildExit e;
+      e.error = err;
+      it->second.exit.set_value(e);
+      pending.erase(it);
+    }
+  }
+  return result;
+}
+
+int64_t ZygoteClient::pid() const {
+  std::lock_guard lock(mu);
+  return zygotePid;
+}
+
+} // namespace linkd
+
+namespace linkd {
+std::string ZygoteClient::lldVersion() const {
+  std::lock_guard lock(mu);
+  return version;
+}
+
+std::string ZygoteClient::waitForLldVersion(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu);
+  versionCv.wait_for(lock, timeout, [this] { return !version.empty(); });
+  return version;
+}
+} // namespace linkd

@@ -1,0 +1,93 @@
+// The daemon's handle on the link zygote (daemon/linkd-lld/zygote.h): starts it, sends
+// it links, and turns its reports into per-link futures. Thread-safe; this
+// side never touches LLVM, so the gRPC process does not even map libLLVM.
+#pragma once
+
+#include <sys/resource.h>
+
+#include "linkd/v1/linkd.pb.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace linkd {
+
+struct ChildExit {
+  bool ran = false;   // false: the child never started (see error)
+  std::string error;  // why the link could not run
+  int waitStatus = 0; // as from waitpid
+  uint64_t userMicros = 0;
+  uint64_t sysMicros = 0;
+  uint64_t maxRssKib = 0;
+};
+
+// The daemon's handle on the zygote process. Thread-safe.
+class ZygoteClient {
+public:
+  // `lldExe` is the linkd-lld binary.
+  // Construct before the daemon raises its own limits: every zygote (also
+  // one restarted later) gets the file-descriptor limit the daemon was
+  // started with, as a stock linker run from the same shell would.
+  explicit ZygoteClient(std::string lldExe);
+  ~ZygoteClient();
+  ZygoteClient(const ZygoteClient &) = delete;
+  ZygoteClient &operator=(const ZygoteClient &) = delete;
+
+  // Starts the zygote now. Call before any other thread exists when possible
+  // (later restarts exec from a threaded process, which is also safe).
+  std::string start();
+
+  struct Spawned {
+    std::shared_future<int> pid;        // the link child's pid, or -1
+    std::shared_future<ChildExit> exit; // fulfilled when it is reaped
+  };
+  // Sends one link to the zygote. `outFd`/`errFd` become the child's fds 1/2;
+  // with `recordFd` >= 0 the child reports its file accesses there
+  // (daemon/linkd-lld/access_recorder.h). The caller keeps ownership of its copies.
+  // With `sandboxFd` >= 0 as well (needs `recordFd`), the child runs in the
+  // farm sandbox and asks its file-system questions there
+  // (lib/child/sandbox_protocol.h).
+  Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
+                int recordFd = -1, int sandboxFd = -1);
+
+  int64_t pid() const;
+  // Ends the zygote (and with it any link child) and joins the reader.
+  // Pending links fail. Also done by the destructor.
+  void stop();
+  // LLD's version string, as reported by the zygote ("" until it has).
+  std::string lldVersion() const;
+  // Waits up to `timeout` for the zygote's version report.
+  std::string waitForLldVersion(std::chrono::milliseconds timeout);
+
+private:
+  struct rlimit startFdLimit{};
+  bool haveStartFdLimit = false;
+  struct Pending {
+    std::promise<int> pid;
+    std::promise<ChildExit> exit;
+    bool pidSet = false;
+  };
+  std::string startLocked();
+  void readerLoop(int fd);
+  void failAllLocked(const std::string &why);
+
+  std::string lldExe;
+  std::string version;
+  std::condition_variable versionCv;
+  std::mutex sendMu; // serialises writes to the control socket
+  mutable std::mutex mu;
+  int controlFd = -1;
+  pid_t zygotePid = -1;
+  uint64_t nextId = 1;
+  std::map<uint64_t, Pending> pending;
+  std::thread reader;
+  bool stopping = false;
+};
+
+} // namespace linkd
