@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace linkd {
@@ -335,235 +336,294 @@ int activatedSocket() {
   return 3;
 }
 
-} // namespace
+// The daemon between the steps of its life (serve() below, in order).
+struct Daemon {
+  explicit Daemon(const ServeOptions &options) : options(options) {}
+  const ServeOptions &options;
+  int activated = -1; // a socket systemd passed, or -1
+  RuntimePaths paths;
+  int lockFd = -1;
+  sigset_t stopSignals;
+  std::optional<ZygoteClient> zygote;
+  Config settings;
+  ServiceConfig config;
+  CacheParts parts;
+  std::unique_ptr<FarmClient> farmClient;
+  FarmNode node;
+  ShutdownSignal shutdown;
+  std::unique_ptr<LinkService> service;
+  // Made in startServer: gRPC starts threads when its first object is made,
+  // and none may exist before the zygote is exec'd and the stop signals are
+  // blocked.
+  std::optional<grpc::ServerBuilder> builder;
+  std::optional<grpc::ResourceQuota> quota;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  std::unique_ptr<grpc::Server> server;
+  std::thread acceptThread;
+  int farmPort = 0;
+};
 
-int serve(const ServeOptions &options) {
+// The socket directory and the lifetime lock, and the process-wide settings
+// that must be in place before any thread exists. Non-zero: exit status.
+int claimSocket(Daemon &d) {
   // Debian builds Abseil without NDEBUG, so every absl::Mutex::Lock inside
   // gRPC maintained a lock-order graph for deadlock detection: ~4 % of the
   // daemon's CPU on a run of small links (perf: absl DeadlockCheck, GetId).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  int activated = activatedSocket();
-  if (!options.socketPath.empty())
-    setenv("LINKD_SOCKET", options.socketPath.c_str(), 1);
-  RuntimePaths paths = resolveRuntimePaths();
-  if (std::string err = ensurePrivateDirectory(paths.runtimeDir);
+  d.activated = activatedSocket();
+  if (!d.options.socketPath.empty())
+    setenv("LINKD_SOCKET", d.options.socketPath.c_str(), 1);
+  d.paths = resolveRuntimePaths();
+  if (std::string err = ensurePrivateDirectory(d.paths.runtimeDir);
       !err.empty()) {
     std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
     return 1;
   }
-  int lockFd = lockForLifetime(paths.daemonLock);
-  if (lockFd < 0) {
+  d.lockFd = lockForLifetime(d.paths.daemonLock);
+  if (d.lockFd < 0) {
     std::fprintf(stderr, "linkd: a daemon is already serving %s\n",
-                 paths.socketPath.c_str());
+                 d.paths.socketPath.c_str());
     return 3;
   }
   signal(SIGPIPE, SIG_IGN);
   // Freed memory stays with the process while it is busy, and goes back
-  // once per idle spell (below). glibc's defaults map every buffer above
-  // 128 KiB afresh and trim the heap behind each free, so a farm transfer
-  // (1 MiB messages) touched new pages for every chunk: 70,000 page faults
-  // on a node receiving W1's 353 MiB, 17,000 on a client receiving its
-  // output; on this VM a new page costs ~9 us.
+  // once per idle spell (waitForShutdown). glibc's defaults map every buffer
+  // above 128 KiB afresh and trim the heap behind each free, so a farm
+  // transfer (1 MiB messages) touched new pages for every chunk: 70,000
+  // page faults on a node receiving W1's 353 MiB, 17,000 on a client
+  // receiving its output; on this VM a new page costs ~9 us.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Stop signals are taken by one thread (waitForShutdown); block them
+  // before any other thread exists so that none of gRPC's threads gets the
+  // default action.
+  sigemptyset(&d.stopSignals);
+  sigaddset(&d.stopSignals, SIGTERM);
+  sigaddset(&d.stopSignals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &d.stopSignals, nullptr);
+  return 0;
+}
 
-  // Stop signals are taken by one thread (below); block them before any other
-  // thread exists so that none of gRPC's threads gets the default action.
-  sigset_t stopSignals;
-  sigemptyset(&stopSignals);
-  sigaddset(&stopSignals, SIGTERM);
-  sigaddset(&stopSignals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
-
-  // 1. The zygote, while this process is single-threaded.
-  ZygoteClient zygote(executableDirectory() + "/linkd-lld");
-  if (std::string err = zygote.start(); !err.empty()) {
+// The zygote, while this process is single-threaded.
+int startZygote(Daemon &d) {
+  d.zygote.emplace(executableDirectory() + "/linkd-lld");
+  if (std::string err = d.zygote->start(); !err.empty()) {
     std::fprintf(stderr, "linkd: error: cannot start the link zygote: %s\n",
                  err.c_str());
     return 1;
   }
+  return 0;
+}
 
-  // 2. Logging and configuration.
-  Config settings = loadConfig();
-  setUpLogging(paths,
-               options.logLevel.empty() ? settings.logLevel : options.logLevel);
-  for (const std::string &w : settings.warnings)
+// Logging and the service's settings.
+void configure(Daemon &d) {
+  const ServeOptions &o = d.options;
+  d.settings = loadConfig();
+  setUpLogging(d.paths, o.logLevel.empty() ? d.settings.logLevel : o.logLevel);
+  for (const std::string &w : d.settings.warnings)
     spdlog::warn("config: {}", w);
-  ServiceConfig config;
-  config.jobs = options.jobs ? options.jobs : settings.jobs;
-  config.idleTimeoutSeconds =
-      options.idleTimeoutSeconds >= 0
-          ? static_cast<uint64_t>(options.idleTimeoutSeconds)
-          : settings.idleTimeoutSeconds;
+  ServiceConfig &c = d.config;
+  c.jobs = o.jobs ? o.jobs : d.settings.jobs;
+  c.idleTimeoutSeconds = o.idleTimeoutSeconds >= 0
+                             ? static_cast<uint64_t>(o.idleTimeoutSeconds)
+                             : d.settings.idleTimeoutSeconds;
   // A farm node serves others: it does not go away when idle.
-  if (!options.listen.empty() && options.idleTimeoutSeconds < 0)
-    config.idleTimeoutSeconds = 0;
-  config.socketPath = paths.socketPath;
-  config.logPath = paths.logPath;
-  config.workDir = paths.runtimeDir;
+  if (!o.listen.empty() && o.idleTimeoutSeconds < 0)
+    c.idleTimeoutSeconds = 0;
+  c.socketPath = d.paths.socketPath;
+  c.logPath = d.paths.logPath;
+  c.workDir = d.paths.runtimeDir;
+}
 
-  // 3. The cache. A store that cannot be opened means links run uncached,
-  // never that the daemon fails.
-  CacheParts parts = openCache(settings, zygote);
-
-  // 3b. The farm: as its client (LINKD_FARM), and as a node (--listen).
-  std::unique_ptr<FarmClient> farmClient;
+// The farm: as its client (LINKD_FARM), and as a node (--listen).
+int openFarm(Daemon &d) {
+  const Config &settings = d.settings;
   if (!settings.farm.empty()) {
     std::string err;
-    farmClient = FarmClient::create(settings, parts.statCache.get(), &err);
-    if (!farmClient)
+    d.farmClient = FarmClient::create(settings, d.parts.statCache.get(), &err);
+    if (!d.farmClient)
       spdlog::error("farm {} off: {}", settings.farm, err);
-    else if (!parts.cache)
+    else if (!d.parts.cache)
       spdlog::warn("farm {} unused: it needs the cache", settings.farm);
     else
       spdlog::info("farm {} policy={} min_input={}", settings.farm,
                    settings.farmPolicy, settings.farmMinInput);
   }
-  FarmNode node;
-  if (!options.listen.empty()) {
-    if (std::string err = node.open(options, settings, zygote, config.jobs);
-        !err.empty()) {
-      spdlog::error("farm node: {}", err);
-      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
-      return 1;
-    }
+  if (d.options.listen.empty())
+    return 0;
+  if (std::string err =
+          d.node.open(d.options, settings, *d.zygote, d.config.jobs);
+      !err.empty()) {
+    spdlog::error("farm node: {}", err);
+    std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+    return 1;
   }
+  return 0;
+}
 
-  // 4. The gRPC server. The lock guarantees nobody else owns the socket, so a
-  // leftover file is from a dead daemon.
-  ShutdownSignal shutdown;
-  LinkService service(
-      config, zygote, parts.runtime(), [&] { shutdown.request(); },
-      parts.cache ? farmClient.get() : nullptr);
-  grpc::ServerBuilder builder;
-  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
-  if (activated >= 0) {
-    // systemd owns the socket; we accept on it and hand gRPC each connection.
-    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+// Accepts on the socket systemd owns and hands gRPC each connection.
+void acceptActivated(Daemon &d) {
+  for (;;) {
+    int c = accept4(d.activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      return; // shut down in stopServing
+    }
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+    p.listener_fd = d.activated;
+    p.fd = c;
+    d.acceptor->HandleNewConnection(&p);
+  }
+}
+
+// The gRPC server on the socket (and the farm node's port). The lock
+// guarantees nobody else owns the socket, so a leftover file is from a dead
+// daemon.
+int startServer(Daemon &d) {
+  d.service = std::make_unique<LinkService>(
+      d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
+      d.parts.cache ? d.farmClient.get() : nullptr);
+  grpc::ServerBuilder &builder = d.builder.emplace();
+  if (d.activated >= 0) {
+    d.acceptor = builder.experimental().AddExternalConnectionAcceptor(
         grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
         grpc::InsecureServerCredentials());
   } else {
-    unlink(paths.socketPath.c_str());
-    builder.AddListeningPort("unix:" + paths.socketPath,
+    unlink(d.paths.socketPath.c_str());
+    builder.AddListeningPort("unix:" + d.paths.socketPath,
                              grpc::InsecureServerCredentials());
   }
-  builder.RegisterService(&service);
-  int farmPort = 0;
-  if (node.service) {
-    if (std::string err = node.addPort(builder, options, &farmPort);
+  builder.RegisterService(d.service.get());
+  if (d.node.service) {
+    if (std::string err = d.node.addPort(builder, d.options, &d.farmPort);
         !err.empty()) {
       std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
       return 1;
     }
   }
   builder.SetMaxReceiveMessageSize(256 << 20);
-  grpc::ResourceQuota quota("linkd");
-  quota.SetMaxThreads(1024);
-  builder.SetResourceQuota(quota);
+  d.quota.emplace("linkd").SetMaxThreads(1024);
+  builder.SetResourceQuota(*d.quota);
   mode_t oldMask = umask(0177); // the socket is created 0600
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  d.server = builder.BuildAndStart();
   umask(oldMask);
-  if (!server) {
-    spdlog::error("cannot listen on {}", paths.socketPath);
+  if (!d.server) {
+    spdlog::error("cannot listen on {}", d.paths.socketPath);
     std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
-                 paths.socketPath.c_str());
+                 d.paths.socketPath.c_str());
     return 1;
   }
-  if (activated < 0)
-    chmod(paths.socketPath.c_str(), 0600);
-  std::thread acceptThread;
-  if (acceptor)
-    acceptThread = std::thread([&] {
-      for (;;) {
-        int c =
-            accept4(activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (c < 0) {
-          if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-          return; // shut down below
-        }
-        grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
-            p;
-        p.listener_fd = activated;
-        p.fd = c;
-        acceptor->HandleNewConnection(&p);
-      }
-    });
-  if (node.service && farmPort == 0) {
-    spdlog::error("farm node: cannot listen on {}", options.listen);
+  if (d.activated < 0)
+    chmod(d.paths.socketPath.c_str(), 0600);
+  if (d.acceptor)
+    d.acceptThread = std::thread([&d] { acceptActivated(d); });
+  if (d.node.service && d.farmPort == 0) {
+    spdlog::error("farm node: cannot listen on {}", d.options.listen);
     std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
-                 options.listen.c_str());
-    server->Shutdown(std::chrono::system_clock::now());
+                 d.options.listen.c_str());
+    d.server->Shutdown(std::chrono::system_clock::now());
     return 1;
   }
-  if (node.service)
+  return 0;
+}
+
+void announce(Daemon &d) {
+  if (d.node.service)
     spdlog::info("farm node listening on {} tls={} client_ca={} tokens={}",
-                 options.listen, !options.tlsCert.empty(),
-                 !options.clientCa.empty(), options.tokenFile);
+                 d.options.listen, !d.options.tlsCert.empty(),
+                 !d.options.clientCa.empty(), d.options.tokenFile);
   // Clients warn once about falling back while no daemon answers; from now
   // on a fallback is news again.
-  unlink(paths.fallbackMark.c_str());
+  unlink(d.paths.fallbackMark.c_str());
   spdlog::info("serving socket={} jobs={} idle_timeout_s={} zygote_pid={} "
                "version={} cache={} cache_dir={} max_size={} base_dir={}",
-               paths.socketPath, config.jobs, config.idleTimeoutSeconds,
-               zygote.pid(), LINKD_VERSION, parts.store ? "on" : "off",
-               settings.cacheDir, settings.maxSize, settings.baseDir);
+               d.paths.socketPath, d.config.jobs, d.config.idleTimeoutSeconds,
+               d.zygote->pid(), LINKD_VERSION, d.parts.store ? "on" : "off",
+               d.settings.cacheDir, d.settings.maxSize, d.settings.baseDir);
+}
 
-  // 5. Wait for `linkd stop`, SIGTERM/SIGINT, or idleness; keep the cache's
-  // books on the way (last-use times, eviction, counters), off the link path.
-  std::thread signalWaiter([&] {
+// Until `linkd stop`, SIGTERM/SIGINT, or idleness; keeps the cache's books
+// on the way (last-use times, eviction, counters), off the link path.
+void waitForShutdown(Daemon &d) {
+  std::thread signalWaiter([&d] {
     int sig = 0;
-    sigwait(&stopSignals, &sig);
+    sigwait(&d.stopSignals, &sig);
     if (sig != 0) {
       spdlog::info("signal {} received", sig);
-      shutdown.request();
+      d.shutdown.request();
     }
   });
   signalWaiter.detach();
   bool trimmed = false;
-  while (!shutdown.waitFor(std::chrono::seconds(1))) {
-    parts.maintain();
-    node.maintain();
+  while (!d.shutdown.waitFor(std::chrono::seconds(1))) {
+    d.parts.maintain();
+    d.node.maintain();
     // Once per idle spell: the heap pages links left free go back to the
     // system (an idle daemon should cost its working set, not its peak).
-    uint64_t idle = service.idleSeconds();
-    if (idle == 0 || node.busySinceLastCheck())
+    uint64_t idle = d.service->idleSeconds();
+    if (idle == 0 || d.node.busySinceLastCheck())
       trimmed = false;
     else if (!trimmed) {
       malloc_trim(0);
       trimmed = true;
     }
-    if (config.idleTimeoutSeconds > 0 &&
-        service.idleSeconds() >= config.idleTimeoutSeconds) {
-      spdlog::info("idle for {} s, exiting", config.idleTimeoutSeconds);
+    if (d.config.idleTimeoutSeconds > 0 &&
+        d.service->idleSeconds() >= d.config.idleTimeoutSeconds) {
+      spdlog::info("idle for {} s, exiting", d.config.idleTimeoutSeconds);
       break;
     }
   }
+}
 
-  // 6. Stop listening first, so clients arriving now start a new daemon or
-  // link locally, then let running links finish. An activated socket stays
-  // with systemd, which starts us again on the next connection.
-  if (activated < 0) {
-    unlink(paths.socketPath.c_str());
+// Stop listening first, so clients arriving now start a new daemon or link
+// locally, then let running links finish. An activated socket stays with
+// systemd, which starts us again on the next connection.
+void stopServing(Daemon &d) {
+  if (d.activated < 0) {
+    unlink(d.paths.socketPath.c_str());
   } else {
-    ::shutdown(activated, SHUT_RDWR);
-    if (acceptThread.joinable())
-      acceptThread.join();
+    ::shutdown(d.activated, SHUT_RDWR);
+    if (d.acceptThread.joinable())
+      d.acceptThread.join();
   }
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
-  for (int i = 0; i < 3000 && (service.activeLinks() > 0 ||
-                               (node.service && node.service->activeLinks()));
+  for (int i = 0;
+       i < 3000 && (d.service->activeLinks() > 0 ||
+                    (d.node.service && d.node.service->activeLinks()));
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  server->Shutdown(std::chrono::system_clock::now());
-  zygote.stop();
-  if (parts.remote)
-    parts.remote->drain(); // queued remote writes (bounded by their timeouts)
-  parts.maintain();
+  d.server->Shutdown(std::chrono::system_clock::now());
+  d.zygote->stop();
+  if (d.parts.remote)
+    d.parts.remote->drain(); // queued remote writes (bounded by timeouts)
+  d.parts.maintain();
   spdlog::info("stopped");
   spdlog::shutdown();
-  close(lockFd);
+  close(d.lockFd);
+}
+
+} // namespace
+
+// The daemon's life, in order (serve.h says why the order matters). A store
+// that cannot be opened means links run uncached, never that the daemon
+// fails.
+int serve(const ServeOptions &options) {
+  Daemon d(options);
+  if (int rc = claimSocket(d)) // socket dir, lifetime lock, signals
+    return rc;
+  if (int rc = startZygote(d)) // while this process is single-threaded
+    return rc;
+  configure(d); // logging and settings; threads may start from here on
+  d.parts = openCache(d.settings, *d.zygote);
+  if (int rc = openFarm(d)) // as its client, and as a node (--listen)
+    return rc;
+  if (int rc = startServer(d))
+    return rc;
+  announce(d);
+  waitForShutdown(d);
+  stopServing(d);
   return 0;
 }
 

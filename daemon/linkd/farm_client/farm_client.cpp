@@ -318,46 +318,95 @@ FarmClient::offload(const v1::LinkRequest &req,
   return r;
 }
 
+// One offload attempt's state, from connecting to committing its outputs.
+struct FarmClient::Attempt {
+  explicit Attempt(const v1::LinkRequest &req) : req(req) {}
+  const v1::LinkRequest &req;
+  Result result;
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::OffloadUp, v1::OffloadDown>>
+      stream;
+  Phases phases;
+  std::map<Digest, std::string> pathOf; // blobs we described
+  std::vector<Incoming> files;          // outputs, in the order they came
+  Incoming *current = nullptr;          // the one whose data is arriving
+  bool writeOk = true;
+  bool done = false;
+  v1::OffloadDone final;
+  std::string fail; // why this side gave up
+  uint64_t up = 0;  // bytes sent
+  bool streaming() const { return writeOk && fail.empty() && !done; }
+};
+
+// The node asks about paths and blobs as the link meets them, and streams
+// the linker's output, then every file it wrote, then its end.
 FarmClient::Result
 FarmClient::offloadOnce(const v1::LinkRequest &req,
                         const std::vector<std::string> &read,
                         const std::vector<std::string> &probed,
                         const std::vector<std::string> &outputs) {
-  Result r;
+  Attempt a(req);
+  if (!connect(a)) // breaker, channel, deadline, token
+    return std::move(a.result);
+  sendStart(a, read, probed, outputs); // the request, facts known up front
+  v1::OffloadDown m;
+  while (a.streaming() && a.stream->Read(&m))
+    onMessage(a, m); // questions, blobs, output, files, the end
+  if (!endStream(a)) // transport errors and the node's own failures
+    return std::move(a.result);
+  if (!commitOutputs(a)) // rename every verified output into place
+    return std::move(a.result);
+  a.phases.log(a.files.size());
+  a.result.ok = true;
+  a.result.exitCode = a.final.exit_code();
+  a.result.records = a.final.access_records();
+  a.result.wallMicros = a.final.wall_micros();
+  a.result.userMicros = a.final.user_micros();
+  a.result.sysMicros = a.final.sys_micros();
+  a.result.maxRssKib = a.final.max_rss_kib();
+  return std::move(a.result);
+}
+
+bool FarmClient::connect(Attempt &a) {
   auto now = std::chrono::system_clock::now();
   int64_t nowNanos = Clock::now().time_since_epoch().count();
   if (nowNanos < downUntilNanos.load()) {
-    r.error = "the farm " + settings.farm +
-              " did not answer recently; not trying again yet";
-    return r;
+    a.result.error = "the farm " + settings.farm +
+                     " did not answer recently; not trying again yet";
+    return false;
   }
   if (!channel->WaitForConnected(
           now + std::chrono::milliseconds(settings.farmConnectTimeoutMs))) {
     downUntilNanos = Clock::now().time_since_epoch().count() +
                      std::chrono::nanoseconds(std::chrono::seconds(10)).count();
-    r.error = "cannot connect to the farm " + settings.farm +
-              " (not trying again for 10 s)";
-    return r;
+    a.result.error = "cannot connect to the farm " + settings.farm +
+                     " (not trying again for 10 s)";
+    return false;
   }
-  grpc::ClientContext ctx;
-  ctx.set_deadline(now + std::chrono::milliseconds(settings.farmTimeoutMs));
+  a.ctx.set_deadline(now + std::chrono::milliseconds(settings.farmTimeoutMs));
   if (!token.empty())
-    ctx.AddMetadata("authorization", "Bearer " + token);
-  auto stream = stub->Offload(&ctx);
+    a.ctx.AddMetadata("authorization", "Bearer " + token);
+  a.stream = stub->Offload(&a.ctx);
+  a.phases = Phases{};
+  return true;
+}
 
-  Phases phases;
-  std::map<Digest, std::string> pathOf; // blobs we described
-  auto describe = [&](const std::vector<std::string> &paths,
-                      google::protobuf::RepeatedPtrField<v1::PathFact> *out) {
-    for (v1::PathFact &f : facts(paths)) {
-      if (f.kind() == v1::PathFact::FILE)
-        if (auto d = Digest::fromRaw(f.digest()))
-          pathOf.emplace(*d, f.path());
-      *out->Add() = std::move(f);
-    }
-  };
+void FarmClient::describe(
+    Attempt &a, const std::vector<std::string> &paths,
+    google::protobuf::RepeatedPtrField<v1::PathFact> *out) {
+  for (v1::PathFact &f : facts(paths)) {
+    if (f.kind() == v1::PathFact::FILE)
+      if (auto d = Digest::fromRaw(f.digest()))
+        a.pathOf.emplace(*d, f.path());
+    *out->Add() = std::move(f);
+  }
+}
+
+void FarmClient::sendStart(Attempt &a, const std::vector<std::string> &read,
+                           const std::vector<std::string> &probed,
+                           const std::vector<std::string> &outputs) {
   v1::OffloadUp first;
-  *first.mutable_start()->mutable_link() = req;
+  *first.mutable_start()->mutable_link() = a.req;
   auto *startFacts = first.mutable_start()->mutable_facts();
   std::set<std::string> seen;
   for (const std::string &p : outputs)
@@ -372,223 +421,232 @@ FarmClient::offloadOnce(const v1::LinkRequest &req,
         fromRead += list == &read;
       }
   int firstPredicted = startFacts->size();
-  describe(predicted, startFacts);
+  describe(a, predicted, startFacts);
   for (size_t i = 0; i < fromRead; ++i) {
     v1::PathFact &f = (*startFacts)[firstPredicted + static_cast<int>(i)];
     f.set_likely_read(f.kind() == v1::PathFact::FILE);
   }
-  uint64_t up = first.ByteSizeLong();
-  phases.described = Clock::now();
-  bool writeOk = stream->Write(first);
+  a.up = first.ByteSizeLong();
+  a.phases.described = Clock::now();
+  a.writeOk = a.stream->Write(first);
+}
 
-  std::vector<Incoming> files;
-  Incoming *current = nullptr;
-  bool done = false;
-  v1::OffloadDone final;
-  std::string fail;
-  v1::OffloadDown m;
-  while (writeOk && fail.empty() && !done && stream->Read(&m)) {
-    switch (m.kind_case()) {
-    case v1::OffloadDown::kNeedPaths: {
-      ++stats.roundTrips;
-      v1::OffloadUp a;
-      std::vector<std::string> asked;
-      for (const std::string &p : m.need_paths().paths())
-        if (!p.empty() && p[0] == '/')
-          asked.push_back(p);
-      describe(asked, a.mutable_facts()->mutable_facts());
-      up += a.ByteSizeLong();
-      writeOk = stream->Write(a);
-      break;
-    }
-    case v1::OffloadDown::kNeedBlobs: {
-      ++stats.roundTrips;
-      for (const v1::BlobWant &w : m.need_blobs().blobs()) {
-        auto d = Digest::fromRaw(w.digest());
-        auto it = d ? pathOf.find(*d) : pathOf.end();
-        if (it == pathOf.end()) {
-          fail = "the farm asked for a blob that was never described";
-          break;
-        }
-        int fd = ::open(it->second.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-          fail = "cannot read " + it->second + ": " + std::strerror(errno);
-          break;
-        }
-        // One message, reused: its buffer is allocated once per blob, and
-        // on loopback the file is read straight into it.
-        v1::OffloadUp c;
-        v1::BlobChunk *chunk = c.mutable_blob();
-        chunk->set_digest(std::string(d->raw()));
-        std::string raw;
-        uint64_t off = w.offset();
-        for (;;) {
-          std::string &buf = loopback ? *chunk->mutable_data() : raw;
-          buf.resize(kFarmChunkBytes);
-          ssize_t n =
-              pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
-          if (n < 0) {
-            fail = "cannot read " + it->second + ": " + std::strerror(errno);
-            break;
-          }
-          buf.resize(static_cast<size_t>(n));
-          bool compressed = false;
-          if (!loopback)
-            chunk->set_data(compressChunk(raw, &compressed));
-          chunk->set_offset(off);
-          chunk->set_compressed(compressed);
-          chunk->set_last(n < static_cast<ssize_t>(kFarmChunkBytes));
-          off += static_cast<uint64_t>(n);
-          up += chunk->data().size();
-          if (!(writeOk = stream->Write(c)) || chunk->last())
-            break;
-        }
-        close(fd);
-        ++stats.blobsUploaded;
-        phases.lastBlob = Clock::now();
-        if (!fail.empty() || !writeOk)
-          break;
-      }
-      break;
-    }
-    case v1::OffloadDown::kOutput:
-      (m.output().stream() == v1::OutputChunk::STREAM_STDOUT ? r.out : r.err)
-          .append(m.output().data());
-      break;
-    case v1::OffloadDown::kFile: {
-      const v1::FarmOutputFile &f = m.file();
-      auto d = f.digest().empty() ? std::optional<Digest>(Digest{})
-                                  : Digest::fromRaw(f.digest());
-      if (current || f.path().empty() || f.path()[0] != '/' || !d) {
-        fail = "the farm sent a malformed output";
+void FarmClient::onMessage(Attempt &a, v1::OffloadDown &m) {
+  switch (m.kind_case()) {
+  case v1::OffloadDown::kNeedPaths:
+    answerPaths(a, m.need_paths());
+    break;
+  case v1::OffloadDown::kNeedBlobs:
+    ++stats.roundTrips;
+    for (const v1::BlobWant &w : m.need_blobs().blobs())
+      if (!sendBlob(a, w))
         break;
-      }
-      if (phases.firstOutput == Clock::time_point())
-        phases.firstOutput = Clock::now();
-      Incoming in;
-      in.path = f.path();
-      in.mode = f.mode() & 07777;
-      in.size = f.size();
-      in.digest = *d;
-      in.digestLater = f.digest().empty();
-      std::string e;
-      in.fd = createTempBeside(in.path, in.tmp, &e);
-      if (in.fd < 0) {
-        fail = "cannot write " + in.path + ": " + e;
-        break;
-      }
-      in.writer = std::make_unique<OutputWriter>(in.fd);
-      files.push_back(std::move(in));
-      current = &files.back();
-      break;
-    }
-    case v1::OffloadDown::kFileData: {
-      if (!current) {
-        fail = "the farm sent file data without a file";
-        break;
-      }
-      v1::FileData &fd = *m.mutable_file_data();
-      stats.bytesDown += fd.data().size();
-      std::optional<std::string> raw = fd.compressed()
-                                           ? decompressChunk(fd.data())
-                                           : std::move(*fd.mutable_data());
-      if (!raw || current->written + raw->size() > current->size) {
-        fail = "the farm sent a malformed chunk of " + current->path;
-        break;
-      }
-      current->written += raw->size();
-      if (!current->writer->add(std::move(*raw))) {
-        fail = "cannot write " + current->path;
-        break;
-      }
-      if (fd.last()) {
-        Digest got;
-        bool written = current->writer->finish(got);
-        current->writer.reset();
-        if (!written) {
-          fail = "cannot write " + current->path;
-          break;
-        }
-        if (current->digestLater) {
-          auto d = Digest::fromRaw(fd.digest());
-          if (!d) {
-            fail = "output " + current->path + " came without its digest";
-            break;
-          }
-          current->digest = *d;
-        }
-        if (current->written != current->size || got != current->digest) {
-          fail = "output " + current->path + " does not match its digest";
-          break;
-        }
-        current->complete = true;
-        current = nullptr;
-      }
-      break;
-    }
-    case v1::OffloadDown::kDone:
-      phases.done = Clock::now();
-      final = m.done();
-      done = true;
-      break;
-    default:
-      break;
-    }
+    break;
+  case v1::OffloadDown::kOutput:
+    (m.output().stream() == v1::OutputChunk::STREAM_STDOUT ? a.result.out
+                                                           : a.result.err)
+        .append(m.output().data());
+    break;
+  case v1::OffloadDown::kFile:
+    beginOutput(a, m.file());
+    break;
+  case v1::OffloadDown::kFileData:
+    receiveOutputData(a, *m.mutable_file_data());
+    break;
+  case v1::OffloadDown::kDone:
+    a.phases.done = Clock::now();
+    a.final = m.done();
+    a.done = true;
+    break;
+  default:
+    break;
   }
-  stats.bytesUp += up;
-  if (!fail.empty())
-    ctx.TryCancel();
+}
+
+void FarmClient::answerPaths(Attempt &a, const v1::NeedPaths &need) {
+  ++stats.roundTrips;
+  v1::OffloadUp answer;
+  std::vector<std::string> asked;
+  for (const std::string &p : need.paths())
+    if (!p.empty() && p[0] == '/')
+      asked.push_back(p);
+  describe(a, asked, answer.mutable_facts()->mutable_facts());
+  a.up += answer.ByteSizeLong();
+  a.writeOk = a.stream->Write(answer);
+}
+
+// Uploads one blob the node wants, from where its partial copy ends; false
+// (with `fail` or `writeOk` set) when the attempt cannot go on.
+bool FarmClient::sendBlob(Attempt &a, const v1::BlobWant &w) {
+  auto d = Digest::fromRaw(w.digest());
+  auto it = d ? a.pathOf.find(*d) : a.pathOf.end();
+  if (it == a.pathOf.end()) {
+    a.fail = "the farm asked for a blob that was never described";
+    return false;
+  }
+  int fd = ::open(it->second.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    a.fail = "cannot read " + it->second + ": " + std::strerror(errno);
+    return false;
+  }
+  // One message, reused: its buffer is allocated once per blob, and on
+  // loopback the file is read straight into it.
+  v1::OffloadUp c;
+  v1::BlobChunk *chunk = c.mutable_blob();
+  chunk->set_digest(std::string(d->raw()));
+  std::string raw;
+  uint64_t off = w.offset();
+  for (;;) {
+    std::string &buf = loopback ? *chunk->mutable_data() : raw;
+    buf.resize(kFarmChunkBytes);
+    ssize_t n = pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
+    if (n < 0) {
+      a.fail = "cannot read " + it->second + ": " + std::strerror(errno);
+      break;
+    }
+    buf.resize(static_cast<size_t>(n));
+    bool compressed = false;
+    if (!loopback)
+      chunk->set_data(compressChunk(raw, &compressed));
+    chunk->set_offset(off);
+    chunk->set_compressed(compressed);
+    chunk->set_last(n < static_cast<ssize_t>(kFarmChunkBytes));
+    off += static_cast<uint64_t>(n);
+    a.up += chunk->data().size();
+    if (!(a.writeOk = a.stream->Write(c)) || chunk->last())
+      break;
+  }
+  close(fd);
+  ++stats.blobsUploaded;
+  a.phases.lastBlob = Clock::now();
+  return a.fail.empty() && a.writeOk;
+}
+
+void FarmClient::beginOutput(Attempt &a, const v1::FarmOutputFile &f) {
+  auto d = f.digest().empty() ? std::optional<Digest>(Digest{})
+                              : Digest::fromRaw(f.digest());
+  if (a.current || f.path().empty() || f.path()[0] != '/' || !d) {
+    a.fail = "the farm sent a malformed output";
+    return;
+  }
+  if (a.phases.firstOutput == Clock::time_point())
+    a.phases.firstOutput = Clock::now();
+  Incoming in;
+  in.path = f.path();
+  in.mode = f.mode() & 07777;
+  in.size = f.size();
+  in.digest = *d;
+  in.digestLater = f.digest().empty();
+  std::string e;
+  in.fd = createTempBeside(in.path, in.tmp, &e);
+  if (in.fd < 0) {
+    a.fail = "cannot write " + in.path + ": " + e;
+    return;
+  }
+  in.writer = std::make_unique<OutputWriter>(in.fd);
+  a.files.push_back(std::move(in));
+  a.current = &a.files.back();
+}
+
+void FarmClient::receiveOutputData(Attempt &a, v1::FileData &fd) {
+  Incoming *current = a.current;
+  if (!current) {
+    a.fail = "the farm sent file data without a file";
+    return;
+  }
+  stats.bytesDown += fd.data().size();
+  std::optional<std::string> raw = fd.compressed()
+                                       ? decompressChunk(fd.data())
+                                       : std::move(*fd.mutable_data());
+  if (!raw || current->written + raw->size() > current->size) {
+    a.fail = "the farm sent a malformed chunk of " + current->path;
+    return;
+  }
+  current->written += raw->size();
+  if (!current->writer->add(std::move(*raw))) {
+    a.fail = "cannot write " + current->path;
+    return;
+  }
+  if (!fd.last())
+    return;
+  Digest got;
+  bool written = current->writer->finish(got);
+  current->writer.reset();
+  if (!written) {
+    a.fail = "cannot write " + current->path;
+    return;
+  }
+  if (current->digestLater) {
+    auto d = Digest::fromRaw(fd.digest());
+    if (!d) {
+      a.fail = "output " + current->path + " came without its digest";
+      return;
+    }
+    current->digest = *d;
+  }
+  if (current->written != current->size || got != current->digest) {
+    a.fail = "output " + current->path + " does not match its digest";
+    return;
+  }
+  current->complete = true;
+  a.current = nullptr;
+}
+
+// Closes the stream; false (outputs discarded, `error` set) unless the node
+// linked to the end and the link may stand as a local one.
+bool FarmClient::endStream(Attempt &a) {
+  stats.bytesUp += a.up;
+  if (!a.fail.empty())
+    a.ctx.TryCancel();
   else
-    stream->WritesDone();
-  grpc::Status st = stream->Finish();
-  if (!fail.empty() || !done || current || !st.ok() || !final.error().empty()) {
-    discard(files);
-    r.error = !fail.empty() ? fail
-              : st.ok() && final.error().empty()
-                  ? "the farm ended the link without a result"
-                  : "farm: " + statusName(st.error_code()) + ": " +
-                        (st.ok() ? final.error() : st.error_message());
-    r.retryable =
-        fail.empty() && (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                         st.error_code() == grpc::StatusCode::CANCELLED ||
-                         st.error_code() == grpc::StatusCode::INTERNAL ||
-                         st.error_code() == grpc::StatusCode::UNKNOWN);
-    return r;
+    a.stream->WritesDone();
+  grpc::Status st = a.stream->Finish();
+  const v1::OffloadDone &final = a.final;
+  if (!a.fail.empty() || !a.done || a.current || !st.ok() ||
+      !final.error().empty()) {
+    discard(a.files);
+    a.result.error = !a.fail.empty() ? a.fail
+                     : st.ok() && final.error().empty()
+                         ? "the farm ended the link without a result"
+                         : "farm: " + statusName(st.error_code()) + ": " +
+                               (st.ok() ? final.error() : st.error_message());
+    a.result.retryable =
+        a.fail.empty() &&
+        (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         st.error_code() == grpc::StatusCode::CANCELLED ||
+         st.error_code() == grpc::StatusCode::INTERNAL ||
+         st.error_code() == grpc::StatusCode::UNKNOWN);
+    return false;
   }
-  stats.roundTrips += 0;
   stats.blobsSkipped += final.blobs_present();
   if (!final.not_offloadable().empty() || final.term_signal()) {
-    discard(files);
+    discard(a.files);
     if (!final.not_offloadable().empty())
       ++stats.notOffloadable;
-    r.error =
+    a.result.error =
         final.term_signal()
             ? "the link was killed on the farm by " + final.term_signal_name()
             : "not offloadable: " + final.not_offloadable();
-    return r;
+    return false;
   }
-  for (Incoming &f : files) {
+  return true;
+}
+
+bool FarmClient::commitOutputs(Attempt &a) {
+  for (Incoming &f : a.files) {
     std::string e;
     Result::Output o{f.path, f.digest, {}};
     if (!commitTemp(f.fd, f.tmp, f.path, f.mode, &e)) {
-      discard(files);
-      r.error = "cannot write " + f.path + ": " + e;
-      return r;
+      discard(a.files);
+      a.result.error = "cannot write " + f.path + ": " + e;
+      return false;
     }
     if (fstat(f.fd, &o.st) == 0)
-      r.outputs.push_back(std::move(o));
+      a.result.outputs.push_back(std::move(o));
     close(f.fd);
     f.fd = -1;
   }
-  phases.log(files.size());
-  r.ok = true;
-  r.exitCode = final.exit_code();
-  r.records = final.access_records();
-  r.wallMicros = final.wall_micros();
-  r.userMicros = final.user_micros();
-  r.sysMicros = final.sys_micros();
-  r.maxRssKib = final.max_rss_kib();
-  return r;
+  return true;
 }
 
 } // namespace linkd

@@ -95,10 +95,25 @@ public:
 private:
   FarmClient(const Config &settings, StatCache *statCache)
       : settings(settings), statCache(statCache) {}
+  // One attempt, as a table of contents; its steps follow in that order.
+  struct Attempt;
   Result offloadOnce(const v1::LinkRequest &req,
                      const std::vector<std::string> &read,
                      const std::vector<std::string> &probed,
                      const std::vector<std::string> &outputs);
+  bool connect(Attempt &a);
+  void sendStart(Attempt &a, const std::vector<std::string> &read,
+                 const std::vector<std::string> &probed,
+                 const std::vector<std::string> &outputs);
+  void describe(Attempt &a, const std::vector<std::string> &paths,
+                google::protobuf::RepeatedPtrField<v1::PathFact> *out);
+  void onMessage(Attempt &a, v1::OffloadDown &m);
+  void answerPaths(Attempt &a, const v1::NeedPaths &need);
+  bool sendBlob(Attempt &a, const v1::BlobWant &want);
+  void beginOutput(Attempt &a, const v1::FarmOutputFile &f);
+  void receiveOutputData(Attempt &a, v1::FileData &data);
+  bool endStream(Attempt &a);
+  bool commitOutputs(Attempt &a);
 
   // An output path: a directory as it is, an old output file as absent.
   v1::PathFact outputFact(const std::string &path);

@@ -65,33 +65,47 @@ public:
   unsigned activeLinks() const { return active.load(); }
 
 private:
+  // One request's path (link_request.cpp): the state between its steps.
+  struct Request;
   struct LinkRun;
+  class SlotHold;
   // Link and Rewrite: checks the request, counts it, runs it.
   grpc::Status serveRequest(grpc::ServerContext *ctx,
                             const v1::LinkRequest &req,
                             grpc::ServerWriter<v1::LinkReply> *writer,
                             bool rewriteCall);
+  // The table of contents of a request; the steps follow in its order.
   grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                        grpc::ServerWriter<v1::LinkReply> *writer,
                        uint64_t linkId);
+  void analyse(Request &r);
+  // True when the client has its answer from the cache.
+  bool answerFromCache(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
   bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
                 grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
   // Runs the link on the farm when the policy says so; true when the client
   // has its answer (else link locally).
-  bool offloadToFarm(const v1::LinkRequest &req, const LinkAnalysis &analysis,
-                     grpc::ServerWriter<v1::LinkReply> *writer,
-                     uint64_t linkId);
+  bool offloadToFarm(grpc::ServerContext *ctx, const Request &r,
+                     grpc::ServerWriter<v1::LinkReply> *writer);
+  // The link-time rewrite's plan and cached inputs; an error message if the
+  // spec cannot be used (the link then fails before LLD runs).
+  std::string prepareLinkRewrite(Request &r);
+  bool waitForSlot(grpc::ServerContext *ctx, SlotHold &slot, LinkRun &run);
+  grpc::Status spawnAndPump(grpc::ServerContext *ctx,
+                            const v1::LinkRequest &req,
+                            grpc::ServerWriter<v1::LinkReply> *writer,
+                            uint64_t linkId, bool record, LinkRun &run);
+  void classifyExit(const Request &r, LinkRun &run);
+  void decideCaching(Request &r, LinkRun &run);
+  void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
+                    const std::string &reason);
+  void logOutcome(const Request &r, const LinkRun &run);
+  void storeAfterAnswer(const Request &r, const LinkRun &run);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
                    const std::string &out, const std::string &err, int exitCode,
                    uint64_t wallMicros, int64_t startWallNanos,
                    uint64_t linkId);
-  void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
-                    const std::string &reason);
-  grpc::Status spawnAndPump(grpc::ServerContext *ctx,
-                            const v1::LinkRequest &req,
-                            grpc::ServerWriter<v1::LinkReply> *writer,
-                            uint64_t linkId, bool record, LinkRun &run);
 
   ServiceConfig config;
   ZygoteClient &zygote;

@@ -1,0 +1,782 @@
+// One Link (or Rewrite) request's path through the daemon. runLink is the
+// table of contents: analyse the request, answer it from the cache, offload
+// it to the farm, prepare link-time rewriting, wait for a job slot, run a link
+// child and stream its output, classify how the child ended, decide what the
+// cache makes of the link, log it, answer the client, and only then store.
+// The state that passes between the steps is a LinkService::Request (what was
+// asked and what the cache said) and a LinkService::LinkRun (what the child
+// did); each step is one function below, in that order.
+#include "daemon/linkd/service/link_service.h"
+
+#include "archive/ar_command_line.h"
+#include "cache/archive_key.h"
+#include "daemon/linkd/service/rewrite_cache.h"
+#include "link/flavor.h"
+#include "link/link_invocation.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <optional>
+
+namespace linkd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t microsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t)
+      .count();
+}
+
+int64_t wallNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+  bool open() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+      return false;
+    read = fds[0];
+    write = fds[1];
+    return true;
+  }
+  void closeWrite() {
+    if (write >= 0)
+      close(write);
+    write = -1;
+  }
+  ~Pipe() {
+    if (read >= 0)
+      close(read);
+    closeWrite();
+  }
+};
+
+std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
+  auto f = req.flavor();
+  if (rewriteCall ? f != v1::FLAVOR_REWRITE
+                  : f < v1::FLAVOR_ELF || f > v1::FLAVOR_LIB)
+    return "unknown linker flavor " + std::to_string(f);
+  if (req.has_rewrite_plan())
+    return "rewrite_plan is the daemon's to set";
+  if (rewriteCall && (req.argv_size() < 2 || req.argv(1) != "rewrite"))
+    return "a Rewrite call runs `rewrite ...`";
+  if (!req.rewrite_spec().empty() && req.rewrite_spec()[0] != '/')
+    return "rewrite_spec must be an absolute path";
+  if (req.argv().empty())
+    return "empty argv";
+  if (req.cwd().empty() || req.cwd()[0] != '/')
+    return "cwd must be an absolute path";
+  return {};
+}
+
+LinkInvocation toInvocation(const v1::LinkRequest &req) {
+  LinkInvocation inv;
+  inv.flavor = static_cast<Flavor>(req.flavor());
+  inv.argv.assign(req.argv().begin(), req.argv().end());
+  inv.cwd = req.cwd();
+  for (std::string_view name : flavorEnvironment(inv.flavor))
+    if (auto it = req.env().find(std::string(name)); it != req.env().end())
+      inv.env[it->first] = it->second;
+  inv.umask = req.umask();
+  inv.stderrIsColorTty = req.stderr_is_color_tty();
+  inv.rewriteSpec = req.rewrite_spec();
+  if (req.has_stdin_data())
+    inv.stdinData = req.stdin_data();
+  return inv;
+}
+
+RequestKind kindOf(Flavor f) {
+  return isArchiver(f) ? RequestKind::Archive : RequestKind::Link;
+}
+
+bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
+               v1::OutputChunk::Stream stream, std::string_view data) {
+  constexpr size_t kChunk = 1 << 20;
+  for (size_t off = 0; off < data.size(); off += kChunk) {
+    v1::LinkReply reply;
+    auto *chunk = reply.mutable_output();
+    chunk->set_stream(stream);
+    chunk->set_data(std::string(data.substr(off, kChunk)));
+    if (!writer->Write(reply))
+      return false;
+  }
+  return true;
+}
+
+// What one link child produced, gathered while streaming it to the client.
+struct Streams {
+  std::string out, err, records;
+  bool keepOutput = false; // capture stdout/stderr for the cache
+};
+
+// Streams stdout/stderr to the client (and captures them and the access
+// records when asked) until the child closes every pipe. False if the client
+// went away; the caller then kills the child.
+bool pumpOutput(grpc::ServerContext *ctx,
+                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out, Pipe &err,
+                Pipe *records, Streams &s) {
+  pollfd fds[3] = {{out.read, POLLIN, 0},
+                   {err.read, POLLIN, 0},
+                   {records ? records->read : -1, POLLIN, 0}};
+  int open = records ? 3 : 2;
+  std::string buf(65536, '\0');
+  while (open > 0) {
+    int n = poll(fds, 3, 200);
+    if (n < 0 && errno != EINTR)
+      return false;
+    if (ctx->IsCancelled())
+      return false;
+    // stderr first: when both became readable since the last round, the
+    // order between them is lost anyway, and a tool that reports an error
+    // and then prints its usage (llvm-ar) wrote the error first.
+    for (int i : {1, 0, 2}) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t r = read(fds[i].fd, buf.data(), buf.size());
+      if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (r <= 0) {
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      std::string_view data(buf.data(), static_cast<size_t>(r));
+      if (i == 2) {
+        s.records.append(data);
+        continue;
+      }
+      if (s.keepOutput)
+        (i == 0 ? s.out : s.err).append(data);
+      if (!sendChunk(writer,
+                     i == 0 ? v1::OutputChunk::STREAM_STDOUT
+                            : v1::OutputChunk::STREAM_STDERR,
+                     data))
+        return false;
+    }
+  }
+  return true;
+}
+
+// Answers a request that cannot run (a bad rewrite spec): the message on
+// stderr and status 1, as a failed link would; LLD never ran.
+grpc::Status failEarly(grpc::ServerWriter<v1::LinkReply> *writer,
+                       const std::string &message, uint64_t linkId) {
+  spdlog::info("link id={} refused: {}", linkId, message);
+  sendChunk(writer, v1::OutputChunk::STREAM_STDERR, message + "\n");
+  v1::LinkReply reply;
+  reply.mutable_done()->set_exit_code(1);
+  reply.mutable_done()->set_cache_result(v1::CACHE_DISABLED);
+  writer->Write(reply);
+  return grpc::Status::OK;
+}
+
+} // namespace
+
+// Holds one of the service's job slots until released or destroyed.
+class LinkService::SlotHold {
+public:
+  explicit SlotHold(JobSlots &slots) : slots(slots) {}
+  SlotHold(const SlotHold &) = delete;
+  SlotHold &operator=(const SlotHold &) = delete;
+  ~SlotHold() { release(); }
+  bool acquire(const std::function<bool()> &cancelled) {
+    held = slots.acquire(cancelled);
+    return held;
+  }
+  void release() {
+    if (held)
+      slots.release();
+    held = false;
+  }
+
+private:
+  JobSlots &slots;
+  bool held = false;
+};
+
+namespace {
+
+void traceAccesses(uint64_t linkId, const AccessLog &log) {
+  if (!spdlog::should_log(spdlog::level::trace))
+    return;
+  for (const auto &p : log.read)
+    spdlog::trace("link id={} read {}", linkId, p);
+  for (const auto &p : log.existing)
+    spdlog::trace("link id={} exists {}", linkId, p);
+  for (const auto &p : log.missing)
+    spdlog::trace("link id={} missing {}", linkId, p);
+  for (const auto &p : log.outputs)
+    spdlog::trace("link id={} wrote {}", linkId, p);
+}
+
+} // namespace
+
+// What was asked and what the cache made of it, from analysis to the store.
+struct LinkService::Request {
+  Request(const v1::LinkRequest &req, uint64_t linkId)
+      : req(req), linkId(linkId), childReq(&req) {}
+  const v1::LinkRequest &req;
+  uint64_t linkId;
+  LinkInvocation inv;
+  RequestKind kind = RequestKind::Link;
+  bool useCache = false;
+  LinkAnalysis analysis;
+  v1::CacheResult cacheResult = v1::CACHE_DISABLED;
+  std::string uncacheableReason;
+  bool record = false; // a miss: the child reports what it read and wrote
+  // Link-time rewriting: the child reads the rewritten inputs (cached ones
+  // put in place by the daemon); the request it gets carries the plan.
+  std::optional<PreparedRewrite> rewrite;
+  v1::LinkRequest withPlan;
+  const v1::LinkRequest *childReq; // what the link child is given
+};
+
+// What one link child did, and what the answer and the store make of it.
+struct LinkService::LinkRun {
+  Streams streams;
+  ChildExit exit;
+  int pid = -1;
+  bool clientStayed = true;
+  uint64_t queueMicros = 0;
+  Clock::time_point begin;
+  int64_t startWallNanos = 0;
+  // classifyExit
+  v1::LinkReply reply;
+  std::string outcome; // for the log: rc=N, signal=SIGX, internal_error=...
+  bool succeeded = false;
+  // decideCaching
+  AccessLog log;
+  std::vector<OutputSnapshot> outputs;
+  bool storeIt = false;
+};
+
+grpc::Status
+LinkService::serveRequest(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          bool rewriteCall) {
+  if (std::string err = validate(req, rewriteCall); !err.empty())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
+  uint64_t linkId = ++linksTotal;
+  ++active;
+  grpc::Status st = runLink(ctx, req, writer, linkId);
+  lastActivityNanos = Clock::now().time_since_epoch().count();
+  --active;
+  return st;
+}
+
+grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
+                                  const v1::LinkRequest &req,
+                                  grpc::ServerWriter<v1::LinkReply> *writer,
+                                  uint64_t linkId) {
+  Request r(req, linkId);
+  analyse(r); // invocation, kind, action key
+  if (answerFromCache(r, writer))
+    return grpc::Status::OK;
+  if (offloadToFarm(ctx, r, writer))
+    return grpc::Status::OK;
+  if (std::string error = prepareLinkRewrite(r); !error.empty())
+    return failEarly(writer, "linkd: error: link-time rewriting: " + error,
+                     linkId);
+  LinkRun run;
+  SlotHold slot(slots);
+  if (!waitForSlot(ctx, slot, run))
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  if (grpc::Status st =
+          spawnAndPump(ctx, *r.childReq, writer, linkId, r.record, run);
+      !st.ok())
+    return st;
+  classifyExit(r, run); // exit status, signal, or linkd's own failure
+  decideCaching(r, run); // before answering: reply and counters agree
+  countOutcome(r.kind, run.exit.ran, r.cacheResult, r.uncacheableReason);
+  logOutcome(r, run);
+  if (!run.clientStayed)
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  writer->Write(run.reply);
+  slot.release();
+  storeAfterAnswer(r, run); // the client stops reading at LinkDone
+  return grpc::Status::OK;
+}
+
+void LinkService::analyse(Request &r) {
+  r.inv = toInvocation(r.req);
+  r.kind = kindOf(r.inv.flavor);
+  r.useCache = cache.enabled && !r.req.no_cache();
+  if (!r.useCache)
+    return;
+  r.analysis = r.kind == RequestKind::Archive
+                   ? analyzeArchiveRequest(r.inv, cache.keyContext,
+                                           *cache.statCache)
+                   : analyzeLink(r.inv, cache.keyContext);
+  if (!r.analysis.uncacheable.empty()) {
+    r.uncacheableReason = r.analysis.uncacheable.front();
+    r.cacheResult = v1::CACHE_UNCACHEABLE;
+  }
+}
+
+bool LinkService::answerFromCache(Request &r,
+                                  grpc::ServerWriter<v1::LinkReply> *writer) {
+  if (!r.useCache || r.cacheResult == v1::CACHE_UNCACHEABLE)
+    return false;
+  if (serveHit(r.analysis, r.kind, writer, r.linkId))
+    return true;
+  r.cacheResult = v1::CACHE_MISS;
+  r.record = true;
+  return false;
+}
+
+std::string LinkService::prepareLinkRewrite(Request &r) {
+  if (r.req.rewrite_spec().empty())
+    return {};
+  std::string error;
+  // --linkd-no-cache also leaves the rewritten-object cache alone.
+  r.rewrite = prepareRewrite(r.req.rewrite_spec(), r.req.cwd(),
+                             r.useCache ? cache.store : nullptr,
+                             r.useCache ? cache.statCache : nullptr,
+                             config.workDir, &error);
+  if (!r.rewrite)
+    return error;
+  r.withPlan = r.req;
+  *r.withPlan.mutable_rewrite_plan() = r.rewrite->plan;
+  r.childReq = &r.withPlan;
+  return {};
+}
+
+bool LinkService::waitForSlot(grpc::ServerContext *ctx, SlotHold &slot,
+                              LinkRun &run) {
+  auto queued = Clock::now();
+  if (!slot.acquire([ctx] { return ctx->IsCancelled(); }))
+    return false;
+  run.queueMicros = microsSince(queued);
+  run.begin = Clock::now();
+  return true;
+}
+
+bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
+                           grpc::ServerWriter<v1::LinkReply> *writer,
+                           uint64_t linkId) {
+  auto begin = Clock::now();
+  std::string why;
+  auto result = cache.cache->lookup(analysis, &why);
+  uint64_t lookupMicros = microsSince(begin);
+  if (!result) {
+    cache.cache->holdChecked(); // a link runs now; holding costs far less
+    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
+                  analysis.key.hex(), lookupMicros, why);
+    return false;
+  }
+  std::string error;
+  std::vector<LinkCache::Backfill> later;
+  if (Lookup m = cache.cache->materialize(*result, analysis, &error, &later);
+      m != Lookup::Hit) {
+    cache.cache->backfill(later);
+    cache.cache->holdChecked();
+    if (m == Lookup::Corrupt)
+      cache.stats->countCorrupt();
+    spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
+                  analysis.key.hex(), error);
+    return false;
+  }
+  uint64_t bytes = 0;
+  for (const auto &o : result->outputs())
+    bytes += o.size();
+  sendChunk(writer, v1::OutputChunk::STREAM_STDOUT,
+            analysis.paths.toLocal(result->stdout_data()));
+  sendChunk(writer, v1::OutputChunk::STREAM_STDERR,
+            analysis.paths.toLocal(result->stderr_data()));
+  v1::LinkReply reply;
+  v1::LinkDone *done = reply.mutable_done();
+  done->set_exit_code(result->exit_code());
+  done->set_cache_result(v1::CACHE_HIT);
+  done->set_wall_micros(microsSince(begin));
+  done->set_cache_lookup_micros(lookupMicros);
+  writer->Write(reply);
+  // The client has its answer. Outputs that came from a remote tier are
+  // copied into the local store; spare copies (for the next local hit) only
+  // for a local hit: after a remote one, backfill already writes each large
+  // output once more, and a shared-cache worker rarely hits it again.
+  bool fromRemote = !later.empty();
+  cache.cache->holdChecked();
+  cache.cache->backfill(later);
+  if (!fromRemote)
+    cache.cache->prepareSpares(*result);
+  uint64_t saved = result->link_micros() > done->wall_micros()
+                       ? result->link_micros() - done->wall_micros()
+                       : 0;
+  cache.stats->countHit(saved, bytes, kind);
+  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
+               "lookup_us={}",
+               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
+               bytes, done->wall_micros() / 1000.0, lookupMicros);
+  return true;
+}
+
+grpc::Status
+LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
+                          grpc::ServerWriter<v1::LinkReply> *writer,
+                          uint64_t linkId, bool record, LinkRun &run) {
+  // A zygote that died since the last link is only noticed when we talk to
+  // it; the spawn then fails before LLD ran, so one retry (which starts a
+  // fresh zygote) is always safe.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Pipe out, err, records;
+    if (!out.open() || !err.open() || (record && !records.open()))
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          std::string("pipe: ") + std::strerror(errno));
+    // An archive of a thousand members is a thousand records at once; with
+    // the default 64 KiB the child would wait for this thread to be
+    // scheduled, several times per request on a busy machine.
+    if (record)
+      fcntl(records.write, F_SETPIPE_SZ, 1 << 20);
+    run.streams = Streams{};
+    run.streams.keepOutput = record;
+    run.startWallNanos = wallNanos();
+    ZygoteClient::Spawned child =
+        zygote.spawn(req, out.write, err.write, record ? records.write : -1);
+    out.closeWrite();
+    err.closeWrite();
+    records.closeWrite();
+    run.clientStayed = pumpOutput(ctx, writer, out, err,
+                                  record ? &records : nullptr, run.streams);
+    run.pid = child.pid.get();
+    if (!run.clientStayed && run.pid > 0)
+      kill(run.pid, SIGKILL);
+    run.exit = child.exit.get();
+    if (run.exit.ran || run.pid > 0 || !run.clientStayed)
+      break;
+    spdlog::warn("link id={} could not start: {}; retrying", linkId,
+                 run.exit.error);
+  }
+  return grpc::Status::OK;
+}
+
+void LinkService::classifyExit(const Request &r, LinkRun &run) {
+  v1::LinkDone *done = run.reply.mutable_done();
+  done->set_queue_micros(run.queueMicros);
+  done->set_wall_micros(microsSince(run.begin));
+  done->set_user_micros(run.exit.userMicros);
+  done->set_sys_micros(run.exit.sysMicros);
+  done->set_max_rss_kib(run.exit.maxRssKib);
+  if (!run.exit.ran) {
+    done->set_internal_error(run.exit.error);
+    ++linksFailed;
+    run.outcome = "internal_error=\"" + run.exit.error + "\"";
+  } else if (WIFSIGNALED(run.exit.waitStatus)) {
+    int sig = WTERMSIG(run.exit.waitStatus);
+    done->set_term_signal(sig);
+    const char *abbrev = sigabbrev_np(sig);
+    done->set_term_signal_name(abbrev ? std::string("SIG") + abbrev
+                                      : std::to_string(sig));
+    ++linksCrashed;
+    run.outcome = "signal=" + done->term_signal_name();
+  } else if (r.inv.flavor == Flavor::Ar && !r.req.has_stdin_data() &&
+             WEXITSTATUS(run.exit.waitStatus) == archive::kNeedsStdinStatus) {
+    // An MRI script the client did not see coming: it runs it locally.
+    run.exit.ran = false;
+    run.exit.error = "the MRI script on stdin was not sent to the daemon";
+    ++linksFailed;
+    done->set_internal_error(run.exit.error);
+    run.outcome = "internal_error=\"" + run.exit.error + "\"";
+  } else {
+    done->set_exit_code(WEXITSTATUS(run.exit.waitStatus));
+    run.succeeded = done->exit_code() == 0;
+    if (!run.succeeded)
+      ++linksFailed;
+    run.outcome = "rc=" + std::to_string(done->exit_code());
+  }
+}
+
+void LinkService::decideCaching(Request &r, LinkRun &run) {
+  if (r.record && run.succeeded) {
+    AccessLog &log = run.log;
+    log = parseAccessLog(run.streams.records);
+    if (r.rewrite)
+      log.read.insert(r.rewrite->dependsOn.begin(), r.rewrite->dependsOn.end());
+    if (r.kind == RequestKind::Archive)
+      for (const std::string &p : log.overwritten)
+        if (!r.analysis.replacedInputs.count(p))
+          log.uncacheable.push_back(
+              "replaced a file it read that the key does not cover");
+    if (!log.uncacheable.empty()) {
+      r.cacheResult = v1::CACHE_UNCACHEABLE;
+      r.uncacheableReason = log.uncacheable.front();
+    } else {
+      run.outputs = snapshotOutputs(log);
+      run.storeIt = true;
+    }
+    traceAccesses(r.linkId, log);
+  }
+  run.reply.mutable_done()->set_cache_result(r.cacheResult);
+}
+
+void LinkService::logOutcome(const Request &r, const LinkRun &run) {
+  const v1::LinkDone &done = run.reply.done();
+  spdlog::info(
+      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+      r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
+      v1::CacheResult_Name(r.cacheResult),
+      r.uncacheableReason.empty() ? ""
+                                  : " reason=\"" + r.uncacheableReason + "\"",
+      done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
+      run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
+}
+
+void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
+  if (r.rewrite && run.succeeded && r.useCache) {
+    int stored = storeRewritten(*r.rewrite, *cache.store);
+    cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
+    cache.stats->addCounter("rewrites_stored", stored);
+    spdlog::debug("link id={} rewritten inputs: {} from the cache, {} stored",
+                  r.linkId, r.rewrite->cachedInputs, stored);
+  }
+  const v1::LinkDone &done = run.reply.done();
+  if (run.storeIt)
+    storeResult(r.analysis, run.log, run.outputs, run.streams.out,
+                run.streams.err, done.exit_code(), done.wall_micros(),
+                run.startWallNanos, r.linkId);
+}
+
+void LinkService::countOutcome(RequestKind kind, bool ran,
+                               v1::CacheResult result,
+                               const std::string &reason) {
+  if (!cache.stats)
+    return;
+  if (!ran)
+    cache.stats->countError(kind);
+  else if (result == v1::CACHE_UNCACHEABLE)
+    cache.stats->countUncacheable(reason, kind);
+  else if (result == v1::CACHE_MISS)
+    cache.stats->countMiss(kind);
+  else
+    cache.stats->countDisabled(kind);
+}
+
+void LinkService::storeResult(const LinkAnalysis &analysis,
+                              const AccessLog &log,
+                              const std::vector<OutputSnapshot> &outputs,
+                              const std::string &out, const std::string &err,
+                              int exitCode, uint64_t wallMicros,
+                              int64_t startWallNanos, uint64_t linkId) {
+  auto r = cache.cache->store(analysis, log, outputs, out, err, exitCode,
+                              wallMicros, startWallNanos);
+  if (r.stored)
+    cache.stats->countStored(r.bytesWritten);
+  else
+    cache.stats->countNotStored();
+  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
+                linkId, r.stored ? "stored" : "not stored",
+                analysis.key.hex().substr(0, 16), log.read.size(),
+                log.missing.size(), outputs.size(),
+                r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+}
+
+namespace {
+
+// Paths worth describing to the farm up front, spelled as the link child will
+// spell them (cwd + "/" + name): the last input set for this action key, the
+// files named on the command line, and for each `-l` the candidates in the
+// `-L` directories in order up to the first that exists (GNU ld's rule; a
+// wrong guess only costs the node a question). `read` gets the paths the
+// link will likely read, `probed` those it will likely only look at,
+// `outputs` the output path (-o, /out:) and its directory.
+void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
+                  std::vector<std::string> &probed,
+                  std::vector<std::string> &outputs, uint64_t &bytes) {
+  auto absolute = [&](const std::string &p) {
+    return p[0] == '/' ? p : req.cwd() + "/" + p;
+  };
+  auto isFile = [](const std::string &p, uint64_t *size) {
+    struct stat st{};
+    bool f = ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (f && size)
+      *size += static_cast<uint64_t>(st.st_size);
+    return f;
+  };
+  bytes = 0;
+  for (const std::string &p : read)
+    isFile(p, &bytes);
+  std::vector<std::string> dirs;
+  std::vector<std::pair<std::string, bool>> libs; // name, static at that point
+  bool isStatic = false;
+  const auto &argv = req.argv();
+  for (int i = 1; i < argv.size(); ++i) {
+    const std::string &a = argv[i];
+    const std::string &prev = argv[i - 1];
+    const std::string next = i + 1 < argv.size() ? argv[i + 1] : "";
+    std::string output;
+    if (prev == "-o" || prev == "--output")
+      output = a;
+    else if (a.starts_with("--output="))
+      output = a.substr(9);
+    else if (a.size() > 5 &&
+             (a.starts_with("/out:") || a.starts_with("-out:") ||
+              a.starts_with("/OUT:") || a.starts_with("-OUT:")))
+      output = a.substr(5);
+    if (!output.empty()) {
+      std::string p = absolute(output);
+      outputs.push_back(p);
+      outputs.push_back(p.substr(0, std::max<size_t>(p.rfind('/'), 1)));
+      continue;
+    }
+    if (a == "-Bstatic" || a == "-dn" || a == "-non_shared" || a == "-static")
+      isStatic = true;
+    else if (a == "-Bdynamic" || a == "-dy" || a == "-call_shared")
+      isStatic = false;
+    else if (a == "-L" || a == "--library-path")
+      dirs.push_back(next);
+    else if (a.starts_with("--library-path="))
+      dirs.push_back(a.substr(15));
+    else if (a.starts_with("-L") && a.size() > 2)
+      dirs.push_back(a.substr(2));
+    else if (a == "-l" || a == "--library")
+      libs.push_back({next, isStatic});
+    else if (a.starts_with("--library="))
+      libs.push_back({a.substr(10), isStatic});
+    else if (a.starts_with("-l") && a.size() > 2)
+      libs.push_back({a.substr(2), isStatic});
+    if (a.empty() || a[0] == '-' || a[0] == '@' || prev == "-Map" ||
+        prev == "--Map" || prev == "-L" || prev == "-l" ||
+        prev == "--library-path" || prev == "--library")
+      continue;
+    if (std::string p = absolute(a); isFile(p, &bytes))
+      read.push_back(p);
+  }
+  // The guess follows GNU ld's rule for ELF; MinGW and the other flavors
+  // search other names (libX.dll.a, X.lib, .tbd): the node asks for those.
+  bool gnuElf = req.flavor() == v1::FLAVOR_ELF;
+  for (int i = 1; i + 1 < argv.size(); ++i)
+    if (argv[i] == "-m" && argv[i + 1].find("pe") != std::string::npos)
+      gnuElf = false;
+  for (const auto &[lib, staticOnly] : libs) {
+    if (lib.empty() || !gnuElf)
+      continue;
+    std::vector<std::string> names;
+    if (lib[0] == ':')
+      names = {lib.substr(1)};
+    else if (staticOnly)
+      names = {"lib" + lib + ".a"};
+    else
+      names = {"lib" + lib + ".so", "lib" + lib + ".a"};
+    bool found = false;
+    for (const std::string &d : dirs) {
+      if (d.empty() || d[0] == '=')
+        break; // sysroot-relative: the node asks
+      for (const std::string &name : names) {
+        std::string p = absolute(d) + "/" + name;
+        if (!found && isFile(p, &bytes)) {
+          found = true;
+          read.push_back(p);
+        } else if (!found) {
+          probed.push_back(p);
+        }
+      }
+      if (found)
+        break;
+    }
+  }
+}
+
+// Outputs the farm client wrote and verified keep their digests while the
+// file is the one it wrote (same inode, size and modification time).
+void adoptFarmDigests(const std::vector<FarmClient::Result::Output> &written,
+                      std::vector<OutputSnapshot> &snapshots) {
+  for (OutputSnapshot &snap : snapshots)
+    for (const FarmClient::Result::Output &w : written)
+      if (snap.fd >= 0 && w.path == snap.path &&
+          w.st.st_dev == snap.st.st_dev && w.st.st_ino == snap.st.st_ino &&
+          w.st.st_size == snap.st.st_size &&
+          w.st.st_mtim.tv_sec == snap.st.st_mtim.tv_sec &&
+          w.st.st_mtim.tv_nsec == snap.st.st_mtim.tv_nsec)
+        snap.digest = w.digest;
+}
+
+} // namespace
+
+bool LinkService::offloadToFarm(grpc::ServerContext *ctx, const Request &rq,
+                                grpc::ServerWriter<v1::LinkReply> *writer) {
+  // Only deterministic links go to the farm: their bytes do not depend on
+  // where they ran, and the result can be cached like a local one. Only LLD
+  // links, without link-time rewriting (which needs this machine's
+  // rewritten-object cache); archive requests and `linkd rewrite` stay.
+  if (!farm || rq.cacheResult != v1::CACHE_MISS || ctx->IsCancelled() ||
+      !rq.req.rewrite_spec().empty() || rq.req.flavor() < v1::FLAVOR_ELF ||
+      rq.req.flavor() > v1::FLAVOR_WASM)
+    return false;
+  const v1::LinkRequest &req = rq.req;
+  const LinkAnalysis &analysis = rq.analysis;
+  uint64_t linkId = rq.linkId;
+  uint64_t inputBytes = 0;
+  std::vector<std::string> read, probed, outputPaths;
+  cache.cache->lastInputPaths(analysis, read, probed);
+  farmPrefetch(req, read, probed, outputPaths, inputBytes);
+  if (!farm->wantsOffload(inputBytes))
+    return false;
+  auto begin = Clock::now();
+  int64_t startWallNanos = wallNanos();
+  FarmClient::Result r = farm->offload(req, read, probed, outputPaths);
+  if (!r.ok) {
+    ++farm->counters().fallbacks;
+    spdlog::warn("link id={} farm={}: {}; linking locally", linkId,
+                 farm->target(), r.error);
+    return false;
+  }
+  ++farm->counters().offloaded;
+  farm->counters().remoteLinkMicros += r.wallMicros;
+  bool clientStayed =
+      sendChunk(writer, v1::OutputChunk::STREAM_STDOUT, r.out) &&
+      sendChunk(writer, v1::OutputChunk::STREAM_STDERR, r.err);
+  v1::CacheResult cacheResult = v1::CACHE_MISS;
+  std::string reason;
+  AccessLog log;
+  std::vector<OutputSnapshot> outputs;
+  bool storeIt = false;
+  if (r.exitCode == 0) {
+    log = parseAccessLog(r.records);
+    if (!log.uncacheable.empty()) {
+      cacheResult = v1::CACHE_UNCACHEABLE;
+      reason = log.uncacheable.front();
+    } else {
+      outputs = snapshotOutputs(log);
+      adoptFarmDigests(r.outputs, outputs);
+      storeIt = true;
+    }
+  } else {
+    ++linksFailed;
+  }
+  countOutcome(RequestKind::Link, true, cacheResult, reason);
+  v1::LinkReply reply;
+  v1::LinkDone *done = reply.mutable_done();
+  done->set_exit_code(r.exitCode);
+  done->set_wall_micros(microsSince(begin));
+  done->set_user_micros(r.userMicros);
+  done->set_sys_micros(r.sysMicros);
+  done->set_max_rss_kib(r.maxRssKib);
+  done->set_cache_result(cacheResult);
+  spdlog::info("link id={} flavor={} farm={} rc={} cache={} wall_ms={:.1f} "
+               "remote_ms={:.1f} cwd={} argc={}",
+               linkId, flavorName(static_cast<Flavor>(req.flavor())),
+               farm->target(), r.exitCode, v1::CacheResult_Name(cacheResult),
+               done->wall_micros() / 1000.0, r.wallMicros / 1000.0, req.cwd(),
+               req.argv_size());
+  if (clientStayed)
+    writer->Write(reply);
+  if (storeIt)
+    storeResult(analysis, log, outputs, r.out, r.err, r.exitCode,
+                done->wall_micros(), startWallNanos, linkId);
+  return true;
+}
+
+
+} // namespace linkd
