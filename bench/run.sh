@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N] [--remote-runs N]
 #                [--archive-runs N] [--scale-hits N] [--no-scale] [--no-diag] [--no-remote]
-#                [--only w2,w1,m500,archive,diag,remote,scale] [--keep]
+#                [--only trivial,w2,w1,m500,archive,diag,remote,scale] [--keep]
 #
 # See bench/README.md for what it measures and prints. It is a report: it exits
 # 0 whatever the figures are, 1 if something is broken (outputs differ, a link
@@ -15,6 +15,8 @@ REPO="$(cd "$HERE/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$REPO/build}"
 BIN="$BUILD_DIR/bin"
 STOCK="${STOCK_LLD:-/usr/lib/llvm-19/bin/ld.lld}"
+# mold (Debian's), the second reference on the trivial link and W2; empty: skipped.
+MOLD="${MOLD-$(command -v mold || true)}"
 CXX="${CXX_FOR_BENCH:-clang++-19}"
 CC="${CC_FOR_BENCH:-${CXX/clang++/clang}}"
 LLVM_CONFIG="${LLVM_CONFIG:-llvm-config-19}"
@@ -36,13 +38,15 @@ DO_W2=1
 DO_W1=1
 DO_M500=1
 DO_ARCHIVE=1
+DO_TRIVIAL=1
+TRIVIAL_RUNS=15
 KEEP=0
 
 usage() { sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while (($#)); do
   case "$1" in
-    --quick) W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2; REMOTE_RUNS=5; ARCHIVE_RUNS=5 ;;
+    --quick) TRIVIAL_RUNS=7; W2_RUNS=3; W1_RUNS=3; LINKS=50; M500_RUNS=5; M500_HITS=9; SCALE_HITS=21; SCALE_IDLE=2; REMOTE_RUNS=5; ARCHIVE_RUNS=5 ;;
     --runs) W2_RUNS="$2"; shift ;;
     --w1-runs) W1_RUNS="$2"; shift ;;
     --links) LINKS="$2"; shift ;;
@@ -54,13 +58,13 @@ while (($#)); do
     --no-diag) DIAG=0 ;;
     --no-remote) REMOTE=0 ;;
     --only)
-      DO_W2=0; DO_W1=0; DO_M500=0; DO_ARCHIVE=0; DIAG=0; SCALE=0; REMOTE=0
+      DO_TRIVIAL=0; DO_W2=0; DO_W1=0; DO_M500=0; DO_ARCHIVE=0; DIAG=0; SCALE=0; REMOTE=0
       IFS=, read -ra only <<<"$2"
       for o in "${only[@]}"; do
         case "$o" in
-          w2) DO_W2=1 ;; w1) DO_W1=1 ;; m500) DO_M500=1 ;; diag) DIAG=1 ;; scale) SCALE=1 ;;
+          trivial) DO_TRIVIAL=1 ;; w2) DO_W2=1 ;; w1) DO_W1=1 ;; m500) DO_M500=1 ;; diag) DIAG=1 ;; scale) SCALE=1 ;;
           remote) REMOTE=1 ;; archive) DO_ARCHIVE=1 ;;
-          *) echo "run.sh: --only: unknown section $o (w2, w1, m500, archive, diag, remote, scale)" >&2; exit 2 ;;
+          *) echo "run.sh: --only: unknown section $o (trivial, w2, w1, m500, archive, diag, remote, scale)" >&2; exit 2 ;;
         esac
       done
       shift ;;
@@ -75,6 +79,9 @@ done
 # keep the daemon's targets; a cache hit has its own (issue 3).
 W1_TARGET=1.03
 W2_TARGET=0.80
+# Small links against mold (issue 19): linkd cache off / mold.
+TRIVIAL_MOLD_TARGET=0.80
+W2_MOLD_TARGET=0.85
 W1_HIT_TARGET=0.20
 W2_HIT_TARGET=0.30
 M500_LOOKUP_TARGET=0.02   # lookup_us of a hit / cold (cache off) link, 500 inputs
@@ -167,7 +174,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$T/run" "$T/state" "$T/cache" "$T/src" "$T/res" "$T/cwd" "$T/w1" "$T/m500/obj"
-for m in stock off miss hit; do mkdir -p "$T/w2/$m"; done
+for m in stock off miss hit mold; do mkdir -p "$T/w2/$m"; done
+mkdir -p "$T/trivial"
 chmod 700 "$T/run"
 for attempt in 1 2 3; do
   wait_for_binaries
@@ -196,6 +204,7 @@ hdr "setup"
 say "repo        $REPO ($(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 say "binaries    $BIN (copied to $T/bin)"
 say "stock       $STOCK ($("$STOCK" --version | head -1))"
+say "mold        ${MOLD:-not found (apt-get install -y mold): its rows are skipped}${MOLD:+ ($("$MOLD" --version | head -1))}"
 say "linkd       $("$LINKD" version 2>/dev/null | tr '\n' ' ')"
 say "machine     $(nproc) cores, $(uname -r), load average $(loadavg)"
 say "runs        W1 $W1_RUNS, W2 $W2_RUNS x $LINKS links (+1 warm-up round each), M500 $M500_RUNS + $M500_HITS hits, archive $ARCHIVE_RUNS, remote $REMOTE_RUNS per tier, scaling $SCALE_HITS hits per size"
@@ -504,8 +513,35 @@ cmp_outputs() { # DIR_MODE...: compare every W2 output of these modes with stock
   ((bad == 0)) || broken "W2: $bad timed outputs differ from stock"
 }
 
+# --- trivial: one object with an empty _start, the smallest link there is ----------------
+# What a link costs when LLD has almost nothing to do: process start-up for
+# stock and mold, the client and the daemon's round trip for linkd.
+if ((DO_TRIVIAL)); then
+  printf '.globl _start\n_start:\n  ret\n' >"$T/trivial/e.s"
+  "$CC" -c "$T/trivial/e.s" -o "$T/trivial/e.o" || die "cannot assemble the trivial object"
+  hdr "trivial: ld e.o -o e.out, $TRIVIAL_RUNS runs"
+  ext_begin
+  if bench trivial "$TRIVIAL_RUNS" \
+    "stock ld.lld" "$(q "$STOCK" "$T/trivial/e.o" -o "$T/trivial/out.stock")" \
+    "ld.linkd cache off" "$(q "$CLIENT" --linkd-no-cache "$T/trivial/e.o" -o "$T/trivial/out.off")" \
+    ${MOLD:+"mold" "$(q "$MOLD" "$T/trivial/e.o" -o "$T/trivial/out.mold")"}; then
+    ext_end trivial
+    show trivial 1
+    check_links trivial 1 1 CACHE_DISABLED
+    cmp -s "$T/trivial/out.stock" "$T/trivial/out.off" || broken "trivial: output differs from stock"
+    s=$(field trivial 0 2); l=$(field trivial 1 2)
+    row "trivial link, cache off / stock" "$(fmt_s "$s")" "$(fmt_s "$l")" "$(ratio "$l" "$s")" "(info)" "-"
+    if [[ -n "$MOLD" ]]; then
+      mo=$(field trivial 2 2); r=$(ratio "$l" "$mo")
+      row "trivial link, cache off / mold" "$(fmt_s "$mo")" "$(fmt_s "$l")" "$r" "<= $TRIVIAL_MOLD_TARGET" "$(pass "$r" "$TRIVIAL_MOLD_TARGET")"
+    fi
+    cpu=$(awk -v a="$(field trivial 1 8)" 'BEGIN { printf "%.2f ms", a * 1000 }')
+    INFO_ROWS+=("trivial link, client CPU per link"$'\t'"-"$'\t'"$cpu"$'\t'"-"$'\t'"<= 1 ms"$'\t'"-")
+  fi
+fi
+
 # --- W2: many small links -----------------------------------------------------------
-for m in stock off miss hit; do seq -f "$T/w2/$m/a.out.%03g" 1 "$LINKS" >"$T/w2/list.$m"; done
+for m in stock off miss hit mold; do seq -f "$T/w2/$m/a.out.%03g" 1 "$LINKS" >"$T/w2/list.$m"; done
 w2cmd() { # MODE J: xargs appends one output name after the trailing "-o"
   case "$1" in
     stock) q xargs -a "$T/w2/list.stock" -n 1 -P "$2" "$STOCK" "${W2_ARGS[@]}" -o ;;
@@ -513,6 +549,7 @@ w2cmd() { # MODE J: xargs appends one output name after the trailing "-o"
     # a fresh working directory per round = fresh cache keys (all paths are absolute)
     miss) q env -C "$T/cwd/@ROUND@" xargs -a "$T/w2/list.miss" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
     hit) q xargs -a "$T/w2/list.hit" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
+    mold) q xargs -a "$T/w2/list.mold" -n 1 -P "$2" "$MOLD" "${W2_ARGS[@]}" -o ;;
   esac
 }
 ((DO_W2)) || LINKS=0
@@ -524,13 +561,18 @@ for j in 1 2; do
     "stock ld.lld" "$(w2cmd stock $j)" \
     "ld.linkd cache off" "$(w2cmd off $j)" \
     "ld.linkd cache miss" "$(w2cmd miss $j)" \
-    "ld.linkd cache hit" "$(w2cmd hit $j)" || continue
+    "ld.linkd cache hit" "$(w2cmd hit $j)" \
+    ${MOLD:+"mold" "$(w2cmd mold $j)"} || continue
   ext_end "W2 -j$j"
   show "w2_j$j" "$LINKS"
   check_links "w2_j$j" 1 "$LINKS" CACHE_DISABLED
   check_links "w2_j$j" 2 "$LINKS" CACHE_MISS
   check_links "w2_j$j" 3 "$LINKS" hit
   rows "w2_j$j" "W2 $LINKS links -j$j" "$W2_TARGET" "$W2_TARGET" "$W2_HIT_TARGET"
+  if [[ -n "$MOLD" ]]; then
+    mo=$(field "w2_j$j" 4 2); l=$(field "w2_j$j" 1 2); r=$(ratio "$l" "$mo")
+    row "W2 $LINKS links -j$j, cache off / mold" "$(fmt_s "$mo")" "$(fmt_s "$l")" "$r" "<= $W2_MOLD_TARGET" "$(pass "$r" "$W2_MOLD_TARGET")"
+  fi
   s=$(field "w2_j$j" 0 2); l=$(field "w2_j$j" 1 2)
   INFO_ROWS+=("W2 -j$j per link, cache off"$'\t'"$(fmt_s "$(awk -v a="$s" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(fmt_s "$(awk -v a="$l" -v n="$LINKS" 'BEGIN{print a/n}')")"$'\t'"$(ratio "$l" "$s")"$'\t'"(info)"$'\t'"-")
   sc=$(field "w2_j$j" 0 8); lc=$(awk -v a="$(field "w2_j$j" 1 8)" -v b="$(field "w2_j$j" 1 9)" 'BEGIN{print a+b}')
