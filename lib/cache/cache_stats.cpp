@@ -147,6 +147,12 @@ void CacheStats::addCounter(const char *name, uint64_t n) {
   add(name, n);
 }
 
+void CacheStats::raiseCounter(const char *name, uint64_t n) {
+  std::lock_guard lock(mu);
+  if (get(name) < n)
+    counters[name] = n;
+}
+
 void CacheStats::countCorrupt() {
   std::lock_guard lock(mu);
   add("corrupt_hits", 1);
@@ -174,6 +180,11 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   for (const char *k :
        {"archive_requests", "archive_hits", "archive_misses",
         "archive_uncacheable", "archive_errors", "archive_cache_disabled"})
+    o << jsonString(k) << ": " << get(k) << ", ";
+  for (const char *k :
+       {"kernel_links", "kernel_hits", "kernel_misses", "kernel_uncacheable",
+        "kernel_cache_disabled", "kernel_errors", "kernel_blobs_uploaded",
+        "kernel_blobs_present", "kernel_peak_concurrent"})
     o << jsonString(k) << ": " << get(k) << ", ";
   auto reasons = [&](const char *name,
                      const std::map<std::string, uint64_t> &m) {
