@@ -5,8 +5,8 @@
  *
  * Links the inputs with ARGS through linkd_link, writes every output to
  * DIR/<name> (default "."), LLD's stdout/stderr to ours, and prints one
- * line "rc=R hit=H local=L uploaded=U outputs=N error=E" to stderr's end...
- * on stdout only when LLD printed nothing there (tests parse it).
+ * line "rc=R hit=H local=L uploaded=U outputs=N error=E" to the file
+ * $KLINK_REPORT (appended; tests parse it).
  * --threads N --each K: job j (0 <= j < N*K) links with every "%d" in the
  * inputs' names/paths and ARGS replaced by j, N threads at once.
  * --fork: link once, fork, link again in the child (the child's status is
@@ -84,11 +84,13 @@ static int linkOne(int j, int quiet) {
   if (!quiet) {
     fwrite(r->stdout_text, 1, r->stdout_size, stdout);
     fwrite(r->diagnostics, 1, r->diagnostics_size, stderr);
-    if (getenv("KLINK_REPORT"))
-      fprintf(fopen(getenv("KLINK_REPORT"), "a"),
-              "rc=%d hit=%d local=%d uploaded=%u outputs=%zu error=%s\n",
+    FILE *rep = getenv("KLINK_REPORT") ? fopen(getenv("KLINK_REPORT"), "a") : NULL;
+    if (rep) {
+      fprintf(rep, "rc=%d hit=%d local=%d uploaded=%u outputs=%zu error=%s\n",
               r->exit_code, r->cache_hit, r->ran_locally, r->blobs_uploaded,
               r->output_count, r->error);
+      fclose(rep);
+    }
   }
   int rc = r->exit_code;
   if (rc < 0)
