@@ -443,10 +443,13 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
       hit->cacheHit = true;
       hit->blobsUploaded = 0;
       count(s, "kernel_hits");
+      ++ctx.hits;
       spdlog::info("kernel link id={} hit inputs={}", s.id, s.req.inputs.size());
       return reply(fd, kernel::encodeResult(*hit));
     }
   count(s, s.key ? "kernel_misses" : "kernel_cache_disabled");
+  if (s.key)
+    ++ctx.misses;
   // 2. The inputs the daemon lacks.
   if (std::string e = receiveBlobs(s); !e.empty()) {
     count(s, "kernel_errors");

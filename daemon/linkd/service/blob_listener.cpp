@@ -117,8 +117,8 @@ void BlobListener::acceptLoop() {
 }
 
 void BlobListener::serveConnection(int fd) {
-  BlobLinkContext ctx{zygote, blobs,  cache,      stats,     slots,
-                      config, nextId, active, peakActive};
+  BlobLinkContext ctx{zygote, blobs,  cache,  stats,      slots, config,
+                      nextId, active, peakActive, hits, misses};
   std::string payload;
   while (!stopping && kernel::readFrame(fd, payload)) {
     auto type = static_cast<uint8_t>(payload[0]);
@@ -129,6 +129,8 @@ void BlobListener::serveConnection(int fd) {
       h.lldVersion = zygote.lldVersion();
       h.activeLinks = active.load();
       h.linksTotal = nextId.load();
+      h.hits = hits.load();
+      h.misses = misses.load();
       if (!kernel::writeFrame(fd, {kernel::encodeHealthReply(h)}))
         return;
     } else if (type == kernel::MsgLink) {

@@ -44,6 +44,7 @@ struct BlobLinkContext {
   std::atomic<uint64_t> &nextId;
   std::atomic<uint64_t> &active;
   std::atomic<uint64_t> &peakActive;
+  std::atomic<uint64_t> &hits, &misses;
 };
 
 class BlobListener {
@@ -75,6 +76,7 @@ private:
   std::thread acceptor;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> nextId{0}, active{0}, peakActive{0}, connections{0};
+  std::atomic<uint64_t> hits{0}, misses{0};
   std::atomic<int64_t> lastEndNs;
 };
 
