@@ -120,7 +120,8 @@ void BlobListener::serveConnection(int fd) {
   BlobLinkContext ctx{zygote, blobs,  cache,  stats,      slots, config,
                       nextId, active, peakActive, hits, misses};
   std::string payload;
-  while (!stopping && kernel::readFrame(fd, payload)) {
+  // A client that sends nothing for 10 minutes gives its thread back.
+  while (!stopping && kernel::readFrame(fd, payload, 600000)) {
     auto type = static_cast<uint8_t>(payload[0]);
     std::string_view body = std::string_view(payload).substr(1);
     if (type == kernel::MsgHealth) {
