@@ -60,7 +60,13 @@ public:
   uint64_t activeLinks() const { return active.load(); }
   // Seconds since the last request ended (0 while one runs).
   uint64_t idleSeconds() const;
-  void maintain() { blobs.evict(); }
+  // From the daemon's once-a-second loop: once a minute, while no blob link
+  // runs (one may hold a blob it has not opened yet), trims the blob store
+  // to its cap.
+  void maintain() {
+    if (++maintainRounds % 60 == 0 && active.load() == 0)
+      blobs.evict();
+  }
 
 private:
   void acceptLoop();
@@ -77,6 +83,7 @@ private:
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> nextId{0}, active{0}, peakActive{0}, connections{0};
   std::atomic<uint64_t> hits{0}, misses{0};
+  uint64_t maintainRounds = 0;
   std::atomic<int64_t> lastEndNs;
 };
 
