@@ -51,6 +51,7 @@ struct Session {
   std::vector<Digest> digests; // per input
   std::optional<Digest> key;   // set when the cache may be used
   bool readDaemonFiles = false; // the link saw files that are not its inputs
+  bool lostBlob = false; // an input's blob went missing (evicted) mid-link
   uint32_t uploaded = 0, present = 0;
   std::string records;
   kernel::ResultMsg result;
@@ -245,6 +246,8 @@ void answerQuestion(Session &s, FarmView &view, int sandboxFd,
       break;
     view.addFact(outsideFact(s, a.needPath));
   }
+  if (q && !a.ready && a.needBlob)
+    s.lostBlob = true;
   if (!q || !a.ready) {
     a = FarmView::Answer{};
     a.reply.kind = sandbox::KindError;
@@ -406,6 +409,8 @@ std::string link(Session &s) {
   AccessLog log = parseAccessLog(s.records);
   if (!log.uncacheable.empty())
     s.readDaemonFiles = true;
+  if (s.lostBlob) // the link saw EIO where its input was: not LLD's answer
+    return "an input's blob went missing during the link";
   return {};
 }
 
@@ -450,7 +455,11 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   count(s, s.key ? "kernel_misses" : "kernel_cache_disabled");
   if (s.key)
     ++ctx.misses;
-  // 2. The inputs the daemon lacks.
+  // 2. The inputs the daemon lacks (the link counts as active from here:
+  // the blob store is not trimmed under it).
+  ActiveLink active(ctx);
+  if (ctx.stats)
+    ctx.stats->raiseCounter("kernel_peak_concurrent", ctx.peakActive.load());
   if (std::string e = receiveBlobs(s); !e.empty()) {
     count(s, "kernel_errors");
     spdlog::warn("kernel link id={}: {}", s.id, e);
@@ -461,13 +470,7 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   // 3. The link, in a job slot.
   if (!ctx.slots.acquire([] { return false; }))
     return reply(fd, kernel::encodeError("no job slot"));
-  std::string e;
-  {
-    ActiveLink active(ctx);
-    if (ctx.stats)
-      ctx.stats->raiseCounter("kernel_peak_concurrent", ctx.peakActive.load());
-    e = link(s);
-  }
+  std::string e = link(s);
   ctx.slots.release();
   if (!e.empty()) {
     count(s, "kernel_errors");
