@@ -427,69 +427,90 @@ struct ActiveLink {
 
 } // namespace
 
-bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
-  Session s(ctx, fd);
-  s.id = ++ctx.nextId;
-  auto req = kernel::decodeLink(payload);
-  if (!req)
-    return reply(fd, kernel::encodeError("a malformed link request")) && false;
-  s.req = std::move(*req);
-  count(s, "kernel_links");
-  if (std::string e = validate(s); !e.empty()) {
-    count(s, "kernel_errors");
-    spdlog::warn("kernel link id={} refused: {}", s.id, e);
-    return reply(fd, kernel::encodeError(e));
-  }
-  // 1. The cache, by the request's content: only digests have travelled.
-  if (ctx.cache.enabled() && !(s.req.flags & kernel::FlagNoCache))
-    s.key = kernelKey(s.req, ctx.zygote.lldVersion());
+namespace {
+
+// A refusal the library answers by linking in a child process; false if the
+// connection should close.
+bool refuse(Session &s, const std::string &why, bool keepConnection = true) {
+  count(s, "kernel_errors");
+  spdlog::warn("kernel link id={}: {}", s.id, why);
+  return reply(s.fd, kernel::encodeError(why)) && keepConnection;
+}
+
+// A stored result for the request's content, sent; false if none.
+bool answerFromCache(Session &s) {
+  if (s.ctx.cache.enabled() && !(s.req.flags & kernel::FlagNoCache))
+    s.key = kernelKey(s.req, s.ctx.zygote.lldVersion());
+  std::optional<kernel::ResultMsg> hit;
   if (s.key)
-    if (auto hit = ctx.cache.lookup(*s.key)) {
-      hit->cacheHit = true;
-      hit->blobsUploaded = 0;
-      count(s, "kernel_hits");
-      ++ctx.hits;
-      spdlog::info("kernel link id={} hit inputs={}", s.id, s.req.inputs.size());
-      return reply(fd, kernel::encodeResult(*hit));
-    }
-  count(s, s.key ? "kernel_misses" : "kernel_cache_disabled");
-  if (s.key)
-    ++ctx.misses;
-  // 2. The inputs the daemon lacks (the link counts as active from here:
-  // the blob store is not trimmed under it).
-  ActiveLink active(ctx);
-  if (ctx.stats)
-    ctx.stats->raiseCounter("kernel_peak_concurrent", ctx.peakActive.load());
-  if (std::string e = receiveBlobs(s); !e.empty()) {
-    count(s, "kernel_errors");
-    spdlog::warn("kernel link id={}: {}", s.id, e);
-    return reply(fd, kernel::encodeError(e)) && false;
+    hit = s.ctx.cache.lookup(*s.key);
+  if (!hit) {
+    count(s, s.key ? "kernel_misses" : "kernel_cache_disabled");
+    if (s.key)
+      ++s.ctx.misses;
+    return false;
   }
-  count(s, "kernel_blobs_uploaded", s.uploaded);
-  count(s, "kernel_blobs_present", s.present);
-  // 3. The link, in a job slot.
-  if (!ctx.slots.acquire([] { return false; }))
-    return reply(fd, kernel::encodeError("no job slot"));
+  hit->cacheHit = true;
+  hit->blobsUploaded = 0;
+  count(s, "kernel_hits");
+  ++s.ctx.hits;
+  spdlog::info("kernel link id={} hit inputs={}", s.id, s.req.inputs.size());
+  reply(s.fd, kernel::encodeResult(*hit));
+  return true;
+}
+
+// The link in one of the daemon's job slots; "" or why it did not run.
+std::string linkInSlot(Session &s) {
+  if (!s.ctx.slots.acquire([] { return false; }))
+    return "no job slot";
   std::string e = link(s);
-  ctx.slots.release();
-  if (!e.empty()) {
-    count(s, "kernel_errors");
-    spdlog::warn("kernel link id={}: {}", s.id, e);
-    return reply(fd, kernel::encodeError(e));
-  }
-  s.result.blobsUploaded = s.uploaded;
-  bool ok = reply(fd, kernel::encodeResult(s.result));
-  // 4. Stored after answering; a link that saw the daemon's own files is not.
+  s.ctx.slots.release();
+  return e;
+}
+
+// Stored after answering; a link that saw the daemon's own files is not.
+void storeResult(Session &s) {
   if (s.key && s.readDaemonFiles)
     count(s, "kernel_uncacheable");
   else if (s.key && !s.result.termSignal)
-    ctx.cache.put(*s.key, s.result);
+    s.ctx.cache.put(*s.key, s.result);
   spdlog::info("kernel link id={} rc={} outputs={} uploaded={} present={} "
                "daemon_files={} wall_ms={:.1f}",
                s.id, s.result.exitCode, s.result.outputs.size(), s.uploaded,
                s.present, s.readDaemonFiles,
                std::chrono::duration<double, std::milli>(Clock::now() - s.begin)
                    .count());
+}
+
+} // namespace
+
+bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
+  Session s(ctx, fd);
+  s.id = ++ctx.nextId;
+  auto req = kernel::decodeLink(payload);
+  if (!req)
+    return refuse(s, "a malformed link request", false);
+  s.req = std::move(*req);
+  count(s, "kernel_links");
+  if (std::string e = validate(s); !e.empty())
+    return refuse(s, e);
+  // 1. The cache, by the request's content: only digests have travelled.
+  if (answerFromCache(s))
+    return true;
+  // 2. The inputs the daemon lacks; active from here (no trim under it).
+  ActiveLink active(ctx);
+  if (ctx.stats)
+    ctx.stats->raiseCounter("kernel_peak_concurrent", ctx.peakActive.load());
+  if (std::string e = receiveBlobs(s); !e.empty())
+    return refuse(s, e, false);
+  count(s, "kernel_blobs_uploaded", s.uploaded);
+  count(s, "kernel_blobs_present", s.present);
+  // 3. The link over the view, 4. the answer, 5. the store.
+  if (std::string e = linkInSlot(s); !e.empty())
+    return refuse(s, e);
+  s.result.blobsUploaded = s.uploaded;
+  bool ok = reply(fd, kernel::encodeResult(s.result));
+  storeResult(s);
   return ok;
 }
 
