@@ -220,8 +220,12 @@ std::string collect(Child &c, const Request &req, ResultMsg &r) {
   close(c.out);
   close(c.err);
   int status = 0;
-  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t got;
+  while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (got < 0) // a host that ignores SIGCHLD has its children reaped for it
+    return "cannot learn how linkd-lld ended: " +
+           std::string(std::strerror(errno));
   if (timedOut)
     return "the link did not finish within " + std::to_string(req.timeoutMs) +
            " ms";
