@@ -106,6 +106,28 @@ int main(void) {
   EXPECT_EQ(r.out, "123\n");
 }
 
+// A library the argv finds on the daemon's file system (-L, -l) is read
+// there, as in a normal link; the result is right and not stored (the key
+// names only the inputs), so the next call links again.
+TEST_F(KernelLibrary, DaemonFilesAreReadButNotCached) {
+  writeFile("kern.c", "int helper(int);\nint kernel_run(int a) { return helper(a) * 2; }\n");
+  writeFile("helper.c", "int helper(int a) { return a + 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c kern.c helper.c && mkdir -p "
+                             "libs && llvm-ar-19 rc libs/libhelper.a helper.o")));
+  std::string args = "-shared kern.o -L" + path("libs") + " -lhelper -o kern.so";
+  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld " + args +
+                             " && mv kern.so kern.stock")));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(exitedZero(klink("--in kern.o=kern.o -- " + args)));
+    EXPECT_TRUE(sameBytes("kern.stock", "kern.so"));
+    EXPECT_NE(lastReport().find("hit=0 local=0"), std::string::npos)
+        << lastReport();
+  }
+  auto st = cacheStats();
+  EXPECT_EQ(st["kernel_uncacheable"], 2);
+  EXPECT_EQ(st["kernel_hits"], 0);
+}
+
 TEST_F(KernelLibrary, WasmModuleRunsInNode) {
   ASSERT_TRUE(haveTool(tools::node));
   writeFile("m.c", "int mul(int a, int b) { return a * b; }\n");
