@@ -1,7 +1,8 @@
 // The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd, and
 // the archivers ar.linkd, ranlib.linkd, lib.linkd (and any symlink with a
-// stock tool's name, `lld` with `-flavor F` included). It stays small and never loads LLVM: the whole point
-// is to skip what a stock linker process pays at start-up.
+// stock tool's name, `lld` with `-flavor F` included). It stays small and
+// never loads LLVM: the whole point is to skip what a stock linker process
+// pays at start-up.
 //
 //   1. flavor from a leading `-flavor F` or argv[0], as LLD (or llvm-ar)
 //      decides it;

@@ -36,7 +36,7 @@ struct TempDir {
         if (n == "." || n == "..")
           continue;
         std::string p = dir + "/" + n;
-        struct stat st{};
+        struct stat st {};
         if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
           removeTree(p);
         else
@@ -115,7 +115,7 @@ void collectOutputs(const std::string &dir, const std::string &rel,
       continue;
     std::string name = rel.empty() ? n : rel + "/" + n;
     std::string p = dir + "/" + name;
-    struct stat st{};
+    struct stat st {};
     if (lstat(p.c_str(), &st) != 0)
       continue;
     if (S_ISDIR(st.st_mode)) {
@@ -139,9 +139,9 @@ struct Child {
 std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
   std::string bin = lldBinaryForLibrary();
   std::string flavor(flavorName(req.flavor));
-  std::vector<const char *> args = {"linkd-lld", "link",   "--flavor",
-                                    flavor.c_str(), "--argv0", req.argv[0].c_str(),
-                                    "--"};
+  std::vector<const char *> args = {
+      "linkd-lld",         "link", "--flavor", flavor.c_str(), "--argv0",
+      req.argv[0].c_str(), "--"};
   for (size_t i = 1; i < req.argv.size(); ++i)
     args.push_back(req.argv[i].c_str());
   args.push_back(nullptr);
@@ -244,8 +244,8 @@ Outcome linkInChildProcess(const Request &req) {
   Outcome o;
   o.local = true;
   const char *tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") +
-                      "/linkd-kernel.XXXXXX";
+  std::string templ =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/linkd-kernel.XXXXXX";
   if (!mkdtemp(templ.data())) {
     o.error = "cannot create a temporary directory: " +
               std::string(std::strerror(errno));
@@ -270,8 +270,9 @@ Outcome linkInChildProcess(const Request &req) {
   for (const Input &in : req.inputs)
     names.insert(in.name);
   collectOutputs(dir.path, "", names, r);
-  std::sort(r.outputs.begin(), r.outputs.end(),
-            [](const WireOutput &a, const WireOutput &b) { return a.name < b.name; });
+  std::sort(
+      r.outputs.begin(), r.outputs.end(),
+      [](const WireOutput &a, const WireOutput &b) { return a.name < b.name; });
   o.result = std::move(r);
   return o;
 }

@@ -48,7 +48,8 @@ linkd_result *publish(Outcome &&o) {
     box->pub.exit_code = -1;
   }
   for (const WireOutput &f : box->files)
-    box->views.push_back({f.name.c_str(), f.data.data(), f.data.size(), f.mode});
+    box->views.push_back(
+        {f.name.c_str(), f.data.data(), f.data.size(), f.mode});
   box->pub.diagnostics = box->err.c_str();
   box->pub.diagnostics_size = box->err.size();
   box->pub.stdout_text = box->out.c_str();
@@ -197,7 +198,8 @@ linkd_link(const char *const *argv, size_t argc, const linkd_input *inputs,
   Request req;
   if (argc > 0 && !argv)
     return publish(failed("argv is NULL"));
-  if (auto refused = buildRequest(argv, argc, inputs, input_count, options, req))
+  if (auto refused =
+          buildRequest(argv, argc, inputs, input_count, options, req))
     return publish(std::move(*refused));
   return publish(run(req));
 }
@@ -217,8 +219,8 @@ linkd_result_free(linkd_result *result) {
   delete reinterpret_cast<ResultBox *>(result);
 }
 
-__attribute__((visibility("default"))) int
-linkd_health_check(linkd_health *out, int autostart) {
+__attribute__((visibility("default"))) int linkd_health_check(linkd_health *out,
+                                                              int autostart) {
   if (!out)
     return -1;
   *out = linkd_health{};

@@ -340,8 +340,7 @@ std::string checkInputName(std::string_view name) {
   if (name.empty())
     return "an input has an empty name";
   if (name.size() > kMaxNameBytes)
-    return "input name longer than " + std::to_string(kMaxNameBytes) +
-           " bytes";
+    return "input name longer than " + std::to_string(kMaxNameBytes) + " bytes";
   if (name.find('\0') != std::string_view::npos)
     return "input name with a NUL byte";
   std::string_view rest = name;

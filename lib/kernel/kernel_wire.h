@@ -68,7 +68,7 @@ struct LinkMsg {
   uint32_t version = kWireVersion;
   uint8_t flavor = 0; // linkd::Flavor
   uint32_t flags = 0;
-  uint32_t timeoutMs = 0; // 0: the daemon's own limit
+  uint32_t timeoutMs = 0;        // 0: the daemon's own limit
   std::vector<std::string> argv; // argv[0] = the tool's name
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<WireInput> inputs;

@@ -60,9 +60,9 @@ std::optional<Flavor> flavorFromLldFlavorArgument(std::string_view value);
 // `lld -flavor gnu ...` (argv[0] is kept: LLD prefixes its diagnostics with
 // it, "lld: error: ...").
 struct LeadingFlavor {
-  bool present = false;        // argv[1] was "-flavor"
+  bool present = false;         // argv[1] was "-flavor"
   std::optional<Flavor> flavor; // set when present and valid
-  std::string error;           // LLD's message, without the newline
+  std::string error;            // LLD's message, without the newline
 };
 LeadingFlavor takeLeadingFlavor(std::vector<std::string> &argv);
 

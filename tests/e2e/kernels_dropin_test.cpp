@@ -52,9 +52,9 @@ protected:
                const std::string &cpu) {
     std::string c = std::string(name) + ".c";
     writeFile(c, src);
-    ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
-                               cpu + " -nogpulib -O2 -c " + c + " -o " +
-                               std::string(name) + ".o")));
+    ASSERT_TRUE(exitedZero(
+        run("clang-19 --target=amdgcn-amd-amdhsa -mcpu=" + cpu +
+            " -nogpulib -O2 -c " + c + " -o " + std::string(name) + ".o")));
   }
   // `llvm-readelf --notes` of both outputs, the same and naming `kernel`.
   void sameNotes(const std::string &out, const std::string &kernel) {
@@ -71,16 +71,19 @@ protected:
 
 TEST_F(KernelDropIn, GenericDriverDiagnostics) {
   for (const std::string args :
-       {"", "-flavor", "-flavor foo", "-flavor elf x.o", "--version -flavor gnu",
-        "-flavor gnu", "-flavor gnu missing.o"}) {
-    EXPECT_TRUE(sameDiagnostics(throughPath("lld"), args)) << "[" << args << "]";
-    EXPECT_TRUE(sameDiagnostics(throughPath("ld.lld"), args.empty() ? "x.o" : args))
+       {"", "-flavor", "-flavor foo", "-flavor elf x.o",
+        "--version -flavor gnu", "-flavor gnu", "-flavor gnu missing.o"}) {
+    EXPECT_TRUE(sameDiagnostics(throughPath("lld"), args))
+        << "[" << args << "]";
+    EXPECT_TRUE(
+        sameDiagnostics(throughPath("ld.lld"), args.empty() ? "x.o" : args))
         << "[" << args << "]";
   }
   // Accepted flavors, any case, print what the chosen driver prints.
-  for (const char *args : {"-flavor gnu --version", "-flavor GNU --version",
-                           "-flavor ld --version", "-flavor wasm --version",
-                           "-flavor darwin --version", "-flavor link --version"}) {
+  for (const char *args :
+       {"-flavor gnu --version", "-flavor GNU --version",
+        "-flavor ld --version", "-flavor wasm --version",
+        "-flavor darwin --version", "-flavor link --version"}) {
     RunResult a = run(throughPath("lld").linkd + " " + args);
     RunResult b = run(throughPath("lld").stock + " " + args);
     EXPECT_EQ(a.exitCode, b.exitCode) << args << describe(a);
@@ -92,8 +95,10 @@ TEST_F(KernelDropIn, GenericDriverDiagnostics) {
 TEST_F(KernelDropIn, GenericDriverDiagnosticsWithoutDaemon) {
   setenv("LINKD_DISABLE", "1", 1);
   compile("a", kKernelA, "gfx90a");
-  for (const char *args : {"", "-flavor", "-flavor foo", "-flavor gnu missing.o"})
-    EXPECT_TRUE(sameDiagnostics(throughPath("lld"), args)) << "[" << args << "]";
+  for (const char *args :
+       {"", "-flavor", "-flavor foo", "-flavor gnu missing.o"})
+    EXPECT_TRUE(sameDiagnostics(throughPath("lld"), args))
+        << "[" << args << "]";
   EXPECT_TRUE(linkBoth(throughPath("lld"),
                        "{ld} -flavor gnu -shared --no-undefined a.o -o a.hsaco",
                        {"a.hsaco"}, /*throughDaemon=*/false));
@@ -130,8 +135,8 @@ TEST_F(KernelDropIn, AmdgpuSeveralObjects) {
   }
   // An undefined helper: the same error, the same status.
   compile("b", kKernelB, "gfx90a");
-  EXPECT_TRUE(sameDiagnostics(throughPath("lld"),
-                              "-flavor gnu -shared --no-undefined b.o -o b.hsaco"));
+  EXPECT_TRUE(sameDiagnostics(
+      throughPath("lld"), "-flavor gnu -shared --no-undefined b.o -o b.hsaco"));
 }
 
 // Triton's make_hsaco: [lld, '-flavor', 'gnu', '-shared', tmp_in, '-o',
@@ -142,9 +147,10 @@ TEST_F(KernelDropIn, TritonAndIreeCommandLines) {
   compile("k", kKernelA, "gfx90a");
   fs::create_directories(path("t"));
   ASSERT_TRUE(exitedZero(run("cp k.o t/tmpa8w3_9qz")));
-  ASSERT_TRUE(linkBoth(throughPath("lld"),
-                       "{ld} -flavor gnu -shared t/tmpa8w3_9qz -o t/tmpx1c7d2kp",
-                       {"t/tmpx1c7d2kp"}));
+  ASSERT_TRUE(
+      linkBoth(throughPath("lld"),
+               "{ld} -flavor gnu -shared t/tmpa8w3_9qz -o t/tmpx1c7d2kp",
+               {"t/tmpx1c7d2kp"}));
   RunResult v = run(throughPath("ld.lld").linkd + " --version");
   RunResult vs = run(throughPath("ld.lld").stock + " --version");
   EXPECT_EQ(v.out, vs.out);

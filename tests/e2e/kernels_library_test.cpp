@@ -27,18 +27,20 @@ protected:
     E2eTest::SetUp();
     std::string lib = binDir() + "/../lib";
     ASSERT_TRUE(fs::exists(lib + "/liblinkd.so")) << "build linkd_shared";
-    ASSERT_TRUE(exitedZero(run(
-        "clang-19 -O1 -I" + std::string(LINKD_E2E_SOURCE_DIR) +
-        "/include " + LINKD_E2E_SOURCE_DIR + "/tests/e2e/kernels/klink.c -o "
-        "klink -L" + lib + " -llinkd -Wl,-rpath," + lib + " -lpthread")));
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 -O1 -I" + std::string(LINKD_E2E_SOURCE_DIR) +
+                       "/include " + LINKD_E2E_SOURCE_DIR +
+                       "/tests/e2e/kernels/klink.c -o "
+                       "klink -L" +
+                       lib + " -llinkd -Wl,-rpath," + lib + " -lpthread")));
     report = path("report.txt");
   }
   void amdgpu(const std::string &obj, const std::string &cpu,
               const std::string &defines = "") {
     writeFile("k.c", kKernel);
-    ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
-                               cpu + " -nogpulib -O2 " + defines +
-                               " -c k.c -o " + obj)));
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa -mcpu=" + cpu +
+                       " -nogpulib -O2 " + defines + " -c k.c -o " + obj)));
   }
   // ./klink with the report file; returns its last report line.
   RunResult klink(const std::string &args, const std::string &env = "") {
@@ -76,8 +78,10 @@ TEST_F(KernelLibrary, AmdgpuByteIdenticalToStock) {
   }
   // An error of LLD's: its message, its status, no output.
   amdgpu("a.o", "gfx90a");
-  RunResult stock = run("/usr/lib/llvm-19/bin/ld.lld -shared a.o missing.o -o x");
-  RunResult mine = klink("--out out --in a.o=a.o -- -shared a.o missing.o -o x");
+  RunResult stock =
+      run("/usr/lib/llvm-19/bin/ld.lld -shared a.o missing.o -o x");
+  RunResult mine =
+      klink("--out out --in a.o=a.o -- -shared a.o missing.o -o x");
   EXPECT_NE(stock.exitCode, 0);
   EXPECT_EQ(mine.exitCode, stock.exitCode);
   EXPECT_EQ(mine.err, stock.err);
@@ -87,8 +91,10 @@ TEST_F(KernelLibrary, AmdgpuByteIdenticalToStock) {
 TEST_F(KernelLibrary, CpuKernelIsDlopenedAndCalled) {
   writeFile("kern.c", "int kernel_add(int a, int b) { return a + b + 100; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c kern.c -o kern.o")));
-  ASSERT_TRUE(exitedZero(klink("--in kern.o=kern.o -- -shared kern.o -o kern.so")));
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared kern.o -o kern.stock")));
+  ASSERT_TRUE(
+      exitedZero(klink("--in kern.o=kern.o -- -shared kern.o -o kern.so")));
+  ASSERT_TRUE(exitedZero(
+      run("/usr/lib/llvm-19/bin/ld.lld -shared kern.o -o kern.stock")));
   EXPECT_TRUE(sameBytes("kern.stock", "kern.so"));
   writeFile("host.c", R"(#include <dlfcn.h>
 #include <stdio.h>
@@ -110,11 +116,15 @@ int main(void) {
 // there, as in a normal link; the result is right and not stored (the key
 // names only the inputs), so the next call links again.
 TEST_F(KernelLibrary, DaemonFilesAreReadButNotCached) {
-  writeFile("kern.c", "int helper(int);\nint kernel_run(int a) { return helper(a) * 2; }\n");
+  writeFile(
+      "kern.c",
+      "int helper(int);\nint kernel_run(int a) { return helper(a) * 2; }\n");
   writeFile("helper.c", "int helper(int a) { return a + 1; }\n");
-  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c kern.c helper.c && mkdir -p "
-                             "libs && llvm-ar-19 rc libs/libhelper.a helper.o")));
-  std::string args = "-shared kern.o -L" + path("libs") + " -lhelper -o kern.so";
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -O2 -fPIC -c kern.c helper.c && mkdir -p "
+                     "libs && llvm-ar-19 rc libs/libhelper.a helper.o")));
+  std::string args =
+      "-shared kern.o -L" + path("libs") + " -lhelper -o kern.so";
   ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld " + args +
                              " && mv kern.so kern.stock")));
   for (int i = 0; i < 2; ++i) {
@@ -131,16 +141,20 @@ TEST_F(KernelLibrary, DaemonFilesAreReadButNotCached) {
 TEST_F(KernelLibrary, WasmModuleRunsInNode) {
   ASSERT_TRUE(haveTool(tools::node));
   writeFile("m.c", "int mul(int a, int b) { return a * b; }\n");
-  ASSERT_TRUE(exitedZero(run("clang-19 --target=wasm32 -nostdlib -O2 -c m.c -o m.o")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --target=wasm32 -nostdlib -O2 -c m.c -o m.o")));
   // wasm-ld names the module after its output: the same name for both.
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/wasm-ld --no-entry "
-                             "--export-all m.o -o m.wasm && mv m.wasm m.stock")));
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/wasm-ld --no-entry "
+                     "--export-all m.o -o m.wasm && mv m.wasm m.stock")));
   ASSERT_TRUE(exitedZero(klink("--tool wasm-ld --in m.o=m.o -- --no-entry "
                                "--export-all m.o -o m.wasm")));
   EXPECT_TRUE(sameBytes("m.stock", "m.wasm"));
-  writeFile("run.js", "const fs = require('fs');\n"
-                      "WebAssembly.instantiate(fs.readFileSync('m.wasm'))"
-                      ".then(({instance}) => console.log(instance.exports.mul(6, 7)));\n");
+  writeFile(
+      "run.js",
+      "const fs = require('fs');\n"
+      "WebAssembly.instantiate(fs.readFileSync('m.wasm'))"
+      ".then(({instance}) => console.log(instance.exports.mul(6, 7)));\n");
   RunResult r = run(tools::node.path + " run.js");
   ASSERT_TRUE(exitedZero(r));
   EXPECT_EQ(r.out, "42\n");
@@ -152,10 +166,11 @@ TEST_F(KernelLibrary, SixteenThreadsSixtyFourKernels) {
   writeFile("k.c", kKernel);
   for (int i = 0; i < 64; ++i)
     compile += "clang-19 --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib -O2 "
-               "-DK=" + std::to_string(i + 1) + " -c k.c -o k" +
-               std::to_string(i) + ".o && /usr/lib/llvm-19/bin/ld.lld -shared "
-               "k" + std::to_string(i) + ".o -o k" + std::to_string(i) +
-               ".stock && ";
+               "-DK=" +
+               std::to_string(i + 1) + " -c k.c -o k" + std::to_string(i) +
+               ".o && /usr/lib/llvm-19/bin/ld.lld -shared "
+               "k" +
+               std::to_string(i) + ".o -o k" + std::to_string(i) + ".stock && ";
   ASSERT_TRUE(exitedZero(run(compile + "true", 300s)));
   fs::create_directories(path("out"));
   ASSERT_TRUE(exitedZero(run("./klink --threads 16 --each 4 --out out "
@@ -173,8 +188,10 @@ TEST_F(KernelLibrary, SixteenThreadsSixtyFourKernels) {
 
 TEST_F(KernelLibrary, ForkedChildLinks) {
   amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
-  RunResult r = klink("--fork --no-cache --in a.o=a.o -- -shared a.o -o a.hsaco");
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  RunResult r =
+      klink("--fork --no-cache --in a.o=a.o -- -shared a.o -o a.hsaco");
   ASSERT_TRUE(exitedZero(r));
   EXPECT_TRUE(sameBytes("a.stock", "a.hsaco"));
   std::string all = readFile("report.txt");
@@ -184,8 +201,9 @@ TEST_F(KernelLibrary, ForkedChildLinks) {
 
 TEST_F(KernelLibrary, MalformedInputThenTheNextLink) {
   // An ELF header, then noise.
-  ASSERT_TRUE(exitedZero(run("printf '\\177ELF\\002\\001\\001' > bad.o && head -c 300 "
-                             "/dev/urandom >> bad.o")));
+  ASSERT_TRUE(
+      exitedZero(run("printf '\\177ELF\\002\\001\\001' > bad.o && head -c 300 "
+                     "/dev/urandom >> bad.o")));
   RunResult stock = run("/usr/lib/llvm-19/bin/ld.lld -shared bad.o -o bad.so");
   RunResult mine = klink("--in bad.o=bad.o -- -shared bad.o -o bad.so");
   EXPECT_NE(stock.exitCode, 0);
@@ -194,7 +212,8 @@ TEST_F(KernelLibrary, MalformedInputThenTheNextLink) {
   EXPECT_NE(mine.err.find("bad.o"), std::string::npos);
   EXPECT_NE(lastReport().find("local=0"), std::string::npos) << lastReport();
   amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
   ASSERT_TRUE(exitedZero(klink("--in a.o=a.o -- -shared a.o -o a.hsaco")));
   EXPECT_TRUE(sameBytes("a.stock", "a.hsaco"));
   EXPECT_NE(lastReport().find("local=0"), std::string::npos) << lastReport();
@@ -204,15 +223,16 @@ TEST_F(KernelLibrary, NoDaemonLinksInAChildProcess) {
   amdgpu("a.o", "gfx90a");
   ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared "
                              "--no-undefined a.o -o a.stock")));
-  ASSERT_TRUE(exitedZero(klink("--in a.o=a.o -- -shared --no-undefined a.o -o a.hsaco",
-                               "LINKD_BIN=/bin/false")));
+  ASSERT_TRUE(
+      exitedZero(klink("--in a.o=a.o -- -shared --no-undefined a.o -o a.hsaco",
+                       "LINKD_BIN=/bin/false")));
   EXPECT_TRUE(sameBytes("a.stock", "a.hsaco"));
   EXPECT_NE(lastReport().find("local=1"), std::string::npos) << lastReport();
   EXPECT_FALSE(daemonStatus()) << "a daemon was started";
   // LLD's diagnostics from the child, too.
   RunResult stock = run("/usr/lib/llvm-19/bin/ld.lld -shared a.o nope.o -o x");
-  RunResult mine = klink("--in a.o=a.o -- -shared a.o nope.o -o x",
-                         "LINKD_BIN=/bin/false");
+  RunResult mine =
+      klink("--in a.o=a.o -- -shared a.o nope.o -o x", "LINKD_BIN=/bin/false");
   EXPECT_EQ(mine.exitCode, stock.exitCode);
   EXPECT_EQ(mine.err, stock.err);
 }
@@ -233,7 +253,8 @@ TEST_F(KernelLibrary, SecondProcessHitsWithoutUpload) {
   EXPECT_EQ(st["kernel_blobs_uploaded"], 1);
   // Another name for the same bytes is another request (names are part of
   // it), but the content is already there: no upload.
-  ASSERT_TRUE(exitedZero(klink("--in other.o=a.o -- -shared other.o -o o.hsaco")));
+  ASSERT_TRUE(
+      exitedZero(klink("--in other.o=a.o -- -shared other.o -o o.hsaco")));
   EXPECT_NE(lastReport().find("hit=0 local=0 uploaded=0"), std::string::npos)
       << lastReport();
   EXPECT_TRUE(sameBytes("first.hsaco", "o.hsaco"));
@@ -243,7 +264,8 @@ TEST_F(KernelLibrary, PythonModule) {
   if (access("/usr/bin/python3", X_OK) != 0)
     GTEST_SKIP() << "python3 is not installed";
   amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
   writeFile("t.py", R"(import sys
 import linkd
 obj = open("a.o", "rb").read()

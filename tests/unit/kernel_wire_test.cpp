@@ -89,7 +89,8 @@ TEST(KernelWire, InputNames) {
   EXPECT_EQ(checkInputName("k.o"), "");
   EXPECT_EQ(checkInputName("lib/libdevice.a"), "");
   EXPECT_EQ(checkInputName("/tmp/tmpa8w3_9qz"), "");
-  for (std::string bad : std::vector<std::string>{
-           "", "../k.o", "a/./b", "a//b", "a/", "/", ".", std::string("a\0b", 3)})
+  for (std::string bad :
+       std::vector<std::string>{"", "../k.o", "a/./b", "a//b", "a/", "/", ".",
+                                std::string("a\0b", 3)})
     EXPECT_NE(checkInputName(bad), "") << bad;
 }

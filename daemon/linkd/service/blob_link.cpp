@@ -48,8 +48,8 @@ struct Session {
   int fd;
   uint64_t id = 0;
   kernel::LinkMsg req;
-  std::vector<Digest> digests; // per input
-  std::optional<Digest> key;   // set when the cache may be used
+  std::vector<Digest> digests;  // per input
+  std::optional<Digest> key;    // set when the cache may be used
   bool readDaemonFiles = false; // the link saw files that are not its inputs
   bool lostBlob = false; // an input's blob went missing (evicted) mid-link
   uint32_t uploaded = 0, present = 0;
@@ -73,7 +73,9 @@ bool insideViewCwd(const std::string &path) {
   return path == kViewCwd || path.starts_with(std::string(kViewCwd) + "/");
 }
 
-bool reply(int fd, const std::string &msg) { return kernel::writeFrame(fd, {msg}); }
+bool reply(int fd, const std::string &msg) {
+  return kernel::writeFrame(fd, {msg});
+}
 
 std::string validate(Session &s) {
   const kernel::LinkMsg &r = s.req;
@@ -192,7 +194,7 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   f.set_error(ENOENT);
   if (insideViewCwd(path))
     return f;
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     f.set_error(errno == ENOTDIR ? ENOTDIR : ENOENT);
     s.readDaemonFiles = true;
@@ -269,8 +271,8 @@ uint64_t timeoutMs(const Session &s) {
 // "" or why the link was stopped.
 std::string pump(Session &s, FarmView &view, int sb, int out, int err,
                  int rec) {
-  pollfd fds[4] = {{sb, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0},
-                   {rec, POLLIN, 0}};
+  pollfd fds[4] = {
+      {sb, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {rec, POLLIN, 0}};
   std::string *sinks[4] = {nullptr, &s.result.out, &s.result.err, &s.records};
   auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
   std::string buf(1 << 16, '\0');
@@ -370,7 +372,7 @@ std::string runChild(Session &s, FarmView &view) {
 void collectOutputs(Session &s, FarmView &view) {
   for (const FarmView::Output &o : view.outputs()) {
     int in = ::open(o.real.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
       if (in >= 0)
         close(in);

@@ -1,7 +1,7 @@
 #include "daemon/linkd/service/blob_listener.h"
 
-#include "daemon/linkd/service/blob_link.h"
 #include "config/runtime_paths.h"
+#include "daemon/linkd/service/blob_link.h"
 #include "kernel/kernel_wire.h"
 
 #include <spdlog/spdlog.h>
@@ -60,8 +60,8 @@ std::string BlobListener::start() {
   int rc = bind(listenFd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
   umask(old);
   if (rc != 0 || listen(listenFd, 128) != 0) {
-    std::string e = "cannot listen on " + config.socketPath + ": " +
-                    std::strerror(errno);
+    std::string e =
+        "cannot listen on " + config.socketPath + ": " + std::strerror(errno);
     close(listenFd);
     listenFd = -1;
     return e;
@@ -117,8 +117,8 @@ void BlobListener::acceptLoop() {
 }
 
 void BlobListener::serveConnection(int fd) {
-  BlobLinkContext ctx{zygote, blobs,  cache,  stats,      slots, config,
-                      nextId, active, peakActive, hits, misses};
+  BlobLinkContext ctx{zygote, blobs,  cache,      stats, slots, config,
+                      nextId, active, peakActive, hits,  misses};
   std::string payload;
   // A client that sends nothing for 10 minutes gives its thread back.
   while (!stopping && kernel::readFrame(fd, payload, 600000)) {
