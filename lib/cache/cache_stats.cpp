@@ -247,6 +247,11 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
     o << "    " << reason << ": " << n << "\n";
   o << "  errors             " << get("archive_errors") << "\n";
   o << "  cache off          " << get("archive_cache_disabled") << "\n";
+  if (uint64_t kreq = get("kernel_links")) // liblinkd (docs/kernels.md)
+    o << "kernel links         " << kreq << " (hits " << get("kernel_hits")
+      << ", misses " << get("kernel_misses") << ", uncacheable "
+      << get("kernel_uncacheable") << ", errors " << get("kernel_errors")
+      << ", inputs uploaded " << get("kernel_blobs_uploaded") << ")\n";
   o << "results stored       " << get("results_stored") << " (not stored "
     << get("results_not_stored") << ")\n";
   o << "bytes written        " << formatSize(get("bytes_written")) << "\n";

@@ -260,6 +260,19 @@ TEST_F(KernelLibrary, SecondProcessHitsWithoutUpload) {
   EXPECT_TRUE(sameBytes("first.hsaco", "o.hsaco"));
 }
 
+// The second process asks the moment the first has its answer, while the
+// daemon is still writing the result to its store: a hit all the same.
+TEST_F(KernelLibrary, BackToBackProcessesHit) {
+  for (int i = 0; i < 5; ++i) {
+    amdgpu("a.o", "gfx1100", "-DK=" + std::to_string(i + 2));
+    std::string link = " ./klink --in k.o=a.o -- -shared k.o -o k.hsaco";
+    ASSERT_TRUE(exitedZero(run("KLINK_REPORT=" + report + link +
+                               " && KLINK_REPORT=" + report + link)));
+    EXPECT_NE(lastReport().find("hit=1 local=0 uploaded=0"), std::string::npos)
+        << readFile("report.txt");
+  }
+}
+
 TEST_F(KernelLibrary, PythonModule) {
   if (access("/usr/bin/python3", X_OK) != 0)
     GTEST_SKIP() << "python3 is not installed";

@@ -511,6 +511,9 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   if (std::string e = linkInSlot(s); !e.empty())
     return refuse(s, e);
   s.result.blobsUploaded = s.uploaded;
+  bool store = s.key && !s.readDaemonFiles && !s.result.termSignal;
+  if (store)
+    ctx.cache.announce(*s.key, s.result);
   bool ok = reply(fd, kernel::encodeResult(s.result));
   storeResult(s);
   return ok;

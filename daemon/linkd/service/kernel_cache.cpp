@@ -32,6 +32,11 @@ Digest kernelKey(const kernel::LinkMsg &req, const std::string &lldVersion) {
 }
 
 std::optional<kernel::ResultMsg> KernelCache::lookup(const Digest &key) {
+  {
+    std::lock_guard lock(mu);
+    if (auto it = storing.find(key); it != storing.end())
+      return it->second;
+  }
   std::string ref, blob;
   if (!store || store->getAction(kNamespace, key, ref) != Lookup::Hit)
     return std::nullopt;
@@ -41,13 +46,22 @@ std::optional<kernel::ResultMsg> KernelCache::lookup(const Digest &key) {
   return kernel::decodeResult(std::string_view(blob).substr(1));
 }
 
+void KernelCache::announce(const Digest &key, const kernel::ResultMsg &result) {
+  if (!store)
+    return;
+  std::lock_guard lock(mu);
+  storing.insert_or_assign(key, result);
+}
+
 bool KernelCache::put(const Digest &key, const kernel::ResultMsg &result) {
   if (!store)
     return false;
   Digest d;
-  if (!store->putBlob(kernel::encodeResult(result), &d))
-    return false;
-  return store->putAction(kNamespace, key, d.raw());
+  bool ok = store->putBlob(kernel::encodeResult(result), &d) &&
+            store->putAction(kNamespace, key, d.raw());
+  std::lock_guard lock(mu);
+  storing.erase(key);
+  return ok;
 }
 
 } // namespace linkd

@@ -19,6 +19,8 @@
 #include "kernel/kernel_wire.h"
 #include "store/local_store.h"
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -26,15 +28,24 @@ namespace linkd {
 
 Digest kernelKey(const kernel::LinkMsg &req, const std::string &lldVersion);
 
+// Thread-safe. A result is visible to lookups from the moment it is
+// announced (before its link is answered) until it is in the store: a second
+// process asking right after the first got its answer is a hit, not a race
+// with the store write.
 class KernelCache {
 public:
   explicit KernelCache(LocalStore *store) : store(store) {}
   bool enabled() const { return store != nullptr; }
   std::optional<kernel::ResultMsg> lookup(const Digest &key);
+  // Before answering: the result will be stored under `key`.
+  void announce(const Digest &key, const kernel::ResultMsg &result);
+  // After answering: stores it (and forgets the announcement).
   bool put(const Digest &key, const kernel::ResultMsg &result);
 
 private:
   LocalStore *store;
+  std::mutex mu;
+  std::map<Digest, kernel::ResultMsg> storing; // announced, not yet stored
 };
 
 } // namespace linkd
