@@ -40,8 +40,8 @@ bool lockWithDeadline(int fd, Clock::time_point deadline) {
 }
 
 // Starts `linkd serve` in its own session. Returns the daemon's pid or -1.
-pid_t spawnDetachedDaemon(const RuntimePaths &paths, std::string &err) {
-  std::string bin = daemonBinary();
+pid_t spawnDetachedDaemon(const RuntimePaths &paths, const std::string &bin,
+                          std::string &err) {
   ensureDirectoryTree(paths.stateDir);
   std::string log = paths.stateDir + "/linkd.log";
   const char *argv[] = {bin.c_str(), "serve", nullptr};
@@ -122,6 +122,11 @@ bool daemonAnswers(const std::string &socketPath) {
 }
 
 std::string ensureDaemon(const RuntimePaths &paths) {
+  return ensureDaemon(paths, daemonBinary());
+}
+
+std::string ensureDaemon(const RuntimePaths &paths,
+                         const std::string &daemonBin) {
   if (daemonAnswers(paths.socketPath))
     return {};
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
@@ -140,7 +145,7 @@ std::string ensureDaemon(const RuntimePaths &paths) {
   if (daemonAnswers(paths.socketPath))
     return {};
   std::string err;
-  pid_t pid = spawnDetachedDaemon(paths, err);
+  pid_t pid = spawnDetachedDaemon(paths, daemonBin, err);
   if (pid < 0)
     return err;
   while (Clock::now() < deadline) {

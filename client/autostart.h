@@ -20,5 +20,9 @@ bool daemonAnswers(const std::string &socketPath);
 // Ensures a daemon serves paths.socketPath. Returns an empty string on
 // success, else why not (the caller falls back to a local link).
 std::string ensureDaemon(const RuntimePaths &paths);
+// The same with the daemon binary to start (liblinkd finds it beside
+// itself, not beside the executable that loaded it).
+std::string ensureDaemon(const RuntimePaths &paths,
+                         const std::string &daemonBin);
 
 } // namespace linkd

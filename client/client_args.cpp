@@ -25,10 +25,10 @@ std::string absolute(std::string_view path) {
 
 } // namespace
 
-ClientArgs parseClientArgs(int argc, char **argv) {
+ClientArgs parseClientArgs(const std::vector<std::string> &argv) {
   ClientArgs out;
   out.noCache = envFlag("LINKD_NOCACHE");
-  for (int i = 0; i < argc; ++i) {
+  for (size_t i = 0; i < argv.size(); ++i) {
     std::string_view a = argv[i];
     if (i > 0 && a.starts_with("--linkd-")) {
       if (a == "--linkd-no-cache")

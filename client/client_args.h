@@ -28,7 +28,8 @@ struct ClientArgs {
   std::optional<std::string> stdinData;
 };
 
-ClientArgs parseClientArgs(int argc, char **argv);
+// `argv`: argv[0] and the arguments, after LLD's leading `-flavor F`.
+ClientArgs parseClientArgs(const std::vector<std::string> &argv);
 
 // Whether this command reads stdin: llvm-ar's -M, in the arguments or in a
 // response file (read with GNU quoting; a script missed here makes the

@@ -1,9 +1,11 @@
 // The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd, and
 // the archivers ar.linkd, ranlib.linkd, lib.linkd (and any symlink with a
-// stock tool's name). It stays small and never loads LLVM: the whole point
-// is to skip what a stock linker process pays at start-up.
+// stock tool's name, `lld` with `-flavor F` included). It stays small and
+// never loads LLVM: the whole point is to skip what a stock linker process
+// pays at start-up.
 //
-//   1. flavor from argv[0], as LLD (or llvm-ar) decides it;
+//   1. flavor from a leading `-flavor F` or argv[0], as LLD (or llvm-ar)
+//      decides it;
 //   2. take out linkd's own --linkd-* options; read stdin if the tool will
 //      (an llvm-ar MRI script);
 //      LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
@@ -27,6 +29,42 @@
 #include <cstring>
 #include <unistd.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The tool to be, as stock LLD (or llvm-ar) decides it: LLD's leading
+// `-flavor F`, else the program name. nullopt after printing what stock
+// prints (exit status 1).
+std::optional<linkd::Flavor> programFlavor(std::vector<std::string> &argv) {
+  std::optional<linkd::Flavor> flavor = linkd::flavorFromProgramName(argv[0]);
+  if (!flavor || !linkd::isArchiver(*flavor)) {
+    linkd::LeadingFlavor leading = linkd::takeLeadingFlavor(argv);
+    if (!leading.error.empty()) {
+      std::fprintf(stderr, "%s\n", leading.error.c_str());
+      return std::nullopt;
+    }
+    if (leading.flavor)
+      return leading.flavor;
+  }
+  if (flavor)
+    return flavor;
+  if (linkd::isGenericLldName(argv[0]))
+    std::fprintf(stderr, "%s\n", linkd::kLldGenericDriverMessage.data());
+  else
+    std::fprintf(stderr,
+                 "linkd: cannot tell the linker flavor from the program name "
+                 "'%s'; invoke it as ld.linkd, ld64.linkd, lld-link.linkd, "
+                 "wasm-ld.linkd, ar.linkd, ranlib.linkd or lib.linkd, lld "
+                 "-flavor F (or a symlink named like the stock tool)\n",
+                 argv[0].c_str());
+  return std::nullopt;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   // A write to a closed pipe ends LLVM's tools with EX_IOERR (InitLLVM's
   // sys::DefaultOneShotPipeSignalHandler), not with SIGPIPE; the replayed
@@ -37,17 +75,11 @@ int main(int argc, char **argv) {
   // Debian's Abseil keeps a lock-order graph on every absl::Mutex::Lock
   // (no NDEBUG); gRPC takes hundreds per call.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  auto flavor = linkd::flavorFromProgramName(argv[0]);
-  if (!flavor) {
-    std::fprintf(stderr,
-                 "linkd: cannot tell the linker flavor from the program name "
-                 "'%s'; invoke it as ld.linkd, ld64.linkd, lld-link.linkd, "
-                 "wasm-ld.linkd, ar.linkd, ranlib.linkd or lib.linkd (or a "
-                 "symlink named like the stock tool)\n",
-                 argv[0]);
+  std::vector<std::string> argVector(argv, argv + argc);
+  std::optional<linkd::Flavor> flavor = programFlavor(argVector);
+  if (!flavor)
     return 1;
-  }
-  linkd::ClientArgs args = linkd::parseClientArgs(argc, argv);
+  linkd::ClientArgs args = linkd::parseClientArgs(argVector);
   if (args.error) {
     std::fprintf(stderr, "linkd: error: %s\n", args.error->c_str());
     return 1;

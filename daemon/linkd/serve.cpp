@@ -4,6 +4,7 @@
 #include "config/runtime_paths.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/farm_node/farm_service.h"
+#include "daemon/linkd/service/blob_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/zygote_client.h"
 
@@ -352,6 +353,7 @@ struct Daemon {
   FarmNode node;
   ShutdownSignal shutdown;
   std::unique_ptr<LinkService> service;
+  std::unique_ptr<BlobListener> kernels; // liblinkd's socket
   // Made in startServer: gRPC starts threads when its first object is made,
   // and none may exist before the zygote is exec'd and the stop signals are
   // blocked.
@@ -461,6 +463,20 @@ int openFarm(Daemon &d) {
   return 0;
 }
 
+// liblinkd's socket (<socket>.blob, docs/kernels.md), before gRPC's answers:
+// autostart waits for that one. Without it the daemon still serves gRPC, and
+// the library links in child processes.
+void startKernelSocket(Daemon &d) {
+  BlobListenerConfig c;
+  c.socketPath = d.paths.socketPath + std::string(kernel::kSocketSuffix);
+  c.blobDir = d.settings.cacheDir + "/kernels";
+  c.jobs = d.config.jobs;
+  d.kernels = std::make_unique<BlobListener>(
+      std::move(c), *d.zygote, d.parts.store.get(), d.parts.stats.get());
+  if (std::string err = d.kernels->start(); !err.empty())
+    spdlog::error("kernel socket off: {}", err);
+}
+
 // Accepts on the socket systemd owns and hands gRPC each connection.
 void acceptActivated(Daemon &d) {
   for (;;) {
@@ -559,6 +575,7 @@ void waitForShutdown(Daemon &d) {
   while (!d.shutdown.waitFor(std::chrono::seconds(1))) {
     d.parts.maintain();
     d.node.maintain();
+    d.kernels->maintain();
     // Once per idle spell: the heap pages links left free go back to the
     // system (an idle daemon should cost its working set, not its peak).
     uint64_t idle = d.service->idleSeconds();
@@ -569,7 +586,8 @@ void waitForShutdown(Daemon &d) {
       trimmed = true;
     }
     if (d.config.idleTimeoutSeconds > 0 &&
-        d.service->idleSeconds() >= d.config.idleTimeoutSeconds) {
+        std::min(d.service->idleSeconds(), d.kernels->idleSeconds()) >=
+            d.config.idleTimeoutSeconds) {
       spdlog::info("idle for {} s, exiting", d.config.idleTimeoutSeconds);
       break;
     }
@@ -594,6 +612,7 @@ void stopServing(Daemon &d) {
                     (d.node.service && d.node.service->activeLinks()));
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  d.kernels->stop();
   d.server->Shutdown(std::chrono::system_clock::now());
   d.zygote->stop();
   if (d.parts.remote)
@@ -619,6 +638,7 @@ int serve(const ServeOptions &options) {
   d.parts = openCache(d.settings, *d.zygote);
   if (int rc = openFarm(d)) // as its client, and as a node (--listen)
     return rc;
+  startKernelSocket(d);
   if (int rc = startServer(d))
     return rc;
   announce(d);

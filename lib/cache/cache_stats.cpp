@@ -147,6 +147,12 @@ void CacheStats::addCounter(const char *name, uint64_t n) {
   add(name, n);
 }
 
+void CacheStats::raiseCounter(const char *name, uint64_t n) {
+  std::lock_guard lock(mu);
+  if (get(name) < n)
+    counters[name] = n;
+}
+
 void CacheStats::countCorrupt() {
   std::lock_guard lock(mu);
   add("corrupt_hits", 1);
@@ -174,6 +180,11 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   for (const char *k :
        {"archive_requests", "archive_hits", "archive_misses",
         "archive_uncacheable", "archive_errors", "archive_cache_disabled"})
+    o << jsonString(k) << ": " << get(k) << ", ";
+  for (const char *k :
+       {"kernel_links", "kernel_hits", "kernel_misses", "kernel_uncacheable",
+        "kernel_cache_disabled", "kernel_errors", "kernel_blobs_uploaded",
+        "kernel_blobs_present", "kernel_peak_concurrent"})
     o << jsonString(k) << ": " << get(k) << ", ";
   auto reasons = [&](const char *name,
                      const std::map<std::string, uint64_t> &m) {
@@ -236,6 +247,11 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
     o << "    " << reason << ": " << n << "\n";
   o << "  errors             " << get("archive_errors") << "\n";
   o << "  cache off          " << get("archive_cache_disabled") << "\n";
+  if (uint64_t kreq = get("kernel_links")) // liblinkd (docs/kernels.md)
+    o << "kernel links         " << kreq << " (hits " << get("kernel_hits")
+      << ", misses " << get("kernel_misses") << ", uncacheable "
+      << get("kernel_uncacheable") << ", errors " << get("kernel_errors")
+      << ", inputs uploaded " << get("kernel_blobs_uploaded") << ")\n";
   o << "results stored       " << get("results_stored") << " (not stored "
     << get("results_not_stored") << ")\n";
   o << "bytes written        " << formatSize(get("bytes_written")) << "\n";

@@ -42,12 +42,15 @@ public:
   void countCorrupt();
   // Adds to a named counter (evictions, corrupt_entries: from the store).
   void addCounter(const char *name, uint64_t n);
+  // Raises a named counter to `n` if it is lower (a peak).
+  void raiseCounter(const char *name, uint64_t n);
 
   // JSON object with the integer fields requests, hits, misses, uncacheable,
   // errors, evictions, store_bytes, store_entries and more, and the archive
   // counters archive_requests, archive_hits, archive_misses,
   // archive_uncacheable, archive_errors, archive_cache_disabled,
-  // archive_uncacheable_reasons.
+  // archive_uncacheable_reasons, and the kernel library's kernel_links,
+  // kernel_hits, kernel_misses, ... (docs/kernels.md).
   std::string json(const StoreUsage &usage, uint64_t maxBytes,
                    const std::map<std::string, uint64_t> &extra = {}) const;
   std::string text(const StoreUsage &usage, uint64_t maxBytes,

@@ -138,6 +138,32 @@ std::optional<Flavor> flavorFromName(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Flavor> flavorFromLldFlavorArgument(std::string_view value) {
+  return lldComponentFlavor(value);
+}
+
+LeadingFlavor takeLeadingFlavor(std::vector<std::string> &argv) {
+  LeadingFlavor out;
+  if (argv.size() < 2 || argv[1] != "-flavor")
+    return out;
+  out.present = true;
+  if (argv.size() < 3) {
+    out.error = "missing arg value for '-flavor'";
+    return out;
+  }
+  out.flavor = flavorFromLldFlavorArgument(argv[2]);
+  if (!out.flavor) {
+    out.error = "Unknown flavor: " + argv[2];
+    return out;
+  }
+  argv.erase(argv.begin() + 1, argv.begin() + 3);
+  return out;
+}
+
+bool isGenericLldName(std::string_view argv0) {
+  return equalsLower(stripExe(baseName(argv0)), "lld");
+}
+
 std::string_view lldFlavorArgument(Flavor f) {
   switch (f) {
   case Flavor::Elf:

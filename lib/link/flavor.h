@@ -47,6 +47,36 @@ std::optional<Flavor> flavorFromProgramName(std::string_view argv0);
 // "wasm", "ar", "ranlib", "lib" (the `--flavor` option of `linkd link`).
 std::optional<Flavor> flavorFromName(std::string_view name);
 
+// LLD's `-flavor F` (lld/Common/DriverDispatcher.cpp, getFlavor): "gnu",
+// "ld", "ld.lld", "link", "darwin", "ld64", "ld64.lld", "wasm", "ld-wasm",
+// any case. nullopt for anything else (LLD: "Unknown flavor: F").
+std::optional<Flavor> flavorFromLldFlavorArgument(std::string_view value);
+
+// What the generic `lld` driver does with its command line before it looks
+// at argv[0]: `-flavor F` as the first argument (only there) picks the driver
+// and is removed. Stock LLD writes `error` to stderr and exits with 1; the
+// client does the same before it talks to anybody, so `lld -flavor gnu ...`,
+// `ld.lld -flavor gnu ...` and `ld.linkd -flavor gnu ...` link like stock
+// `lld -flavor gnu ...` (argv[0] is kept: LLD prefixes its diagnostics with
+// it, "lld: error: ...").
+struct LeadingFlavor {
+  bool present = false;         // argv[1] was "-flavor"
+  std::optional<Flavor> flavor; // set when present and valid
+  std::string error;            // LLD's message, without the newline
+};
+LeadingFlavor takeLeadingFlavor(std::vector<std::string> &argv);
+
+// LLD's message when neither `-flavor` nor argv[0] names a driver (stock
+// `lld` with no `-flavor`).
+constexpr std::string_view kLldGenericDriverMessage =
+    "lld is a generic driver.\n"
+    "Invoke ld.lld (Unix), ld64.lld (macOS), lld-link (Windows), wasm-ld "
+    "(WebAssembly) instead";
+
+// True when argv[0] names LLD's generic driver itself ("lld", "lld.exe",
+// any directory).
+bool isGenericLldName(std::string_view argv0);
+
 // LLD's `-flavor` value for the flavor ("gnu", "link", "darwin", "wasm"; ""
 // for the archivers).
 std::string_view lldFlavorArgument(Flavor f);

@@ -50,3 +50,24 @@ TEST(Flavor, Names) {
   }
   EXPECT_EQ(linkd::flavorFromName("nope"), std::nullopt);
 }
+
+TEST(Flavor, LeadingFlavorAsStockLld) {
+  using linkd::takeLeadingFlavor;
+  std::vector<std::string> a = {"lld", "-flavor", "gnu", "-shared", "k.o"};
+  auto f = takeLeadingFlavor(a);
+  EXPECT_TRUE(f.present);
+  EXPECT_EQ(f.flavor, Flavor::Elf);
+  EXPECT_EQ(a, (std::vector<std::string>{"lld", "-shared", "k.o"}));
+  std::vector<std::string> b = {"lld", "-flavor"};
+  EXPECT_EQ(takeLeadingFlavor(b).error, "missing arg value for '-flavor'");
+  std::vector<std::string> c = {"ld.lld", "-flavor", "elf"};
+  EXPECT_EQ(takeLeadingFlavor(c).error, "Unknown flavor: elf");
+  std::vector<std::string> d = {"lld", "-flavor", "Darwin"};
+  EXPECT_EQ(takeLeadingFlavor(d).flavor, Flavor::MachO);
+  // Only as the first argument.
+  std::vector<std::string> e = {"ld.lld", "--version", "-flavor", "gnu"};
+  EXPECT_FALSE(takeLeadingFlavor(e).present);
+  EXPECT_EQ(e.size(), 4u);
+  EXPECT_TRUE(linkd::isGenericLldName("/usr/lib/llvm-19/bin/lld"));
+  EXPECT_FALSE(linkd::isGenericLldName("ld.lld"));
+}

@@ -1,0 +1,280 @@
+#include "client/liblinkd/child_link.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+extern char **environ;
+
+namespace linkd::kernel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct TempDir {
+  std::string path;
+  ~TempDir() {
+    if (!path.empty())
+      removeTree(path);
+  }
+  static void removeTree(const std::string &dir) {
+    if (DIR *d = opendir(dir.c_str())) {
+      while (dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..")
+          continue;
+        std::string p = dir + "/" + n;
+        struct stat st {};
+        if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+          removeTree(p);
+        else
+          unlink(p.c_str());
+      }
+      closedir(d);
+    }
+    rmdir(dir.c_str());
+  }
+};
+
+bool writeWhole(const std::string &path, std::string_view data) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return false;
+  for (size_t off = 0; off < data.size();) {
+    ssize_t w = write(fd, data.data() + off, data.size() - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      close(fd);
+      return false;
+    }
+    off += static_cast<size_t>(w);
+  }
+  return close(fd) == 0;
+}
+
+bool readWhole(const std::string &path, std::string &out) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return true;
+}
+
+// Writes each input at its name under `dir`; "" or why not.
+std::string placeInputs(const std::string &dir, const Request &req) {
+  for (const Input &in : req.inputs) {
+    if (in.name.front() == '/')
+      return "input '" + in.name +
+             "' has an absolute name, which only the daemon can place "
+             "(no daemon could be had)";
+    for (size_t slash = in.name.find('/'); slash != std::string::npos;
+         slash = in.name.find('/', slash + 1))
+      mkdir((dir + "/" + in.name.substr(0, slash)).c_str(), 0700);
+    if (!writeWhole(dir + "/" + in.name, in.data))
+      return "cannot write input '" + in.name + "' in " + dir + ": " +
+             std::strerror(errno);
+  }
+  return {};
+}
+
+// Every regular file under `dir` that is not an input, by relative name.
+void collectOutputs(const std::string &dir, const std::string &rel,
+                    const std::set<std::string> &inputs, ResultMsg &r) {
+  DIR *d = opendir((dir + "/" + rel).c_str());
+  if (!d)
+    return;
+  while (dirent *e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..")
+      continue;
+    std::string name = rel.empty() ? n : rel + "/" + n;
+    std::string p = dir + "/" + name;
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0)
+      continue;
+    if (S_ISDIR(st.st_mode)) {
+      collectOutputs(dir, name, inputs, r);
+    } else if (S_ISREG(st.st_mode) && !inputs.count(name)) {
+      WireOutput o;
+      o.name = name;
+      o.mode = st.st_mode & 07777;
+      if (readWhole(p, o.data))
+        r.outputs.push_back(std::move(o));
+    }
+  }
+  closedir(d);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1;
+};
+
+std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
+  std::string bin = lldBinaryForLibrary();
+  std::string flavor(flavorName(req.flavor));
+  std::vector<const char *> args = {
+      "linkd-lld",         "link", "--flavor", flavor.c_str(), "--argv0",
+      req.argv[0].c_str(), "--"};
+  for (size_t i = 1; i < req.argv.size(); ++i)
+    args.push_back(req.argv[i].c_str());
+  args.push_back(nullptr);
+  int outP[2], errP[2];
+  if (pipe2(outP, O_CLOEXEC) != 0)
+    return std::string("pipe: ") + std::strerror(errno);
+  if (pipe2(errP, O_CLOEXEC) != 0) {
+    close(outP[0]);
+    close(outP[1]);
+    return std::string("pipe: ") + std::strerror(errno);
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, outP[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, errP[1], STDERR_FILENO);
+  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawn(&c.pid, bin.c_str(), &fa, &attr,
+                       const_cast<char *const *>(args.data()), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(outP[1]);
+  close(errP[1]);
+  c.out = outP[0];
+  c.err = errP[0];
+  if (rc != 0) {
+    close(c.out);
+    close(c.err);
+    return "cannot run " + bin + ": " + std::strerror(rc);
+  }
+  return {};
+}
+
+// Reads the child's stdout and stderr to their end and reaps it; kills it
+// at the deadline. "" or why the link did not finish.
+std::string collect(Child &c, const Request &req, ResultMsg &r) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(req.timeoutMs);
+  pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
+  std::string *sinks[2] = {&r.out, &r.err};
+  char buf[1 << 16];
+  bool timedOut = false;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    int wait = -1;
+    if (req.timeoutMs) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - Clock::now())
+                      .count();
+      if (left <= 0) {
+        timedOut = true;
+        kill(c.pid, SIGKILL);
+        break;
+      }
+      wait = static_cast<int>(left);
+    }
+    if (poll(fds, 2, wait) < 0 && errno != EINTR)
+      break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        fds[i].fd = -1;
+        continue;
+      }
+      sinks[i]->append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(c.out);
+  close(c.err);
+  int status = 0;
+  pid_t got;
+  while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (got < 0) // a host that ignores SIGCHLD has its children reaped for it
+    return "cannot learn how linkd-lld ended: " +
+           std::string(std::strerror(errno));
+  if (timedOut)
+    return "the link did not finish within " + std::to_string(req.timeoutMs) +
+           " ms";
+  if (WIFSIGNALED(status)) {
+    r.termSignal = WTERMSIG(status);
+    r.exitCode = 128 + r.termSignal;
+  } else {
+    r.exitCode = WEXITSTATUS(status);
+  }
+  return {};
+}
+
+} // namespace
+
+Outcome linkInChildProcess(const Request &req) {
+  Outcome o;
+  o.local = true;
+  const char *tmp = std::getenv("TMPDIR");
+  std::string templ =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/linkd-kernel.XXXXXX";
+  if (!mkdtemp(templ.data())) {
+    o.error = "cannot create a temporary directory: " +
+              std::string(std::strerror(errno));
+    return o;
+  }
+  TempDir dir{templ};
+  if (std::string e = placeInputs(dir.path, req); !e.empty()) {
+    o.error = e;
+    return o;
+  }
+  Child c;
+  if (std::string e = spawnLink(dir.path, req, c); !e.empty()) {
+    o.error = e;
+    return o;
+  }
+  ResultMsg r;
+  if (std::string e = collect(c, req, r); !e.empty()) {
+    o.error = e;
+    return o;
+  }
+  std::set<std::string> names;
+  for (const Input &in : req.inputs)
+    names.insert(in.name);
+  collectOutputs(dir.path, "", names, r);
+  std::sort(
+      r.outputs.begin(), r.outputs.end(),
+      [](const WireOutput &a, const WireOutput &b) { return a.name < b.name; });
+  o.result = std::move(r);
+  return o;
+}
+
+} // namespace linkd::kernel

@@ -1,0 +1,160 @@
+#include "client/liblinkd/daemon_call.h"
+
+#include "link/flavor.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace linkd::kernel {
+namespace {
+
+struct Socket {
+  int fd;
+  ~Socket() {
+    if (fd >= 0)
+      close(fd);
+  }
+};
+
+LinkMsg wireRequest(const Request &req) {
+  LinkMsg m;
+  m.flavor = static_cast<uint8_t>(req.flavor);
+  m.flags = req.noCache ? FlagNoCache : 0;
+  m.timeoutMs = req.timeoutMs;
+  m.argv = req.argv;
+  // Exactly the variables LLD reads for this flavor, as the client forwards
+  // them (IREE sets LLD_VERSION, say).
+  for (std::string_view name : flavorEnvironment(req.flavor))
+    if (const char *v = std::getenv(std::string(name).c_str()))
+      m.env.emplace_back(std::string(name), v);
+  for (const Input &in : req.inputs)
+    m.inputs.push_back({in.name, in.sha256, in.data.size()});
+  return m;
+}
+
+// The caller's deadline for the whole exchange, with room for the daemon to
+// report its own timeout first; 0: none.
+uint32_t readTimeout(const Request &req) {
+  return req.timeoutMs ? req.timeoutMs + 2000 : 0;
+}
+
+bool uploadNeeded(int fd, const Request &req, std::string_view payload,
+                  Outcome &out) {
+  auto need = decodeNeed(payload);
+  if (!need) {
+    out.error = "the daemon sent a malformed list of needed inputs";
+    return false;
+  }
+  for (uint32_t i : *need) {
+    if (i >= req.inputs.size()) {
+      out.error = "the daemon asked for an input that does not exist";
+      return false;
+    }
+    std::string_view data = req.inputs[i].data;
+    if (!writeFrame(fd, {encodeBlobHead(i, data.size()), data})) {
+      out.error = "the daemon went away during an upload";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int connectBlobSocket(const RuntimePaths &paths) {
+  std::string path = paths.socketPath + std::string(kSocketSuffix);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
+                             Outcome &out) {
+  Socket s{connectBlobSocket(paths)};
+  if (s.fd < 0) {
+    out.error = "cannot connect to " + paths.socketPath +
+                std::string(kSocketSuffix) + ": " + std::strerror(errno);
+    return DaemonCall::NoDaemon;
+  }
+  if (!writeFrame(s.fd, {encodeLink(wireRequest(req))})) {
+    out.error = "the daemon closed the connection";
+    return DaemonCall::Unavailable;
+  }
+  std::string payload;
+  bool uploaded = false;
+  for (;;) {
+    if (!readFrame(s.fd, payload, readTimeout(req))) {
+      out.error = uploaded || req.timeoutMs
+                      ? "no answer from the daemon within the timeout, or it "
+                        "went away mid-link"
+                      : "the daemon went away before answering";
+      return uploaded || req.timeoutMs ? DaemonCall::Failed
+                                       : DaemonCall::Unavailable;
+    }
+    std::string_view body = std::string_view(payload).substr(1);
+    switch (static_cast<uint8_t>(payload[0])) {
+    case MsgNeed:
+      if (!uploadNeeded(s.fd, req, body, out))
+        return DaemonCall::Failed;
+      uploaded = true;
+      continue;
+    case MsgResult:
+      out.result = decodeResult(body);
+      if (!out.result) {
+        out.error = "the daemon sent a malformed result";
+        return DaemonCall::Failed;
+      }
+      return DaemonCall::Done;
+    case MsgError:
+      out.error = decodeError(body).value_or("the daemon failed");
+      return DaemonCall::Unavailable;
+    default:
+      out.error = "the daemon sent an unexpected message";
+      return DaemonCall::Failed;
+    }
+  }
+}
+
+bool daemonHealth(const RuntimePaths &paths, HealthMsg &reply,
+                  std::string &error) {
+  Socket s{connectBlobSocket(paths)};
+  if (s.fd < 0) {
+    error = "cannot connect to " + paths.socketPath +
+            std::string(kSocketSuffix) + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string payload;
+  if (!writeFrame(s.fd, {encodeHealth()}) || !readFrame(s.fd, payload, 10000) ||
+      static_cast<uint8_t>(payload[0]) != MsgHealthReply) {
+    error = "the daemon did not answer a health check";
+    return false;
+  }
+  auto h = decodeHealthReply(std::string_view(payload).substr(1));
+  if (!h) {
+    error = "the daemon sent a malformed health reply";
+    return false;
+  }
+  reply = std::move(*h);
+  return true;
+}
+
+} // namespace linkd::kernel

@@ -1,0 +1,522 @@
+#include "daemon/linkd/service/blob_link.h"
+
+#include "cache/access_log.h"
+#include "child/sandbox_protocol.h"
+#include "daemon/linkd/farm_node/farm_view.h"
+#include "link/flavor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace linkd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The link's working directory in its view: relative input names live here.
+// A path nobody has on a real file system, so that nothing under it is ever
+// looked up outside the view.
+constexpr std::string_view kViewCwd = "/.linkd-kernel";
+
+struct Fd {
+  int fd = -1;
+  ~Fd() { reset(); }
+  void reset(int f = -1) {
+    if (fd >= 0)
+      close(fd);
+    fd = f;
+  }
+};
+
+// One blob link's state, from the request to the result.
+struct Session {
+  Session(BlobLinkContext &ctx, int fd) : ctx(ctx), fd(fd) {}
+  BlobLinkContext &ctx;
+  int fd;
+  uint64_t id = 0;
+  kernel::LinkMsg req;
+  std::vector<Digest> digests;  // per input
+  std::optional<Digest> key;    // set when the cache may be used
+  bool readDaemonFiles = false; // the link saw files that are not its inputs
+  bool lostBlob = false; // an input's blob went missing (evicted) mid-link
+  uint32_t uploaded = 0, present = 0;
+  std::string records;
+  kernel::ResultMsg result;
+  Clock::time_point begin = Clock::now();
+};
+
+std::string viewPath(std::string_view name) {
+  return name.front() == '/' ? std::string(name)
+                             : std::string(kViewCwd) + "/" + std::string(name);
+}
+
+// The caller's spelling of a path in the view.
+std::string callerName(const std::string &path) {
+  std::string prefix = std::string(kViewCwd) + "/";
+  return path.starts_with(prefix) ? path.substr(prefix.size()) : path;
+}
+
+bool insideViewCwd(const std::string &path) {
+  return path == kViewCwd || path.starts_with(std::string(kViewCwd) + "/");
+}
+
+bool reply(int fd, const std::string &msg) {
+  return kernel::writeFrame(fd, {msg});
+}
+
+std::string validate(Session &s) {
+  const kernel::LinkMsg &r = s.req;
+  if (r.flavor < static_cast<uint8_t>(Flavor::Elf) ||
+      r.flavor > static_cast<uint8_t>(Flavor::Wasm))
+    return "unknown linker flavor " + std::to_string(r.flavor);
+  for (const std::string &a : r.argv)
+    if (a.find('\0') != std::string::npos)
+      return "an argument holds a NUL byte";
+  for (const auto &[k, v] : r.env) {
+    auto allowed = flavorEnvironment(static_cast<Flavor>(r.flavor));
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      return "environment variable " + k + " is not one LLD reads";
+    if (v.find('\0') != std::string::npos)
+      return "environment variable " + k + " holds a NUL byte";
+  }
+  uint64_t total = 0;
+  std::set<std::string> names;
+  for (const kernel::WireInput &in : r.inputs) {
+    if (std::string e = kernel::checkInputName(in.name); !e.empty())
+      return e;
+    if (!names.insert(viewPath(in.name)).second)
+      return "two inputs are named '" + in.name + "'";
+    auto d = Digest::fromRaw(in.sha256);
+    if (!d)
+      return "input '" + in.name + "' has a malformed digest";
+    s.digests.push_back(*d);
+    total += in.size;
+    if (total > s.ctx.config.maxRequestBytes)
+      return "the inputs exceed the daemon's limit of " +
+             std::to_string(s.ctx.config.maxRequestBytes) + " bytes";
+  }
+  return {};
+}
+
+// Asks for the inputs the store lacks and stores what arrives, verified.
+std::string receiveBlobs(Session &s) {
+  std::map<Digest, uint32_t> missing; // digest -> the input carrying it
+  for (uint32_t i = 0; i < s.digests.size(); ++i)
+    if (!missing.count(s.digests[i]) && !s.ctx.blobs.has(s.digests[i]))
+      missing.emplace(s.digests[i], i);
+  s.present = static_cast<uint32_t>(s.digests.size() - missing.size());
+  if (missing.empty())
+    return {};
+  std::vector<uint32_t> ask;
+  for (const auto &[d, i] : missing)
+    ask.push_back(i);
+  if (!reply(s.fd, kernel::encodeNeed(ask)))
+    return "the client went away";
+  std::string payload;
+  for (size_t n = 0; n < ask.size(); ++n) {
+    if (!kernel::readFrame(s.fd, payload, 60000) ||
+        static_cast<uint8_t>(payload[0]) != kernel::MsgBlob)
+      return "the client did not send the inputs asked for";
+    auto blob = kernel::decodeBlob(std::string_view(payload).substr(1));
+    if (!blob || blob->first >= s.digests.size() ||
+        blob->second.size() != s.req.inputs[blob->first].size)
+      return "a malformed input upload";
+    const Digest &d = s.digests[blob->first];
+    Digest got = sha256(blob->second);
+    if (got != d)
+      return "input '" + s.req.inputs[blob->first].name +
+             "' does not match its digest";
+    std::string e;
+    if (!s.ctx.blobs.append(d, 0, blob->second) ||
+        !s.ctx.blobs.commit(d, &e, got))
+      return "cannot store input '" + s.req.inputs[blob->first].name +
+             "': " + e;
+    ++s.uploaded;
+  }
+  return {};
+}
+
+v1::PathFact dirFact(const std::string &path, uint64_t ino) {
+  v1::PathFact f;
+  f.set_path(path);
+  f.set_kind(v1::PathFact::DIRECTORY);
+  f.set_mode(S_IFDIR | 0755);
+  f.set_dev(1);
+  f.set_ino(ino);
+  return f;
+}
+
+// The inputs at their names, and the directories that hold them.
+void describeInputs(Session &s, FarmView &view) {
+  uint64_t ino = 1;
+  std::set<std::string> dirs = {"/", std::string(kViewCwd)};
+  for (size_t i = 0; i < s.req.inputs.size(); ++i) {
+    std::string p = viewPath(s.req.inputs[i].name);
+    v1::PathFact f;
+    f.set_path(p);
+    f.set_kind(v1::PathFact::FILE);
+    f.set_digest(std::string(s.digests[i].raw()));
+    f.set_size(s.req.inputs[i].size);
+    f.set_mode(S_IFREG | 0644);
+    f.set_dev(1);
+    f.set_ino(ino++);
+    f.set_likely_read(true);
+    view.addFact(f);
+    for (size_t slash = p.rfind('/'); slash != 0 && slash != std::string::npos;
+         slash = p.rfind('/', slash - 1))
+      dirs.insert(p.substr(0, slash));
+  }
+  for (const std::string &d : dirs)
+    view.addFact(dirFact(d, ino++));
+}
+
+// A path the link asked about that is not among the inputs: absent inside
+// the virtual working directory, else what the daemon's file system holds
+// (a file is copied into the blob store, so the sandboxed child still reads
+// only blobs).
+v1::PathFact outsideFact(Session &s, const std::string &path) {
+  v1::PathFact f;
+  f.set_path(path);
+  f.set_kind(v1::PathFact::ABSENT);
+  f.set_error(ENOENT);
+  if (insideViewCwd(path))
+    return f;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    f.set_error(errno == ENOTDIR ? ENOTDIR : ENOENT);
+    s.readDaemonFiles = true;
+    return f;
+  }
+  f.set_mode(st.st_mode);
+  f.set_dev(st.st_dev);
+  f.set_ino(st.st_ino);
+  f.set_mtime_ns(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
+  if (S_ISDIR(st.st_mode)) {
+    f.set_kind(v1::PathFact::DIRECTORY);
+    return f;
+  }
+  s.readDaemonFiles = true;
+  std::string data;
+  int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (in < 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) > s.ctx.config.maxRequestBytes) {
+    if (in >= 0)
+      close(in);
+    f.set_kind(v1::PathFact::UNREADABLE);
+    f.set_error(in < 0 ? errno : EACCES);
+    return f;
+  }
+  data.resize(static_cast<size_t>(st.st_size));
+  ssize_t got = pread(in, data.data(), data.size(), 0);
+  close(in);
+  Digest d = sha256(data);
+  std::string e;
+  if (got != static_cast<ssize_t>(data.size()) ||
+      (!s.ctx.blobs.has(d) &&
+       (!s.ctx.blobs.append(d, 0, data) || !s.ctx.blobs.commit(d, &e, d)))) {
+    f.set_kind(v1::PathFact::UNREADABLE);
+    f.set_error(EIO);
+    return f;
+  }
+  f.set_kind(v1::PathFact::FILE);
+  f.set_digest(std::string(d.raw()));
+  f.set_size(data.size());
+  return f;
+}
+
+// Answers one question of the link child, learning outside paths as needed.
+void answerQuestion(Session &s, FarmView &view, int sandboxFd,
+                    std::string_view msg) {
+  std::optional<FarmView::Question> q = FarmView::parse(msg);
+  FarmView::Answer a;
+  for (int round = 0; q && round < 64; ++round) {
+    a = view.answer(*q);
+    if (a.ready || a.needPath.empty())
+      break;
+    view.addFact(outsideFact(s, a.needPath));
+  }
+  if (q && !a.ready && a.needBlob)
+    s.lostBlob = true;
+  if (!q || !a.ready) {
+    a = FarmView::Answer{};
+    a.reply.kind = sandbox::KindError;
+    a.reply.err = q ? EIO : EINVAL;
+    a.real.clear();
+  }
+  std::string out(sizeof(a.reply) + a.real.size(), '\0');
+  std::memcpy(out.data(), &a.reply, sizeof(a.reply));
+  std::memcpy(out.data() + sizeof(a.reply), a.real.data(), a.real.size());
+  (void)!::send(sandboxFd, out.data(), out.size(), MSG_NOSIGNAL);
+}
+
+uint64_t timeoutMs(const Session &s) {
+  uint64_t limit = s.ctx.config.linkTimeoutSeconds * 1000;
+  return s.req.timeoutMs && s.req.timeoutMs < limit ? s.req.timeoutMs : limit;
+}
+
+// The child's questions, stdout, stderr and access records until it is done;
+// "" or why the link was stopped.
+std::string pump(Session &s, FarmView &view, int sb, int out, int err,
+                 int rec) {
+  pollfd fds[4] = {
+      {sb, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {rec, POLLIN, 0}};
+  std::string *sinks[4] = {nullptr, &s.result.out, &s.result.err, &s.records};
+  auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
+  std::string buf(1 << 16, '\0');
+  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
+    if (Clock::now() > deadline)
+      return "the link did not finish within " + std::to_string(timeoutMs(s)) +
+             " ms";
+    if (poll(fds, 4, 100) < 0 && errno != EINTR)
+      return "poll failed";
+    for (int i = 0; i < 4; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t r = i == 0 ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
+                         : read(fds[i].fd, buf.data(), buf.size());
+      if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (r <= 0) {
+        fds[i].fd = -1;
+        continue;
+      }
+      std::string_view data(buf.data(), static_cast<size_t>(r));
+      if (i == 0)
+        answerQuestion(s, view, sb, data);
+      else
+        sinks[i]->append(data);
+    }
+  }
+  return {};
+}
+
+std::string scratchDir(Session &s) {
+  return s.ctx.config.blobDir + "/links/" + std::to_string(getpid()) + "-k" +
+         std::to_string(s.id);
+}
+
+void removeTree(const std::string &dir) {
+  for (const char *sub : {"/out", "/empty"}) {
+    std::string d = dir + sub;
+    if (DIR *h = opendir(d.c_str())) {
+      while (dirent *e = readdir(h))
+        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
+          unlink((d + "/" + e->d_name).c_str());
+      closedir(h);
+    }
+    rmdir(d.c_str());
+  }
+  rmdir(dir.c_str());
+}
+
+// Runs the link in a sandboxed child over `view`; "" or why it did not run.
+std::string runChild(Session &s, FarmView &view) {
+  int sp[2], o[2], e[2], r[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
+    return std::string("socketpair: ") + std::strerror(errno);
+  Fd sbOurs{sp[0]}, sbChild{sp[1]}, outR, outW, errR, errW, recR, recW;
+  if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC) || pipe2(r, O_CLOEXEC))
+    return std::string("pipe: ") + std::strerror(errno);
+  outR.fd = o[0], outW.fd = o[1], errR.fd = e[0], errW.fd = e[1];
+  recR.fd = r[0], recW.fd = r[1];
+  v1::LinkRequest link;
+  link.set_protocol_version(1);
+  link.set_flavor(static_cast<v1::Flavor>(s.req.flavor));
+  for (const std::string &a : s.req.argv)
+    link.add_argv(a);
+  link.set_cwd(std::string(kViewCwd));
+  link.set_umask(022);
+  for (const auto &[k, v] : s.req.env)
+    (*link.mutable_env())[k] = v;
+  (*link.mutable_env())[sandbox::kReadDirKey] = s.ctx.blobs.root();
+  (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
+  (*link.mutable_env())[sandbox::kRequireKey] = "0";
+  ZygoteClient::Spawned child =
+      s.ctx.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
+  sbChild.reset();
+  outW.reset();
+  errW.reset();
+  recW.reset();
+  std::string stopped = pump(s, view, sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  int pid = child.pid.get();
+  if (!stopped.empty() && pid > 0)
+    kill(pid, SIGKILL);
+  sbOurs.reset();
+  ChildExit exit = child.exit.get();
+  if (!stopped.empty())
+    return stopped;
+  if (!exit.ran)
+    return "the link could not run: " + exit.error;
+  if (WIFSIGNALED(exit.waitStatus)) {
+    s.result.termSignal = WTERMSIG(exit.waitStatus);
+    s.result.exitCode = 128 + s.result.termSignal;
+  } else {
+    s.result.exitCode = WEXITSTATUS(exit.waitStatus);
+  }
+  return {};
+}
+
+void collectOutputs(Session &s, FarmView &view) {
+  for (const FarmView::Output &o : view.outputs()) {
+    int in = ::open(o.real.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (in >= 0)
+        close(in);
+      continue;
+    }
+    kernel::WireOutput w;
+    w.name = callerName(o.path);
+    w.mode = st.st_mode & 0777;
+    w.data.resize(static_cast<size_t>(st.st_size));
+    ssize_t got = pread(in, w.data.data(), w.data.size(), 0);
+    close(in);
+    if (got == static_cast<ssize_t>(w.data.size()))
+      s.result.outputs.push_back(std::move(w));
+  }
+  std::sort(s.result.outputs.begin(), s.result.outputs.end(),
+            [](const auto &a, const auto &b) { return a.name < b.name; });
+}
+
+void count(Session &s, const char *name, uint64_t n = 1) {
+  if (s.ctx.stats && n)
+    s.ctx.stats->addCounter(name, n);
+}
+
+// The link itself, over a fresh view; "" or why it did not run.
+std::string link(Session &s) {
+  FarmView view(s.ctx.blobs, scratchDir(s));
+  if (std::string e = view.open(); !e.empty())
+    return e;
+  describeInputs(s, view);
+  std::string e = runChild(s, view);
+  if (e.empty())
+    collectOutputs(s, view);
+  removeTree(view.scratchDir());
+  if (!e.empty())
+    return e;
+  AccessLog log = parseAccessLog(s.records);
+  if (!log.uncacheable.empty())
+    s.readDaemonFiles = true;
+  if (s.lostBlob) // the link saw EIO where its input was: not LLD's answer
+    return "an input's blob went missing during the link";
+  return {};
+}
+
+struct ActiveLink {
+  BlobLinkContext &ctx;
+  explicit ActiveLink(BlobLinkContext &c) : ctx(c) {
+    uint64_t now = ++ctx.active;
+    uint64_t peak = ctx.peakActive.load();
+    while (now > peak && !ctx.peakActive.compare_exchange_weak(peak, now)) {
+    }
+  }
+  ~ActiveLink() { --ctx.active; }
+};
+
+} // namespace
+
+namespace {
+
+// A refusal the library answers by linking in a child process; false if the
+// connection should close.
+bool refuse(Session &s, const std::string &why, bool keepConnection = true) {
+  count(s, "kernel_errors");
+  spdlog::warn("kernel link id={}: {}", s.id, why);
+  return reply(s.fd, kernel::encodeError(why)) && keepConnection;
+}
+
+// A stored result for the request's content, sent; false if none.
+bool answerFromCache(Session &s) {
+  if (s.ctx.cache.enabled() && !(s.req.flags & kernel::FlagNoCache))
+    s.key = kernelKey(s.req, s.ctx.zygote.lldVersion());
+  std::optional<kernel::ResultMsg> hit;
+  if (s.key)
+    hit = s.ctx.cache.lookup(*s.key);
+  if (!hit) {
+    count(s, s.key ? "kernel_misses" : "kernel_cache_disabled");
+    if (s.key)
+      ++s.ctx.misses;
+    return false;
+  }
+  hit->cacheHit = true;
+  hit->blobsUploaded = 0;
+  count(s, "kernel_hits");
+  ++s.ctx.hits;
+  spdlog::info("kernel link id={} hit inputs={}", s.id, s.req.inputs.size());
+  reply(s.fd, kernel::encodeResult(*hit));
+  return true;
+}
+
+// The link in one of the daemon's job slots; "" or why it did not run.
+std::string linkInSlot(Session &s) {
+  if (!s.ctx.slots.acquire([] { return false; }))
+    return "no job slot";
+  std::string e = link(s);
+  s.ctx.slots.release();
+  return e;
+}
+
+// Stored after answering; a link that saw the daemon's own files is not.
+void storeResult(Session &s) {
+  if (s.key && s.readDaemonFiles)
+    count(s, "kernel_uncacheable");
+  else if (s.key && !s.result.termSignal)
+    s.ctx.cache.put(*s.key, s.result);
+  spdlog::info("kernel link id={} rc={} outputs={} uploaded={} present={} "
+               "daemon_files={} wall_ms={:.1f}",
+               s.id, s.result.exitCode, s.result.outputs.size(), s.uploaded,
+               s.present, s.readDaemonFiles,
+               std::chrono::duration<double, std::milli>(Clock::now() - s.begin)
+                   .count());
+}
+
+} // namespace
+
+bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
+  Session s(ctx, fd);
+  s.id = ++ctx.nextId;
+  auto req = kernel::decodeLink(payload);
+  if (!req)
+    return refuse(s, "a malformed link request", false);
+  s.req = std::move(*req);
+  count(s, "kernel_links");
+  if (std::string e = validate(s); !e.empty())
+    return refuse(s, e);
+  // 1. The cache, by the request's content: only digests have travelled.
+  if (answerFromCache(s))
+    return true;
+  // 2. The inputs the daemon lacks; active from here (no trim under it).
+  ActiveLink active(ctx);
+  if (ctx.stats)
+    ctx.stats->raiseCounter("kernel_peak_concurrent", ctx.peakActive.load());
+  if (std::string e = receiveBlobs(s); !e.empty())
+    return refuse(s, e, false);
+  count(s, "kernel_blobs_uploaded", s.uploaded);
+  count(s, "kernel_blobs_present", s.present);
+  // 3. The link over the view, 4. the answer, 5. the store.
+  if (std::string e = linkInSlot(s); !e.empty())
+    return refuse(s, e);
+  s.result.blobsUploaded = s.uploaded;
+  bool store = s.key && !s.readDaemonFiles && !s.result.termSignal;
+  if (store)
+    ctx.cache.announce(*s.key, s.result);
+  bool ok = reply(fd, kernel::encodeResult(s.result));
+  storeResult(s);
+  return ok;
+}
+
+} // namespace linkd

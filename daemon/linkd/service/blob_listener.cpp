@@ -1,0 +1,147 @@
+#include "daemon/linkd/service/blob_listener.h"
+
+#include "config/runtime_paths.h"
+#include "daemon/linkd/service/blob_link.h"
+#include "kernel/kernel_wire.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace linkd {
+namespace {
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Only the daemon's own user may link through it (as on the gRPC socket).
+bool peerIsUs(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+         cred.uid == getuid();
+}
+
+} // namespace
+
+BlobListener::BlobListener(BlobListenerConfig c, ZygoteClient &zygote,
+                           LocalStore *store, CacheStats *stats)
+    : config(std::move(c)), zygote(zygote),
+      blobs(config.blobDir + "/blobs", config.maxBlobBytes), cache(store),
+      stats(stats), slots(config.jobs), lastEndNs(nowNs()) {}
+
+BlobListener::~BlobListener() { stop(); }
+
+std::string BlobListener::start() {
+  if (std::string e = ensureDirectoryTree(config.blobDir); !e.empty())
+    return e;
+  if (std::string e = blobs.open(); !e.empty())
+    return e;
+  mkdir((config.blobDir + "/links").c_str(), 0700);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (config.socketPath.size() >= sizeof(addr.sun_path))
+    return "socket path too long: " + config.socketPath;
+  std::memcpy(addr.sun_path, config.socketPath.c_str(),
+              config.socketPath.size() + 1);
+  listenFd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listenFd < 0)
+    return std::string("socket: ") + std::strerror(errno);
+  unlink(config.socketPath.c_str()); // the daemon lock says it is ours
+  mode_t old = umask(0177);
+  int rc = bind(listenFd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+  umask(old);
+  if (rc != 0 || listen(listenFd, 128) != 0) {
+    std::string e =
+        "cannot listen on " + config.socketPath + ": " + std::strerror(errno);
+    close(listenFd);
+    listenFd = -1;
+    return e;
+  }
+  acceptor = std::thread([this] { acceptLoop(); });
+  return {};
+}
+
+void BlobListener::stop() {
+  if (listenFd < 0)
+    return;
+  stopping = true;
+  ::shutdown(listenFd, SHUT_RDWR);
+  if (acceptor.joinable())
+    acceptor.join();
+  close(listenFd);
+  listenFd = -1;
+  unlink(config.socketPath.c_str());
+  for (int i = 0; i < 3000 && connections.load() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+uint64_t BlobListener::idleSeconds() const {
+  if (active.load() > 0 || connections.load() > 0)
+    return 0;
+  return static_cast<uint64_t>((nowNs() - lastEndNs.load()) / 1000000000);
+}
+
+void BlobListener::acceptLoop() {
+  while (!stopping) {
+    int c = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      if (stopping)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (!peerIsUs(c)) {
+      spdlog::warn("kernel socket: refused a peer of another user");
+      close(c);
+      continue;
+    }
+    ++connections;
+    std::thread([this, c] {
+      serveConnection(c);
+      close(c);
+      lastEndNs = nowNs();
+      --connections;
+    }).detach();
+  }
+}
+
+void BlobListener::serveConnection(int fd) {
+  BlobLinkContext ctx{zygote, blobs,  cache,      stats, slots, config,
+                      nextId, active, peakActive, hits,  misses};
+  std::string payload;
+  // A client that sends nothing for 10 minutes gives its thread back.
+  while (!stopping && kernel::readFrame(fd, payload, 600000)) {
+    auto type = static_cast<uint8_t>(payload[0]);
+    std::string_view body = std::string_view(payload).substr(1);
+    if (type == kernel::MsgHealth) {
+      kernel::HealthMsg h;
+      h.version = LINKD_VERSION;
+      h.lldVersion = zygote.lldVersion();
+      h.activeLinks = active.load();
+      h.linksTotal = nextId.load();
+      h.hits = hits.load();
+      h.misses = misses.load();
+      if (!kernel::writeFrame(fd, {kernel::encodeHealthReply(h)}))
+        return;
+    } else if (type == kernel::MsgLink) {
+      if (!serveBlobLink(ctx, fd, body))
+        return;
+    } else {
+      kernel::writeFrame(fd, {kernel::encodeError("unexpected message")});
+      return;
+    }
+  }
+}
+
+} // namespace linkd

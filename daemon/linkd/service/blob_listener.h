@@ -1,0 +1,90 @@
+// The daemon's second door, for liblinkd (include/linkd/linkd.h): a Unix
+// socket beside the gRPC one (<socket>.blob, mode 0600, own uid only) that
+// speaks kernel_wire.h. A thread per connection runs one request at a time:
+// a health check, or a blob link (blob_link.h). The library opens one
+// connection per call, so N calling threads are N concurrent links, bounded
+// by the daemon's job slots.
+#pragma once
+
+#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/kernel_cache.h"
+#include "daemon/linkd/service/zygote_client.h"
+#include "kernel/kernel_wire.h"
+
+#include "cache/cache_stats.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace linkd {
+
+struct BlobListenerConfig {
+  std::string socketPath; // <LINKD_SOCKET>.blob
+  std::string blobDir;    // inputs by digest, and scratch directories
+  uint64_t maxBlobBytes = 2ull << 30;
+  uint64_t maxRequestBytes = 1ull << 30;
+  uint64_t linkTimeoutSeconds = 600;
+  unsigned jobs = 2;
+};
+
+// What a blob link needs from the daemon; owned by the listener's owner.
+struct BlobLinkContext {
+  ZygoteClient &zygote;
+  FarmBlobStore &blobs;
+  KernelCache &cache;
+  CacheStats *stats; // may be null (cache off)
+  JobSlots &slots;
+  const BlobListenerConfig &config;
+  std::atomic<uint64_t> &nextId;
+  std::atomic<uint64_t> &active;
+  std::atomic<uint64_t> &peakActive;
+  std::atomic<uint64_t> &hits, &misses;
+};
+
+class BlobListener {
+public:
+  BlobListener(BlobListenerConfig config, ZygoteClient &zygote,
+               LocalStore *store, CacheStats *stats);
+  ~BlobListener();
+  // Binds and starts accepting; "" or why not (the daemon then serves gRPC
+  // only, and liblinkd links in child processes).
+  std::string start();
+  // Stops accepting and waits up to 30 s for running links.
+  void stop();
+  uint64_t activeLinks() const { return active.load(); }
+  // Seconds since the last request ended (0 while one runs).
+  uint64_t idleSeconds() const;
+  // From the daemon's once-a-second loop: once a minute, while no blob link
+  // runs (one may hold a blob it has not opened yet), trims the blob store
+  // to its cap.
+  void maintain() {
+    if (++maintainRounds % 60 == 0 && active.load() == 0)
+      blobs.evict();
+  }
+
+private:
+  void acceptLoop();
+  void serveConnection(int fd);
+
+  BlobListenerConfig config;
+  ZygoteClient &zygote;
+  FarmBlobStore blobs;
+  KernelCache cache;
+  CacheStats *stats;
+  JobSlots slots;
+  int listenFd = -1;
+  std::thread acceptor;
+  std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> nextId{0}, active{0}, peakActive{0}, connections{0};
+  std::atomic<uint64_t> hits{0}, misses{0};
+  uint64_t maintainRounds = 0;
+  std::atomic<int64_t> lastEndNs;
+};
+
+} // namespace linkd
