@@ -10,6 +10,11 @@
 //    bundles (docs/rewrite.md, "AMDGPU").
 #include "harness.h"
 
+#include <cstring>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
 namespace linkd::e2e {
 namespace {
 
@@ -124,6 +129,298 @@ TEST_F(RewriteRuntimes, LtoConstructorsAndDestructorsRunOncePerCopy) {
     EXPECT_EQ(count(r.out, "local dtor " + n + " hits 1\n"), 1u) << r.out;
   }
 }
+
+// --- i386 COFF: leading underscores and call decorations -------------------
+
+constexpr const char *kI386Runtime = R"(int halide_state;
+static int calls;
+__attribute__((weak)) int halide_weak_hook(int x) { return x; }
+int helper_internal(int x) { return x + (++calls) - calls; }
+int __stdcall halide_std(int a, int b) { return a + b + helper_internal(halide_state); }
+int __fastcall halide_fast(int a, int b) { return a * b + halide_state; }
+__declspec(dllexport) int halide_exported(int x) { return x + 1; }
+void halide_set(int v) { halide_state = v; }
+int halide_get(void) { return halide_state + halide_weak_hook(0); }
+)";
+
+constexpr const char *kI386Kernel = R"(int __stdcall halide_std(int, int);
+int halide_get(void);
+int KNAME(int x) { return halide_std(x, 1) + halide_get(); }
+)";
+
+constexpr const char *kI386Main = R"(#include <stdio.h>
+#define API(P) void P##set(int); int P##get(void); \
+  int __stdcall P##std(int, int); int __fastcall P##fast(int, int); \
+  int P##exported(int);
+API(rtA_) API(rtB_)
+int kernel_a(int); int kernel_b(int);
+int main(void) {
+  int f = 0;
+  rtA_set(20); rtB_set(30);
+  f += rtA_get() != 20; f += rtB_get() != 30;
+  f += rtA_std(1, 2) != 43; f += rtB_std(1, 2) != 63;
+  f += rtA_fast(2, 3) != 26; f += rtB_fast(2, 3) != 36;
+  f += rtA_exported(1) != 2;
+  f += kernel_a(1) != 62; f += kernel_b(1) != 92;
+  printf(f ? "leaks %d\n" : "isolated\n", f);
+  return f;
+}
+)";
+
+TEST_F(RewriteRuntimes, MingwI686NamesKeepUnderscoreAndDecorations) {
+  ASSERT_TRUE(haveFile("/usr/i686-w64-mingw32/lib/libkernel32.a",
+                       "mingw-w64-i686-dev"));
+  writeFile("runtime.c", kI386Runtime);
+  writeFile("kernel.c", kI386Kernel);
+  writeFile("main.c", kI386Main);
+  std::string cc = "clang-19 --target=i686-w64-mingw32 -O1";
+  ASSERT_TRUE(exitedZero(run(cc + " -c runtime.c && " + cc + " -c main.c && " +
+                             cc + " -DKNAME=kernel_a -c kernel.c -o k_a.o && " +
+                             cc + " -DKNAME=kernel_b -c kernel.c -o k_b.o")));
+  for (const char *c : {"A", "B"}) {
+    std::string lower(1, char(c[0] - 'A' + 'a'));
+    ASSERT_TRUE(exitedZero(run(rewriteCmd(
+        "--match halide_ --export-prefix rt" + std::string(c) +
+        "_ --internal-prefix rt" + c + "i_ --runtime runtime.o --kernel k_" +
+        lower + ".o --out-dir " + c))));
+  }
+  RunResult nm = run(tools::nm.path + " A/runtime.o A/k_a.o");
+  ASSERT_TRUE(exitedZero(nm));
+  for (const char *name :
+       {" _rtA_set\n", " _rtA_state\n", " _rtA_std@8\n", " @rtA_fast@8\n",
+        " _rtA_exported\n", " _rtAi_helper_internal\n", " _rtA_weak_hook\n",
+        " .weak._rtA_weak_hook.default._rtAi_helper_internal\n"})
+    EXPECT_NE(nm.out.find(name), std::string::npos) << name << nm.out;
+  EXPECT_EQ(nm.out.find("halide"), std::string::npos) << nm.out;
+  EXPECT_EQ(nm.out.find("rtAi__"), std::string::npos) << nm.out;
+  // The kernel's call sites reference the renamed, still decorated names.
+  RunResult refs = run(tools::objdump.path + " -dr A/k_a.o");
+  ASSERT_TRUE(exitedZero(refs));
+  EXPECT_NE(refs.out.find("IMAGE_REL_I386_REL32\t_rtA_std@8"),
+            std::string::npos)
+      << refs.out;
+  EXPECT_NE(refs.out.find("IMAGE_REL_I386_REL32\t_rtA_get"), std::string::npos)
+      << refs.out;
+  // MinGW spells the export directive without the underscore.
+  RunResult dir = run("llvm-readobj-19 --coff-directives A/runtime.o");
+  EXPECT_NE(dir.out.find("-export:rtA_exported"), std::string::npos)
+      << dir.out;
+  std::string objects = "main.o A/runtime.o A/k_a.o B/runtime.o B/k_b.o";
+  ASSERT_TRUE(linkBoth(elfLinkers(),
+                       "clang-19 --target=i686-w64-mingw32 --ld-path={ld} "
+                       "-Wl,--no-insert-timestamp " +
+                           objects + " -o prog.exe",
+                       {"prog.exe"}));
+  // Wine runs 32-bit programs only with Debian's wine32 (multiarch).
+  writeFile("probe.c", "int main(void) { return 7; }\n");
+  ASSERT_TRUE(exitedZero(run(cc + " -fuse-ld=lld probe.c -o probe.exe")));
+  if (!haveTool(tools::wine) || run(wine("./probe.exe"), 120s).exitCode != 7) {
+    RunResult imports = run(tools::objdump.path + " -p prog.exe");
+    EXPECT_NE(imports.out.find("rtA_exported"), std::string::npos)
+        << imports.out;
+    std::cerr << "note: wine cannot run i686 programs here (Debian's wine32 "
+                 "needs multiarch): checked by names and references only\n";
+    return;
+  }
+  RunResult r = run(wine("./prog.exe"), 180s);
+  EXPECT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("isolated"), std::string::npos) << describe(r);
+}
+
+// --- AMDGPU code objects ----------------------------------------------------
+
+// A kernel library: kernels under the MATCH prefix, two entry points outside
+// it, HIP-style managed pairs (exported and hidden), loader slots, device
+// library control variables.
+constexpr const char *kGpuLibrary = R"(#define EXPORT __attribute__((visibility("protected")))
+#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
+extern const int __oclc_ABI_version;
+__attribute__((visibility("hidden"))) const int __oclc_finite_only_opt = 0;
+EXPORT int halide_counter_init __asm__("halide_counter.managed") = 5;
+EXPORT int *halide_counter;
+__attribute__((visibility("hidden"))) int rt_hidden_init __asm__("rt_hidden.managed") = 6;
+__attribute__((visibility("hidden"))) int *rt_hidden;
+int halide_state;
+EXPORT int gpu_slot_1a2b;
+EXPORT int gpu_malloc_box;
+__attribute__((visibility("hidden"))) int rt_private_counter;
+__attribute__((noinline)) int halide_helper(int x) {
+  return x + halide_state + rt_private_counter + __oclc_ABI_version +
+         __oclc_finite_only_opt + *rt_hidden;
+}
+KERNEL void halide_kernel_add(int *p) { *p = halide_helper(*p) + gpu_slot_1a2b + gpu_malloc_box; }
+KERNEL void halide_kernel_mul(int *p) { *p *= 3 + *halide_counter; }
+KERNEL void my_entry(int *p) { *p = 2; ++rt_private_counter; }
+KERNEL void other_entry(int *p) { *p = 4; }
+)";
+
+class RewriteAmdgpu : public RewriteRuntimes,
+                      public ::testing::WithParamInterface<const char *> {
+protected:
+  std::string compileGpu(const std::string &src, const std::string &obj) {
+    return "clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
+           std::string(GetParam()) + " -nogpulib -O1 -c " + src + " -o " +
+           obj;
+  }
+  static constexpr const char *kSpec =
+      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+      "--rename gpu_slot_1a2b=rtA_slot_1a2b --rename other_entry=rtA_other ";
+};
+
+// The kernels' metadata names (.name, .symbol), in order.
+std::vector<std::pair<std::string, std::string>>
+kernelNames(const std::string &notes) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(notes);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto value = [&](const char *key) -> std::optional<std::string> {
+      size_t at = line.find(key);
+      if (at == std::string::npos || line.find_first_not_of(' ') != at)
+        return std::nullopt;
+      std::string v = line.substr(at + std::strlen(key));
+      return v.substr(v.find_first_not_of(' '));
+    };
+    if (auto name = value(".name:"); name && line.find("    .name:") == 0)
+      out.push_back({*name, ""});
+    else if (auto symbol = value(".symbol:"); symbol && !out.empty())
+      out.back().second = *symbol;
+  }
+  return out;
+}
+
+TEST_P(RewriteAmdgpu, KernelLibraryLinksWithConsistentMetadata) {
+  writeFile("lib.c", kGpuLibrary);
+  ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o"))));
+  RunResult dry = run(rewriteCmd(std::string(kSpec) +
+                                 "--runtime lib.o --dry-run --table-out t.json"));
+  ASSERT_TRUE(exitedZero(dry));
+  for (const char *line :
+       {"halide_kernel_add.kd\trtA_kernel_add.kd\truntime\tlib.o\t"
+        "descriptor of kernel halide_kernel_add\n",
+        "halide_kernel_add\trtA_kernel_add\truntime\tlib.o\t"
+        "kernel entry point, with halide_kernel_add.kd\n",
+        "halide_counter.managed\trtA_counter.managed\truntime\tlib.o\t"
+        "managed value of halide_counter\n",
+        "rt_hidden.managed\trtAi_rt_hidden.managed\truntime\tlib.o\t"
+        "managed value of rt_hidden\n",
+        "halide_kernel_mul.kd\trtA_kernel_mul.kd\truntime\tlib.o\t"
+        "NT_AMDGPU_METADATA .symbol\n",
+        "gpu_slot_1a2b\trtA_slot_1a2b\truntime\tlib.o\t"
+        "loader slot (explicit rename)\n"})
+    EXPECT_NE(dry.out.find(line), std::string::npos) << line << dry.out;
+  EXPECT_EQ(dry.out.find("my_entry"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("__oclc"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("gpu_malloc_box"), std::string::npos) << dry.out;
+  EXPECT_NE(readFile("t.json").find(
+                R"({"old": "halide_kernel_add", "new": "rtA_kernel_add", )"
+                R"("scope": "runtime", "file": "lib.o", )"),
+            std::string::npos)
+      << readFile("t.json");
+
+  ASSERT_TRUE(exitedZero(run(rewriteCmd(std::string(kSpec) +
+                                        "--runtime lib.o --out-dir A "
+                                        "--table-out A/table.json"))));
+  EXPECT_TRUE(exists("A/table.json"));
+  ASSERT_TRUE(exitedZero(
+      run(tools::ldLld.path + " -shared A/lib.o -o A/lib.hsaco")));
+  RunResult elf = run(tools::readelf.path + " --notes --dyn-syms A/lib.hsaco");
+  ASSERT_TRUE(exitedZero(elf));
+  auto kernels = kernelNames(elf.out);
+  std::vector<std::string> names;
+  for (const auto &[name, symbol] : kernels) {
+    names.push_back(name);
+    EXPECT_EQ(symbol, name + ".kd");
+    // Defined (a section index, not UND) in .dynsym, with its entry point.
+    EXPECT_TRUE(std::regex_search(
+        elf.out, std::regex("OBJECT +GLOBAL +PROTECTED +[0-9]+ " +
+                            symbol + "\n")))
+        << symbol << elf.out;
+    EXPECT_TRUE(std::regex_search(
+        elf.out,
+        std::regex("FUNC +GLOBAL +PROTECTED +[0-9]+ " + name + "\n")))
+        << name << elf.out;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"rtA_kernel_add", "rtA_kernel_mul",
+                                             "my_entry", "rtA_other"}));
+  for (const char *exported : {" rtA_counter\n", " rtA_counter.managed\n",
+                               " rtA_slot_1a2b\n", " gpu_malloc_box\n"})
+    EXPECT_NE(elf.out.find(exported), std::string::npos) << exported
+                                                         << elf.out;
+  RunResult syms = run(tools::readelf.path + " -s A/lib.o");
+  ASSERT_TRUE(exitedZero(syms));
+  for (const char *kept :
+       {" __oclc_ABI_version\n", " __oclc_finite_only_opt\n",
+        " rtAi_rt_hidden\n", " rtAi_rt_hidden.managed\n",
+        " rtAi_rt_private_counter\n", " rtA_state\n"})
+    EXPECT_NE(syms.out.find(kept), std::string::npos) << kept << syms.out;
+  EXPECT_EQ((elf.out + syms.out).find("halide_"), std::string::npos)
+      << elf.out << syms.out;
+  EXPECT_EQ(syms.out.find("rtAi_my_entry"), std::string::npos) << syms.out;
+}
+
+TEST_P(RewriteAmdgpu, DeviceLibraryNamesAreNeverRenamed) {
+  writeFile("lib.c", kGpuLibrary);
+  ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o"))));
+  RunResult r = run(rewriteCmd("--rename __oclc_ABI_version=x "
+                               "--runtime lib.o --out-dir A"));
+  EXPECT_NE(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.err.find("never renamed"), std::string::npos) << describe(r);
+  EXPECT_FALSE(exists("A/lib.o"));
+}
+
+// Finished code objects and offload bundles are refused (docs/rewrite.md).
+TEST_P(RewriteAmdgpu, CodeObjectsAndOffloadBundlesAreRefused) {
+  writeFile("lib.c", kGpuLibrary);
+  ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o") + " && " +
+                             tools::ldLld.path +
+                             " -shared lib.o -o lib.hsaco")));
+  RunResult hsaco = run(rewriteCmd(std::string(kSpec) +
+                                   "--runtime lib.hsaco --out-dir A"));
+  EXPECT_EQ(hsaco.exitCode, 1) << describe(hsaco);
+  EXPECT_NE(hsaco.err.find("lib.hsaco: is a finished AMDGPU code object "
+                           "(ET_DYN): its section .dynsym"),
+            std::string::npos)
+      << describe(hsaco);
+  EXPECT_NE(hsaco.err.find("link them again with ld.lld -shared"),
+            std::string::npos)
+      << describe(hsaco);
+  // A HIP host object: the bundle clang puts in .hip_fatbin, plain and
+  // compressed, next to host code the rewrite would otherwise rename.
+  for (const char *magic : {"__CLANG_OFFLOAD_BUNDLE__", "CCOB"}) {
+    writeFile("host.s", std::string(R"(.text
+.globl halide_host_api
+halide_host_api:
+  ret
+.section .hip_fatbin,"a",@progbits
+.p2align 12
+__hip_fatbin:
+.ascii ")") + magic + R"("
+.quad 1, 64, 31
+.ascii "hipv4-amdgcn-amd-amdhsa--gfx90a"
+.p2align 6
+.incbin "lib.hsaco"
+.section .rodata.str1.1,"aMS",@progbits,1
+.asciz "halide_kernel_add"
+)");
+    ASSERT_TRUE(exitedZero(run("clang-19 -c host.s -o host.o")));
+    RunResult host = run(rewriteCmd(std::string(kSpec) +
+                                    "--runtime host.o --out-dir H"));
+    EXPECT_EQ(host.exitCode, 1) << describe(host);
+    EXPECT_NE(host.err.find("host.o: section .hip_fatbin holds a " +
+                            std::string(magic[0] == 'C' ? "compressed " : "") +
+                            "clang offload bundle"),
+              std::string::npos)
+        << describe(host);
+    EXPECT_NE(host.err.find("Rewrite the device code before it is bundled"),
+              std::string::npos)
+        << describe(host);
+    EXPECT_FALSE(exists("H/host.o"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, RewriteAmdgpu,
+                         ::testing::Values("gfx90a", "gfx1100"));
 
 } // namespace
 } // namespace linkd::e2e
