@@ -126,6 +126,8 @@ const char *styleName(NameStyle style) {
     return "macho";
   case NameStyle::Ir:
     return "bitcode";
+  case NameStyle::IrCoff32:
+    return "bitcode-i386-windows";
   case NameStyle::Coff32:
     return "coff-i386";
   case NameStyle::Amdgpu:
@@ -152,6 +154,10 @@ NameForm parseName(NameStyle style, std::string_view raw) {
     return {plainBase(style, raw), false};
   case NameStyle::Amdgpu:
     return {std::string(amdgpuBase(raw.substr(0, raw.find('@')))), false};
+  case NameStyle::IrCoff32:
+    if (raw.starts_with('\1')) // the symbol, decorated (`_f@4`, `@f@4`)
+      return parseName(NameStyle::Coff32, raw.substr(1));
+    [[fallthrough]];
   case NameStyle::Ir:
     // "\1" marks a name the IR must not mangle: left alone.
     if (raw.starts_with('\1') || isLlvmReservedName(raw))
@@ -187,6 +193,14 @@ std::optional<std::string> mapName(NameStyle style, std::string_view raw,
         return std::nullopt;
       return *mapped + std::string(name.substr(base.size()));
     });
+  case NameStyle::IrCoff32:
+    if (raw.starts_with('\1')) {
+      auto mapped = mapName(NameStyle::Coff32, raw.substr(1), mapBase);
+      if (!mapped)
+        return std::nullopt;
+      return "\1" + *mapped;
+    }
+    [[fallthrough]];
   case NameStyle::Ir:
     if (raw.starts_with('\1') || isLlvmReservedName(raw))
       return std::nullopt;

@@ -23,7 +23,9 @@
 
 namespace linkd::rewrite {
 
-enum class NameStyle { Elf, Coff, MachO, Ir, Coff32, Amdgpu };
+// IrCoff32: bitcode for i386 Windows, where clang spells stdcall and
+// fastcall names as "\1" + the decorated symbol (`\1_f@8`, `\1@f@8`).
+enum class NameStyle { Elf, Coff, MachO, Ir, Coff32, Amdgpu, IrCoff32 };
 
 const char *styleName(NameStyle style);
 

@@ -205,6 +205,21 @@ TEST_F(RewriteRuntimes, MingwI686NamesKeepUnderscoreAndDecorations) {
   RunResult dir = run("llvm-readobj-19 --coff-directives A/runtime.o");
   EXPECT_NE(dir.out.find("-export:rtA_exported"), std::string::npos)
       << dir.out;
+  // LTO: clang spells stdcall/fastcall names in the IR as "\1_f@8".
+  ASSERT_TRUE(exitedZero(
+      run("mkdir -p lto && " + cc + " -flto -c runtime.c -o lto/runtime.o")));
+  ASSERT_TRUE(exitedZero(run(rewriteCmd(
+      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+      "--runtime lto/runtime.o --out-dir ltoA"))));
+  RunResult bc = run(tools::nm.path + " ltoA/runtime.o");
+  ASSERT_TRUE(exitedZero(bc));
+  for (const char *name : {" _rtA_std@8\n", " @rtA_fast@8\n", " _rtA_set\n",
+                           " _rtAi_helper_internal\n"})
+    EXPECT_NE(bc.out.find(name), std::string::npos) << name << bc.out;
+  EXPECT_EQ(bc.out.find("halide"), std::string::npos) << bc.out;
+  ASSERT_TRUE(exitedZero(run(cc + " -fuse-ld=lld main.o ltoA/runtime.o "
+                                  "A/k_a.o B/runtime.o B/k_b.o -o lto.exe")));
+
   std::string objects = "main.o A/runtime.o A/k_a.o B/runtime.o B/k_b.o";
   ASSERT_TRUE(linkBoth(elfLinkers(),
                        "clang-19 --target=i686-w64-mingw32 --ld-path={ld} "
