@@ -230,7 +230,7 @@ struct Builder {
   // with, and why the loader cares.
   static std::string pairing(const ScannedObject &obj,
                              const ScannedSymbol &sym) {
-    if (obj.style != NameStyle::Amdgpu)
+    if (obj.style != NameStyle::Amdgpu && obj.style != NameStyle::IrAmdgpu)
       return {};
     std::string_view raw = sym.name;
     std::string base(amdgpuBase(raw));

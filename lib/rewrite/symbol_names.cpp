@@ -128,6 +128,8 @@ const char *styleName(NameStyle style) {
     return "bitcode";
   case NameStyle::IrCoff32:
     return "bitcode-i386-windows";
+  case NameStyle::IrAmdgpu:
+    return "bitcode-amdgpu";
   case NameStyle::Coff32:
     return "coff-i386";
   case NameStyle::Amdgpu:
@@ -157,6 +159,11 @@ NameForm parseName(NameStyle style, std::string_view raw) {
   case NameStyle::IrCoff32:
     if (raw.starts_with('\1')) // the symbol, decorated (`_f@4`, `@f@4`)
       return parseName(NameStyle::Coff32, raw.substr(1));
+    [[fallthrough]];
+  case NameStyle::IrAmdgpu:
+    if (style == NameStyle::IrAmdgpu && !raw.starts_with('\1') &&
+        !isLlvmReservedName(raw))
+      return {std::string(amdgpuBase(raw)), false};
     [[fallthrough]];
   case NameStyle::Ir:
     // "\1" marks a name the IR must not mangle: left alone.
@@ -199,6 +206,16 @@ std::optional<std::string> mapName(NameStyle style, std::string_view raw,
       if (!mapped)
         return std::nullopt;
       return "\1" + *mapped;
+    }
+    [[fallthrough]];
+  case NameStyle::IrAmdgpu:
+    if (style == NameStyle::IrAmdgpu && !raw.starts_with('\1') &&
+        !isLlvmReservedName(raw)) {
+      std::string_view base = amdgpuBase(raw);
+      auto mapped = mapBase(base);
+      if (!mapped)
+        return std::nullopt;
+      return *mapped + std::string(raw.substr(base.size()));
     }
     [[fallthrough]];
   case NameStyle::Ir:

@@ -25,7 +25,17 @@ namespace linkd::rewrite {
 
 // IrCoff32: bitcode for i386 Windows, where clang spells stdcall and
 // fastcall names as "\1" + the decorated symbol (`\1_f@8`, `\1@f@8`).
-enum class NameStyle { Elf, Coff, MachO, Ir, Coff32, Amdgpu, IrCoff32 };
+// IrAmdgpu: bitcode for AMDGPU, where `X.managed` pairs with `X`.
+enum class NameStyle {
+  Elf,
+  Coff,
+  MachO,
+  Ir,
+  Coff32,
+  Amdgpu,
+  IrCoff32,
+  IrAmdgpu
+};
 
 const char *styleName(NameStyle style);
 

@@ -14,6 +14,7 @@
 #include "llvm/Object/MachO.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <map>
 #include <set>
@@ -419,11 +420,33 @@ Error checkMachORelocations(const MachOObjectFile &obj) {
 // ordinary global (destructors and initializers never ran). What they list
 // are pointers to values, which follow those values' renames by themselves.
 
+// The role of an AMDGPU global value, as amdgpuRole() for objects: kernels
+// by calling convention (their descriptors exist only after code
+// generation), then visibility and writability.
+SymbolRole irAmdgpuRole(const Module &mod, const GlobalValue &gv) {
+  if (auto *f = dyn_cast<Function>(&gv);
+      f && f->getCallingConv() == CallingConv::AMDGPU_KERNEL)
+    return SymbolRole::Kernel;
+  if (gv.isDeclaration() || gv.hasHiddenVisibility())
+    return SymbolRole::Plain;
+  bool managed = gv.getName().ends_with(".managed") ||
+                 mod.getNamedValue((gv.getName() + ".managed").str());
+  auto *var = dyn_cast<GlobalVariable>(&gv);
+  if (managed || !var || var->isConstant())
+    return SymbolRole::Export;
+  return SymbolRole::Slot;
+}
+
 Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
   LLVMContext ctx;
   Expected<std::unique_ptr<Module>> mod = parseBitcodeFile(buf, ctx);
   if (!mod)
     return mod.takeError();
+  Triple triple((*mod)->getTargetTriple());
+  if (triple.getArch() == Triple::x86 && triple.isOSWindows())
+    out.style = NameStyle::IrCoff32;
+  if (triple.isAMDGPU())
+    out.style = NameStyle::IrAmdgpu;
   for (const GlobalVariable &gv : (*mod)->globals())
     if (gv.hasSection() && is_contained(kOffloadSections, gv.getSection()))
       return offloadRefusal(gv.getSection(), "");
@@ -432,7 +455,10 @@ Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
     if (gv.hasLocalLinkage() || !gv.hasName() ||
         isLlvmReservedName(gv.getName()))
       continue;
-    out.symbols.push_back({gv.getName().str(), !gv.isDeclaration()});
+    out.symbols.push_back({gv.getName().str(), !gv.isDeclaration(),
+                           out.style == NameStyle::IrAmdgpu
+                               ? irAmdgpuRole(**mod, gv)
+                               : SymbolRole::Plain});
     if (const Comdat *c = gv.getComdat(); c && !gv.isDeclaration()) {
       ScannedGroup &g = groups[c->getName().str()];
       g.key = c->getName().str();
@@ -505,7 +531,7 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
   out.file = displayName;
   out.scope = scope;
   if (kind == InputKind::Bitcode) {
-    out.style = NameStyle::Ir;
+    out.style = NameStyle::Ir; // scanBitcode refines it by target
     if (Error e = scanBitcode(buf, out))
       return wrap(displayName, std::move(e));
     return out;
