@@ -10,6 +10,7 @@
 //    bundles (docs/rewrite.md, "AMDGPU").
 #include "harness.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <regex>
@@ -269,19 +270,6 @@ KERNEL void my_entry(int *p) { *p = 2; ++rt_private_counter; }
 KERNEL void other_entry(int *p) { *p = 4; }
 )";
 
-class RewriteAmdgpu : public RewriteRuntimes,
-                      public ::testing::WithParamInterface<const char *> {
-protected:
-  std::string compileGpu(const std::string &src, const std::string &obj) {
-    return "clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
-           std::string(GetParam()) + " -nogpulib -O1 -c " + src + " -o " +
-           obj;
-  }
-  static constexpr const char *kSpec =
-      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
-      "--rename gpu_slot_1a2b=rtA_slot_1a2b --rename other_entry=rtA_other ";
-};
-
 // The kernels' metadata names (.name, .symbol), in order.
 std::vector<std::pair<std::string, std::string>>
 kernelNames(const std::string &notes) {
@@ -303,6 +291,58 @@ kernelNames(const std::string &notes) {
   }
   return out;
 }
+
+class RewriteAmdgpu : public RewriteRuntimes,
+                      public ::testing::WithParamInterface<const char *> {
+protected:
+  std::string compileGpu(const std::string &src, const std::string &obj) {
+    return "clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
+           std::string(GetParam()) + " -nogpulib -O1 -c " + src + " -o " +
+           obj;
+  }
+  // Every kernel's metadata .name/.symbol is a defined pair in .dynsym, the
+  // entry points are as the spec says, nothing under the old prefix is left
+  // in `hsaco` or in the rewritten input `input`.
+  void expectConsistentCodeObject(const std::string &hsaco,
+                                  const std::string &input) {
+    RunResult elf = run(tools::readelf.path + " --notes --dyn-syms " + hsaco);
+    ASSERT_TRUE(exitedZero(elf));
+    std::vector<std::string> names;
+    for (const auto &[name, symbol] : kernelNames(elf.out)) {
+      names.push_back(name);
+      EXPECT_EQ(symbol, name + ".kd");
+      // Defined (a section index, not UND) in .dynsym, with its entry.
+      EXPECT_TRUE(std::regex_search(
+          elf.out, std::regex("OBJECT +GLOBAL +PROTECTED +[0-9]+ " + symbol +
+                              "\n")))
+          << symbol << elf.out;
+      EXPECT_TRUE(std::regex_search(
+          elf.out,
+          std::regex("FUNC +GLOBAL +PROTECTED +[0-9]+ " + name + "\n")))
+          << name << elf.out;
+    }
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"my_entry", "rtA_kernel_add",
+                                               "rtA_kernel_mul", "rtA_other"}));
+    for (const char *exported : {" rtA_counter\n", " rtA_counter.managed\n",
+                                 " rtA_slot_1a2b\n", " gpu_malloc_box\n"})
+      EXPECT_NE(elf.out.find(exported), std::string::npos)
+          << exported << elf.out;
+    RunResult syms = run(tools::nm.path + " " + input);
+    ASSERT_TRUE(exitedZero(syms));
+    for (const char *kept :
+         {" __oclc_ABI_version\n", " __oclc_finite_only_opt\n",
+          " rtAi_rt_hidden\n", " rtAi_rt_hidden.managed\n",
+          " rtAi_rt_private_counter\n", " rtA_state\n", " my_entry\n"})
+      EXPECT_NE(syms.out.find(kept), std::string::npos) << kept << syms.out;
+    EXPECT_EQ((elf.out + syms.out).find("halide_"), std::string::npos)
+        << elf.out << syms.out;
+  }
+
+  static constexpr const char *kSpec =
+      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+      "--rename gpu_slot_1a2b=rtA_slot_1a2b --rename other_entry=rtA_other ";
+};
 
 TEST_P(RewriteAmdgpu, KernelLibraryLinksWithConsistentMetadata) {
   writeFile("lib.c", kGpuLibrary);
@@ -339,39 +379,19 @@ TEST_P(RewriteAmdgpu, KernelLibraryLinksWithConsistentMetadata) {
   EXPECT_TRUE(exists("A/table.json"));
   ASSERT_TRUE(exitedZero(
       run(tools::ldLld.path + " -shared A/lib.o -o A/lib.hsaco")));
-  RunResult elf = run(tools::readelf.path + " --notes --dyn-syms A/lib.hsaco");
-  ASSERT_TRUE(exitedZero(elf));
-  auto kernels = kernelNames(elf.out);
-  std::vector<std::string> names;
-  for (const auto &[name, symbol] : kernels) {
-    names.push_back(name);
-    EXPECT_EQ(symbol, name + ".kd");
-    // Defined (a section index, not UND) in .dynsym, with its entry point.
-    EXPECT_TRUE(std::regex_search(
-        elf.out, std::regex("OBJECT +GLOBAL +PROTECTED +[0-9]+ " +
-                            symbol + "\n")))
-        << symbol << elf.out;
-    EXPECT_TRUE(std::regex_search(
-        elf.out,
-        std::regex("FUNC +GLOBAL +PROTECTED +[0-9]+ " + name + "\n")))
-        << name << elf.out;
-  }
-  EXPECT_EQ(names, (std::vector<std::string>{"rtA_kernel_add", "rtA_kernel_mul",
-                                             "my_entry", "rtA_other"}));
-  for (const char *exported : {" rtA_counter\n", " rtA_counter.managed\n",
-                               " rtA_slot_1a2b\n", " gpu_malloc_box\n"})
-    EXPECT_NE(elf.out.find(exported), std::string::npos) << exported
-                                                         << elf.out;
-  RunResult syms = run(tools::readelf.path + " -s A/lib.o");
-  ASSERT_TRUE(exitedZero(syms));
-  for (const char *kept :
-       {" __oclc_ABI_version\n", " __oclc_finite_only_opt\n",
-        " rtAi_rt_hidden\n", " rtAi_rt_hidden.managed\n",
-        " rtAi_rt_private_counter\n", " rtA_state\n"})
-    EXPECT_NE(syms.out.find(kept), std::string::npos) << kept << syms.out;
-  EXPECT_EQ((elf.out + syms.out).find("halide_"), std::string::npos)
-      << elf.out << syms.out;
-  EXPECT_EQ(syms.out.find("rtAi_my_entry"), std::string::npos) << syms.out;
+  expectConsistentCodeObject("A/lib.hsaco", "A/lib.o");
+}
+
+// The same library as LTO bitcode: kernels known by calling convention,
+// descriptors and the metadata note made by the link's code generator.
+TEST_P(RewriteAmdgpu, LtoKernelLibraryLinksWithConsistentMetadata) {
+  writeFile("lib.c", kGpuLibrary);
+  ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o") + " -flto")));
+  ASSERT_TRUE(exitedZero(
+      run(rewriteCmd(std::string(kSpec) + "--runtime lib.o --out-dir A"))));
+  ASSERT_TRUE(exitedZero(run(tools::ldLld.path + " -shared -plugin-opt=mcpu=" +
+                             GetParam() + " A/lib.o -o A/lib.hsaco")));
+  expectConsistentCodeObject("A/lib.hsaco", "A/lib.o");
 }
 
 TEST_P(RewriteAmdgpu, DeviceLibraryNamesAreNeverRenamed) {
