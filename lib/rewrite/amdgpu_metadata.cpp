@@ -16,9 +16,8 @@ using namespace llvm::object;
 namespace {
 
 // Fields of a kernel's map that name a symbol.
-constexpr StringRef kSymbolFields[] = {".name", ".symbol",
-                                       ".device_enqueue_symbol",
-                                       ".runtime_handle"};
+constexpr StringRef kSymbolFields[] = {
+    ".name", ".symbol", ".device_enqueue_symbol", ".runtime_handle"};
 
 struct RawNote {
   StringRef header; // namesz, descsz, type, name and its padding

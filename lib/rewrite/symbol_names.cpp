@@ -43,8 +43,7 @@ std::optional<Decorated> parseI386(std::string_view raw) {
     return Decorated{raw.substr(0, 1), raw.substr(1, at - 1), raw.substr(at)};
   if (raw.size() > 1 && raw.front() == '_') {
     if (sized && at > 1)
-      return Decorated{raw.substr(0, 1), raw.substr(1, at - 1),
-                       raw.substr(at)};
+      return Decorated{raw.substr(0, 1), raw.substr(1, at - 1), raw.substr(at)};
     return Decorated{raw.substr(0, 1), raw.substr(1), {}};
   }
   if (sized && at > 1 && raw[at - 1] == '@' && at > 2)
@@ -77,9 +76,8 @@ std::optional<std::string> mapCoff(NameStyle style, std::string_view raw,
                                    const BaseMapper &mapBase) {
   if (auto alias = parseWeakAlias(raw)) {
     auto name = mapPlain(style, alias->name, mapBase);
-    auto other = alias->other.empty()
-                     ? std::nullopt
-                     : mapPlain(style, alias->other, mapBase);
+    auto other = alias->other.empty() ? std::nullopt
+                                      : mapPlain(style, alias->other, mapBase);
     if (!name && !other)
       return std::nullopt;
     return std::string(kWeak) + name.value_or(std::string(alias->name)) +
@@ -193,13 +191,14 @@ std::optional<std::string> mapName(NameStyle style, std::string_view raw,
   case NameStyle::Coff32:
     return mapCoff(style, raw, mapBase);
   case NameStyle::Amdgpu:
-    return mapElf(raw, [&](std::string_view name) -> std::optional<std::string> {
-      std::string_view base = amdgpuBase(name);
-      auto mapped = mapBase(base);
-      if (!mapped)
-        return std::nullopt;
-      return *mapped + std::string(name.substr(base.size()));
-    });
+    return mapElf(raw,
+                  [&](std::string_view name) -> std::optional<std::string> {
+                    std::string_view base = amdgpuBase(name);
+                    auto mapped = mapBase(base);
+                    if (!mapped)
+                      return std::nullopt;
+                    return *mapped + std::string(name.substr(base.size()));
+                  });
   case NameStyle::IrCoff32:
     if (raw.starts_with('\1')) {
       auto mapped = mapName(NameStyle::Coff32, raw.substr(1), mapBase);

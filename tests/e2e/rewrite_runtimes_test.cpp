@@ -87,8 +87,8 @@ TEST_F(RewriteRuntimes, LtoConstructorsAndDestructorsRunOncePerCopy) {
   writeFile("kernel.cpp", kLtoKernel);
   writeFile("main.cpp", kLtoMain);
   std::string cxx = "clang++-19 -O1 -flto";
-  std::string build = cxx + " -c runtime.cpp -o runtime.o && " + cxx +
-                      " -c main.cpp -o main.o";
+  std::string build =
+      cxx + " -c runtime.cpp -o runtime.o && " + cxx + " -c main.cpp -o main.o";
   for (const char *k : {"a", "b", "c"})
     build += " && " + cxx + " -DKNAME=kernel_" + std::string(k) +
              " -c kernel.cpp -o k_" + k + ".o";
@@ -103,7 +103,8 @@ TEST_F(RewriteRuntimes, LtoConstructorsAndDestructorsRunOncePerCopy) {
     objects += std::string(" ") + c + "/runtime.o " + c + "/k_" + lower + ".o";
   }
   // LLVM's special globals keep their names; what they list follows.
-  RunResult ir = run("llvm-dis-19 A/runtime.o -o - && llvm-dis-19 A/k_a.o -o -");
+  RunResult ir =
+      run("llvm-dis-19 A/runtime.o -o - && llvm-dis-19 A/k_a.o -o -");
   ASSERT_TRUE(exitedZero(ir));
   EXPECT_EQ(ir.out.find("rtAi_llvm."), std::string::npos) << ir.out;
   EXPECT_NE(ir.out.find("@llvm.global_ctors = appending"), std::string::npos);
@@ -111,20 +112,19 @@ TEST_F(RewriteRuntimes, LtoConstructorsAndDestructorsRunOncePerCopy) {
   EXPECT_NE(ir.out.find("@rtAi__Z7rt_finiv"), std::string::npos) << ir.out;
   // The rewritten bitcode is valid input to the code generator.
   for (const char *f : {"A/runtime.o", "A/k_a.o"})
-    EXPECT_TRUE(exitedZero(run(std::string("clang-19 -c -x ir ") + f +
-                               " -o native.o")));
-  ASSERT_TRUE(linkBoth(elfLinkers(),
-                       "clang++-19 -flto --ld-path={ld} " + objects +
-                           " -o prog",
-                       {"prog"}));
+    EXPECT_TRUE(exitedZero(
+        run(std::string("clang-19 -c -x ir ") + f + " -o native.o")));
+  ASSERT_TRUE(linkBoth(
+      elfLinkers(), "clang++-19 -flto --ld-path={ld} " + objects + " -o prog",
+      {"prog"}));
   RunResult r = run("./prog");
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_EQ(count(r.out, "runtime init\n"), 3u) << r.out;
   for (const char *c : {"A", "B", "C"}) {
     std::string n(c);
-    EXPECT_EQ(count(r.out, "copy " + n +
-                               " value 42 inits 1 registered 1 kernel 1\n"),
-              1u)
+    EXPECT_EQ(
+        count(r.out, "copy " + n + " value 42 inits 1 registered 1 kernel 1\n"),
+        1u)
         << r.out;
     EXPECT_EQ(count(r.out, "\nfini " + n + "\n"), 1u) << r.out;
     EXPECT_EQ(count(r.out, "local dtor " + n + " hits 1\n"), 1u) << r.out;
@@ -204,14 +204,13 @@ TEST_F(RewriteRuntimes, MingwI686NamesKeepUnderscoreAndDecorations) {
       << refs.out;
   // MinGW spells the export directive without the underscore.
   RunResult dir = run("llvm-readobj-19 --coff-directives A/runtime.o");
-  EXPECT_NE(dir.out.find("-export:rtA_exported"), std::string::npos)
-      << dir.out;
+  EXPECT_NE(dir.out.find("-export:rtA_exported"), std::string::npos) << dir.out;
   // LTO: clang spells stdcall/fastcall names in the IR as "\1_f@8".
   ASSERT_TRUE(exitedZero(
       run("mkdir -p lto && " + cc + " -flto -c runtime.c -o lto/runtime.o")));
-  ASSERT_TRUE(exitedZero(run(rewriteCmd(
-      "--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
-      "--runtime lto/runtime.o --out-dir ltoA"))));
+  ASSERT_TRUE(exitedZero(run(
+      rewriteCmd("--match halide_ --export-prefix rtA_ --internal-prefix rtAi_ "
+                 "--runtime lto/runtime.o --out-dir ltoA"))));
   RunResult bc = run(tools::nm.path + " ltoA/runtime.o");
   ASSERT_TRUE(exitedZero(bc));
   for (const char *name : {" _rtA_std@8\n", " @rtA_fast@8\n", " _rtA_set\n",
@@ -248,7 +247,8 @@ TEST_F(RewriteRuntimes, MingwI686NamesKeepUnderscoreAndDecorations) {
 // A kernel library: kernels under the MATCH prefix, two entry points outside
 // it, HIP-style managed pairs (exported and hidden), loader slots, device
 // library control variables.
-constexpr const char *kGpuLibrary = R"(#define EXPORT __attribute__((visibility("protected")))
+constexpr const char *kGpuLibrary =
+    R"(#define EXPORT __attribute__((visibility("protected")))
 #define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
 extern const int __oclc_ABI_version;
 __attribute__((visibility("hidden"))) const int __oclc_finite_only_opt = 0;
@@ -297,8 +297,7 @@ class RewriteAmdgpu : public RewriteRuntimes,
 protected:
   std::string compileGpu(const std::string &src, const std::string &obj) {
     return "clang-19 --target=amdgcn-amd-amdhsa -mcpu=" +
-           std::string(GetParam()) + " -nogpulib -O1 -c " + src + " -o " +
-           obj;
+           std::string(GetParam()) + " -nogpulib -O1 -c " + src + " -o " + obj;
   }
   // Every kernel's metadata .name/.symbol is a defined pair in .dynsym, the
   // entry points are as the spec says, nothing under the old prefix is left
@@ -313,8 +312,8 @@ protected:
       EXPECT_EQ(symbol, name + ".kd");
       // Defined (a section index, not UND) in .dynsym, with its entry.
       EXPECT_TRUE(std::regex_search(
-          elf.out, std::regex("OBJECT +GLOBAL +PROTECTED +[0-9]+ " + symbol +
-                              "\n")))
+          elf.out,
+          std::regex("OBJECT +GLOBAL +PROTECTED +[0-9]+ " + symbol + "\n")))
           << symbol << elf.out;
       EXPECT_TRUE(std::regex_search(
           elf.out,
@@ -347,8 +346,8 @@ protected:
 TEST_P(RewriteAmdgpu, KernelLibraryLinksWithConsistentMetadata) {
   writeFile("lib.c", kGpuLibrary);
   ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o"))));
-  RunResult dry = run(rewriteCmd(std::string(kSpec) +
-                                 "--runtime lib.o --dry-run --table-out t.json"));
+  RunResult dry = run(rewriteCmd(
+      std::string(kSpec) + "--runtime lib.o --dry-run --table-out t.json"));
   ASSERT_TRUE(exitedZero(dry));
   for (const char *line :
        {"halide_kernel_add.kd\trtA_kernel_add.kd\truntime\tlib.o\t"
@@ -373,12 +372,12 @@ TEST_P(RewriteAmdgpu, KernelLibraryLinksWithConsistentMetadata) {
             std::string::npos)
       << readFile("t.json");
 
-  ASSERT_TRUE(exitedZero(run(rewriteCmd(std::string(kSpec) +
-                                        "--runtime lib.o --out-dir A "
-                                        "--table-out A/table.json"))));
-  EXPECT_TRUE(exists("A/table.json"));
   ASSERT_TRUE(exitedZero(
-      run(tools::ldLld.path + " -shared A/lib.o -o A/lib.hsaco")));
+      run(rewriteCmd(std::string(kSpec) + "--runtime lib.o --out-dir A "
+                                          "--table-out A/table.json"))));
+  EXPECT_TRUE(exists("A/table.json"));
+  ASSERT_TRUE(
+      exitedZero(run(tools::ldLld.path + " -shared A/lib.o -o A/lib.hsaco")));
   expectConsistentCodeObject("A/lib.hsaco", "A/lib.o");
 }
 
@@ -407,11 +406,11 @@ TEST_P(RewriteAmdgpu, DeviceLibraryNamesAreNeverRenamed) {
 // Finished code objects and offload bundles are refused (docs/rewrite.md).
 TEST_P(RewriteAmdgpu, CodeObjectsAndOffloadBundlesAreRefused) {
   writeFile("lib.c", kGpuLibrary);
-  ASSERT_TRUE(exitedZero(run(compileGpu("lib.c", "lib.o") + " && " +
-                             tools::ldLld.path +
-                             " -shared lib.o -o lib.hsaco")));
-  RunResult hsaco = run(rewriteCmd(std::string(kSpec) +
-                                   "--runtime lib.hsaco --out-dir A"));
+  ASSERT_TRUE(
+      exitedZero(run(compileGpu("lib.c", "lib.o") + " && " + tools::ldLld.path +
+                     " -shared lib.o -o lib.hsaco")));
+  RunResult hsaco =
+      run(rewriteCmd(std::string(kSpec) + "--runtime lib.hsaco --out-dir A"));
   EXPECT_EQ(hsaco.exitCode, 1) << describe(hsaco);
   EXPECT_NE(hsaco.err.find("lib.hsaco: is a finished AMDGPU code object "
                            "(ET_DYN): its section .dynsym"),
@@ -439,8 +438,8 @@ __hip_fatbin:
 .asciz "halide_kernel_add"
 )");
     ASSERT_TRUE(exitedZero(run("clang-19 -c host.s -o host.o")));
-    RunResult host = run(rewriteCmd(std::string(kSpec) +
-                                    "--runtime host.o --out-dir H"));
+    RunResult host =
+        run(rewriteCmd(std::string(kSpec) + "--runtime host.o --out-dir H"));
     EXPECT_EQ(host.exitCode, 1) << describe(host);
     EXPECT_NE(host.err.find("host.o: section .hip_fatbin holds a " +
                             std::string(magic[0] == 'C' ? "compressed " : "") +

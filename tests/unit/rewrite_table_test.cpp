@@ -21,7 +21,8 @@ RewriteSpec haliSpec() {
 ScannedObject object(std::string file, Scope scope, NameStyle style,
                      std::vector<ScannedSymbol> syms,
                      std::vector<ScannedGroup> groups = {}) {
-  return {std::move(file), scope, style, std::move(syms), std::move(groups), {}};
+  return {std::move(file),   scope, style, std::move(syms),
+          std::move(groups), {}};
 }
 
 RenameTable built(const RewriteSpec &spec, std::vector<ScannedObject> objs) {
