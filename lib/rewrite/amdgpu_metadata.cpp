@@ -6,6 +6,7 @@
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Support/Endian.h"
 
 namespace linkd::rewrite {
@@ -125,7 +126,54 @@ Expected<std::vector<NoteSection>> noteSections(const ELF64LEObjectFile &obj) {
   return out;
 }
 
+// MsgPackDocument orders map keys with an operator< that reaches
+// llvm_unreachable for two keys that are maps or arrays (undefined
+// behaviour in a release build: a SEGV found by the fuzzer). So the first
+// document of the blob is walked with the plain reader first, and a map key
+// that is not a scalar is refused.
+Error checkMapKeys(StringRef desc, StringRef section) {
+  struct Frame {
+    uint64_t left; // objects still to come: 2 per map entry
+    bool map, keyNext;
+  };
+  msgpack::Reader reader(MemoryBufferRef(desc, section));
+  std::vector<Frame> open;
+  do {
+    msgpack::Object obj;
+    Expected<bool> got = reader.read(obj);
+    if (!got) {
+      consumeError(got.takeError());
+      return noteError(section, "NT_AMDGPU_METADATA is not a valid msgpack "
+                                "document");
+    }
+    if (!*got)
+      return noteError(section, "NT_AMDGPU_METADATA ends inside its msgpack "
+                                "document");
+    bool key = false;
+    if (!open.empty()) {
+      Frame &f = open.back();
+      key = f.map && f.keyNext;
+      f.keyNext = !f.keyNext;
+      --f.left;
+    }
+    bool container =
+        obj.Kind == msgpack::Type::Map || obj.Kind == msgpack::Type::Array;
+    if (key && (container || obj.Kind == msgpack::Type::Extension))
+      return noteError(section, "a msgpack map key in NT_AMDGPU_METADATA is "
+                                "not a scalar");
+    if (container && obj.Length)
+      open.push_back({obj.Kind == msgpack::Type::Map ? 2 * uint64_t(obj.Length)
+                                                     : uint64_t(obj.Length),
+                      obj.Kind == msgpack::Type::Map, true});
+    while (!open.empty() && open.back().left == 0)
+      open.pop_back();
+  } while (!open.empty());
+  return Error::success();
+}
+
 Error readDocument(msgpack::Document &doc, StringRef desc, StringRef section) {
+  if (Error e = checkMapKeys(desc, section))
+    return e;
   if (!doc.readFromBlob(desc, /*Multi=*/false))
     return noteError(section, "NT_AMDGPU_METADATA is not a valid msgpack "
                               "document");

@@ -453,6 +453,52 @@ __hip_fatbin:
   }
 }
 
+// Malformed metadata notes are refused naming the file and the section.
+// The first case is a fuzzer finding: MsgPackDocument orders map keys with
+// an operator< that hits llvm_unreachable for two keys that are maps
+// (SIGILL in linkd-lld, and in llvm-readelf-19 --notes too).
+TEST_F(RewriteRuntimes, AmdgpuMalformedMetadataIsRefused) {
+  struct Case {
+    const char *descsz, *bytes, *message;
+  };
+  const Case cases[] = {
+      {"5", "0x82, 0x80, 0x01, 0x80, 0x02",
+       "section .note: a msgpack map key in NT_AMDGPU_METADATA is not a "
+       "scalar"},
+      {"0x7fffffff", "0x80", "section .note: a note runs past the section"},
+      {"1", "0x90", "section .note: the AMDGPU metadata is not a msgpack map"},
+      {"3", "0x81, 0xa1", "NT_AMDGPU_METADATA ends inside its msgpack"},
+      {"3", "0x81, 0xae, 0x61",
+       "NT_AMDGPU_METADATA is not a valid msgpack document"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.bytes);
+    writeFile("bad.s", std::string(R"(.text
+.globl halide_fn
+.type halide_fn,@function
+halide_fn:
+  s_endpgm
+.section .note,"a",@note
+.p2align 2
+.long 7
+.long )") + c.descsz + R"(
+.long 32
+.asciz "AMDGPU"
+.p2align 2
+.byte )" + c.bytes + R"(
+.p2align 2
+)");
+    ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa "
+                               "-mcpu=gfx90a -c bad.s -o bad.o")));
+    RunResult r = run(rewriteCmd("--match halide_ --export-prefix rtA_ "
+                                 "--runtime bad.o --out-dir out"));
+    EXPECT_EQ(r.exitCode, 1) << describe(r);
+    EXPECT_NE(r.err.find("bad.o: "), std::string::npos) << describe(r);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << describe(r);
+    EXPECT_FALSE(exists("out/bad.o"));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, RewriteAmdgpu,
                          ::testing::Values("gfx90a", "gfx1100"));
 
