@@ -47,10 +47,9 @@ Expected<std::vector<RawNote>> splitNotes(StringRef data, uint64_t align,
     uint32_t descsz = read32le(data.data() + at + 4);
     uint64_t descAt = roundUp(at + 12 + uint64_t(namesz), align);
     uint64_t end = roundUp(descAt + uint64_t(descsz), align);
-    if (descAt > data.size() || end > data.size() + (align - 1) ||
-        descAt + descsz > data.size())
+    if (descAt > data.size() || descAt + descsz > data.size())
       return noteError(section, "a note runs past the section");
-    end = std::min<uint64_t>(end, data.size());
+    end = std::min<uint64_t>(end, data.size()); // the last one's padding
     RawNote n;
     n.header = data.slice(at, descAt);
     n.desc = data.substr(descAt, descsz);
