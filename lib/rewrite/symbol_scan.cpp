@@ -302,6 +302,37 @@ Error checkCoffRelocations(const COFFObjectFile &obj) {
   return Error::success();
 }
 
+// COFFObjectFile::getString() takes a long name from the string table with
+// strlen: a table whose last string is unterminated reads past the file (a
+// heap overflow in the first name lookup, found by the fuzzer). The table
+// follows the symbol table and starts with its own size.
+Error checkCoffStringTable(const COFFObjectFile &obj) {
+  using support::endian::read32le;
+  StringRef data = obj.getData();
+  uint64_t at = uint64_t(obj.getPointerToSymbolTable()) +
+                uint64_t(obj.getNumberOfSymbols()) *
+                    obj.getSymbolTableEntrySize();
+  if (!obj.getPointerToSymbolTable())
+    return Error::success(); // no symbols: no long names
+  // LLVM adds these in 32 bits: a huge symbol count wrapped around and
+  // put the string table inside the headers.
+  if (at > data.size())
+    return createStringError(inconvertibleErrorCode(),
+                             "the symbol table (" +
+                                 Twine(obj.getNumberOfSymbols()) +
+                                 " symbols) runs past the file");
+  if (at + 4 > data.size())
+    return Error::success();
+  uint32_t size = read32le(data.data() + at);
+  if (size <= 4)
+    return Error::success();
+  if (at + size > data.size() || data[at + size - 1] != '\0')
+    return createStringError(inconvertibleErrorCode(),
+                             "the string table runs past the file or its "
+                             "last string is unterminated");
+  return Error::success();
+}
+
 Error scanCoff(const COFFObjectFile &obj, ScannedObject &out) {
   if (Error e = checkCoffRelocations(obj))
     return e;
@@ -557,7 +588,9 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
                         COFF::IMAGE_FILE_MACHINE_I386
                     ? NameStyle::Coff32
                     : NameStyle::Coff;
-    err = refuseOffloadBundles(**obj);
+    err = checkCoffStringTable(*cast<COFFObjectFile>(obj->get()));
+    if (!err)
+      err = refuseOffloadBundles(**obj);
     if (!err)
       err = scanSymbols(**obj, true, out);
     if (!err)
