@@ -310,7 +310,7 @@ Error checkCoffStringTable(const COFFObjectFile &obj) {
   using support::endian::read32le;
   StringRef data = obj.getData();
   uint64_t at = uint64_t(obj.getPointerToSymbolTable()) +
-                uint64_t(obj.getNumberOfSymbols()) *
+                uint64_t(obj.getRawNumberOfSymbols()) *
                     obj.getSymbolTableEntrySize();
   if (!obj.getPointerToSymbolTable())
     return Error::success(); // no symbols: no long names
@@ -319,7 +319,7 @@ Error checkCoffStringTable(const COFFObjectFile &obj) {
   if (at > data.size())
     return createStringError(inconvertibleErrorCode(),
                              "the symbol table (" +
-                                 Twine(obj.getNumberOfSymbols()) +
+                                 Twine(obj.getRawNumberOfSymbols()) +
                                  " symbols) runs past the file");
   if (at + 4 > data.size())
     return Error::success();
