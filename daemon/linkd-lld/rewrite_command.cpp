@@ -35,7 +35,7 @@ constexpr const char *kUsage =
     "[--import-prefix P]\n"
     "         [--internal-prefix P] [--rename OLD=NEW]... [--rename-file F]\n"
     "         [--runtime FILE...] [--kernel FILE...] [--input FILE...]\n"
-    "         --out-dir DIR [--dry-run]\n";
+    "         --out-dir DIR [--dry-run] [--table-out FILE]\n";
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "linkd-lld rewrite: %s\n%s", msg.c_str(), kUsage);
@@ -59,6 +59,7 @@ struct Options {
   rewrite::RewriteSpec spec;
   std::vector<std::pair<Scope, std::string>> inputs;
   std::string outDir;
+  std::string tableOut; // the rename table as JSON
   bool dryRun = false;
 };
 
@@ -98,6 +99,8 @@ std::string parse(int argc, char **argv, Options &opts) {
       opts.spec.internalPrefix = v;
     else if (a == "--out-dir")
       opts.outDir = v;
+    else if (a == "--table-out")
+      opts.tableOut = v;
     else if (a == "--rename") {
       if (std::string err = rewrite::addRename(opts.spec, v); !err.empty())
         return "--rename: " + err;
@@ -124,7 +127,7 @@ std::string parse(int argc, char **argv, Options &opts) {
 std::string writeAtomically(const std::string &path,
                             const std::string &contents) {
   std::string dir = llvm::sys::path::parent_path(path).str();
-  if (llvm::sys::fs::create_directories(dir))
+  if (!dir.empty() && llvm::sys::fs::create_directories(dir))
     return path + ": cannot create directory " + dir;
   // open(2), not mkstemp: glibc's mkstemp opens through an internal call
   // that the access recorder cannot see, and the link cache would not know
@@ -163,11 +166,49 @@ bool samePath(const std::string &a, const std::string &b) {
          sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// One line per record; a fifth column says what an AMDGPU name is paired
+// with (kernel and descriptor, managed variable and value, metadata note).
 int printTable(const rewrite::RenameTable &table) {
   for (const rewrite::RenameRecord &r : table.records())
-    std::printf("%s\t%s\t%s\t%s\n", r.oldName.c_str(), r.newName.c_str(),
-                rewrite::scopeName(r.scope), r.file.c_str());
+    std::printf("%s\t%s\t%s\t%s%s%s\n", r.oldName.c_str(), r.newName.c_str(),
+                rewrite::scopeName(r.scope), r.file.c_str(),
+                r.note.empty() ? "" : "\t", r.note.c_str());
   return 0;
+}
+
+std::string jsonString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+// The table for a loader that must follow renamed names (docs/rewrite.md,
+// "--table-out"): {"version":1,"renames":[{"old","new","scope","file",
+// "note"}...]}, one record per line.
+std::string tableJson(const rewrite::RenameTable &table) {
+  std::string out = "{\"version\": 1, \"renames\": [";
+  const char *sep = "\n";
+  for (const rewrite::RenameRecord &r : table.records()) {
+    out += sep;
+    out += "  {\"old\": " + jsonString(r.oldName) +
+           ", \"new\": " + jsonString(r.newName) +
+           ", \"scope\": " + jsonString(rewrite::scopeName(r.scope)) +
+           ", \"file\": " + jsonString(r.file) +
+           ", \"note\": " + jsonString(r.note) + "}";
+    sep = ",\n";
+  }
+  return out + "\n]}\n";
 }
 
 int writeOutputs(const Options &opts,
@@ -213,12 +254,25 @@ int cmdRewrite(int argc, char **argv) {
     auto table = rewrite::computeTable(opts.spec, inputs);
     if (!table)
       return failure(llvm::toString(table.takeError()));
+    if (!opts.tableOut.empty())
+      if (std::string err = writeAtomically(opts.tableOut, tableJson(*table));
+          !err.empty())
+        return failure(err);
     return printTable(*table);
   }
-  auto result = rewrite::rewrite(opts.spec, inputs);
+  auto result = rewrite::rewrite(opts.spec, inputs,
+                                 std::vector<bool>(inputs.size(), true),
+                                 /*withRecords=*/!opts.tableOut.empty());
   if (!result)
     return failure(llvm::toString(result.takeError()));
-  return writeOutputs(opts, result->outputs);
+  if (int rc = writeOutputs(opts, result->outputs))
+    return rc;
+  if (!opts.tableOut.empty())
+    if (std::string err =
+            writeAtomically(opts.tableOut, tableJson(result->table));
+        !err.empty())
+      return failure(err);
+  return 0;
 }
 
 } // namespace linkd

@@ -40,7 +40,7 @@ commands:
   rewrite [--match PREFIX] [--export-prefix P] [--import-prefix P]
           [--internal-prefix P] [--rename OLD=NEW]... [--rename-file F]
           [--runtime FILE...] [--kernel FILE...] [--input FILE...]
-          --out-dir DIR [--dry-run]
+          --out-dir DIR [--dry-run] [--table-out FILE]
         rename symbols and COMDATs in objects and archives (docs/rewrite.md)
   version             print linkd's and LLD's versions
 

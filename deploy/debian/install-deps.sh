@@ -19,6 +19,8 @@ packages=(
   redis-server nginx-light
   # benchmarks
   hyperfine
+  # the fuzzer (-DLINKD_FUZZ=ON): libFuzzer and ASan runtimes
+  libclang-rt-19-dev
 )
 
 missing=()

@@ -30,7 +30,7 @@ Error renameValues(Module &mod, const ScannedObject &scanned,
   std::vector<std::pair<GlobalValue *, std::string>> todo;
   for (GlobalValue &gv : mod.global_values())
     if (gv.hasName())
-      if (auto to = table.rename(scanned.scope, NameStyle::Ir, gv.getName()))
+      if (auto to = table.rename(scanned.scope, scanned.style, gv.getName()))
         todo.emplace_back(&gv, *to);
   for (size_t i = 0; i < todo.size(); ++i)
     todo[i].first->setName("linkd.rewrite.tmp." + Twine(i));
@@ -50,7 +50,7 @@ void rekeyComdats(Module &mod, const ScannedObject &scanned,
     Comdat *c = go.getComdat();
     if (!c)
       continue;
-    auto to = table.rename(scanned.scope, NameStyle::Ir, c->getName());
+    auto to = table.rename(scanned.scope, scanned.style, c->getName());
     if (!to)
       continue;
     Comdat *renamed = mod.getOrInsertComdat(*to);

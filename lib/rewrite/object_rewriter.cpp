@@ -1,6 +1,7 @@
 // Object files through LLVM ObjCopy with an exact rename map (see
 // object_rewriter.h for what ObjCopy covers and what is done here).
 #include "rewrite/object_rewriter.h"
+#include "rewrite/amdgpu_metadata.h"
 #include "rewrite/errors.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -14,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <set>
 
 namespace linkd::rewrite {
 
@@ -129,8 +131,38 @@ std::optional<std::string> newDirectives(const ObjectFile &obj,
   std::optional<std::string> text = directivesOf(*coff);
   if (!text)
     return std::nullopt;
-  return rewriteDirectives(*text, [&](std::string_view name) {
-    return table.rename(scanned.scope, scanned.style, name);
+  if (scanned.style != NameStyle::Coff32)
+    return rewriteDirectives(*text, [&](std::string_view name) {
+      return table.rename(scanned.scope, scanned.style, name);
+    });
+  // i386: MSVC spells a directive's symbol as it is in the symbol table
+  // (`/EXPORT:_f`, `/EXPORT:_f@4`), MinGW without the leading underscore
+  // (`-export:f`, `-export:f@4`; fastcall `@f@4` stays whole). A name that
+  // is not one of the file's symbols is read as MinGW's form.
+  std::set<std::string_view> symbols;
+  for (const ScannedSymbol &sym : scanned.symbols)
+    symbols.insert(sym.name);
+  return rewriteDirectives(
+      *text, [&](std::string_view name) -> std::optional<std::string> {
+        if (symbols.count(name))
+          return table.rename(scanned.scope, scanned.style, name);
+        auto to = table.rename(scanned.scope, scanned.style,
+                               "_" + std::string(name));
+        if (!to || !to->starts_with('_'))
+          return std::nullopt;
+        return to->substr(1);
+      });
+}
+
+// AMDGPU: the metadata note sections that name a renamed symbol.
+Expected<std::vector<SectionUpdate>>
+metadataUpdates(const ObjectFile &obj, const ScannedObject &scanned,
+                const RenameTable &table) {
+  auto *elf = dyn_cast<ELF64LEObjectFile>(&obj);
+  if (scanned.style != NameStyle::Amdgpu || !elf)
+    return std::vector<SectionUpdate>{};
+  return rewriteAmdgpuMetadata(*elf, [&](std::string_view raw) {
+    return table.rename(scanned.scope, scanned.style, raw);
   });
 }
 
@@ -144,7 +176,8 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
   StringMap<std::string> renames = renameMap(scanned, table);
   if (renames.empty() && kind != InputKind::Coff)
     return buf.getBuffer().str(); // nothing to do: the same bytes
-  if (kind == InputKind::Elf)
+  // AMDGPU objects go through ObjCopy: their metadata note changes too.
+  if (kind == InputKind::Elf && scanned.style != NameStyle::Amdgpu)
     if (auto fast = renameElfSymbols(buf.getBuffer(), renames))
       return std::move(*fast);
   Expected<std::unique_ptr<ObjectFile>> obj = ObjectFile::createObjectFile(buf);
@@ -152,7 +185,10 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
     return fail(scanned.file, toString(obj.takeError()));
 
   std::optional<std::string> directives = newDirectives(**obj, scanned, table);
-  if (renames.empty() && !directives)
+  auto notes = metadataUpdates(**obj, scanned, table);
+  if (!notes)
+    return fail(scanned.file, toString(notes.takeError()));
+  if (renames.empty() && !directives && notes->empty())
     return buf.getBuffer().str(); // nothing to do: the same bytes
 
   objcopy::ConfigManager config;
@@ -160,6 +196,9 @@ Expected<std::string> rewriteObject(MemoryBufferRef buf, InputKind kind,
   config.Common.OutputFilename = scanned.file;
   for (const auto &entry : renames)
     config.Common.SymbolsToRename[entry.getKey()] = entry.getValue();
+  for (SectionUpdate &note : *notes)
+    config.Common.UpdateSection.emplace_back(
+        note.section, MemoryBuffer::getMemBufferCopy(note.contents));
   bool added = false;
   if (directives) {
     size_t oldSize = directivesOf(*cast<COFFObjectFile>(obj->get()))->size();

@@ -10,10 +10,29 @@
 namespace linkd::rewrite {
 namespace {
 
+// The AMDGPU names of runtime inputs that a loader looks up, by role.
+// Only runtime inputs count: the table (and the link-time cache key) is a
+// function of the spec and the runtime set.
+void loaderNames(const std::vector<const ScannedObject *> &objs,
+                 RenameTable::NameSet &exportOnly,
+                 RenameTable::NameSet &explicitOnly) {
+  for (const ScannedObject *obj : objs) {
+    if (obj->scope != Scope::Runtime)
+      continue;
+    for (const ScannedSymbol &sym : obj->symbols) {
+      if (sym.role == SymbolRole::Plain)
+        continue;
+      std::string base = parseName(obj->style, sym.name).base;
+      (sym.role == SymbolRole::Slot ? explicitOnly : exportOnly).insert(base);
+    }
+  }
+}
+
 // The internal set, step 1.
 RenameTable::NameSet
 runtimeDefinitions(const RewriteSpec &spec,
-                   const std::vector<const ScannedObject *> &objs) {
+                   const std::vector<const ScannedObject *> &objs,
+                   const RenameTable &table) {
   RenameTable::NameSet out;
   for (const ScannedObject *o : objs) {
     const ScannedObject &obj = *o;
@@ -27,7 +46,9 @@ runtimeDefinitions(const RewriteSpec &spec,
         continue;
       if (!spec.match.empty() && form.base.starts_with(spec.match))
         continue;
-      if (spec.renames.count(form.base))
+      if (spec.renames.count(form.base) || isDeviceAbiName(form.base) ||
+          table.exportOnlyNames().count(form.base) ||
+          table.explicitOnlyNames().count(form.base))
         continue;
       out.insert(form.base);
     }
@@ -51,12 +72,14 @@ const char *scopeName(Scope scope) {
 
 std::optional<std::string>
 RenameTable::renameBase(Scope scope, std::string_view base) const {
-  if (base.empty())
+  if (base.empty() || isDeviceAbiName(base))
     return std::nullopt;
   if (!spec_.renames.empty())
     if (auto it = spec_.renames.find(std::string(base));
         it != spec_.renames.end())
       return it->second;
+  if (!explicitOnly_.empty() && explicitOnly_.count(base))
+    return std::nullopt;
   if (scope != Scope::Other && !spec_.match.empty() &&
       base.starts_with(spec_.match)) {
     std::string prefix = scope == Scope::Runtime
@@ -81,20 +104,27 @@ std::optional<std::string> RenameTable::rename(Scope scope, NameStyle style,
 
 std::string RenameTable::canonical() const {
   std::string out = spec_.canonical();
+  appendSorted(out, "internal ", internal_);
+  appendSorted(out, "export-only ", exportOnly_);
+  appendSorted(out, "explicit-only ", explicitOnly_);
+  return out;
+}
+
+void RenameTable::appendSorted(std::string &out, const char *tag,
+                               const NameSet &names) {
   std::vector<const std::string *> sorted;
-  for (const std::string &name : internal_)
+  for (const std::string &name : names)
     sorted.push_back(&name);
   std::sort(sorted.begin(), sorted.end(),
             [](const std::string *a, const std::string *b) { return *a < *b; });
   for (const std::string *p : sorted) {
     const std::string &name = *p;
-    out += "internal ";
+    out += tag;
     out += std::to_string(name.size());
     out += ':';
     out += name;
     out += '\n';
   }
-  return out;
 }
 
 namespace {
@@ -139,7 +169,10 @@ struct Builder {
       if (renamed(obj, raw))
         continue;
       NameForm form = parseName(obj.style, raw);
-      if (form.base.empty() || form.derived || spec.internalPrefix.empty()) {
+      if (form.base.empty() || form.derived || spec.internalPrefix.empty() ||
+          isDeviceAbiName(form.base) ||
+          table.exportOnlyNames().count(form.base) ||
+          table.explicitOnlyNames().count(form.base)) {
         errors.push_back(
             obj.file + ": '" + raw + "' is defined in COMDAT group '" +
             group.key +
@@ -166,10 +199,13 @@ struct Builder {
     for (const ScannedObject *o : objects) {
       const ScannedObject &obj = *o;
       std::unordered_set<std::string_view> seen;
+      if (records)
+        metadataRecords(obj, *records);
       for (const ScannedSymbol &sym : obj.symbols) {
         auto to = table.rename(obj.scope, obj.style, sym.name);
         if (records && to && seen.insert(sym.name).second)
-          records->push_back({sym.name, *to, obj.scope, obj.file});
+          records->push_back(
+              {sym.name, *to, obj.scope, obj.file, pairing(obj, sym)});
         if (!sym.defined)
           continue;
         bool renamed = to.has_value();
@@ -188,6 +224,46 @@ struct Builder {
     }
     for (const auto &[newName, defs] : shared)
       checkOne(newName, defs);
+  }
+
+  // The --dry-run note on an AMDGPU symbol: what it is renamed together
+  // with, and why the loader cares.
+  static std::string pairing(const ScannedObject &obj,
+                             const ScannedSymbol &sym) {
+    if (obj.style != NameStyle::Amdgpu && obj.style != NameStyle::IrAmdgpu)
+      return {};
+    std::string_view raw = sym.name;
+    std::string base(amdgpuBase(raw));
+    auto has = [&](const std::string &name) {
+      for (const ScannedSymbol &s : obj.symbols)
+        if (s.name == name)
+          return true;
+      return false;
+    };
+    if (raw.ends_with(".kd") && raw.size() > base.size())
+      return "descriptor of kernel " + base;
+    if (raw.ends_with(".managed") && raw.size() > base.size())
+      return "managed value of " + base;
+    if (sym.role == SymbolRole::Kernel)
+      return "kernel entry point, with " + base + ".kd";
+    if (has(base + ".managed"))
+      return "managed variable, with " + base + ".managed";
+    if (sym.role == SymbolRole::Slot)
+      return "loader slot (explicit rename)";
+    if (sym.role == SymbolRole::Export)
+      return "exported from the code object";
+    return {};
+  }
+
+  // The metadata note's names that change (AMDGPU).
+  void metadataRecords(const ScannedObject &obj,
+                       std::vector<RenameRecord> &records) const {
+    for (const std::string &name : obj.metadataSymbols)
+      if (auto to = table.rename(obj.scope, obj.style, name))
+        records.push_back({name, *to, obj.scope, obj.file,
+                           std::string_view(name).ends_with(".kd")
+                               ? "NT_AMDGPU_METADATA .symbol"
+                               : "NT_AMDGPU_METADATA .name"});
   }
 
   template <class Defs>
@@ -224,8 +300,9 @@ RenameTable::build(const RewriteSpec &spec,
                    bool withRecords) {
   Built out;
   out.table.spec_ = spec;
+  loaderNames(objects, out.table.exportOnly_, out.table.explicitOnly_);
   if (!spec.internalPrefix.empty())
-    out.table.internal_ = runtimeDefinitions(spec, objects);
+    out.table.internal_ = runtimeDefinitions(spec, objects, out.table);
   Builder b{out.table, spec, objects, out.table.internal_, out.errors};
   // Each pass either adds a name or ends; names are finite.
   while (b.closeGroups() && out.errors.empty()) {

@@ -5,7 +5,9 @@
 //  1. internal = C-level names of external symbols (global, weak, common,
 //     COMDAT) defined by runtime inputs, minus MATCH-prefixed names and
 //     explicit renames. Derived COFF forms (`.refptr.X`, `__imp_X`,
-//     `.weak.X.default.Y`) do not define X.
+//     `.weak.X.default.Y`) do not define X. Minus, too, the names a GPU
+//     loader looks up (AMDGPU kernels, exports and slots of runtime inputs)
+//     and device-library ABI names (`__oclc_*`, ...), which no rule renames.
 //  2. Groups (ELF SHT_GROUP, COFF COMDAT sections with their associative
 //     sections, IR comdats): if any symbol defined in a group is renamed,
 //     every symbol defined in it must be, or two copies end up sharing a
@@ -36,9 +38,28 @@ namespace linkd::rewrite {
 enum class Scope { Runtime, Kernel, Other };
 const char *scopeName(Scope scope);
 
+// What a symbol of an AMDGPU code object is to the loader, which finds
+// symbols by name (docs/rewrite.md, "AMDGPU").
+enum class SymbolRole {
+  Plain,
+  // A kernel: its entry point NAME or its descriptor NAME.kd.
+  Kernel,
+  // Another symbol the code object exports (not hidden): managed pairs,
+  // constants. Like kernels, renamed by the export rule or an explicit
+  // rename, never by the internal prefix.
+  Export,
+  // A named writable global a loader patches by name (GPUCompiler's
+  // relocation slots, HIP __device__ variables): explicit renames only.
+  Slot,
+};
+
 struct ScannedSymbol {
+  ScannedSymbol(std::string name, bool defined,
+                SymbolRole role = SymbolRole::Plain)
+      : name(std::move(name)), defined(defined), role(role) {}
   std::string name; // raw, as in the symbol table
   bool defined = false;
+  SymbolRole role = SymbolRole::Plain;
 };
 
 struct ScannedGroup {
@@ -56,12 +77,17 @@ struct ScannedObject {
   NameStyle style = NameStyle::Elf;
   std::vector<ScannedSymbol> symbols;
   std::vector<ScannedGroup> groups;
+  // AMDGPU: the symbol names the NT_AMDGPU_METADATA note holds.
+  std::vector<std::string> metadataSymbols;
 };
 
 struct RenameRecord {
   std::string oldName, newName; // raw names
   Scope scope;
   std::string file;
+  // What pairs it with others (AMDGPU: "kernel", "descriptor of kernel X",
+  // "managed value of X", "metadata .name/.symbol"); empty for plain names.
+  std::string note;
 };
 
 class RenameTable {
@@ -94,14 +120,21 @@ public:
   };
   using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
   const NameSet &internalNames() const { return internal_; }
+  // AMDGPU names (C-level) that only the export rule or explicit renames
+  // reach (kernels, exports), and those only explicit renames reach (slots).
+  const NameSet &exportOnlyNames() const { return exportOnly_; }
+  const NameSet &explicitOnlyNames() const { return explicitOnly_; }
   // canonical spec + the internal names: with the scope and an input's
   // digest, a complete cache key for that input's rewrite.
   std::string canonical() const;
 
 private:
+  static void appendSorted(std::string &out, const char *tag,
+                           const NameSet &names);
   RewriteSpec spec_;
   // Hashed and looked up by string_view: once per symbol per file.
   NameSet internal_;
+  NameSet exportOnly_, explicitOnly_;
   std::vector<RenameRecord> records_;
 };
 

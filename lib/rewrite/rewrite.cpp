@@ -58,13 +58,14 @@ Expected<RewriteResult> rewrite(const RewriteSpec &spec,
 
 Expected<RewriteResult> rewrite(const RewriteSpec &spec,
                                 ArrayRef<RewriteInput> inputs,
-                                const std::vector<bool> &wanted) {
+                                const std::vector<bool> &wanted,
+                                bool withRecords) {
   if (Error e = checkOutputNames(inputs))
     return std::move(e);
   Expected<InputSet> set = InputSet::load(inputs);
   if (!set)
     return set.takeError();
-  Expected<RenameTable> table = tableFor(spec, *set, /*withRecords=*/false);
+  Expected<RenameTable> table = tableFor(spec, *set, withRecords);
   if (!table)
     return table.takeError();
   RewriteResult result{std::move(*table), {}};

@@ -59,7 +59,7 @@ struct RewriteOutput {
 };
 
 struct RewriteResult {
-  RenameTable table; // without records(): computeTable() has them
+  RenameTable table; // records() only when asked for (withRecords)
   std::vector<RewriteOutput> outputs; // in input order
 };
 
@@ -71,7 +71,8 @@ llvm::Expected<RewriteResult> rewrite(const RewriteSpec &spec,
 // table spans the set. Link-time rewriting with some inputs cached.
 llvm::Expected<RewriteResult> rewrite(const RewriteSpec &spec,
                                       llvm::ArrayRef<RewriteInput> inputs,
-                                      const std::vector<bool> &wanted);
+                                      const std::vector<bool> &wanted,
+                                      bool withRecords = false);
 
 // Just the table (scan and compute, no rewriting): for --dry-run.
 llvm::Expected<RenameTable> computeTable(const RewriteSpec &spec,

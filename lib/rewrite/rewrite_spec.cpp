@@ -1,5 +1,6 @@
 // Parsing and canonical form of a rewrite spec (see rewrite_spec.h).
 #include "rewrite/rewrite_spec.h"
+#include "rewrite/symbol_names.h"
 
 #include <cctype>
 
@@ -103,6 +104,11 @@ std::string validate(const RewriteSpec &spec) {
   for (const auto &[from, to] : spec.renames)
     if (from == to)
       return "--rename " + from + "=" + to + " renames a symbol to itself";
+    else if (isDeviceAbiName(from) || isDeviceAbiName(to))
+      return "--rename " + from + "=" + to +
+             ": names under __oclc_, __ockl_, __ocml_, __irif_ and "
+             "__hip_cuid_ belong to the GPU device libraries and the HIP "
+             "runtime, which look them up by name; they are never renamed";
   return {};
 }
 

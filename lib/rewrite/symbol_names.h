@@ -5,6 +5,14 @@
 //   COFF       `__imp_NAME` (dllimport), `.refptr.NAME` (MinGW select-any
 //              pointer COMDAT), `.weak.NAME.default.OTHER` (the default of a
 //              MinGW/LLVM weak external; both names follow)
+//   COFF i386  the same forms around the i386 C form of NAME: `_NAME`
+//              (cdecl), `_NAME@N` (stdcall), `@NAME@N` (fastcall),
+//              `NAME@@N` (vectorcall); the decoration stays on the new name.
+//              MSVC C++ names (`?...`) are taken whole, as on x86-64; any
+//              other name is not a C-level name and is never renamed.
+//   AMDGPU     ELF forms, and `NAME.kd` (a kernel's descriptor) and
+//              `NAME.managed` (a HIP managed variable's initial value): the
+//              suffix stays, so the pair is always renamed together.
 // A derived form (`__imp_`, `.refptr.`, `.weak.`) never defines NAME itself.
 #pragma once
 
@@ -15,7 +23,19 @@
 
 namespace linkd::rewrite {
 
-enum class NameStyle { Elf, Coff, MachO, Ir };
+// IrCoff32: bitcode for i386 Windows, where clang spells stdcall and
+// fastcall names as "\1" + the decorated symbol (`\1_f@8`, `\1@f@8`).
+// IrAmdgpu: bitcode for AMDGPU, where `X.managed` pairs with `X`.
+enum class NameStyle {
+  Elf,
+  Coff,
+  MachO,
+  Ir,
+  Coff32,
+  Amdgpu,
+  IrCoff32,
+  IrAmdgpu
+};
 
 const char *styleName(NameStyle style);
 
@@ -28,6 +48,26 @@ struct NameForm {
 };
 
 NameForm parseName(NameStyle style, std::string_view raw);
+
+// An AMDGPU name without its `.kd` / `.managed` suffix.
+std::string_view amdgpuBase(std::string_view raw);
+
+// Names the AMDGPU device libraries and the HIP runtime define or read by
+// name (`__oclc_ABI_version`, `__ockl_*`, `__ocml_*`, `__hip_cuid_*`): no
+// rule renames them, and an explicit rename of one is refused.
+inline bool isDeviceAbiName(std::string_view base) {
+  for (std::string_view p :
+       {"__oclc_", "__ockl_", "__ocml_", "__irif_", "__hip_cuid_"})
+    if (base.starts_with(p))
+      return true;
+  return false;
+}
+
+// True for IR names LLVM reserves (`llvm.global_ctors`, `llvm.used`,
+// intrinsics): never renamed, never a definition.
+inline bool isLlvmReservedName(std::string_view raw) {
+  return raw.starts_with("llvm.");
+}
 
 // Maps the C-level name(s) inside `raw` through `mapBase` and reassembles
 // the raw form. nullopt when nothing in it is renamed.

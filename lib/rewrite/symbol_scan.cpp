@@ -2,6 +2,7 @@
 // symbol_scan.h). Symbols come from the generic SymbolicFile view; groups
 // need each format's own structures.
 #include "rewrite/symbol_scan.h"
+#include "rewrite/amdgpu_metadata.h"
 #include "rewrite/errors.h"
 
 #include "llvm/BinaryFormat/Magic.h"
@@ -12,6 +13,8 @@
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/MachO.h"
 #include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <map>
 #include <set>
@@ -154,6 +157,129 @@ Error scanElf(const ObjectFile &obj, ScannedObject &out) {
                            "big-endian ELF is not supported");
 }
 
+// --- Offload bundles: refused (docs/rewrite.md, "AMDGPU") ---------------
+
+// Sections holding device code for offload runtimes. Their kernels are
+// finished code objects, or objects a device link merges by name, named in
+// the host only by the strings it registers (__hipRegisterFunction): a
+// rename of the host object alone would not reach them.
+constexpr StringRef kOffloadSections[] = {".hip_fatbin", ".llvm.offloading",
+                                          ".nv_fatbin", "__nv_relfatbin"};
+
+std::string bundleKind(StringRef data) {
+  if (data.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
+    return "a clang offload bundle (__CLANG_OFFLOAD_BUNDLE__)";
+  if (data.starts_with("CCOB"))
+    return "a compressed clang offload bundle (CCOB)";
+  return "device code";
+}
+
+Error offloadRefusal(StringRef section, StringRef data) {
+  return createStringError(
+      inconvertibleErrorCode(),
+      "section " + section + " holds " + bundleKind(data) +
+          ", whose kernels the host names only by the strings it registers "
+          "(__hipRegisterFunction/__hipRegisterVar); offload bundles are not "
+          "rewritten. Rewrite the device code before it is bundled (compile "
+          "it with --offload-device-only -c, or -fgpu-rdc, and rewrite those "
+          "objects), or leave this object out of the rewrite");
+}
+
+Error refuseOffloadBundles(const ObjectFile &obj) {
+  for (const SectionRef &sec : obj.sections()) {
+    Expected<StringRef> name = sec.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
+    }
+    if (!is_contained(kOffloadSections, *name))
+      continue;
+    StringRef data;
+    if (Expected<StringRef> d = sec.getContents())
+      data = *d;
+    else
+      consumeError(d.takeError());
+    return offloadRefusal(*name, data);
+  }
+  return Error::success();
+}
+
+// --- AMDGPU: kernels, exports and slots ----------------------------------
+
+struct AmdgpuNames {
+  std::set<std::string> kernels, managed; // C-level bases
+};
+
+AmdgpuNames amdgpuPairs(const ScannedObject &out) {
+  AmdgpuNames n;
+  for (const std::string &m : out.metadataSymbols)
+    n.kernels.insert(std::string(amdgpuBase(m)));
+  for (const ScannedSymbol &sym : out.symbols) {
+    StringRef name = sym.name;
+    if (!sym.defined)
+      continue;
+    if (name.ends_with(".kd"))
+      n.kernels.insert(std::string(amdgpuBase(sym.name)));
+    else if (name.ends_with(".managed"))
+      n.managed.insert(std::string(amdgpuBase(sym.name)));
+  }
+  return n;
+}
+
+// The role of one defined global symbol (see SymbolRole).
+SymbolRole amdgpuRole(const ELF64LEObjectFile &obj, const ELF64LE::Sym &sym,
+                      StringRef base, const AmdgpuNames &names) {
+  if (names.kernels.count(base.str()))
+    return SymbolRole::Kernel;
+  uint8_t vis = sym.getVisibility();
+  if (vis == ELF::STV_HIDDEN || vis == ELF::STV_INTERNAL)
+    return SymbolRole::Plain;
+  if (names.managed.count(base.str()))
+    return SymbolRole::Export;
+  if (sym.getType() != ELF::STT_OBJECT)
+    return SymbolRole::Export;
+  if (sym.st_shndx == ELF::SHN_COMMON)
+    return SymbolRole::Slot;
+  auto sec = obj.getELFFile().getSection(sym.st_shndx);
+  if (!sec) {
+    consumeError(sec.takeError());
+    return SymbolRole::Export;
+  }
+  return ((*sec)->sh_flags & ELF::SHF_WRITE) ? SymbolRole::Slot
+                                             : SymbolRole::Export;
+}
+
+Error scanAmdgpu(const ObjectFile &file, ScannedObject &out) {
+  auto *obj = dyn_cast<ELF64LEObjectFile>(&file);
+  if (!obj)
+    return createStringError(inconvertibleErrorCode(),
+                             "an AMDGPU object that is not 64-bit "
+                             "little-endian ELF");
+  auto meta = amdgpuMetadataSymbols(*obj);
+  if (!meta)
+    return meta.takeError();
+  out.metadataSymbols = std::move(*meta);
+  AmdgpuNames names = amdgpuPairs(out);
+  std::map<std::string, SymbolRole> roles;
+  for (const ELFSymbolRef &ref : obj->symbols()) {
+    auto sym = obj->getSymbol(ref.getRawDataRefImpl());
+    if (!sym)
+      return sym.takeError();
+    if ((*sym)->getBinding() == ELF::STB_LOCAL ||
+        (*sym)->st_shndx == ELF::SHN_UNDEF)
+      continue;
+    Expected<StringRef> name = ref.getName();
+    if (!name)
+      return name.takeError();
+    StringRef base = amdgpuBase(name->split('@').first);
+    roles[name->str()] = amdgpuRole(*obj, **sym, base, names);
+  }
+  for (ScannedSymbol &sym : out.symbols)
+    if (auto it = roles.find(sym.name); it != roles.end())
+      sym.role = it->second;
+  return Error::success();
+}
+
 // --- COFF: COMDAT sections, their leaders and associative sections ----
 
 struct CoffComdat {
@@ -173,6 +299,37 @@ Error checkCoffRelocations(const COFFObjectFile &obj) {
                                "section #" + Twine(sec.getIndex() + 1) +
                                    ": relocations outside the file");
   }
+  return Error::success();
+}
+
+// COFFObjectFile::getString() takes a long name from the string table with
+// strlen: a table whose last string is unterminated reads past the file (a
+// heap overflow in the first name lookup, found by the fuzzer). The table
+// follows the symbol table and starts with its own size.
+Error checkCoffStringTable(const COFFObjectFile &obj) {
+  using support::endian::read32le;
+  StringRef data = obj.getData();
+  uint64_t at = uint64_t(obj.getPointerToSymbolTable()) +
+                uint64_t(obj.getRawNumberOfSymbols()) *
+                    obj.getSymbolTableEntrySize();
+  if (!obj.getPointerToSymbolTable())
+    return Error::success(); // no symbols: no long names
+  // LLVM adds these in 32 bits: a huge symbol count wrapped around and
+  // put the string table inside the headers.
+  if (at > data.size())
+    return createStringError(inconvertibleErrorCode(),
+                             "the symbol table (" +
+                                 Twine(obj.getRawNumberOfSymbols()) +
+                                 " symbols) runs past the file");
+  if (at + 4 > data.size())
+    return Error::success();
+  uint32_t size = read32le(data.data() + at);
+  if (size <= 4)
+    return Error::success();
+  if (at + size > data.size() || data[at + size - 1] != '\0')
+    return createStringError(inconvertibleErrorCode(),
+                             "the string table runs past the file or its "
+                             "last string is unterminated");
   return Error::success();
 }
 
@@ -288,17 +445,51 @@ Error checkMachORelocations(const MachOObjectFile &obj) {
 }
 
 // --- LLVM bitcode --------------------------------------------------------
+// Names under `llvm.` (llvm.global_ctors/dtors, llvm.used,
+// llvm.compiler.used, intrinsics) have a meaning to LLVM, not to the linker:
+// they are never a definition, and renaming one made a constructor list an
+// ordinary global (destructors and initializers never ran). What they list
+// are pointers to values, which follow those values' renames by themselves.
+
+// The role of an AMDGPU global value, as amdgpuRole() for objects: kernels
+// by calling convention (their descriptors exist only after code
+// generation), then visibility and writability.
+SymbolRole irAmdgpuRole(const Module &mod, const GlobalValue &gv) {
+  if (auto *f = dyn_cast<Function>(&gv);
+      f && f->getCallingConv() == CallingConv::AMDGPU_KERNEL)
+    return SymbolRole::Kernel;
+  if (gv.isDeclaration() || gv.hasHiddenVisibility())
+    return SymbolRole::Plain;
+  bool managed = gv.getName().ends_with(".managed") ||
+                 mod.getNamedValue((gv.getName() + ".managed").str());
+  auto *var = dyn_cast<GlobalVariable>(&gv);
+  if (managed || !var || var->isConstant())
+    return SymbolRole::Export;
+  return SymbolRole::Slot;
+}
 
 Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
   LLVMContext ctx;
   Expected<std::unique_ptr<Module>> mod = parseBitcodeFile(buf, ctx);
   if (!mod)
     return mod.takeError();
+  Triple triple((*mod)->getTargetTriple());
+  if (triple.getArch() == Triple::x86 && triple.isOSWindows())
+    out.style = NameStyle::IrCoff32;
+  if (triple.isAMDGPU())
+    out.style = NameStyle::IrAmdgpu;
+  for (const GlobalVariable &gv : (*mod)->globals())
+    if (gv.hasSection() && is_contained(kOffloadSections, gv.getSection()))
+      return offloadRefusal(gv.getSection(), "");
   std::map<std::string, ScannedGroup> groups;
   for (const GlobalValue &gv : (*mod)->global_values()) {
-    if (gv.hasLocalLinkage() || !gv.hasName())
+    if (gv.hasLocalLinkage() || !gv.hasName() ||
+        isLlvmReservedName(gv.getName()))
       continue;
-    out.symbols.push_back({gv.getName().str(), !gv.isDeclaration()});
+    out.symbols.push_back({gv.getName().str(), !gv.isDeclaration(),
+                           out.style == NameStyle::IrAmdgpu
+                               ? irAmdgpuRole(**mod, gv)
+                               : SymbolRole::Plain});
     if (const Comdat *c = gv.getComdat(); c && !gv.isDeclaration()) {
       ScannedGroup &g = groups[c->getName().str()];
       g.key = c->getName().str();
@@ -308,6 +499,13 @@ Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
   for (auto &[name, group] : groups)
     out.groups.push_back(std::move(group));
   return Error::success();
+}
+
+// e_machine of a little-endian ELF64 image, read from the header.
+bool isAmdgpuImage(StringRef image) {
+  return image.size() >= 20 && image[4] == ELF::ELFCLASS64 &&
+         image[5] == ELF::ELFDATA2LSB &&
+         support::endian::read16le(image.data() + 18) == ELF::EM_AMDGPU;
 }
 
 } // namespace
@@ -329,6 +527,14 @@ Expected<InputKind> classify(MemoryBufferRef buf, StringRef displayName) {
   case file_magic::coff_import_library:
     return InputKind::CoffImport;
   case file_magic::elf_shared_object:
+    if (isAmdgpuImage(buf.getBuffer()))
+      return fail(file, "is a finished AMDGPU code object (ET_DYN): its "
+                        "section .dynsym, the hash tables and the "
+                        "NT_AMDGPU_METADATA note would all have to be "
+                        "rebuilt, so it is not rewritten; rewrite the "
+                        "relocatable objects it was linked from (clang -c) "
+                        "and link them again with ld.lld -shared");
+    [[fallthrough]];
   case file_magic::macho_dynamically_linked_shared_lib:
   case file_magic::macho_dynamically_linked_shared_lib_stub:
   case file_magic::tapi_file:
@@ -356,7 +562,7 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
   out.file = displayName;
   out.scope = scope;
   if (kind == InputKind::Bitcode) {
-    out.style = NameStyle::Ir;
+    out.style = NameStyle::Ir; // scanBitcode refines it by target
     if (Error e = scanBitcode(buf, out))
       return wrap(displayName, std::move(e));
     return out;
@@ -367,14 +573,26 @@ Expected<ScannedObject> scanObject(MemoryBufferRef buf, InputKind kind,
   Error err = Error::success();
   switch (kind) {
   case InputKind::Elf:
-    out.style = NameStyle::Elf;
-    err = scanSymbols(**obj, false, out);
+    out.style = isAmdgpu(**obj) ? NameStyle::Amdgpu : NameStyle::Elf;
+    err = refuseOffloadBundles(**obj);
+    if (!err)
+      err = scanSymbols(**obj, false, out);
     if (!err)
       err = scanElf(**obj, out);
+    if (!err && out.style == NameStyle::Amdgpu)
+      err = scanAmdgpu(**obj, out);
     break;
   case InputKind::Coff:
-    out.style = NameStyle::Coff;
-    err = scanSymbols(**obj, true, out);
+    // i386 C names carry a leading underscore and call decorations.
+    out.style = cast<COFFObjectFile>(obj->get())->getMachine() ==
+                        COFF::IMAGE_FILE_MACHINE_I386
+                    ? NameStyle::Coff32
+                    : NameStyle::Coff;
+    err = checkCoffStringTable(*cast<COFFObjectFile>(obj->get()));
+    if (!err)
+      err = refuseOffloadBundles(**obj);
+    if (!err)
+      err = scanSymbols(**obj, true, out);
     if (!err)
       err = scanCoff(*cast<COFFObjectFile>(obj->get()), out);
     break;

@@ -518,6 +518,32 @@ TEST_F(RewriteFuzzFindings, CoffAuxRecordsPastTheSymbolTable) {
   expectFailure("--internal-prefix p_ --runtime a.o", "a.o: symbol #");
 }
 
+TEST_F(RewriteFuzzFindings, CoffSymbolCountPastTheFile) {
+  // LLVM places the string table after NumberOfSymbols * 18 bytes computed
+  // in 32 bits: a huge count wrapped around into the headers, and the first
+  // long-name lookup read past the file (heap overflow under ASan).
+  writeFile("call.c", "int halide_call(void) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=i686-w64-mingw32 -c call.c -o a.o")));
+  patch("a.o", "12", "0xfffffff0", 4);
+  expectFailure("--internal-prefix p_ --runtime a.o",
+                "a.o: the symbol table (4294967280 symbols) runs past the "
+                "file");
+}
+
+TEST_F(RewriteFuzzFindings, CoffUnterminatedStringTable) {
+  // Long names are read with strlen: a string table whose last string is
+  // unterminated reads past the file.
+  writeFile("call.c", "int halide_call_with_a_long_name(void) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -c call.c -o a.o")));
+  patch("a.o", "u32(8) + 18 * u32(12) + u32(u32(8) + 18 * u32(12)) - 1",
+        "0x78", 1);
+  expectFailure("--internal-prefix p_ --runtime a.o",
+                "a.o: the string table runs past the file or its last string "
+                "is unterminated");
+}
+
 TEST_F(RewriteFuzzFindings, CoffImportMemberWithAnUnterminatedName) {
   // LLVM's archive writer strlen()s an import member's name: past the end.
   writeFile("h.def", "LIBRARY halide.dll\nEXPORTS\n  halide_set\n");

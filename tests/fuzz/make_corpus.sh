@@ -10,6 +10,11 @@
 # rules for: MATCH-prefixed functions, inline variables, statics of inline
 # functions, template statics (COMDAT groups), weak definitions, .symver,
 # dllexport (.drectve /EXPORT:), MinGW .refptr, weak externals with defaults.
+# AMDGPU (gfx90a, gfx1100): kernel libraries with kernels, managed pairs,
+# loader slots and __oclc_ control variables, a linked code object, and
+# objects with a malformed metadata note or msgpack document; an i386 COFF
+# (MinGW and MSVC) runtime with stdcall/fastcall names; LTO bitcode with
+# constructors and destructors; a host object with a .hip_fatbin bundle.
 # The sources need no headers, so every target compiles without a sysroot.
 set -euo pipefail
 
@@ -77,6 +82,41 @@ extern int halide_data;
 int use_both(int x) { return imported_fn(x) + halide_data + halide_weak_fn(); }
 SRC
 
+cat > gpu.c <<'SRC'
+#define EXPORT __attribute__((visibility("protected")))
+#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
+extern const int __oclc_ABI_version;
+__attribute__((visibility("hidden"))) const int __oclc_finite_only_opt = 0;
+EXPORT int halide_counter_init __asm__("halide_counter.managed") = 5;
+EXPORT int *halide_counter;
+int halide_state;
+EXPORT int gpu_slot_1a2b;
+__attribute__((visibility("hidden"))) int rt_private;
+__attribute__((noinline)) int halide_helper(int x) {
+  return x + halide_state + rt_private + __oclc_ABI_version + __oclc_finite_only_opt;
+}
+KERNEL void halide_kernel_add(int *p) { *p = halide_helper(*p) + gpu_slot_1a2b; }
+KERNEL void halide_kernel_mul(int *p) { *p *= 3 + *halide_counter; }
+KERNEL void my_entry(int *p) { *p = 2; ++rt_private; }
+SRC
+
+cat > i386.c <<'SRC'
+int halide_state;
+__attribute__((weak)) int halide_weak_hook(int x) { return x; }
+int helper_internal(int x) { return x + 1; }
+int __stdcall halide_std(int a, int b) { return a + b + helper_internal(halide_state); }
+int __fastcall halide_fast(int a, int b) { return a * b; }
+__declspec(dllexport) int halide_exported(int x) { return x + halide_weak_hook(1); }
+SRC
+
+cat > ctors.cpp <<'SRC'
+struct S { int v; S() : v(42) {} ~S() { v = 0; } };
+S halide_s;
+static int &local() { static S s; return s.v; }
+__attribute__((destructor)) void rt_fini() { halide_s.v = local(); }
+__attribute__((constructor)) static void rt_init() { halide_s.v++; }
+SRC
+
 obj() { # triple name src extra-flags...
   local triple=$1 name=$2 src=$3
   shift 3
@@ -107,6 +147,41 @@ done
 obj x86_64-linux-gnu rt-x86_64.bc rt.cpp -flto
 obj x86_64-linux-gnu kernel-x86_64.bc kernel.c -flto
 obj x86_64-pc-windows-msvc rt-msvc.bc rt.cpp -flto -fno-threadsafe-statics
+obj x86_64-linux-gnu ctors-x86_64.bc ctors.cpp -flto
+obj i686-w64-mingw32 i386-mingw.o i386.c
+obj i686-pc-windows-msvc i386-msvc.o i386.c
+for cpu in gfx90a gfx1100; do
+  $CC --target=amdgcn-amd-amdhsa -mcpu=$cpu -nogpulib -O1 -c gpu.c \
+    -o amdgpu-$cpu.o
+done
+${LLD_FOR_CORPUS:-ld.lld-19} -shared amdgpu-gfx90a.o -o amdgpu-gfx90a.hsaco
+# The metadata note broken three ways: a descriptor size past the section,
+# a byte msgpack never uses, a document whose root is not a map. The note
+# header is 20 bytes (sizes, type, "AMDGPU" padded); its msgpack follows.
+note=$(llvm-readelf-19 -S amdgpu-gfx90a.o | awk '$2 == ".note" { print $5 }')
+patch() { # file offset bytes
+  printf "$3" | dd of="$1" bs=1 seek=$(($2)) conv=notrunc status=none
+}
+cp amdgpu-gfx90a.o amdgpu-bad-descsz.o
+patch amdgpu-bad-descsz.o "0x$note + 4" '\xff\xff\xff\x7f'
+cp amdgpu-gfx90a.o amdgpu-bad-msgpack.o
+patch amdgpu-bad-msgpack.o "0x$note + 20" '\xc1'
+cp amdgpu-gfx90a.o amdgpu-array-root.o
+patch amdgpu-array-root.o "0x$note + 20" '\x90'
+# A HIP host object: device code in .hip_fatbin as a clang offload bundle.
+cat > host.s <<'SRC'
+.text
+.globl halide_host_api
+halide_host_api:
+  ret
+.section .hip_fatbin,"a",@progbits
+.ascii "__CLANG_OFFLOAD_BUNDLE__"
+.quad 1, 64, 31
+.ascii "hipv4-amdgcn-amd-amdhsa--gfx90a"
+.p2align 6
+.incbin "amdgpu-gfx90a.hsaco"
+SRC
+$CC -c host.s -o hip-host.o
 
 # Archives in every format the rewriter keeps.
 $AR rcs --format=gnu libgnu.a rt-x86_64-linux-gnu.o kernel-x86_64-linux-gnu.o \
@@ -125,5 +200,5 @@ $DLLTOOL -m i386:x86-64 -d h.def -l libimport.a
 # archive refers to a member that is usually missing: an error path.
 $AR rcsT libthin.a rt-x86_64-linux-gnu.o
 
-cp ./*.o ./*.bc ./*.a ./*.lib "$out"/
+cp ./*.o ./*.bc ./*.a ./*.lib ./*.hsaco "$out"/
 echo "$(ls "$out" | wc -l) files in $out ($(du -sh "$out" | cut -f1))"

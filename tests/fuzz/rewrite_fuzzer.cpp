@@ -7,6 +7,10 @@
 // not fuzzed: it differs only in the rename table's rules, which read no
 // bytes and are covered by tests/unit/rewrite_table_test.cpp.
 //
+// A second call computes the table with its --dry-run records (AMDGPU
+// pairings and metadata-note names). tests/fuzz/rewrite.dict holds the
+// tokens of AMDGPU metadata and offload bundles.
+//
 // Errors are fine; crashes, aborts, sanitizer reports and leaks are not.
 // Built only with -DLINKD_FUZZ=ON (tests/fuzz/CMakeLists.txt); the seed
 // corpus comes from tests/fuzz/make_corpus.sh; docs/rewrite.md, "Fuzzing",
@@ -72,5 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   RewriteInput runtime{Scope::Runtime, buf};
   consume(rewrite(spec, {runtime}));
+  // The --dry-run / --table-out records: AMDGPU pairings and metadata names.
+  if (auto table = computeTable(spec, {runtime}))
+    for (const RenameRecord &r : table->records())
+      (void)r.note.size();
+  else
+    llvm::consumeError(table.takeError());
   return 0;
 }

@@ -21,7 +21,8 @@ RewriteSpec haliSpec() {
 ScannedObject object(std::string file, Scope scope, NameStyle style,
                      std::vector<ScannedSymbol> syms,
                      std::vector<ScannedGroup> groups = {}) {
-  return {std::move(file), scope, style, std::move(syms), std::move(groups)};
+  return {std::move(file),   scope, style, std::move(syms),
+          std::move(groups), {}};
 }
 
 RenameTable built(const RewriteSpec &spec, std::vector<ScannedObject> objs) {
@@ -200,6 +201,87 @@ TEST(RenameTable, SameSymbolInManyFilesIsNoCollision) {
   EXPECT_EQ(t.records()[2].newName, "rtAi_inl");
 }
 
+TEST(RenameTable, LlvmNamesInBitcodeAreNeverRenamed) {
+  RewriteSpec spec = haliSpec();
+  spec.renames["llvm.used"] = "x";
+  auto t = built(spec, {object("rt.bc", Scope::Runtime, NameStyle::Ir,
+                               {{"llvm.global_ctors", true},
+                                {"llvm.memcpy.p0.p0.i64", false},
+                                {"fini", true}})});
+  for (const char *name : {"llvm.global_ctors", "llvm.global_dtors",
+                           "llvm.used", "llvm.compiler.used"})
+    EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Ir, name), "<unchanged>")
+        << name;
+  EXPECT_EQ(renamed(t, Scope::Runtime, NameStyle::Ir, "fini"), "rtAi_fini");
+  EXPECT_EQ(t.internalNames().count("llvm.global_ctors"), 0u);
+}
+
+TEST(RenameTable, I386CoffCNamesAndDecorations) {
+  RewriteSpec spec = haliSpec();
+  spec.renames["plain"] = "other";
+  auto t = built(spec, {object("rt.o", Scope::Runtime, NameStyle::Coff32,
+                               {{"_halide_set", true},
+                                {"_helper", true},
+                                {"?state@rt@@3HA", true},
+                                {"@feat.00", true},
+                                {"asm_label", true}})});
+  auto r = [&](const char *raw) {
+    return renamed(t, Scope::Runtime, NameStyle::Coff32, raw);
+  };
+  EXPECT_EQ(r("_halide_set"), "_rtA_set");
+  EXPECT_EQ(r("_halide_std@8"), "_rtA_std@8");
+  EXPECT_EQ(r("@halide_fast@8"), "@rtA_fast@8");
+  EXPECT_EQ(r("halide_vec@@16"), "rtA_vec@@16");
+  EXPECT_EQ(r("__imp__halide_set"), "__imp__rtA_set");
+  EXPECT_EQ(r("_helper"), "_rtAi_helper");
+  EXPECT_EQ(r(".weak._halide_w.default._helper"),
+            ".weak._rtA_w.default._rtAi_helper");
+  EXPECT_EQ(r("?state@rt@@3HA"), "rtAi_?state@rt@@3HA");
+  EXPECT_EQ(r("_plain@4"), "_other@4");
+  // Not C-level names on i386: never renamed.
+  EXPECT_EQ(r("@feat.00"), "<unchanged>");
+  EXPECT_EQ(r("asm_label"), "<unchanged>");
+  EXPECT_EQ(t.internalNames().count("_helper"), 0u);
+}
+
+TEST(RenameTable, AmdgpuKernelsExportsSlotsAndDeviceLibraryNames) {
+  RewriteSpec spec = haliSpec();
+  spec.renames["slot_b"] = "rtA_slot_b";
+  using R = SymbolRole;
+  auto t = built(spec, {object("lib.o", Scope::Runtime, NameStyle::Amdgpu,
+                               {{"halide_k", true, R::Kernel},
+                                {"halide_k.kd", true, R::Kernel},
+                                {"entry", true, R::Kernel},
+                                {"entry.kd", true, R::Kernel},
+                                {"mv", true, R::Plain},
+                                {"mv.managed", true, R::Plain},
+                                {"exported_table", true, R::Export},
+                                {"halide_slot", true, R::Slot},
+                                {"slot_b", true, R::Slot},
+                                {"__oclc_ABI_version", true, R::Plain},
+                                {"__hip_cuid_1234", true, R::Plain},
+                                {"priv", true, R::Plain}})});
+  auto r = [&](const char *raw) {
+    return renamed(t, Scope::Runtime, NameStyle::Amdgpu, raw);
+  };
+  EXPECT_EQ(r("halide_k"), "rtA_k");
+  EXPECT_EQ(r("halide_k.kd"), "rtA_k.kd");
+  EXPECT_EQ(r("entry"), "<unchanged>"); // an export: no internal prefix
+  EXPECT_EQ(r("entry.kd"), "<unchanged>");
+  EXPECT_EQ(r("mv"), "rtAi_mv");
+  EXPECT_EQ(r("mv.managed"), "rtAi_mv.managed");
+  EXPECT_EQ(r("exported_table"), "<unchanged>");
+  EXPECT_EQ(r("halide_slot"), "<unchanged>"); // explicit renames only
+  EXPECT_EQ(r("slot_b"), "rtA_slot_b");
+  EXPECT_EQ(r("__oclc_ABI_version"), "<unchanged>");
+  EXPECT_EQ(r("__hip_cuid_1234"), "<unchanged>");
+  EXPECT_EQ(r("priv"), "rtAi_priv");
+  // The roles are part of the table's cache key.
+  EXPECT_NE(t.canonical().find("explicit-only 11:halide_slot\n"),
+            std::string::npos)
+      << t.canonical();
+}
+
 TEST(RewriteSpec, CanonicalIsOrderIndependentAndComplete) {
   RewriteSpec a = haliSpec(), b = haliSpec();
   ASSERT_EQ(addRename(a, "x=y"), "");
@@ -239,6 +321,8 @@ TEST(RewriteSpec, Validate) {
   EXPECT_NE(validate(spec), ""); // an export prefix needs --match
   spec.match = "m_";
   EXPECT_EQ(validate(spec), "");
+  spec.renames["__oclc_ABI_version"] = "x";
+  EXPECT_NE(validate(spec).find("never renamed"), std::string::npos);
 }
 
 TEST(Directives, SymbolNamesInDirectivesAreRenamed) {
