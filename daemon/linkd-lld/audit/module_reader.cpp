@@ -1,0 +1,700 @@
+#include "daemon/linkd-lld/audit/module_reader.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/BinaryFormat/MachO.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/Object/COFF.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/MachO.h"
+#include "llvm/Object/MachOUniversal.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstring>
+
+namespace linkd::audit {
+
+namespace {
+
+using namespace llvm;
+
+std::string errorText(Error e) { return toString(std::move(e)); }
+
+std::string demangled(std::string_view name) {
+  return llvm::demangle(std::string(name));
+}
+
+// Names of the C runtime's and the linker's own state, which every module
+// has a copy of by design (seen only when a symbol table lists them).
+bool isToolchainName(std::string_view n) {
+  static constexpr std::string_view kExact[] = {
+      "__dso_handle", "__TMC_END__", "__stack_chk_guard", "_IO_stdin_used",
+      "__data_start", "data_start", "__bss_start", "_edata", "_end",
+      "_dowildcard", "_newmode", "_fmode", "_commode", "__security_cookie",
+      "__security_cookie_complement", "__ImageBase", "__globallocalestatus",
+      "_charmax", "__proc_attached", "atexit_table", "__onexitbegin",
+      "__onexitend", "_tls_index", "_tls_used", "mingw_app_type",
+      "__imp___initenv", "initialized", "__CTOR_LIST__", "__DTOR_LIST__",
+      "__dyn_tls_init_callback", "_CRT_MT", "__xl_a", "__xl_z", "__xl_c",
+      "__xl_d", "_MINGW_INSTALL_DEBUG_MATHERR", "__mingw_module_is_dll",
+      "__native_startup_state", "__native_startup_lock",
+      "__native_dllmain_reason", "__native_vcclrit_reason", "__dll__",
+      "managedapp", "mainret", "has_cctor", "__mingw_app_type",
+      "__mingw_initltsdrot_force", "__mingw_initltsdyn_force",
+      "__mingw_initltssuo_force", "_gnu_exception_handler", "__mingw_winmain_hInstance"};
+  for (std::string_view e : kExact)
+    if (n == e)
+      return true;
+  for (std::string_view p : {"completed.", "__mingw", "_CRT_", "__native_",
+                             "__xi_", "__xc_", "__xp_", "__xt_", "__tls_",
+                             "__dyn_tls", "__imp_", ".refptr.", "__RUNTIME_PSEUDO",
+                             "__rt_psrelocs", "__bss_", "__data_", "was_init.",
+                             "__iob", "__lconv", "_head_lib", "__libc_csu",
+                             "object.", "dtor_idx."})
+    if (n.starts_with(p))
+      return true;
+  return false;
+}
+
+bool isNotStateSection(StringRef s) {
+  return s.starts_with(".data.rel.ro") || s.starts_with(".got") ||
+         s == ".dynamic" || s.starts_with(".init_array") ||
+         s.starts_with(".fini_array") || s.starts_with(".preinit_array") ||
+         s == ".tm_clone_table" || s == ".jcr" || s.starts_with(".ctors") ||
+         s.starts_with(".dtors") || s == ".idata" || s.starts_with(".CRT");
+}
+
+// A NUL-terminated string at `off` in [base, base+size), or nullopt.
+std::optional<std::string> boundedString(const char *base, uint64_t size,
+                                         uint64_t off) {
+  if (!base || off >= size)
+    return std::nullopt;
+  size_t len = strnlen(base + off, size - off);
+  if (len == size - off)
+    return std::nullopt;
+  return std::string(base + off, len);
+}
+
+void splitPaths(const std::string &list, std::vector<std::string> &out) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t colon = list.find(':', start);
+    std::string p = list.substr(start, colon == std::string::npos ? colon : colon - start);
+    if (!p.empty())
+      out.push_back(p);
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+}
+
+// --- ELF -------------------------------------------------------------------
+
+struct ElfSymbolFacts {
+  uint8_t binding = ELF::STB_GLOBAL;
+  uint8_t visibility = ELF::STV_DEFAULT;
+  bool known = true; // false: from a link record (binding not recorded)
+};
+
+// Whether and why the loader keeps this module's copy apart.
+void judgeElf(const ModuleInfo &m, const std::string &name,
+              const ElfSymbolFacts &f, StateDef &d) {
+  if (f.visibility == ELF::STV_HIDDEN || f.visibility == ELF::STV_INTERNAL) {
+    d.why = "hidden visibility: not exported, this module's own copy";
+    return;
+  }
+  if (f.binding == ELF::STB_LOCAL) {
+    d.why = "local symbol: this module's own copy";
+    return;
+  }
+  if (f.visibility == ELF::STV_PROTECTED) {
+    d.why = "protected visibility: the module's own references are bound to "
+            "its own copy";
+    return;
+  }
+  if (!m.exportedState.count(name)) {
+    d.why = f.known ? "default visibility but not exported (version script, "
+                      "--exclude-libs or not dynamic): this module's own copy"
+                    : "not exported (hidden or local; linkd's link record): "
+                      "this module's own copy";
+    return;
+  }
+  if (m.executable) {
+    d.shared = true;
+    d.why = "exported by the program: the loader binds every module to it";
+    return;
+  }
+  if (f.binding == ELF::STB_GNU_UNIQUE) {
+    d.shared = true;
+    d.why = "STB_GNU_UNIQUE: one copy per process";
+    return;
+  }
+  if (m.symbolic) {
+    d.why = "exported, but the module is linked with -Bsymbolic "
+            "(DF_SYMBOLIC): its own references are bound to its own copy";
+    return;
+  }
+  d.shared = true;
+  d.why = m.dynRelocated.count(name)
+              ? "exported and interposable: the loader binds every module to "
+                "one copy"
+              : "exported and interposable (no reference of its own goes "
+                "through the loader; one bound by --dynamic-list would not "
+                "show)";
+}
+
+template <class ELFT> struct ElfReader {
+  using Obj = object::ELFObjectFile<ELFT>;
+  const Obj &obj;
+  ModuleInfo &m;
+
+  void dynamicSection() {
+    const auto &elf = obj.getELFFile();
+    auto dyn = elf.dynamicEntries();
+    if (!dyn) {
+      consumeError(dyn.takeError());
+      return;
+    }
+    uint64_t strtab = 0, strsz = 0, soname = UINT64_MAX, flags1 = 0;
+    std::vector<uint64_t> needed, rpath, runpath;
+    for (const auto &e : *dyn) {
+      switch (e.d_tag) {
+      case ELF::DT_NEEDED: needed.push_back(e.getVal()); break;
+      case ELF::DT_RPATH: rpath.push_back(e.getVal()); break;
+      case ELF::DT_RUNPATH: runpath.push_back(e.getVal()); break;
+      case ELF::DT_SONAME: soname = e.getVal(); break;
+      case ELF::DT_STRTAB: strtab = e.getPtr(); break;
+      case ELF::DT_STRSZ: strsz = e.getVal(); break;
+      case ELF::DT_SYMBOLIC: m.symbolic = true; break;
+      case ELF::DT_FLAGS:
+        if (e.getVal() & ELF::DF_SYMBOLIC)
+          m.symbolic = true;
+        break;
+      case ELF::DT_FLAGS_1: flags1 = e.getVal(); break;
+      default: break;
+      }
+    }
+    if (flags1 & ELF::DF_1_PIE)
+      m.executable = true;
+    if (!strtab)
+      return;
+    auto mapped = elf.toMappedAddr(strtab);
+    if (!mapped) {
+      consumeError(mapped.takeError());
+      return;
+    }
+    const char *base = reinterpret_cast<const char *>(elf.base());
+    const char *str = reinterpret_cast<const char *>(*mapped);
+    if (str < base || str > base + elf.getBufSize())
+      return;
+    uint64_t avail = static_cast<uint64_t>(base + elf.getBufSize() - str);
+    uint64_t size = std::min(strsz, avail);
+    auto get = [&](uint64_t off) { return boundedString(str, size, off); };
+    for (uint64_t off : needed)
+      if (auto s = get(off))
+        m.needed.push_back(*s);
+    for (uint64_t off : rpath)
+      if (auto s = get(off))
+        splitPaths(*s, m.rpath);
+    for (uint64_t off : runpath)
+      if (auto s = get(off))
+        splitPaths(*s, m.runpath);
+    if (soname != UINT64_MAX)
+      if (auto s = get(soname))
+        m.soname = *s;
+  }
+
+  // Kind of state in `sec`, or 0.
+  char sectionKind(const object::ELFSectionRef &sec) {
+    uint64_t flags = sec.getFlags();
+    if (!(flags & ELF::SHF_WRITE) || !(flags & ELF::SHF_ALLOC) ||
+        (flags & ELF::SHF_EXECINSTR))
+      return 0;
+    auto name = sec.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      return 0;
+    }
+    if (isNotStateSection(*name))
+      return 0;
+    if (flags & ELF::SHF_TLS)
+      return 'T';
+    return sec.getType() == ELF::SHT_NOBITS ? 'B' : 'D';
+  }
+
+  // A state definition, or nullopt.
+  std::optional<std::pair<std::string, char>>
+  stateSymbol(const object::ELFSymbolRef &sym) {
+    uint8_t type = sym.getELFType();
+    if (type != ELF::STT_OBJECT && type != ELF::STT_TLS &&
+        type != ELF::STT_COMMON)
+      return std::nullopt;
+    if (sym.getSize() == 0)
+      return std::nullopt;
+    auto sec = sym.getSection();
+    if (!sec) {
+      consumeError(sec.takeError());
+      return std::nullopt;
+    }
+    if (*sec == obj.section_end())
+      return std::nullopt;
+    char kind = sectionKind(object::ELFSectionRef(**sec));
+    if (!kind)
+      return std::nullopt;
+    auto name = sym.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      return std::nullopt;
+    }
+    if (name->empty() || isToolchainName(*name))
+      return std::nullopt;
+    return std::make_pair(name->str(), kind);
+  }
+
+  void dynamicSymbols() {
+    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators()) {
+      if (auto s = stateSymbol(sym))
+        if (sym.getBinding() != ELF::STB_LOCAL)
+          m.exportedState.insert(s->first);
+    }
+    for (const object::ELFSectionRef sec : obj.sections()) {
+      if ((sec.getType() != ELF::SHT_RELA && sec.getType() != ELF::SHT_REL) ||
+          !(sec.getFlags() & ELF::SHF_ALLOC))
+        continue;
+      for (const object::RelocationRef &r : sec.relocations()) {
+        object::symbol_iterator it = r.getSymbol();
+        if (it == obj.symbol_end())
+          continue;
+        auto name = it->getName();
+        if (!name) {
+          consumeError(name.takeError());
+          continue;
+        }
+        m.dynRelocated.insert(name->str());
+      }
+    }
+  }
+
+  void staticSymbols() {
+    std::string file; // the STT_FILE that precedes a run of locals
+    bool any = false;
+    for (const object::ELFSymbolRef &sym : obj.symbols()) {
+      any = true;
+      if (sym.getELFType() == ELF::STT_FILE) {
+        auto name = sym.getName();
+        file = name ? name->str() : "";
+        if (!name)
+          consumeError(name.takeError());
+        continue;
+      }
+      auto s = stateSymbol(sym);
+      if (!s)
+        continue;
+      StateDef d;
+      d.name = s->first;
+      d.display = demangled(d.name);
+      d.kind = s->second;
+      ElfSymbolFacts f{sym.getBinding(), sym.getOther(), true};
+      if (f.binding == ELF::STB_LOCAL)
+        d.fileStem = fileStemOf(file);
+      judgeElf(m, d.name, f, d);
+      m.defs.push_back(std::move(d));
+    }
+    m.hasSymbolTable = any;
+  }
+
+  void exportsOnly() {
+    for (const std::string &name : m.exportedState) {
+      StateDef d;
+      d.name = name;
+      d.display = demangled(name);
+      d.kind = 'D';
+      judgeElf(m, name, {}, d);
+      m.defs.push_back(std::move(d));
+    }
+    // The kind from the dynamic symbol table.
+    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators())
+      if (auto s = stateSymbol(sym))
+        for (StateDef &d : m.defs)
+          if (d.name == s->first)
+            d.kind = s->second;
+  }
+
+  void read() {
+    const auto &hdr = obj.getELFFile().getHeader();
+    m.format = "ELF";
+    m.machine = Triple::getArchTypeName(obj.getArch()).str() +
+                (ELFT::Is64Bits ? "/64" : "/32");
+    m.executable = hdr.e_type == ELF::ET_EXEC;
+    dynamicSection();
+    dynamicSymbols();
+    staticSymbols();
+    if (!m.hasSymbolTable)
+      exportsOnly();
+  }
+};
+
+// --- PE --------------------------------------------------------------------
+
+struct PeReader {
+  const object::COFFObjectFile &obj;
+  ModuleInfo &m;
+
+  static char sectionKind(const object::coff_section *s, StringRef name) {
+    uint32_t c = s->Characteristics;
+    if (!(c & COFF::IMAGE_SCN_MEM_WRITE) || (c & COFF::IMAGE_SCN_MEM_EXECUTE) ||
+        (c & COFF::IMAGE_SCN_CNT_CODE))
+      return 0;
+    if (name == ".tls" || name.starts_with(".tls$"))
+      return 'T';
+    if (name == ".idata" || name.starts_with(".CRT") || name == ".reloc")
+      return 0;
+    return (c & COFF::IMAGE_SCN_CNT_UNINITIALIZED_DATA) ? 'B' : 'D';
+  }
+
+  // The kind of state at `rva`, or 0.
+  char kindAt(uint32_t rva) {
+    for (const object::SectionRef &sr : obj.sections()) {
+      const object::coff_section *s = obj.getCOFFSection(sr);
+      uint32_t size = std::max(s->VirtualSize, s->SizeOfRawData);
+      if (rva >= s->VirtualAddress && rva - s->VirtualAddress < size) {
+        auto name = obj.getSectionName(s);
+        if (!name) {
+          consumeError(name.takeError());
+          return 0;
+        }
+        return sectionKind(s, *name);
+      }
+    }
+    return 0;
+  }
+
+  static std::string why(const ModuleInfo &m, bool fromRecord) {
+    std::string w = m.executable ? "the program's own copy"
+                                 : "a DLL's own copy";
+    w += ": a PE module shares a definition only by importing it";
+    if (fromRecord)
+      w += " (linkd's link record)";
+    return w;
+  }
+
+  void imports() {
+    for (const object::ImportDirectoryEntryRef &d : obj.import_directories()) {
+      StringRef name;
+      if (Error e = d.getName(name))
+        consumeError(std::move(e));
+      else
+        m.needed.push_back(name.str());
+    }
+    for (const object::DelayImportDirectoryEntryRef &d :
+         obj.delay_import_directories()) {
+      StringRef name;
+      if (Error e = d.getName(name))
+        consumeError(std::move(e));
+      else
+        m.needed.push_back(name.str());
+    }
+  }
+
+  void exports() {
+    for (const object::ExportDirectoryEntryRef &e : obj.export_directories()) {
+      StringRef name;
+      uint32_t rva = 0;
+      bool forwarder = false;
+      if (Error err = e.getSymbolName(name)) {
+        consumeError(std::move(err));
+        continue;
+      }
+      if (Error err = e.isForwarder(forwarder)) {
+        consumeError(std::move(err));
+        continue;
+      }
+      if (Error err = e.getExportRVA(rva)) {
+        consumeError(std::move(err));
+        continue;
+      }
+      if (!forwarder && !name.empty() && kindAt(rva))
+        m.exportedState.insert(name.str());
+    }
+  }
+
+  void symbols() {
+    if (!obj.getSymbolTable() || obj.getNumberOfSymbols() == 0)
+      return;
+    m.hasSymbolTable = true;
+    std::string file;
+    for (const object::SymbolRef &sr : obj.symbols()) {
+      object::COFFSymbolRef sym = obj.getCOFFSymbol(sr);
+      if (sym.isFileRecord()) {
+        ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
+        file = std::string(reinterpret_cast<const char *>(aux.data()),
+                           strnlen(reinterpret_cast<const char *>(aux.data()),
+                                   aux.size()));
+        continue;
+      }
+      if (sym.isSectionDefinition() || sym.getSectionNumber() <= 0)
+        continue;
+      bool external = sym.isExternal();
+      if (!external &&
+          sym.getStorageClass() != COFF::IMAGE_SYM_CLASS_STATIC)
+        continue;
+      auto sec = obj.getSection(sym.getSectionNumber());
+      auto name = obj.getSymbolName(sym);
+      if (!sec || !name) {
+        if (!sec)
+          consumeError(sec.takeError());
+        if (!name)
+          consumeError(name.takeError());
+        continue;
+      }
+      auto secName = obj.getSectionName(*sec);
+      if (!secName) {
+        consumeError(secName.takeError());
+        continue;
+      }
+      char kind = sectionKind(*sec, *secName);
+      if (!kind || name->empty() || name->starts_with(".") ||
+          name->starts_with("$") || isToolchainName(*name))
+        continue;
+      StateDef d;
+      d.name = name->str();
+      d.display = demangled(d.name);
+      d.kind = kind;
+      if (!external)
+        d.fileStem = fileStemOf(file);
+      d.why = why(m, false);
+      m.defs.push_back(std::move(d));
+    }
+  }
+
+  void exportsOnly() {
+    for (const std::string &name : m.exportedState) {
+      StateDef d;
+      d.name = name;
+      d.display = demangled(name);
+      d.why = why(m, false) + " (seen in its exports)";
+      m.defs.push_back(std::move(d));
+    }
+  }
+
+  void read() {
+    m.format = "PE";
+    m.machine = Triple::getArchTypeName(obj.getArch()).str();
+    m.executable = !(obj.getCharacteristics() & COFF::IMAGE_FILE_DLL);
+    imports();
+    exports();
+    symbols();
+    if (!m.hasSymbolTable)
+      exportsOnly();
+  }
+};
+
+// --- Mach-O ----------------------------------------------------------------
+
+struct MachOReader {
+  const object::MachOObjectFile &obj;
+  ModuleInfo &m;
+
+  std::optional<std::string> commandString(
+      const object::MachOObjectFile::LoadCommandInfo &lc, uint32_t off) {
+    return boundedString(lc.Ptr, lc.C.cmdsize, off);
+  }
+
+  void loadCommands() {
+    for (const auto &lc : obj.load_commands()) {
+      switch (lc.C.cmd) {
+      case MachO::LC_LOAD_DYLIB:
+      case MachO::LC_LOAD_WEAK_DYLIB:
+      case MachO::LC_REEXPORT_DYLIB:
+      case MachO::LC_LAZY_LOAD_DYLIB:
+      case MachO::LC_LOAD_UPWARD_DYLIB:
+        if (auto s = commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
+          m.needed.push_back(*s);
+        break;
+      case MachO::LC_ID_DYLIB:
+        if (auto s = commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
+          m.soname = *s;
+        break;
+      case MachO::LC_RPATH:
+        if (auto s = commandString(lc, obj.getRpathCommand(lc).path))
+          m.rpath.push_back(*s);
+        break;
+      default:
+        break;
+      }
+    }
+  }
+
+  static char sectionKind(StringRef seg, StringRef sect) {
+    if (seg != "__DATA" && seg != "__DATA_DIRTY")
+      return 0;
+    if (sect == "__thread_vars")
+      return 'T';
+    if (sect == "__bss" || sect == "__common")
+      return 'B';
+    if (sect == "__data")
+      return 'D';
+    return 0;
+  }
+
+  void symbols() {
+    bool twoLevel = (obj.is64Bit() ? obj.getHeader64().flags
+                                   : obj.getHeader().flags) &
+                    MachO::MH_TWOLEVEL;
+    for (const object::SymbolRef &sr : obj.symbols()) {
+      m.hasSymbolTable = true;
+      object::DataRefImpl dr = sr.getRawDataRefImpl();
+      struct {
+        uint8_t n_type;
+        uint16_t n_desc;
+      } nl;
+      if (obj.is64Bit()) {
+        MachO::nlist_64 e = obj.getSymbol64TableEntry(dr);
+        nl = {e.n_type, e.n_desc};
+      } else {
+        MachO::nlist e = obj.getSymbolTableEntry(dr);
+        nl = {e.n_type, static_cast<uint16_t>(e.n_desc)};
+      }
+      if ((nl.n_type & MachO::N_STAB) ||
+          (nl.n_type & MachO::N_TYPE) != MachO::N_SECT)
+        continue;
+      auto sec = sr.getSection();
+      if (!sec) {
+        consumeError(sec.takeError());
+        continue;
+      }
+      if (*sec == obj.section_end())
+        continue;
+      auto sectName = (*sec)->getName();
+      if (!sectName) {
+        consumeError(sectName.takeError());
+        continue;
+      }
+      StringRef seg = obj.getSectionFinalSegmentName((*sec)->getRawDataRefImpl());
+      char kind = sectionKind(seg, *sectName);
+      auto name = sr.getName();
+      if (!name) {
+        consumeError(name.takeError());
+        continue;
+      }
+      if (!kind || name->empty() || name->contains("$tlv$"))
+        continue;
+      StringRef bare = name->starts_with("_") ? name->drop_front() : *name;
+      if (isToolchainName(bare))
+        continue;
+      StateDef d;
+      d.name = name->str();
+      d.display = demangled(bare);
+      d.kind = kind;
+      bool ext = nl.n_type & MachO::N_EXT, pext = nl.n_type & MachO::N_PEXT;
+      if (!ext) {
+        d.why = "local symbol: this image's own copy";
+      } else if (pext) {
+        d.why = "private extern (hidden): this image's own copy";
+      } else if (nl.n_desc & MachO::N_WEAK_DEF) {
+        d.shared = true;
+        d.why = "exported weak definition: dyld coalesces them across images";
+      } else if (twoLevel) {
+        d.why = "two-level namespace: each image's references are bound to "
+                "its own copy";
+      } else {
+        d.shared = true;
+        d.why = "flat namespace export: dyld binds every image to one copy";
+      }
+      if (ext && !pext)
+        m.exportedState.insert(d.name);
+      m.defs.push_back(std::move(d));
+    }
+  }
+
+  void read() {
+    m.format = "Mach-O";
+    m.machine = Triple::getArchTypeName(obj.getArch()).str();
+    uint32_t filetype =
+        obj.is64Bit() ? obj.getHeader64().filetype : obj.getHeader().filetype;
+    m.executable = filetype == MachO::MH_EXECUTE;
+    loadCommands();
+    symbols();
+  }
+};
+
+template <class ELFT> void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
+  ElfReader<ELFT>{static_cast<const object::ELFObjectFile<ELFT> &>(o), m}.read();
+}
+
+} // namespace
+
+std::optional<ModuleInfo> readModule(const std::string &path,
+                                     std::string *error) {
+  auto fail = [&](const std::string &why) -> std::optional<ModuleInfo> {
+    if (error)
+      *error = path + ": " + why;
+    return std::nullopt;
+  };
+  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return fail(buf.getError().message());
+  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  if (!bin)
+    return fail(errorText(bin.takeError()));
+  ModuleInfo m;
+  m.path = path;
+  object::Binary *b = bin->get();
+  if (auto *e = dyn_cast<object::ELFObjectFileBase>(b)) {
+    if (e->getEType() != ELF::ET_EXEC && e->getEType() != ELF::ET_DYN)
+      return fail("not an executable or shared object (ELF type " +
+                  std::to_string(e->getEType()) + ")");
+    if (auto *o = dyn_cast<object::ELF64LEObjectFile>(b))
+      readElfAs<object::ELF64LE>(*o, m);
+    else if (auto *o = dyn_cast<object::ELF32LEObjectFile>(b))
+      readElfAs<object::ELF32LE>(*o, m);
+    else if (auto *o = dyn_cast<object::ELF64BEObjectFile>(b))
+      readElfAs<object::ELF64BE>(*o, m);
+    else if (auto *o = dyn_cast<object::ELF32BEObjectFile>(b))
+      readElfAs<object::ELF32BE>(*o, m);
+    return m;
+  }
+  if (auto *c = dyn_cast<object::COFFObjectFile>(b)) {
+    if (!c->getDOSHeader())
+      return fail("a COFF object, not a PE image (audit linked modules)");
+    PeReader{*c, m}.read();
+    return m;
+  }
+  if (auto *mo = dyn_cast<object::MachOObjectFile>(b)) {
+    uint32_t ft = mo->is64Bit() ? mo->getHeader64().filetype
+                                : mo->getHeader().filetype;
+    if (ft != MachO::MH_EXECUTE && ft != MachO::MH_DYLIB &&
+        ft != MachO::MH_BUNDLE)
+      return fail("not a Mach-O executable, dylib or bundle");
+    MachOReader{*mo, m}.read();
+    return m;
+  }
+  if (isa<object::MachOUniversalBinary>(b))
+    return fail("a universal (fat) Mach-O file: extract the slice to audit "
+                "(lipo -thin)");
+  return fail("not an ELF, PE or Mach-O module");
+}
+
+void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record) {
+  m.defs.clear();
+  for (const RecordedSymbol &r : record) {
+    if (isToolchainInput(r.input) || isToolchainName(r.name))
+      continue;
+    StateDef d;
+    d.name = r.name;
+    d.display = demangled(r.name);
+    d.kind = r.kind;
+    d.fileStem = fileStemOf(r.input);
+    if (m.format == "ELF")
+      judgeElf(m, r.name, ElfSymbolFacts{ELF::STB_GLOBAL, ELF::STV_DEFAULT, false}, d);
+    else
+      d.why = PeReader::why(m, true);
+    if (d.shared)
+      d.fileStem.clear(); // one copy for everyone: pairs by name alone
+    m.defs.push_back(std::move(d));
+  }
+}
+
+} // namespace linkd::audit
