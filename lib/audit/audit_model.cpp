@@ -162,8 +162,8 @@ std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
   for (size_t m = 0; m < modules.size(); ++m) {
     std::set<std::string> seen; // one copy per module, name and file
     for (const StateDef &d : modules[m].defs)
-      if (seen.insert(d.name + '\0' + d.fileStem).second)
-        byName[d.name].push_back({m, &d});
+      if (seen.insert(d.display + '\0' + d.fileStem).second)
+        byName[d.display].push_back({m, &d}); // link records hold no others
   }
   std::vector<Finding> out;
   size_t allowedCount = 0;
@@ -175,8 +175,8 @@ std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
       f.instances = instancesOf(cluster);
       if (f.instances < 2)
         continue;
-      f.name = name;
-      f.display = cluster.front().def->display;
+      f.name = cluster.front().def->name;
+      f.display = name;
       f.kind = cluster.front().def->kind;
       for (const Copy &c : cluster)
         if (!c.def->fileStem.empty())

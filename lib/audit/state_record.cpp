@@ -70,6 +70,20 @@ bool isToolchainInput(std::string_view input) {
   for (std::string_view s : kStartup)
     if (file.starts_with(s))
       return true;
+  // LLD's COFF map names archive members without their archive: the
+  // mingw-w64 CRT's members ("lib64_libmingw32_a-gccmain.o"), import
+  // library members ("libkernel32s00282.o", "libmsvcrt_defs00055.o") and
+  // libgcc's ("_chkstk_ms.o").
+  if (startsWithAny(file, {"lib64_lib", "lib32_lib", "libarm64_lib",
+                           "libarm32_lib", "_"}))
+    return true;
+  if (file.starts_with("lib") && file.ends_with(".o")) {
+    std::string_view stem = file.substr(0, file.size() - 2);
+    size_t digits = stem.find_last_not_of("0123456789");
+    if (digits != std::string_view::npos && stem.size() - digits - 1 >= 5 &&
+        (stem[digits] == 's' || stem.substr(0, digits + 1).ends_with("_defs")))
+      return true;
+  }
   return startsWithAny(file, {"libc.a", "libc_nonshared.a", "libgcc",
                               "libmingw", "libmsvcr", "libucrt", "libkernel32",
                               "libpthread", "libwinpthread", "libssp",
@@ -118,7 +132,8 @@ bool decodeStateRecord(std::string_view text,
 std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
   std::vector<RecordedSymbol> out;
   MapColumns cols;
-  char kind = 0;
+  char kind = 0;       // of the output section
+  char symbolKind = 0; // of the input section, where it says
   std::string input;
   while (!map.empty()) {
     size_t nl = map.find('\n');
@@ -140,11 +155,21 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
       input.clear();
     } else if (at < cols.symbol) { // an input section
       size_t colon = text.rfind(":(");
+      symbolKind = 0;
       input = std::string(colon == std::string_view::npos
                               ? text
                               : text.substr(0, colon));
+      // MinGW places .bss in .data: the input section is more precise.
+      if (kind && colon != std::string_view::npos && text.ends_with(")"))
+        if (char k = stateSectionKind(text.substr(colon + 2, text.size() - colon - 3)))
+          symbolKind = k;
     } else if (kind && !input.empty()) {
-      out.push_back({kind, std::string(trimLeft(text)), input});
+      std::string_view name = trimLeft(text);
+      // Section symbols and import thunks are not state.
+      if (!name.empty() && !name.starts_with(".") &&
+          !name.starts_with("__declspec(dllimport) ") &&
+          !name.starts_with("__imp_"))
+        out.push_back({symbolKind ? symbolKind : kind, std::string(name), input});
     }
   }
   return out;

@@ -12,6 +12,9 @@
 // (every module carries its own C runtime by design); they stay in the
 // record, marked by isToolchainInput().
 //
+// LLD's maps print symbols demangled (LLD's default; turning it off would
+// change the link's diagnostics), so a record holds demangled names and the
+// audit compares copies by demangled name.
 // LLD's ELF and COFF ("lldmap") map files share one layout: numeric columns,
 // then the output section at the "Out" column, input sections ("file:(sec)")
 // at "In", symbols at "Symbol".

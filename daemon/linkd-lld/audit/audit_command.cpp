@@ -108,20 +108,23 @@ audit::AuditModule toAuditModule(audit::LoadedModule &lm, Records &records,
   am.path = info.path;
   am.format = info.format;
   am.how = lm.how;
-  // Mach-O images always list their symbols; PE and ELF may not.
-  if (info.hasSymbolTable) {
+  // A link record beats a PE symbol table: it names the input of each
+  // symbol, so the C runtime's own state can be told apart. An ELF symbol
+  // table is better than a record (it has bindings and visibility).
+  std::string warning;
+  std::optional<std::vector<audit::RecordedSymbol>> rec;
+  if (info.format == "PE" || (!info.hasSymbolTable && info.format == "ELF"))
+    rec = records.find(info.path, &warning);
+  if (!warning.empty())
+    warnings.push_back(info.path + ": " + warning);
+  if (rec) {
+    audit::applyRecord(info, *rec);
+    am.source = "linkd link record";
+  } else if (info.hasSymbolTable) {
     am.source = "symbol table";
   } else {
-    std::string warning;
-    if (auto rec = records.find(info.path, &warning)) {
-      audit::applyRecord(info, *rec);
-      am.source = "linkd link record";
-    } else {
-      am.source = "exports only";
-      am.inspectable = false;
-    }
-    if (!warning.empty())
-      warnings.push_back(info.path + ": " + warning);
+    am.source = "exports only";
+    am.inspectable = false;
   }
   am.defs = std::move(info.defs);
   return am;

@@ -42,7 +42,9 @@ bool isToolchainName(std::string_view n) {
       "__native_dllmain_reason", "__native_vcclrit_reason", "__dll__",
       "managedapp", "mainret", "has_cctor", "__mingw_app_type",
       "__mingw_initltsdrot_force", "__mingw_initltsdyn_force",
-      "__mingw_initltssuo_force", "_gnu_exception_handler", "__mingw_winmain_hInstance"};
+      "__mingw_initltssuo_force", "_gnu_exception_handler",
+      "__mingw_winmain_hInstance", "_tls_start", "_tls_end", "key_dtor_list",
+      "maxSections", "the_secs", "__cpu_features_init", "__mingw_oldexcpt_handler"};
   for (std::string_view e : kExact)
     if (n == e)
       return true;
@@ -53,6 +55,24 @@ bool isToolchainName(std::string_view n) {
                              "__iob", "__lconv", "_head_lib", "__libc_csu",
                              "object.", "dtor_idx."})
     if (n.starts_with(p))
+      return true;
+  return false;
+}
+
+// Source files of the MinGW/GCC C runtime, whose file-local state a PE or
+// ELF symbol table lists for every module.
+bool isToolchainFile(std::string_view stem) {
+  static constexpr std::string_view kStems[] = {
+      "crtexe", "crtdll", "tlssup", "tlsthrd", "pseudo-reloc", "cinitexe",
+      "gccmain", "natstart", "wildcard", "dllentry", "atonexit",
+      "mingw_helpers", "merr", "xtxtmode", "charmax", "dllargv", "gs_support",
+      "tlsmcrt", "pesect", "_newmode", "xncommod", "cpu_features", "crtstuff",
+      "crtbegin", "crtend", "cxa_atexit", "mingw_custom", "usermatherr",
+      "mingw_matherr", "ucrtbase_compat", "txtmode", "CRT_fp10", "CRT_glob",
+      "dll_dependency", "onexit_table", "mingw_pformat", "crt_handler",
+      "acrt_iob_func", "init", "emutls", "lib64_libmingw32_a-crtexe"};
+  for (std::string_view s : kStems)
+    if (stem == s)
       return true;
   return false;
 }
@@ -255,8 +275,11 @@ template <class ELFT> struct ElfReader {
   void dynamicSymbols() {
     for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators()) {
       if (auto s = stateSymbol(sym))
-        if (sym.getBinding() != ELF::STB_LOCAL)
+        if (sym.getBinding() != ELF::STB_LOCAL) {
+          // Both spellings: link records hold demangled names.
           m.exportedState.insert(s->first);
+          m.exportedState.insert(demangled(s->first));
+        }
     }
     for (const object::ELFSectionRef sec : obj.sections()) {
       if ((sec.getType() != ELF::SHT_RELA && sec.getType() != ELF::SHT_REL) ||
@@ -272,6 +295,7 @@ template <class ELFT> struct ElfReader {
           continue;
         }
         m.dynRelocated.insert(name->str());
+        m.dynRelocated.insert(demangled(*name));
       }
     }
   }
@@ -296,8 +320,11 @@ template <class ELFT> struct ElfReader {
       d.display = demangled(d.name);
       d.kind = s->second;
       ElfSymbolFacts f{sym.getBinding(), sym.getOther(), true};
-      if (f.binding == ELF::STB_LOCAL)
+      if (f.binding == ELF::STB_LOCAL) {
         d.fileStem = fileStemOf(file);
+        if (isToolchainFile(d.fileStem))
+          continue;
+      }
       judgeElf(m, d.name, f, d);
       m.defs.push_back(std::move(d));
     }
@@ -305,20 +332,19 @@ template <class ELFT> struct ElfReader {
   }
 
   void exportsOnly() {
-    for (const std::string &name : m.exportedState) {
+    std::set<std::string> done;
+    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators()) {
+      auto s = stateSymbol(sym);
+      if (!s || sym.getBinding() == ELF::STB_LOCAL ||
+          !done.insert(s->first).second)
+        continue;
       StateDef d;
-      d.name = name;
-      d.display = demangled(name);
-      d.kind = 'D';
-      judgeElf(m, name, {}, d);
+      d.name = s->first;
+      d.display = demangled(d.name);
+      d.kind = s->second;
+      judgeElf(m, d.name, {}, d);
       m.defs.push_back(std::move(d));
     }
-    // The kind from the dynamic symbol table.
-    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators())
-      if (auto s = stateSymbol(sym))
-        for (StateDef &d : m.defs)
-          if (d.name == s->first)
-            d.kind = s->second;
   }
 
   void read() {
@@ -461,8 +487,11 @@ struct PeReader {
       d.name = name->str();
       d.display = demangled(d.name);
       d.kind = kind;
-      if (!external)
+      if (!external) {
         d.fileStem = fileStemOf(file);
+        if (isToolchainFile(d.fileStem))
+          continue;
+      }
       d.why = why(m, false);
       m.defs.push_back(std::move(d));
     }
@@ -683,8 +712,8 @@ void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record) {
     if (isToolchainInput(r.input) || isToolchainName(r.name))
       continue;
     StateDef d;
-    d.name = r.name;
-    d.display = demangled(r.name);
+    d.name = r.name; // LLD's map demangles
+    d.display = r.name;
     d.kind = r.kind;
     d.fileStem = fileStemOf(r.input);
     if (m.format == "ELF")
