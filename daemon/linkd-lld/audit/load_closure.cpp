@@ -115,6 +115,12 @@ struct Search {
       out.errors.push_back(error);
       return;
     }
+    if (!out.modules.empty() && info->machine != out.modules[0].info.machine) {
+      out.errors.push_back(path + ": for " + info->machine +
+                           ", the program is for " +
+                           out.modules[0].info.machine);
+      return;
+    }
     add(std::move(*info), how, SIZE_MAX);
   }
 
