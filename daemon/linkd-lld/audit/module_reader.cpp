@@ -169,13 +169,36 @@ template <class ELFT> struct ElfReader {
   const Obj &obj;
   ModuleInfo &m;
 
+  // The dynamic table, bounded by the file: ELFFile::dynamicEntries()
+  // reads a PT_DYNAMIC that lies outside the file (found by the fuzzer).
+  std::optional<ArrayRef<typename ELFT::Dyn>> dynamicEntries() {
+    using Dyn = typename ELFT::Dyn;
+    const auto &elf = obj.getELFFile();
+    for (const Shdr &sh : sections)
+      if (sh.sh_type == ELF::SHT_DYNAMIC)
+        return take(elf.template getSectionContentsAsArray<Dyn>(sh));
+    auto phdrs = take(elf.program_headers());
+    if (!phdrs)
+      return std::nullopt;
+    for (const auto &ph : *phdrs) {
+      if (ph.p_type != ELF::PT_DYNAMIC)
+        continue;
+      uint64_t size = elf.getBufSize();
+      if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset ||
+          ph.p_offset % alignof(Dyn) != 0)
+        return std::nullopt;
+      return ArrayRef<Dyn>(
+          reinterpret_cast<const Dyn *>(elf.base() + ph.p_offset),
+          ph.p_filesz / sizeof(Dyn));
+    }
+    return std::nullopt;
+  }
+
   void dynamicSection() {
     const auto &elf = obj.getELFFile();
-    auto dyn = elf.dynamicEntries();
-    if (!dyn) {
-      consumeError(dyn.takeError());
+    std::optional<ArrayRef<typename ELFT::Dyn>> dyn = dynamicEntries();
+    if (!dyn)
       return;
-    }
     uint64_t strtab = 0, strsz = 0, soname = UINT64_MAX, flags1 = 0;
     std::vector<uint64_t> needed, rpath, runpath;
     for (const auto &e : *dyn) {
@@ -225,126 +248,160 @@ template <class ELFT> struct ElfReader {
         m.soname = *s;
   }
 
-  // Kind of state in `sec`, or 0.
-  char sectionKind(const object::ELFSectionRef &sec) {
-    uint64_t flags = sec.getFlags();
+  // Symbols are read through ELFFile, whose accessors return errors;
+  // ELFObjectFile's symbol accessors call report_fatal_error on a bad
+  // symbol table (found by tests/fuzz/audit_fuzzer.cpp).
+  using Shdr = typename ELFT::Shdr;
+  using Sym = typename ELFT::Sym;
+
+  ArrayRef<Shdr> sections;
+
+  template <typename T> std::optional<T> take(Expected<T> v) {
+    if (!v) {
+      consumeError(v.takeError());
+      return std::nullopt;
+    }
+    return std::move(*v);
+  }
+
+  // Kind of state in the section a symbol is defined in, or 0.
+  char sectionKind(const Sym &sym) {
+    if (sym.st_shndx == ELF::SHN_UNDEF || sym.st_shndx >= ELF::SHN_LORESERVE ||
+        sym.st_shndx >= sections.size())
+      return 0;
+    const Shdr &sec = sections[sym.st_shndx];
+    uint64_t flags = sec.sh_flags;
     if (!(flags & ELF::SHF_WRITE) || !(flags & ELF::SHF_ALLOC) ||
         (flags & ELF::SHF_EXECINSTR))
       return 0;
-    auto name = sec.getName();
-    if (!name) {
-      consumeError(name.takeError());
-      return 0;
-    }
-    if (isNotStateSection(*name))
+    auto name = take(obj.getELFFile().getSectionName(sec));
+    if (!name || isNotStateSection(*name))
       return 0;
     if (flags & ELF::SHF_TLS)
       return 'T';
-    return sec.getType() == ELF::SHT_NOBITS ? 'B' : 'D';
+    return sec.sh_type == ELF::SHT_NOBITS ? 'B' : 'D';
   }
 
-  // A state definition, or nullopt.
-  std::optional<std::pair<std::string, char>>
-  stateSymbol(const object::ELFSymbolRef &sym) {
-    uint8_t type = sym.getELFType();
-    if (type != ELF::STT_OBJECT && type != ELF::STT_TLS &&
-        type != ELF::STT_COMMON)
+  // A state definition's name and kind, or nullopt.
+  std::optional<std::pair<std::string, char>> stateSymbol(const Sym &sym,
+                                                          StringRef strtab) {
+    uint8_t type = sym.getType();
+    if ((type != ELF::STT_OBJECT && type != ELF::STT_TLS &&
+         type != ELF::STT_COMMON) ||
+        sym.st_size == 0)
       return std::nullopt;
-    if (sym.getSize() == 0)
-      return std::nullopt;
-    auto sec = sym.getSection();
-    if (!sec) {
-      consumeError(sec.takeError());
-      return std::nullopt;
-    }
-    if (*sec == obj.section_end())
-      return std::nullopt;
-    char kind = sectionKind(object::ELFSectionRef(**sec));
+    char kind = sectionKind(sym);
     if (!kind)
       return std::nullopt;
-    auto name = sym.getName();
-    if (!name) {
-      consumeError(name.takeError());
-      return std::nullopt;
-    }
-    if (name->empty() || isToolchainName(*name))
+    auto name = take(sym.getName(strtab));
+    if (!name || name->empty() || isToolchainName(*name))
       return std::nullopt;
     return std::make_pair(name->str(), kind);
   }
 
-  void dynamicSymbols() {
-    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators()) {
-      if (auto s = stateSymbol(sym))
-        if (sym.getBinding() != ELF::STB_LOCAL) {
-          // Both spellings: link records hold demangled names.
-          m.exportedState.insert(s->first);
-          m.exportedState.insert(demangled(s->first));
-        }
-    }
-    for (const object::ELFSectionRef sec : obj.sections()) {
-      if ((sec.getType() != ELF::SHT_RELA && sec.getType() != ELF::SHT_REL) ||
-          !(sec.getFlags() & ELF::SHF_ALLOC))
+  // Each symbol of the table of `type` (SHT_SYMTAB, SHT_DYNSYM) with its
+  // string table; false if there is none.
+  template <typename Fn> bool forEachSymbol(uint32_t type, Fn fn) {
+    const auto &elf = obj.getELFFile();
+    for (const Shdr &sh : sections) {
+      if (sh.sh_type != type)
         continue;
-      for (const object::RelocationRef &r : sec.relocations()) {
-        object::symbol_iterator it = r.getSymbol();
-        if (it == obj.symbol_end())
-          continue;
-        auto name = it->getName();
-        if (!name) {
-          consumeError(name.takeError());
-          continue;
-        }
+      auto syms = take(elf.symbols(&sh));
+      auto strtab = take(elf.getStringTableForSymtab(sh, sections));
+      if (!syms || !strtab)
+        return false;
+      for (const Sym &sym : syms->drop_front(syms->empty() ? 0 : 1))
+        fn(sym, *strtab);
+      return !syms->empty();
+    }
+    return false;
+  }
+
+  template <typename Rel> void relocatedNames(ArrayRef<Rel> rels, const Shdr &sh) {
+    const auto &elf = obj.getELFFile();
+    if (sh.sh_link >= sections.size())
+      return;
+    const Shdr &symtab = sections[sh.sh_link];
+    auto syms = take(elf.symbols(&symtab));
+    auto strtab = take(elf.getStringTableForSymtab(symtab, sections));
+    if (!syms || !strtab)
+      return;
+    for (const Rel &r : rels) {
+      uint32_t idx = r.getSymbol(false);
+      if (idx == 0 || idx >= syms->size())
+        continue;
+      if (auto name = take((*syms)[idx].getName(*strtab))) {
         m.dynRelocated.insert(name->str());
         m.dynRelocated.insert(demangled(*name));
       }
     }
   }
 
+  void dynamicSymbols() {
+    forEachSymbol(ELF::SHT_DYNSYM, [&](const Sym &sym, StringRef strtab) {
+      if (sym.getBinding() == ELF::STB_LOCAL)
+        return;
+      if (auto s = stateSymbol(sym, strtab)) {
+        // Both spellings: link records hold demangled names.
+        m.exportedState.insert(s->first);
+        m.exportedState.insert(demangled(s->first));
+      }
+    });
+    const auto &elf = obj.getELFFile();
+    for (const Shdr &sh : sections) {
+      if (!(sh.sh_flags & ELF::SHF_ALLOC))
+        continue;
+      if (sh.sh_type == ELF::SHT_RELA) {
+        if (auto rels = take(elf.relas(sh)))
+          relocatedNames(*rels, sh);
+      } else if (sh.sh_type == ELF::SHT_REL) {
+        if (auto rels = take(elf.rels(sh)))
+          relocatedNames(*rels, sh);
+      }
+    }
+  }
+
   void staticSymbols() {
     std::string file; // the STT_FILE that precedes a run of locals
-    bool any = false;
-    for (const object::ELFSymbolRef &sym : obj.symbols()) {
-      any = true;
-      if (sym.getELFType() == ELF::STT_FILE) {
-        auto name = sym.getName();
-        file = name ? name->str() : "";
-        if (!name)
-          consumeError(name.takeError());
-        continue;
-      }
-      auto s = stateSymbol(sym);
-      if (!s)
-        continue;
-      StateDef d;
-      d.name = s->first;
-      d.display = demangled(d.name);
-      d.kind = s->second;
-      ElfSymbolFacts f{sym.getBinding(), sym.getOther(), true};
-      if (f.binding == ELF::STB_LOCAL) {
-        d.fileStem = fileStemOf(file);
-        if (isToolchainFile(d.fileStem))
-          continue;
-      }
-      judgeElf(m, d.name, f, d);
-      m.defs.push_back(std::move(d));
-    }
-    m.hasSymbolTable = any;
+    m.hasSymbolTable =
+        forEachSymbol(ELF::SHT_SYMTAB, [&](const Sym &sym, StringRef strtab) {
+          if (sym.getType() == ELF::STT_FILE) {
+            auto name = take(sym.getName(strtab));
+            file = name ? name->str() : "";
+            return;
+          }
+          auto s = stateSymbol(sym, strtab);
+          if (!s)
+            return;
+          StateDef d;
+          d.name = s->first;
+          d.display = demangled(d.name);
+          d.kind = s->second;
+          ElfSymbolFacts f{sym.getBinding(), sym.getVisibility(), true};
+          if (f.binding == ELF::STB_LOCAL) {
+            d.fileStem = fileStemOf(file);
+            if (isToolchainFile(d.fileStem))
+              return;
+          }
+          judgeElf(m, d.name, f, d);
+          m.defs.push_back(std::move(d));
+        });
   }
 
   void exportsOnly() {
     std::set<std::string> done;
-    for (const object::ELFSymbolRef &sym : obj.getDynamicSymbolIterators()) {
-      auto s = stateSymbol(sym);
+    forEachSymbol(ELF::SHT_DYNSYM, [&](const Sym &sym, StringRef strtab) {
+      auto s = stateSymbol(sym, strtab);
       if (!s || sym.getBinding() == ELF::STB_LOCAL ||
           !done.insert(s->first).second)
-        continue;
+        return;
       StateDef d;
       d.name = s->first;
       d.display = demangled(d.name);
       d.kind = s->second;
       judgeElf(m, d.name, {}, d);
       m.defs.push_back(std::move(d));
-    }
+    });
   }
 
   void read() {
@@ -353,6 +410,8 @@ template <class ELFT> struct ElfReader {
     m.machine = Triple::getArchTypeName(obj.getArch()).str() +
                 (ELFT::Is64Bits ? "/64" : "/32");
     m.executable = hdr.e_type == ELF::ET_EXEC;
+    if (auto secs = take(obj.getELFFile().sections()))
+      sections = *secs;
     dynamicSection();
     dynamicSymbols();
     staticSymbols();
@@ -405,43 +464,95 @@ struct PeReader {
     return w;
   }
 
+  // `need` bytes at `rva`, inside the file, or nullptr. LLVM's own name
+  // accessors (ImportDirectoryEntryRef::getName, export names) read a
+  // string without a bound, off the end of a truncated file (found by
+  // tests/fuzz/audit_fuzzer.cpp).
+  const char *rvaPointer(uint32_t rva, uint64_t need) {
+    uintptr_t p = 0;
+    if (Error e = obj.getRvaPtr(rva, p)) {
+      consumeError(std::move(e));
+      return nullptr;
+    }
+    StringRef data = obj.getData();
+    auto b = reinterpret_cast<uintptr_t>(data.begin());
+    auto e = reinterpret_cast<uintptr_t>(data.end());
+    if (p < b || p > e || e - p < need)
+      return nullptr;
+    return reinterpret_cast<const char *>(p);
+  }
+
+  std::optional<std::string> rvaString(uint32_t rva) {
+    const char *p = rvaPointer(rva, 1);
+    if (!p)
+      return std::nullopt;
+    StringRef data = obj.getData();
+    return boundedString(p, static_cast<uint64_t>(data.end() - p), 0);
+  }
+
+  template <typename T> bool inFile(const T *p) {
+    StringRef data = obj.getData();
+    auto b = reinterpret_cast<uintptr_t>(data.begin());
+    auto e = reinterpret_cast<uintptr_t>(data.end());
+    auto at = reinterpret_cast<uintptr_t>(p);
+    return p && at >= b && at <= e && e - at >= sizeof(T);
+  }
+
+  template <typename T> T readAt(const char *p, size_t i) {
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return v; // PE images are little-endian; so is every host we build for
+  }
+
   void imports() {
     for (const object::ImportDirectoryEntryRef &d : obj.import_directories()) {
-      StringRef name;
-      if (Error e = d.getName(name))
-        consumeError(std::move(e));
-      else
-        m.needed.push_back(name.str());
+      const object::coff_import_directory_table_entry *e = nullptr;
+      if (Error err = d.getImportTableEntry(e)) {
+        consumeError(std::move(err));
+        continue;
+      }
+      if (inFile(e) && rvaString(e->NameRVA))
+        m.needed.push_back(*rvaString(e->NameRVA));
     }
     for (const object::DelayImportDirectoryEntryRef &d :
          obj.delay_import_directories()) {
-      StringRef name;
-      if (Error e = d.getName(name))
-        consumeError(std::move(e));
-      else
-        m.needed.push_back(name.str());
+      const object::delay_import_directory_table_entry *e = nullptr;
+      if (Error err = d.getDelayImportTable(e)) {
+        consumeError(std::move(err));
+        continue;
+      }
+      // LLVM hands out entries of a table it failed to find (null + i).
+      if (inFile(e) && rvaString(e->Name))
+        m.needed.push_back(*rvaString(e->Name));
     }
   }
 
+  // The export directory read by hand, every table bounded by the file.
   void exports() {
-    for (const object::ExportDirectoryEntryRef &e : obj.export_directories()) {
-      StringRef name;
-      uint32_t rva = 0;
-      bool forwarder = false;
-      if (Error err = e.getSymbolName(name)) {
-        consumeError(std::move(err));
+    const object::export_directory_table_entry *t = obj.getExportTable();
+    const object::data_directory *dir =
+        obj.getDataDirectory(COFF::EXPORT_TABLE);
+    if (!t || !dir)
+      return;
+    uint32_t names = t->NumberOfNamePointers;
+    uint32_t entries = t->AddressTableEntries;
+    const char *namePtrs = rvaPointer(t->NamePointerRVA, 4ull * names);
+    const char *ordinals = rvaPointer(t->OrdinalTableRVA, 2ull * names);
+    const char *addresses = rvaPointer(t->ExportAddressTableRVA, 4ull * entries);
+    if (!namePtrs || !ordinals || !addresses)
+      return;
+    for (uint32_t i = 0; i < names; ++i) {
+      uint16_t ord = readAt<uint16_t>(ordinals, i);
+      if (ord >= entries)
         continue;
-      }
-      if (Error err = e.isForwarder(forwarder)) {
-        consumeError(std::move(err));
+      uint32_t rva = readAt<uint32_t>(addresses, ord);
+      bool forwarder = rva >= dir->RelativeVirtualAddress &&
+                       rva - dir->RelativeVirtualAddress < dir->Size;
+      if (forwarder || !kindAt(rva))
         continue;
-      }
-      if (Error err = e.getExportRVA(rva)) {
-        consumeError(std::move(err));
-        continue;
-      }
-      if (!forwarder && !name.empty() && kindAt(rva))
-        m.exportedState.insert(name.str());
+      if (auto name = rvaString(readAt<uint32_t>(namePtrs, i)))
+        if (!name->empty())
+          m.exportedState.insert(*name);
     }
   }
 
@@ -453,6 +564,9 @@ struct PeReader {
     for (const object::SymbolRef &sr : obj.symbols()) {
       object::COFFSymbolRef sym = obj.getCOFFSymbol(sr);
       if (sym.isFileRecord()) {
+        if (obj.getSymbolIndex(sym) + 1ull + sym.getNumberOfAuxSymbols() >
+            obj.getNumberOfSymbols())
+          continue;
         ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
         file = std::string(reinterpret_cast<const char *>(aux.data()),
                            strnlen(reinterpret_cast<const char *>(aux.data()),
@@ -649,23 +763,33 @@ struct MachOReader {
 };
 
 template <class ELFT> void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
-  ElfReader<ELFT>{static_cast<const object::ELFObjectFile<ELFT> &>(o), m}.read();
+  ElfReader<ELFT>{static_cast<const object::ELFObjectFile<ELFT> &>(o), m, {}}.read();
 }
 
 } // namespace
 
 std::optional<ModuleInfo> readModule(const std::string &path,
                                      std::string *error) {
+  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!buf) {
+    if (error)
+      *error = path + ": " + buf.getError().message();
+    return std::nullopt;
+  }
+  return readModuleBytes(path, (*buf)->getBuffer(), error);
+}
+
+std::optional<ModuleInfo> readModuleBytes(const std::string &path,
+                                          std::string_view bytes,
+                                          std::string *error) {
   auto fail = [&](const std::string &why) -> std::optional<ModuleInfo> {
     if (error)
       *error = path + ": " + why;
     return std::nullopt;
   };
-  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
-  if (!buf)
-    return fail(buf.getError().message());
-  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  auto bin = object::createBinary(
+      MemoryBufferRef(StringRef(bytes.data(), bytes.size()), path));
   if (!bin)
     return fail(errorText(bin.takeError()));
   ModuleInfo m;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace linkd::audit {
@@ -40,6 +41,10 @@ struct ModuleInfo {
 // nullopt and `error` ("PATH: reason") when the file cannot be read.
 std::optional<ModuleInfo> readModule(const std::string &path,
                                      std::string *error);
+// The same for bytes already in memory, named `path` (the fuzzer).
+std::optional<ModuleInfo> readModuleBytes(const std::string &path,
+                                          std::string_view bytes,
+                                          std::string *error);
 
 // Replaces `m.defs` by the state symbols linkd recorded when it linked the
 // module, judged by what the module still shows (its exports).
