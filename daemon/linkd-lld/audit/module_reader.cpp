@@ -504,27 +504,34 @@ struct PeReader {
     return v; // PE images are little-endian; so is every host we build for
   }
 
+  // The import tables read by hand, bounded by the data directory and the
+  // file: LLVM's iterators walk a delay-import table they failed to find
+  // (null + i) for as many entries as its directory claims.
+  template <typename Entry, typename NameOf>
+  void importTable(uint32_t index, NameOf nameOf) {
+    const object::data_directory *dir = obj.getDataDirectory(index);
+    if (!dir || dir->RelativeVirtualAddress == 0 || dir->Size < sizeof(Entry))
+      return;
+    const char *table = rvaPointer(dir->RelativeVirtualAddress, dir->Size);
+    if (!table)
+      return;
+    for (uint32_t i = 0; i < dir->Size / sizeof(Entry); ++i) {
+      Entry e;
+      std::memcpy(&e, table + i * sizeof(Entry), sizeof(Entry));
+      uint32_t nameRva = nameOf(e);
+      if (nameRva == 0)
+        break; // the null entry ends the table
+      if (auto name = rvaString(nameRva))
+        m.needed.push_back(*name);
+    }
+  }
+
   void imports() {
-    for (const object::ImportDirectoryEntryRef &d : obj.import_directories()) {
-      const object::coff_import_directory_table_entry *e = nullptr;
-      if (Error err = d.getImportTableEntry(e)) {
-        consumeError(std::move(err));
-        continue;
-      }
-      if (inFile(e) && rvaString(e->NameRVA))
-        m.needed.push_back(*rvaString(e->NameRVA));
-    }
-    for (const object::DelayImportDirectoryEntryRef &d :
-         obj.delay_import_directories()) {
-      const object::delay_import_directory_table_entry *e = nullptr;
-      if (Error err = d.getDelayImportTable(e)) {
-        consumeError(std::move(err));
-        continue;
-      }
-      // LLVM hands out entries of a table it failed to find (null + i).
-      if (inFile(e) && rvaString(e->Name))
-        m.needed.push_back(*rvaString(e->Name));
-    }
+    importTable<object::coff_import_directory_table_entry>(
+        COFF::IMPORT_TABLE, [](const auto &e) -> uint32_t { return e.NameRVA; });
+    importTable<object::delay_import_directory_table_entry>(
+        COFF::DELAY_IMPORT_DESCRIPTOR,
+        [](const auto &e) -> uint32_t { return e.Name; });
   }
 
   // The export directory read by hand, every table bounded by the file.
