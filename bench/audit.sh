@@ -9,7 +9,7 @@
 # nil by construction. The record is made for outputs without symbols, so
 # the cost is measured on W1 linked with -s: cache misses (each round in a
 # new working directory, so a new action key) through two daemons, one
-# with the record (the default) and one with LINKD_AUDIT_RECORD=0, rounds
+# with the record (LINKD_AUDIT_RECORD=1) and one without (the default), rounds
 # alternating; medians of the client's wall time. Then `linkd audit` on
 # W1's output, unstripped (symbol table) and stripped (link record).
 set -euo pipefail
@@ -54,8 +54,8 @@ mapfile -t W1 < <(python3 "$HERE/benchlib.py" linker-argv "$T/big.driver")
 env_of() { echo "LINKD_SOCKET=$T/$1/sock LINKD_STATE_DIR=$T/$1/state LINKD_CACHE_DIR=$T/$1/cache LINKD_QUIET=1"; }
 for d in rec norec; do mkdir -p "$T/$d/state" "$T/$d/cache" && chmod 700 "$T/$d" "$T/$d/state"; done
 # The daemons, started by hand so that their environments differ.
-env $(env_of rec) "$BIN/linkd" serve >"$T/rec.log" 2>&1 &
-env $(env_of norec) LINKD_AUDIT_RECORD=0 "$BIN/linkd" serve >"$T/norec.log" 2>&1 &
+env $(env_of rec) LINKD_AUDIT_RECORD=1 "$BIN/linkd" serve >"$T/rec.log" 2>&1 &
+env $(env_of norec) "$BIN/linkd" serve >"$T/norec.log" 2>&1 &
 for d in rec norec; do
   for _ in $(seq 50); do env $(env_of $d) "$BIN/linkd" status >/dev/null 2>&1 && break; sleep 0.2; done
   env $(env_of $d) "$BIN/linkd" status >/dev/null || { echo "audit.sh: daemon $d did not start" >&2; cat "$T/$d.log" >&2; exit 2; }

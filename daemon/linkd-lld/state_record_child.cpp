@@ -78,7 +78,8 @@ bool strips(const std::vector<std::string> &argv) {
 // Which option to add, or empty: the output has a symbol table, or we must
 // not touch the command line.
 std::string mapOption(const LldInvocation &inv, const std::string &path) {
-  if (const char *e = std::getenv("LINKD_AUDIT_RECORD"); e && *e == '0')
+  // Opt-in: LLD's map costs as much as the link again on W1 (docs/audit.md).
+  if (const char *e = std::getenv("LINKD_AUDIT_RECORD"); !e || *e != '1')
     return {};
   if (std::getenv("LLD_REPRODUCE"))
     return {};

@@ -6,9 +6,11 @@
 // to the daemon as an 'A' access record; the daemon stores it with the
 // cache record of the outputs, by their digests.
 //
-// Not armed when the user asked for a map of their own (LLD keeps only the
-// last one), for --reproduce (the tarball would list our option), in the
-// farm sandbox, or with LINKD_AUDIT_RECORD=0 in the daemon's environment.
+// Opt-in, with LINKD_AUDIT_RECORD=1 in the daemon's environment: writing
+// the map costs LLD about as much again as the link on W1 (docs/audit.md,
+// "Cost"). Never armed when the user asked for a map of their own (LLD
+// keeps only the last one), for --reproduce (the tarball would list our
+// option), or in the farm sandbox.
 #pragma once
 
 #include "daemon/linkd-lld/lld_entry.h"
