@@ -39,7 +39,7 @@ bool isMinGW(const std::vector<std::string> &argv) {
   for (size_t i = 1; i < argv.size(); ++i) {
     std::string_view a = argv[i];
     std::string_view emu = a == "-m" && i + 1 < argv.size() ? argv[i + 1]
-                           : a.starts_with("-m") ? a.substr(2)
+                           : a.starts_with("-m")            ? a.substr(2)
                                                  : std::string_view();
     if (emu == "i386pep" || emu == "i386pe" || emu == "arm64pe" ||
         emu == "thumb2pe" || emu == "arm64ecpe")
@@ -60,9 +60,9 @@ bool conflicts(std::string_view a) {
     return text.find("map") != std::string::npos ||
            text.find("reproduce") != std::string::npos;
   }
-  for (std::string_view p : {"-map", "--map", "/map", "-lldmap", "/lldmap",
-                             "--print-map", "--reproduce", "-reproduce",
-                             "/reproduce", "-###"})
+  for (std::string_view p :
+       {"-map", "--map", "/map", "-lldmap", "/lldmap", "--print-map",
+        "--reproduce", "-reproduce", "/reproduce", "-###"})
     if (l.starts_with(p))
       return true;
   return l == "-m" ? false : a == "-M";
@@ -114,9 +114,9 @@ void emitRecord(int status) {
     close(fd);
     return;
   }
-  std::string text = audit::encodeStateRecord(audit::stateFromLldMap(
-      std::string_view(static_cast<const char *>(p),
-                       static_cast<size_t>(st.st_size))));
+  std::string text =
+      audit::encodeStateRecord(audit::stateFromLldMap(std::string_view(
+          static_cast<const char *>(p), static_cast<size_t>(st.st_size))));
   munmap(p, static_cast<size_t>(st.st_size));
   close(fd);
   recordText('A', text);

@@ -13,7 +13,9 @@ namespace linkd::audit {
 namespace {
 
 std::string kindName(char k) {
-  return k == 'T' ? "thread-local" : k == 'B' ? "zero-initialised data" : "data";
+  return k == 'T'   ? "thread-local"
+         : k == 'B' ? "zero-initialised data"
+                    : "data";
 }
 
 std::string jsonString(std::string_view s) {
@@ -35,8 +37,9 @@ std::string jsonString(std::string_view s) {
 
 // The qualified part of a demangled name before its parameters/templates.
 std::string_view qualifiedHead(std::string_view d) {
-  for (std::string_view p : {"guard variable for ", "thread-local wrapper routine for ",
-                             "TLS init function for "})
+  for (std::string_view p :
+       {"guard variable for ", "thread-local wrapper routine for ",
+        "TLS init function for "})
     if (d.starts_with(p))
       d.remove_prefix(p.size());
   size_t depth = 0;
@@ -94,7 +97,8 @@ bool parseAllowList(const std::string &text, AllowList &out,
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string line = text.substr(pos, nl == std::string::npos ? nl : nl - pos);
+    std::string line =
+        text.substr(pos, nl == std::string::npos ? nl : nl - pos);
     pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
     if (size_t hash = line.find('#'); hash != std::string::npos)
       line.erase(hash);
@@ -234,7 +238,8 @@ std::string formatText(const std::string &program,
     }
   }
   if (allowed)
-    out += "\n" + std::to_string(allowed) + " duplicated symbols allowed by --allow\n";
+    out += "\n" + std::to_string(allowed) +
+           " duplicated symbols allowed by --allow\n";
   out += "\nmodules:\n";
   for (const AuditModule &m : modules)
     out += "  " + m.path + " (" + m.format + ", " + m.how + "; " + m.source +
@@ -257,8 +262,9 @@ std::string formatJson(const std::string &program,
   for (size_t i = 0; i < modules.size(); ++i) {
     const AuditModule &m = modules[i];
     out += std::string(i ? "," : "") + "{\"path\":" + jsonString(m.path) +
-           ",\"format\":" + jsonString(m.format) + ",\"how\":" +
-           jsonString(m.how) + ",\"source\":" + jsonString(m.source) +
+           ",\"format\":" + jsonString(m.format) +
+           ",\"how\":" + jsonString(m.how) +
+           ",\"source\":" + jsonString(m.source) +
            ",\"inspectable\":" + (m.inspectable ? "true" : "false") +
            ",\"state_symbols\":" + std::to_string(m.defs.size()) + "}";
   }
@@ -266,15 +272,16 @@ std::string formatJson(const std::string &program,
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding &f = findings[i];
     out += std::string(i ? "," : "") + "{\"runtime\":" + jsonString(f.runtime) +
-           ",\"symbol\":" + jsonString(f.name) + ",\"demangled\":" +
-           jsonString(f.display) + ",\"kind\":" + jsonString(kindName(f.kind)) +
+           ",\"symbol\":" + jsonString(f.name) +
+           ",\"demangled\":" + jsonString(f.display) +
+           ",\"kind\":" + jsonString(kindName(f.kind)) +
            ",\"instances\":" + std::to_string(f.instances) + ",\"copies\":[";
     for (size_t j = 0; j < f.copies.size(); ++j) {
       const Copy &c = f.copies[j];
-      out += std::string(j ? "," : "") + "{\"module\":" +
-             jsonString(modules[c.module].path) + ",\"shared\":" +
-             (c.def->shared ? "true" : "false") + ",\"why\":" +
-             jsonString(c.def->why) + "}";
+      out += std::string(j ? "," : "") +
+             "{\"module\":" + jsonString(modules[c.module].path) +
+             ",\"shared\":" + (c.def->shared ? "true" : "false") +
+             ",\"why\":" + jsonString(c.def->why) + "}";
     }
     out += "]}";
   }

@@ -27,14 +27,14 @@ struct StateDef {
   // known: file-local state only pairs with copies from a file of that name
   // (two libraries' own `static int initialized` are not one runtime).
   std::string fileStem;
-  std::string why;     // why this copy is (or is not) kept apart
+  std::string why; // why this copy is (or is not) kept apart
 };
 
 struct AuditModule {
   std::string path;
-  std::string format;  // "ELF", "PE", "Mach-O"
-  std::string how;     // "program", "DT_NEEDED of X via RUNPATH", "named"
-  std::string source;  // "symbol table", "link record", "exports only"
+  std::string format;      // "ELF", "PE", "Mach-O"
+  std::string how;         // "program", "DT_NEEDED of X via RUNPATH", "named"
+  std::string source;      // "symbol table", "link record", "exports only"
   bool inspectable = true; // false: only its exports could be seen
   std::vector<StateDef> defs;
 };

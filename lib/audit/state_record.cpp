@@ -50,7 +50,8 @@ char stateSectionKind(std::string_view s) {
     return 'T';
   if (s == ".bss" || s == ".sbss" || startsWithAny(s, {".bss.", ".sbss."}))
     return 'B';
-  if (s == ".data" || s == ".sdata" || startsWithAny(s, {".data.", ".data$", ".sdata."}))
+  if (s == ".data" || s == ".sdata" ||
+      startsWithAny(s, {".data.", ".data$", ".sdata."}))
     return 'D';
   return 0;
 }
@@ -64,9 +65,9 @@ bool isToolchainInput(std::string_view input) {
   if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
     file = file.substr(slash + 1);
   static constexpr std::array<std::string_view, 14> kStartup = {
-      "crt1.o",   "Scrt1.o",    "rcrt1.o",   "gcrt1.o",   "crti.o",
-      "crtn.o",   "crt2.o",     "dllcrt2.o", "crtdll.o",  "crtbegin",
-      "crtend",   "crtfastmath", "crtprec",  "crt0.o"};
+      "crt1.o", "Scrt1.o",     "rcrt1.o",   "gcrt1.o",  "crti.o",
+      "crtn.o", "crt2.o",      "dllcrt2.o", "crtdll.o", "crtbegin",
+      "crtend", "crtfastmath", "crtprec",   "crt0.o"};
   for (std::string_view s : kStartup)
     if (file.starts_with(s))
       return true;
@@ -84,12 +85,11 @@ bool isToolchainInput(std::string_view input) {
         (stem[digits] == 's' || stem.substr(0, digits + 1).ends_with("_defs")))
       return true;
   }
-  return startsWithAny(file, {"libc.a", "libc_nonshared.a", "libgcc",
-                              "libmingw", "libmsvcr", "libucrt", "libkernel32",
-                              "libpthread", "libwinpthread", "libssp",
-                              "libmoldname", "libclang_rt.", "libunwind",
-                              "libatomic", "libuser32", "libadvapi32",
-                              "libshell32", "libntdll"});
+  return startsWithAny(
+      file, {"libc.a", "libc_nonshared.a", "libgcc", "libmingw", "libmsvcr",
+             "libucrt", "libkernel32", "libpthread", "libwinpthread", "libssp",
+             "libmoldname", "libclang_rt.", "libunwind", "libatomic",
+             "libuser32", "libadvapi32", "libshell32", "libntdll"});
 }
 
 std::string encodeStateRecord(const std::vector<RecordedSymbol> &symbols) {
@@ -113,8 +113,8 @@ bool decodeStateRecord(std::string_view text,
     ++lineNo;
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view()
-                                        : text.substr(nl + 1);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     size_t t1 = line.find('\t');
     size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
     if (t1 != 1 || t2 == std::string_view::npos ||
@@ -138,8 +138,8 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
   while (!map.empty()) {
     size_t nl = map.find('\n');
     std::string_view line = map.substr(0, nl);
-    map = nl == std::string_view::npos ? std::string_view()
-                                       : map.substr(nl + 1);
+    map =
+        nl == std::string_view::npos ? std::string_view() : map.substr(nl + 1);
     if (!cols.ok) {
       cols = headerColumns(line);
       continue;
@@ -156,12 +156,12 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
     } else if (at < cols.symbol) { // an input section
       size_t colon = text.rfind(":(");
       symbolKind = 0;
-      input = std::string(colon == std::string_view::npos
-                              ? text
-                              : text.substr(0, colon));
+      input = std::string(
+          colon == std::string_view::npos ? text : text.substr(0, colon));
       // MinGW places .bss in .data: the input section is more precise.
       if (kind && colon != std::string_view::npos && text.ends_with(")"))
-        if (char k = stateSectionKind(text.substr(colon + 2, text.size() - colon - 3)))
+        if (char k = stateSectionKind(
+                text.substr(colon + 2, text.size() - colon - 3)))
           symbolKind = k;
     } else if (kind && !input.empty()) {
       std::string_view name = trimLeft(text);
@@ -169,7 +169,8 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
       if (!name.empty() && !name.starts_with(".") &&
           !name.starts_with("__declspec(dllimport) ") &&
           !name.starts_with("__imp_"))
-        out.push_back({symbolKind ? symbolKind : kind, std::string(name), input});
+        out.push_back(
+            {symbolKind ? symbolKind : kind, std::string(name), input});
     }
   }
   return out;

@@ -133,8 +133,9 @@ TEST_F(Audit, ElfDefaultVisibilityWithoutBsymbolicIsClean) {
   EXPECT_EQ(a.exitCode, 0) << describe(a);
   EXPECT_NE(a.out.find("no state duplicated across its"), std::string::npos)
       << a.out;
-  EXPECT_NE(a.out.find("libB.so (ELF, DT_NEEDED of ./main (DT_RUNPATH $ORIGIN)"),
-            std::string::npos)
+  EXPECT_NE(
+      a.out.find("libB.so (ELF, DT_NEEDED of ./main (DT_RUNPATH $ORIGIN)"),
+      std::string::npos)
       << a.out;
 }
 
@@ -151,8 +152,7 @@ TEST_F(Audit, ElfOneCopyLinkedBsymbolicIsReported) {
                        "-Bsymbolic"),
             std::string::npos)
       << a.out;
-  EXPECT_NE(a.out.find("libB.so: exported and interposable"),
-            std::string::npos)
+  EXPECT_NE(a.out.find("libB.so: exported and interposable"), std::string::npos)
       << a.out;
 }
 
@@ -173,8 +173,9 @@ int main(void) {
 )");
   ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c main2.c")));
   linkElf();
-  ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + binPath("ld.linkd") +
-                             " main2.o -L. -lA -Wl,-rpath,'$ORIGIN' -o main2")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --ld-path=" + binPath("ld.linkd") +
+                     " main2.o -L. -lA -Wl,-rpath,'$ORIGIN' -o main2")));
   RunResult r = run("./main2");
   ASSERT_TRUE(exitedZero(r)) << describe(r);
   EXPECT_EQ(r.out, "a sees 8, plugin sees 0\n");
@@ -226,10 +227,10 @@ TEST_F(Audit, RealProgramIsClean) {
   const std::string samples = "/usr/src/googletest/googletest/samples";
   ASSERT_TRUE(haveFile(samples + "/sample1.cc", "googletest"));
   ASSERT_TRUE(haveFile("/usr/lib/x86_64-linux-gnu/libgtest.a", "libgtest-dev"));
-  ASSERT_TRUE(exitedZero(run(
-      "clang++-19 -O1 -fPIC -I" + samples + " -c " + samples +
-      "/sample1.cc " + samples + "/sample2.cc " + samples +
-      "/sample1_unittest.cc " + samples + "/sample2_unittest.cc")));
+  ASSERT_TRUE(exitedZero(
+      run("clang++-19 -O1 -fPIC -I" + samples + " -c " + samples +
+          "/sample1.cc " + samples + "/sample2.cc " + samples +
+          "/sample1_unittest.cc " + samples + "/sample2_unittest.cc")));
   ASSERT_TRUE(exitedZero(run("clang++-19 --ld-path=" + binPath("ld.linkd") +
                              " -shared sample1.o sample2.o -o libsamples.so")));
   ASSERT_TRUE(exitedZero(run(
@@ -309,9 +310,9 @@ int main(void) {
                          mingw("-shared b.o " + rt + " " + strip +
                                " -o b.dll -Wl,--out-implib,libb.a"),
                          {"b.dll", "libb.a"}));
-    ASSERT_TRUE(linkBoth(elfLinkers(),
-                         mingw("pemain.o -L. -la -lb " + strip + " -o main.exe"),
-                         {"main.exe"}));
+    ASSERT_TRUE(linkBoth(
+        elfLinkers(), mingw("pemain.o -L. -la -lb " + strip + " -o main.exe"),
+        {"main.exe"}));
   }
 };
 
@@ -477,8 +478,7 @@ TEST_F(Audit, BadInputIsNamedAndNeverCrashes) {
       << missing.err;
   RunResult plugin = audit("./main ./no-plugin.so");
   EXPECT_EQ(plugin.exitCode, 2) << describe(plugin);
-  EXPECT_NE(plugin.err.find("./no-plugin.so"), std::string::npos)
-      << plugin.err;
+  EXPECT_NE(plugin.err.find("./no-plugin.so"), std::string::npos) << plugin.err;
 
   ASSERT_TRUE(exitedZero(run("head -c 300 libA.so > cut.so")));
   RunResult cut = audit("./main ./cut.so");
@@ -488,10 +488,10 @@ TEST_F(Audit, BadInputIsNamedAndNeverCrashes) {
 
   // A needed library for another machine is skipped, as ld.so does, and
   // said; one named on the command line is an error.
-  ASSERT_TRUE(exitedZero(run("mkdir arm && clang-19 --target=aarch64-linux-gnu "
-                             "-fPIC -c b.c -o arm/b.o && " +
-                             tools::ldLld.path +
-                             " -shared arm/b.o -o arm/libB.so")));
+  ASSERT_TRUE(
+      exitedZero(run("mkdir arm && clang-19 --target=aarch64-linux-gnu "
+                     "-fPIC -c b.c -o arm/b.o && " +
+                     tools::ldLld.path + " -shared arm/b.o -o arm/libB.so")));
   RunResult other = audit("./main ./arm/libB.so");
   EXPECT_EQ(other.exitCode, 2) << describe(other);
   EXPECT_NE(other.err.find("./arm/libB.so: for aarch64"), std::string::npos)

@@ -24,7 +24,8 @@ constexpr const char *kElfMap =
             33c8             33c8        8     4         /usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o:(.bss)
             33c8             33c8        4     1                 completed.0
 )";
-constexpr const char *kCoffMap = R"(Address  Size     Align Out     In      Symbol
+constexpr const char *kCoffMap =
+    R"(Address  Size     Align Out     In      Symbol
 00001000 00000026  4096 .text
 00001000 00000026    16         rt.obj:(.text)
 00001000 00000000     0                 get

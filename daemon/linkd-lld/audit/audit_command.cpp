@@ -46,8 +46,8 @@ bool parseArgs(int argc, char **argv, AuditArgs &a, std::string &error) {
         error = "missing value for " + std::string(s);
         return false;
       }
-      (s == "--search" ? a.closure.searchDirs.emplace_back()
-                       : a.allowFile) = argv[++i];
+      (s == "--search" ? a.closure.searchDirs.emplace_back() : a.allowFile) =
+          argv[++i];
     } else if (s.starts_with("--")) {
       error = "unknown option " + std::string(s);
       return false;

@@ -125,15 +125,15 @@ struct Search {
   }
 
   std::vector<std::string> elfDefaultDirs(const std::string &machine) {
-    std::string triple = machine.starts_with("aarch64") ? "aarch64-linux-gnu"
+    std::string triple = machine.starts_with("aarch64")  ? "aarch64-linux-gnu"
                          : machine.starts_with("x86_64") ? "x86_64-linux-gnu"
                          : machine.starts_with("i386")   ? "i386-linux-gnu"
                                                          : "";
     std::vector<std::string> dirs;
     if (!triple.empty())
       dirs = {"/lib/" + triple, "/usr/lib/" + triple};
-    for (const char *d : {"/usr/local/lib", "/lib64", "/usr/lib64", "/lib",
-                          "/usr/lib"})
+    for (const char *d :
+         {"/usr/local/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib"})
       dirs.push_back(d);
     return dirs;
   }
@@ -165,7 +165,8 @@ struct Search {
       const std::string &lp = opts.ldLibraryPath;
       while (start <= lp.size() && !lp.empty()) {
         size_t c = lp.find_first_of(":;", start);
-        std::string d = lp.substr(start, c == std::string::npos ? c : c - start);
+        std::string d =
+            lp.substr(start, c == std::string::npos ? c : c - start);
         if (!d.empty())
           candidates.push_back({d + "/" + name, "LD_LIBRARY_PATH"});
         if (c == std::string::npos)

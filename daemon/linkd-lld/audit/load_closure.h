@@ -30,7 +30,7 @@ struct ClosureOptions {
 
 struct LoadedModule {
   ModuleInfo info;
-  std::string how; // "program", "named", "DT_NEEDED of X (RUNPATH)"
+  std::string how;          // "program", "named", "DT_NEEDED of X (RUNPATH)"
   size_t loader = SIZE_MAX; // index of the module that needed it
 };
 

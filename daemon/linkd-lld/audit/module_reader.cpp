@@ -28,32 +28,90 @@ std::string demangled(std::string_view name) {
 // Names of the C runtime's and the linker's own state, which every module
 // has a copy of by design (seen only when a symbol table lists them).
 bool isToolchainName(std::string_view n) {
-  static constexpr std::string_view kExact[] = {
-      "__dso_handle", "__TMC_END__", "__stack_chk_guard", "_IO_stdin_used",
-      "__data_start", "data_start", "__bss_start", "_edata", "_end",
-      "_dowildcard", "_newmode", "_fmode", "_commode", "__security_cookie",
-      "__security_cookie_complement", "__ImageBase", "__globallocalestatus",
-      "_charmax", "__proc_attached", "atexit_table", "__onexitbegin",
-      "__onexitend", "_tls_index", "_tls_used", "mingw_app_type",
-      "__imp___initenv", "initialized", "__CTOR_LIST__", "__DTOR_LIST__",
-      "__dyn_tls_init_callback", "_CRT_MT", "__xl_a", "__xl_z", "__xl_c",
-      "__xl_d", "_MINGW_INSTALL_DEBUG_MATHERR", "__mingw_module_is_dll",
-      "__native_startup_state", "__native_startup_lock",
-      "__native_dllmain_reason", "__native_vcclrit_reason", "__dll__",
-      "managedapp", "mainret", "has_cctor", "__mingw_app_type",
-      "__mingw_initltsdrot_force", "__mingw_initltsdyn_force",
-      "__mingw_initltssuo_force", "_gnu_exception_handler",
-      "__mingw_winmain_hInstance", "_tls_start", "_tls_end", "key_dtor_list",
-      "maxSections", "the_secs", "__cpu_features_init", "__mingw_oldexcpt_handler"};
+  static constexpr std::string_view kExact[] = {"__dso_handle",
+                                                "__TMC_END__",
+                                                "__stack_chk_guard",
+                                                "_IO_stdin_used",
+                                                "__data_start",
+                                                "data_start",
+                                                "__bss_start",
+                                                "_edata",
+                                                "_end",
+                                                "_dowildcard",
+                                                "_newmode",
+                                                "_fmode",
+                                                "_commode",
+                                                "__security_cookie",
+                                                "__security_cookie_complement",
+                                                "__ImageBase",
+                                                "__globallocalestatus",
+                                                "_charmax",
+                                                "__proc_attached",
+                                                "atexit_table",
+                                                "__onexitbegin",
+                                                "__onexitend",
+                                                "_tls_index",
+                                                "_tls_used",
+                                                "mingw_app_type",
+                                                "__imp___initenv",
+                                                "initialized",
+                                                "__CTOR_LIST__",
+                                                "__DTOR_LIST__",
+                                                "__dyn_tls_init_callback",
+                                                "_CRT_MT",
+                                                "__xl_a",
+                                                "__xl_z",
+                                                "__xl_c",
+                                                "__xl_d",
+                                                "_MINGW_INSTALL_DEBUG_MATHERR",
+                                                "__mingw_module_is_dll",
+                                                "__native_startup_state",
+                                                "__native_startup_lock",
+                                                "__native_dllmain_reason",
+                                                "__native_vcclrit_reason",
+                                                "__dll__",
+                                                "managedapp",
+                                                "mainret",
+                                                "has_cctor",
+                                                "__mingw_app_type",
+                                                "__mingw_initltsdrot_force",
+                                                "__mingw_initltsdyn_force",
+                                                "__mingw_initltssuo_force",
+                                                "_gnu_exception_handler",
+                                                "__mingw_winmain_hInstance",
+                                                "_tls_start",
+                                                "_tls_end",
+                                                "key_dtor_list",
+                                                "maxSections",
+                                                "the_secs",
+                                                "__cpu_features_init",
+                                                "__mingw_oldexcpt_handler"};
   for (std::string_view e : kExact)
     if (n == e)
       return true;
-  for (std::string_view p : {"completed.", "__mingw", "_CRT_", "__native_",
-                             "__xi_", "__xc_", "__xp_", "__xt_", "__tls_",
-                             "__dyn_tls", "__imp_", ".refptr.", "__RUNTIME_PSEUDO",
-                             "__rt_psrelocs", "__bss_", "__data_", "was_init.",
-                             "__iob", "__lconv", "_head_lib", "__libc_csu",
-                             "object.", "dtor_idx."})
+  for (std::string_view p : {"completed.",
+                             "__mingw",
+                             "_CRT_",
+                             "__native_",
+                             "__xi_",
+                             "__xc_",
+                             "__xp_",
+                             "__xt_",
+                             "__tls_",
+                             "__dyn_tls",
+                             "__imp_",
+                             ".refptr.",
+                             "__RUNTIME_PSEUDO",
+                             "__rt_psrelocs",
+                             "__bss_",
+                             "__data_",
+                             "was_init.",
+                             "__iob",
+                             "__lconv",
+                             "_head_lib",
+                             "__libc_csu",
+                             "object.",
+                             "dtor_idx."})
     if (n.starts_with(p))
       return true;
   return false;
@@ -62,15 +120,47 @@ bool isToolchainName(std::string_view n) {
 // Source files of the MinGW/GCC C runtime, whose file-local state a PE or
 // ELF symbol table lists for every module.
 bool isToolchainFile(std::string_view stem) {
-  static constexpr std::string_view kStems[] = {
-      "crtexe", "crtdll", "tlssup", "tlsthrd", "pseudo-reloc", "cinitexe",
-      "gccmain", "natstart", "wildcard", "dllentry", "atonexit",
-      "mingw_helpers", "merr", "xtxtmode", "charmax", "dllargv", "gs_support",
-      "tlsmcrt", "pesect", "_newmode", "xncommod", "cpu_features", "crtstuff",
-      "crtbegin", "crtend", "cxa_atexit", "mingw_custom", "usermatherr",
-      "mingw_matherr", "ucrtbase_compat", "txtmode", "CRT_fp10", "CRT_glob",
-      "dll_dependency", "onexit_table", "mingw_pformat", "crt_handler",
-      "acrt_iob_func", "init", "emutls", "lib64_libmingw32_a-crtexe"};
+  static constexpr std::string_view kStems[] = {"crtexe",
+                                                "crtdll",
+                                                "tlssup",
+                                                "tlsthrd",
+                                                "pseudo-reloc",
+                                                "cinitexe",
+                                                "gccmain",
+                                                "natstart",
+                                                "wildcard",
+                                                "dllentry",
+                                                "atonexit",
+                                                "mingw_helpers",
+                                                "merr",
+                                                "xtxtmode",
+                                                "charmax",
+                                                "dllargv",
+                                                "gs_support",
+                                                "tlsmcrt",
+                                                "pesect",
+                                                "_newmode",
+                                                "xncommod",
+                                                "cpu_features",
+                                                "crtstuff",
+                                                "crtbegin",
+                                                "crtend",
+                                                "cxa_atexit",
+                                                "mingw_custom",
+                                                "usermatherr",
+                                                "mingw_matherr",
+                                                "ucrtbase_compat",
+                                                "txtmode",
+                                                "CRT_fp10",
+                                                "CRT_glob",
+                                                "dll_dependency",
+                                                "onexit_table",
+                                                "mingw_pformat",
+                                                "crt_handler",
+                                                "acrt_iob_func",
+                                                "init",
+                                                "emutls",
+                                                "lib64_libmingw32_a-crtexe"};
   for (std::string_view s : kStems)
     if (stem == s)
       return true;
@@ -100,7 +190,8 @@ void splitPaths(const std::string &list, std::vector<std::string> &out) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t colon = list.find(':', start);
-    std::string p = list.substr(start, colon == std::string::npos ? colon : colon - start);
+    std::string p =
+        list.substr(start, colon == std::string::npos ? colon : colon - start);
     if (!p.empty())
       out.push_back(p);
     if (colon == std::string::npos)
@@ -203,19 +294,36 @@ template <class ELFT> struct ElfReader {
     std::vector<uint64_t> needed, rpath, runpath;
     for (const auto &e : *dyn) {
       switch (e.d_tag) {
-      case ELF::DT_NEEDED: needed.push_back(e.getVal()); break;
-      case ELF::DT_RPATH: rpath.push_back(e.getVal()); break;
-      case ELF::DT_RUNPATH: runpath.push_back(e.getVal()); break;
-      case ELF::DT_SONAME: soname = e.getVal(); break;
-      case ELF::DT_STRTAB: strtab = e.getPtr(); break;
-      case ELF::DT_STRSZ: strsz = e.getVal(); break;
-      case ELF::DT_SYMBOLIC: m.symbolic = true; break;
+      case ELF::DT_NEEDED:
+        needed.push_back(e.getVal());
+        break;
+      case ELF::DT_RPATH:
+        rpath.push_back(e.getVal());
+        break;
+      case ELF::DT_RUNPATH:
+        runpath.push_back(e.getVal());
+        break;
+      case ELF::DT_SONAME:
+        soname = e.getVal();
+        break;
+      case ELF::DT_STRTAB:
+        strtab = e.getPtr();
+        break;
+      case ELF::DT_STRSZ:
+        strsz = e.getVal();
+        break;
+      case ELF::DT_SYMBOLIC:
+        m.symbolic = true;
+        break;
       case ELF::DT_FLAGS:
         if (e.getVal() & ELF::DF_SYMBOLIC)
           m.symbolic = true;
         break;
-      case ELF::DT_FLAGS_1: flags1 = e.getVal(); break;
-      default: break;
+      case ELF::DT_FLAGS_1:
+        flags1 = e.getVal();
+        break;
+      default:
+        break;
       }
     }
     if (flags1 & ELF::DF_1_PIE)
@@ -317,7 +425,8 @@ template <class ELFT> struct ElfReader {
     return false;
   }
 
-  template <typename Rel> void relocatedNames(ArrayRef<Rel> rels, const Shdr &sh) {
+  template <typename Rel>
+  void relocatedNames(ArrayRef<Rel> rels, const Shdr &sh) {
     const auto &elf = obj.getELFFile();
     if (sh.sh_link >= sections.size())
       return;
@@ -456,8 +565,8 @@ struct PeReader {
   }
 
   static std::string why(const ModuleInfo &m, bool fromRecord) {
-    std::string w = m.executable ? "the program's own copy"
-                                 : "a DLL's own copy";
+    std::string w =
+        m.executable ? "the program's own copy" : "a DLL's own copy";
     w += ": a PE module shares a definition only by importing it";
     if (fromRecord)
       w += " (linkd's link record)";
@@ -528,7 +637,8 @@ struct PeReader {
 
   void imports() {
     importTable<object::coff_import_directory_table_entry>(
-        COFF::IMPORT_TABLE, [](const auto &e) -> uint32_t { return e.NameRVA; });
+        COFF::IMPORT_TABLE,
+        [](const auto &e) -> uint32_t { return e.NameRVA; });
     importTable<object::delay_import_directory_table_entry>(
         COFF::DELAY_IMPORT_DESCRIPTOR,
         [](const auto &e) -> uint32_t { return e.Name; });
@@ -545,7 +655,8 @@ struct PeReader {
     uint32_t entries = t->AddressTableEntries;
     const char *namePtrs = rvaPointer(t->NamePointerRVA, 4ull * names);
     const char *ordinals = rvaPointer(t->OrdinalTableRVA, 2ull * names);
-    const char *addresses = rvaPointer(t->ExportAddressTableRVA, 4ull * entries);
+    const char *addresses =
+        rvaPointer(t->ExportAddressTableRVA, 4ull * entries);
     if (!namePtrs || !ordinals || !addresses)
       return;
     for (uint32_t i = 0; i < names; ++i) {
@@ -575,16 +686,15 @@ struct PeReader {
             obj.getNumberOfSymbols())
           continue;
         ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
-        file = std::string(reinterpret_cast<const char *>(aux.data()),
-                           strnlen(reinterpret_cast<const char *>(aux.data()),
-                                   aux.size()));
+        file = std::string(
+            reinterpret_cast<const char *>(aux.data()),
+            strnlen(reinterpret_cast<const char *>(aux.data()), aux.size()));
         continue;
       }
       if (sym.isSectionDefinition() || sym.getSectionNumber() <= 0)
         continue;
       bool external = sym.isExternal();
-      if (!external &&
-          sym.getStorageClass() != COFF::IMAGE_SYM_CLASS_STATIC)
+      if (!external && sym.getStorageClass() != COFF::IMAGE_SYM_CLASS_STATIC)
         continue;
       auto sec = obj.getSection(sym.getSectionNumber());
       auto name = obj.getSymbolName(sym);
@@ -646,8 +756,9 @@ struct MachOReader {
   const object::MachOObjectFile &obj;
   ModuleInfo &m;
 
-  std::optional<std::string> commandString(
-      const object::MachOObjectFile::LoadCommandInfo &lc, uint32_t off) {
+  std::optional<std::string>
+  commandString(const object::MachOObjectFile::LoadCommandInfo &lc,
+                uint32_t off) {
     return boundedString(lc.Ptr, lc.C.cmdsize, off);
   }
 
@@ -659,11 +770,13 @@ struct MachOReader {
       case MachO::LC_REEXPORT_DYLIB:
       case MachO::LC_LAZY_LOAD_DYLIB:
       case MachO::LC_LOAD_UPWARD_DYLIB:
-        if (auto s = commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
+        if (auto s =
+                commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
           m.needed.push_back(*s);
         break;
       case MachO::LC_ID_DYLIB:
-        if (auto s = commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
+        if (auto s =
+                commandString(lc, obj.getDylibIDLoadCommand(lc).dylib.name))
           m.soname = *s;
         break;
       case MachO::LC_RPATH:
@@ -689,9 +802,9 @@ struct MachOReader {
   }
 
   void symbols() {
-    bool twoLevel = (obj.is64Bit() ? obj.getHeader64().flags
-                                   : obj.getHeader().flags) &
-                    MachO::MH_TWOLEVEL;
+    bool twoLevel =
+        (obj.is64Bit() ? obj.getHeader64().flags : obj.getHeader().flags) &
+        MachO::MH_TWOLEVEL;
     for (const object::SymbolRef &sr : obj.symbols()) {
       m.hasSymbolTable = true;
       object::DataRefImpl dr = sr.getRawDataRefImpl();
@@ -721,7 +834,8 @@ struct MachOReader {
         consumeError(sectName.takeError());
         continue;
       }
-      StringRef seg = obj.getSectionFinalSegmentName((*sec)->getRawDataRefImpl());
+      StringRef seg =
+          obj.getSectionFinalSegmentName((*sec)->getRawDataRefImpl());
       char kind = sectionKind(seg, *sectName);
       auto name = sr.getName();
       if (!name) {
@@ -769,8 +883,10 @@ struct MachOReader {
   }
 };
 
-template <class ELFT> void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
-  ElfReader<ELFT>{static_cast<const object::ELFObjectFile<ELFT> &>(o), m, {}}.read();
+template <class ELFT>
+void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
+  ElfReader<ELFT>{static_cast<const object::ELFObjectFile<ELFT> &>(o), m, {}}
+      .read();
 }
 
 } // namespace
@@ -823,8 +939,8 @@ std::optional<ModuleInfo> readModuleBytes(const std::string &path,
     return m;
   }
   if (auto *mo = dyn_cast<object::MachOObjectFile>(b)) {
-    uint32_t ft = mo->is64Bit() ? mo->getHeader64().filetype
-                                : mo->getHeader().filetype;
+    uint32_t ft =
+        mo->is64Bit() ? mo->getHeader64().filetype : mo->getHeader().filetype;
     if (ft != MachO::MH_EXECUTE && ft != MachO::MH_DYLIB &&
         ft != MachO::MH_BUNDLE)
       return fail("not a Mach-O executable, dylib or bundle");
@@ -848,7 +964,8 @@ void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record) {
     d.kind = r.kind;
     d.fileStem = fileStemOf(r.input);
     if (m.format == "ELF")
-      judgeElf(m, r.name, ElfSymbolFacts{ELF::STB_GLOBAL, ELF::STV_DEFAULT, false}, d);
+      judgeElf(m, r.name,
+               ElfSymbolFacts{ELF::STB_GLOBAL, ELF::STV_DEFAULT, false}, d);
     else
       d.why = PeReader::why(m, true);
     if (d.shared)

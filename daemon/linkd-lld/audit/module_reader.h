@@ -28,8 +28,9 @@ struct ModuleInfo {
   bool executable = false;
   // What it loads, as the file names it, and where it says to look.
   std::vector<std::string> needed;
-  std::vector<std::string> rpath, runpath; // ELF DT_RPATH / DT_RUNPATH, Mach-O LC_RPATH
-  std::string soname;                      // ELF DT_SONAME
+  std::vector<std::string> rpath,
+      runpath;                 // ELF DT_RPATH / DT_RUNPATH, Mach-O LC_RPATH
+  std::string soname;          // ELF DT_SONAME
   bool hasSymbolTable = false; // definitions beyond the exports are visible
   std::vector<StateDef> defs;  // from the symbol table, else exports only
   // Facts for applying a link record (stripped modules).
