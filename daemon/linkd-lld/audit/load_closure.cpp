@@ -53,6 +53,19 @@ std::string replaceToken(std::string s, const std::string &token,
   return s;
 }
 
+// The entries of a ':'- (or ';'-) separated list, empty ones left out.
+void splitList(const std::string &list, std::vector<std::string> &out) {
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t c = list.find_first_of(":;", start);
+    if (c == std::string::npos)
+      c = list.size();
+    if (c > start)
+      out.push_back(list.substr(start, c - start));
+    start = c + 1;
+  }
+}
+
 // A file named `name` in `dir`, compared without case (Windows).
 std::string findNoCase(const std::string &dir, const std::string &name) {
   std::string want = lower(name);
@@ -138,50 +151,43 @@ struct Search {
     return dirs;
   }
 
-  void followElf(size_t idx, const std::string &name) {
-    const LoadedModule &mod = out.modules[idx];
-    std::string origin = dirOf(realPath(mod.info.path));
-    auto expand = [&](const std::string &p) {
-      return replaceToken(p, "$ORIGIN", origin);
+  using Candidates = std::vector<std::pair<std::string, std::string>>;
+
+  // Where ld.so looks for `name` needed by module `idx`, in order, each
+  // with how it was found.
+  Candidates elfCandidates(size_t idx, const std::string &name) {
+    const ModuleInfo &info = out.modules[idx].info;
+    auto origin = [&](size_t i, const std::string &p) {
+      return replaceToken(p, "$ORIGIN",
+                          dirOf(realPath(out.modules[i].info.path)));
     };
-    std::string machine = mod.info.machine;
-    std::string needer = mod.info.path;
-    std::vector<std::pair<std::string, std::string>> candidates; // path, how
-    if (name.find('/') != std::string::npos) {
-      candidates.push_back({expand(name), "path"});
-    } else {
-      if (loadedNames.count(name))
-        return; // ld.so: a loaded SONAME satisfies the need
-      if (mod.info.runpath.empty())
-        for (size_t i = idx; i != SIZE_MAX; i = out.modules[i].loader)
-          for (const std::string &d : out.modules[i].info.rpath)
-            candidates.push_back(
-                {replaceToken(d, "$ORIGIN",
-                              dirOf(realPath(out.modules[i].info.path))) +
-                     "/" + name,
-                 "DT_RPATH " + d});
-      std::vector<std::string> ld;
-      size_t start = 0;
-      const std::string &lp = opts.ldLibraryPath;
-      while (start <= lp.size() && !lp.empty()) {
-        size_t c = lp.find_first_of(":;", start);
-        std::string d =
-            lp.substr(start, c == std::string::npos ? c : c - start);
-        if (!d.empty())
-          candidates.push_back({d + "/" + name, "LD_LIBRARY_PATH"});
-        if (c == std::string::npos)
-          break;
-        start = c + 1;
-      }
-      for (const std::string &d : mod.info.runpath)
-        candidates.push_back({expand(d) + "/" + name, "DT_RUNPATH " + d});
-      for (const std::string &d : elfDefaultDirs(machine))
-        candidates.push_back({d + "/" + name, "default directory"});
-      for (const std::string &d : opts.searchDirs)
-        candidates.push_back({d + "/" + name, "--search"});
-    }
+    Candidates c;
+    if (name.find('/') != std::string::npos)
+      return {{origin(idx, name), "path"}};
+    if (info.runpath.empty()) // DT_RPATH of the loading chain
+      for (size_t i = idx; i != SIZE_MAX; i = out.modules[i].loader)
+        for (const std::string &d : out.modules[i].info.rpath)
+          c.push_back({origin(i, d) + "/" + name, "DT_RPATH " + d});
+    std::vector<std::string> ld;
+    splitList(opts.ldLibraryPath, ld);
+    for (const std::string &d : ld)
+      c.push_back({d + "/" + name, "LD_LIBRARY_PATH"});
+    for (const std::string &d : info.runpath)
+      c.push_back({origin(idx, d) + "/" + name, "DT_RUNPATH " + d});
+    for (const std::string &d : elfDefaultDirs(info.machine))
+      c.push_back({d + "/" + name, "default directory"});
+    for (const std::string &d : opts.searchDirs)
+      c.push_back({d + "/" + name, "--search"});
+    return c;
+  }
+
+  void followElf(size_t idx, const std::string &name) {
+    if (name.find('/') == std::string::npos && loadedNames.count(name))
+      return; // ld.so: a loaded SONAME satisfies the need
+    std::string machine = out.modules[idx].info.machine;
+    std::string needer = out.modules[idx].info.path;
     std::string mismatch;
-    for (const auto &[path, how] : candidates) {
+    for (const auto &[path, how] : elfCandidates(idx, name)) {
       std::string why;
       if (auto info = tryModule(path, machine, &why)) {
         add(std::move(*info), "DT_NEEDED of " + needer + " (" + how + ")", idx);
