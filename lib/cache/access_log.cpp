@@ -38,9 +38,11 @@ AccessLog parseAccessLog(std::string_view records) {
     std::string path = nextPath(pos);
     if (isPseudoFile(path) && (kind == 'R' || kind == 'S' || kind == 'M'))
       continue;
-    // The audit's map file (and LLD's probe beside it): scratch.
-    if ((kind == 'W' || kind == 'U') &&
-        path.find(std::string("/") + audit::kMapFilePrefix) != std::string::npos)
+    // The audit's map file (and LLD's probes beside it): scratch, neither
+    // an input nor an output (state_record_child.h).
+    if (kind != 'N' && kind != 'A' &&
+        path.find(std::string("/") + audit::kMapFilePrefix) !=
+            std::string::npos)
       continue;
     switch (kind) {
     case 'R':

@@ -2,6 +2,7 @@
 // are one piece of state (docs/audit.md).
 #include "audit/audit_model.h"
 #include "audit/state_record.h"
+#include "cache/access_log.h"
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,20 @@ TEST(AuditRecord, RoundTripsAndRejectsGarbage) {
   out.clear();
   EXPECT_FALSE(decodeStateRecord("Q\tname\tin\n", out, &error));
   EXPECT_EQ(error, "malformed state record at line 1");
+}
+
+TEST(AuditRecord, AccessLogCarriesTheRecordAndDropsTheMapFile) {
+  using namespace std::string_literals;
+  std::string records =
+      "M/tmp/linkd-audit-map-7.map\0"s + "W/tmp/linkd-audit-map-7.map.tmp1\0"s +
+      "U/tmp/linkd-audit-map-7.map.tmp1\0"s + "W/tmp/linkd-audit-map-7.map\0"s +
+      "R/w/rt.o\0"s + "W/w/out.so\0"s + "AD\thalide_x\trt.o\n\0"s;
+  AccessLog log = parseAccessLog(records);
+  EXPECT_TRUE(log.uncacheable.empty());
+  EXPECT_EQ(log.outputs, std::set<std::string>{"/w/out.so"});
+  EXPECT_EQ(log.read, std::set<std::string>{"/w/rt.o"});
+  EXPECT_TRUE(log.missing.empty());
+  EXPECT_EQ(log.stateRecord, "D\thalide_x\trt.o\n");
 }
 
 TEST(AuditRecord, MinGWRuntimeMembersAreToolchain) {
