@@ -354,6 +354,18 @@ TEST_F(AuditPe, MingwOneRuntimeDllImportedByBothIsClean) {
   EXPECT_EQ(a.exitCode, 0) << describe(a);
   EXPECT_NE(a.out.find("./rt.dll (PE, imported by ./a.dll"), std::string::npos)
       << a.out;
+  // A DLL outside the program's directory is found through --search only.
+  ASSERT_TRUE(exitedZero(run("mkdir dlls && mv rt.dll dlls/")));
+  RunResult away = audit("main.exe");
+  EXPECT_NE(away.out.find("not followed: rt.dll (imported by ./a.dll)"),
+            std::string::npos)
+      << away.out;
+  RunResult searched = audit("main.exe --search dlls");
+  EXPECT_EQ(searched.exitCode, 0) << describe(searched);
+  EXPECT_NE(
+      searched.out.find("dlls/rt.dll (PE, imported by ./a.dll (--search)"),
+      std::string::npos)
+      << searched.out;
 }
 
 // --- PE: MSVC-style lld-link ------------------------------------------------
