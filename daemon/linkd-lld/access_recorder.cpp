@@ -57,6 +57,14 @@ SpawnFn realSpawn = nullptr;
 ChdirFn realChdir = nullptr;
 GetcwdFn realGetcwd = nullptr;
 ExitFn realExit = nullptr;
+void (*gExitHook)(int) = nullptr;
+
+void runExitHook(int status) {
+  if (auto *hook = gExitHook) {
+    gExitHook = nullptr;
+    hook(status);
+  }
+}
 
 template <typename Fn> Fn next(Fn &slot, const char *name) {
   if (!slot)
@@ -233,6 +241,19 @@ void startAccessRecording(int fd, const std::string &cwd) {
   std::memcpy(gCwd, cwd.data(), gCwdLen);
   gCwd[gCwdLen] = '\0';
   gRecordFd = fd;
+}
+
+void setExitHook(void (*hook)(int status)) { gExitHook = hook; }
+
+void recordText(char kind, std::string_view text) {
+  if (!recording())
+    return;
+  flushRecords();
+  std::lock_guard lock(gBufMu);
+  std::string rec(1, kind);
+  rec.append(text);
+  rec.push_back('\0');
+  writeRecords(rec.data(), rec.size());
 }
 
 } // namespace linkd
@@ -444,12 +465,14 @@ int statfs(const char *path, struct statfs *buf) {
 // _Exit (sys::Process::Exit with NoCleanup), linkd's own code through _exit,
 // report_fatal_error and the archivers' errors through exit.
 void exit(int status) {
+  runExitHook(status);
   flushRecords(/*direct=*/true); // atexit handlers may still record
   next(realExit, "exit")(status);
   __builtin_unreachable();
 }
 
 void _exit(int status) {
+  runExitHook(status);
   flushRecords();
   syscall(SYS_exit_group, status);
   __builtin_unreachable();

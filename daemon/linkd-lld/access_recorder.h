@@ -28,9 +28,11 @@
 //   D  directory created           L  directory listed
 //   X  started a process           C  changed directory
 //   E  a path could not be recorded (too long) or resolved
+//   A  the audit's state record of the output (text instead of a path)
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace linkd {
 
@@ -45,6 +47,13 @@ void startAccessRecording(int fd, const std::string &cwd);
 // message if `original` cannot be stat'ed.
 std::string redirectReads(const std::string &original,
                           const std::string &target);
+
+// Runs `hook(status)` once, on the process's way out, before the last
+// records are written (the audit's state record, state_record_child.h).
+void setExitHook(void (*hook)(int status));
+// Sends `text` (no NUL inside) as one record of `kind`, after what is
+// buffered.
+void recordText(char kind, std::string_view text);
 
 // Resolves libc's own functions ahead of time (call in the zygote, so that
 // children do not each pay for dlsym).

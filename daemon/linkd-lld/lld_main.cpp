@@ -3,10 +3,12 @@
 //   * the one-shot local link or archive command (`link --flavor F
 //     [--argv0 NAME] -- ARGS`, F also ar, ranlib or lib), which the client
 //     execs when it cannot use the daemon, and
-//   * the rewriter (`rewrite ...`, daemon/linkd-lld/rewrite_command.cpp).
+//   * the rewriter (`rewrite ...`, daemon/linkd-lld/rewrite_command.cpp), and
+//   * the auditor (`audit ...`, daemon/linkd-lld/audit/audit_command.h).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
 #include "daemon/linkd-lld/archiver_main.h"
+#include "daemon/linkd-lld/audit/audit_command.h"
 #include "daemon/linkd-lld/link_rewrite.h"
 #include "daemon/linkd-lld/rewrite_command.h"
 #include "child/rewrite_plan.h"
@@ -33,7 +35,9 @@ int usageError(const std::string &msg) {
                "elf|coff|macho|wasm|ar|ranlib|lib [--argv0 NAME] "
                "[--rewrite-spec F] -- "
                "ARGS...\n"
-               "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n",
+               "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n"
+               "       linkd-lld audit PROGRAM [MODULE...] [--search DIR]... "
+               "[--json] [--allow FILE]\n",
                msg.c_str());
   return 2;
 }
@@ -115,6 +119,8 @@ int main(int argc, char **argv) {
     return cmdLink(argc, argv);
   if (cmd == "rewrite")
     return linkd::cmdRewrite(argc, argv);
+  if (cmd == "audit")
+    return linkd::cmdAudit(argc, argv);
   if (cmd == "version" || cmd == "--version") {
     std::printf("%s\n", linkd::lldVersionString().c_str());
     return 0;

@@ -8,6 +8,7 @@
 #include "link/flavor.h"
 #include "daemon/linkd-lld/lld_entry.h"
 #include "daemon/linkd-lld/sandbox_child.h"
+#include "daemon/linkd-lld/state_record_child.h"
 #include "child/sandbox_protocol.h"
 #include "linkd/v1/linkd.pb.h"
 
@@ -149,6 +150,8 @@ void setUpStdin(const v1::LinkRequest &req) {
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
   inv.stderrIsColorTty = req.stderr_is_color_tty();
+  if (recordFd >= 0 && sandboxFd < 0)
+    armStateRecord(inv);
   runLldAndExit(inv);
 }
 

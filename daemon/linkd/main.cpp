@@ -1,6 +1,7 @@
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
 // them: serve (the daemon), status and stop (talk to it), link (the one-shot
-// local link) and rewrite (symbol/COMDAT rewriting), both handed to
+// local link), rewrite (symbol/COMDAT rewriting) and audit (duplicated
+// runtime state across a program's modules), all handed to
 // linkd-lld, the binary that holds LLVM.
 #include "config/config.h"
 #include "config/runtime_paths.h"
@@ -42,6 +43,9 @@ commands:
           [--runtime FILE...] [--kernel FILE...] [--input FILE...]
           --out-dir DIR [--dry-run] [--table-out FILE]
         rename symbols and COMDATs in objects and archives (docs/rewrite.md)
+  audit PROGRAM [MODULE...] [--search DIR]... [--json] [--allow FILE]
+        find runtime state duplicated across the modules the program loads
+        (docs/audit.md); exit 1 when found
   version             print linkd's and LLD's versions
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
@@ -145,7 +149,7 @@ int main(int argc, char **argv) {
   if (cmd == "rewrite")
     if (auto rc = linkd::rewriteThroughDaemon(argc, argv))
       return *rc;
-  if (cmd == "link" || cmd == "rewrite")
+  if (cmd == "link" || cmd == "rewrite" || cmd == "audit")
     return execLinkdLld(argc, argv);
   if (cmd == "status")
     return linkd::printStatus(argc > 2 && std::strcmp(argv[2], "--json") == 0);

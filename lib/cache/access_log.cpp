@@ -1,5 +1,7 @@
 #include "cache/access_log.h"
 
+#include "audit/state_record.h"
+
 namespace linkd {
 
 namespace {
@@ -36,6 +38,12 @@ AccessLog parseAccessLog(std::string_view records) {
     std::string path = nextPath(pos);
     if (isPseudoFile(path) && (kind == 'R' || kind == 'S' || kind == 'M'))
       continue;
+    // The audit's map file (and LLD's probes beside it): scratch, neither
+    // an input nor an output (state_record_child.h).
+    if (kind != 'N' && kind != 'A' &&
+        path.find(std::string("/") + audit::kMapFilePrefix) !=
+            std::string::npos)
+      continue;
     switch (kind) {
     case 'R':
       read.insert(path);
@@ -63,6 +71,9 @@ AccessLog parseAccessLog(std::string_view records) {
     case 'U':
       written.erase(path);
       touched.insert(path);
+      break;
+    case 'A':
+      log.stateRecord = std::move(path);
       break;
     case 'D':
       reasons.insert("the link created a directory");

@@ -29,6 +29,9 @@ struct AccessLog {
   // the key must cover it (lib/cache/archive_key.h).
   std::set<std::string> overwritten;
   std::vector<std::string> uncacheable; // reasons, empty if cacheable
+  // The audit's record of the state symbols the link placed in its output
+  // (lib/audit/state_record.h); empty when the child made none.
+  std::string stateRecord;
 };
 
 // Parses the record stream written by the access recorder.

@@ -1,5 +1,7 @@
 #include "cache/link_cache.h"
 
+#include "audit/state_record.h"
+
 #include "cache/file_time.h"
 
 #include <fcntl.h>
@@ -595,6 +597,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     set.add_missing(link.paths.toStored(p));
 
   cache::v1::LinkResult result;
+  std::vector<Digest> outputDigests;
   for (const OutputSnapshot &snap : outputs) {
     std::optional<Digest> d = storeStableFile(blobs, snap);
     if (!d)
@@ -607,6 +610,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     o->set_digest(std::string(d->raw()));
     o->set_size(size);
     o->set_mode(snap.st.st_mode & 07777);
+    outputDigests.push_back(*d);
   }
   result.set_stdout_data(link.paths.toStored(stdoutData));
   result.set_stderr_data(link.paths.toStored(stderrData));
@@ -628,6 +632,10 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   if (!blobs.putAction(kManifestNs, link.key, merged.SerializeAsString()))
     return refuse("cannot write to the store");
   rememberManifest(link.key, std::move(merged));
+  // The audit finds a module's state by its bytes alone (docs/audit.md).
+  if (!log.stateRecord.empty())
+    for (const Digest &d : outputDigests)
+      blobs.putAction(audit::kStateRecordNs, d, log.stateRecord);
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
   // No spare copy yet: a miss already writes each large output once more

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seed corpus for tests/fuzz/rewrite_fuzzer.cpp: small real inputs of every
+# Seed corpus for tests/fuzz/rewrite_fuzzer.cpp and audit_fuzzer.cpp: small
+# real inputs of every
 # kind the rewriter reads, compiled here (nothing binary is committed).
 #
 #   tests/fuzz/make_corpus.sh DIR      # DIR is created; existing files kept
@@ -200,5 +201,19 @@ $DLLTOOL -m i386:x86-64 -d h.def -l libimport.a
 # archive refers to a member that is usually missing: an error path.
 $AR rcsT libthin.a rt-x86_64-linux-gnu.o
 
-cp ./*.o ./*.bc ./*.a ./*.lib ./*.hsaco "$out"/
+# Linked modules and LLD maps for audit_fuzzer (docs/audit.md): ELF
+# executables with the runtime (one stripped), a PE DLL from
+# lld-link, a Mach-O dylib, and the maps their links wrote.
+LLD=${LLD_FOR_CORPUS:-/usr/lib/llvm-19/bin/ld.lld}
+$LLD --unresolved-symbols=ignore-all -e 0 -Map=elf.map \
+  rt-x86_64-linux-gnu.o -o audit-elf.so || true
+$LLD --unresolved-symbols=ignore-all -e 0 -s rt-aarch64-linux-gnu.o \
+  -o audit-elf-stripped.so || true
+${LLD%ld.lld}lld-link /dll /noentry /nodefaultlib /lldmap:coff.map \
+  rt-x86_64-pc-windows-msvc.o /out:audit-pe.dll 2>/dev/null || true
+${LLD%ld.lld}ld64.lld -arch arm64 -platform_version macos 11.0 11.0 -dylib \
+  -undefined dynamic_lookup rt-arm64-apple-macos11.o -o audit-macho.dylib \
+  2>/dev/null || true
+
+cp ./*.o ./*.bc ./*.a ./*.lib ./*.hsaco ./*.so ./*.dll ./*.dylib ./*.map "$out"/ 2>/dev/null || true
 echo "$(ls "$out" | wc -l) files in $out ($(du -sh "$out" | cut -f1))"

@@ -1,0 +1,299 @@
+#include "daemon/linkd-lld/audit/load_closure.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <deque>
+#include <set>
+
+namespace linkd::audit {
+
+namespace {
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string baseOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool isFile(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string realPath(const std::string &p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string replaceToken(std::string s, const std::string &token,
+                         const std::string &value) {
+  for (const std::string &t : {"${" + token.substr(1) + "}", token}) {
+    for (size_t at = s.find(t); at != std::string::npos; at = s.find(t, at)) {
+      s.replace(at, t.size(), value);
+      at += value.size();
+    }
+  }
+  return s;
+}
+
+// The entries of a ':'- (or ';'-) separated list, empty ones left out.
+void splitList(const std::string &list, std::vector<std::string> &out) {
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t c = list.find_first_of(":;", start);
+    if (c == std::string::npos)
+      c = list.size();
+    if (c > start)
+      out.push_back(list.substr(start, c - start));
+    start = c + 1;
+  }
+}
+
+// A file named `name` in `dir`, compared without case (Windows).
+std::string findNoCase(const std::string &dir, const std::string &name) {
+  std::string want = lower(name);
+  std::string found;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (lower(e->d_name) == want && isFile(dir + "/" + e->d_name)) {
+        found = dir + "/" + e->d_name;
+        break;
+      }
+    closedir(d);
+  }
+  return found;
+}
+
+struct Search {
+  const ClosureOptions &opts;
+  Closure &out;
+  std::set<std::string> loadedPaths; // real paths
+  std::set<std::string> loadedNames; // SONAMEs and base names
+  std::deque<size_t> queue;
+
+  // Reads `path` as a module the loader would accept for `machine` (empty:
+  // any). Sets `mismatch` when it exists but is for another machine.
+  std::optional<ModuleInfo> tryModule(const std::string &path,
+                                      const std::string &machine,
+                                      std::string *mismatch) {
+    if (!isFile(path))
+      return std::nullopt;
+    std::string error;
+    auto info = readModule(path, &error);
+    if (!info) {
+      if (mismatch)
+        *mismatch = error;
+      return std::nullopt;
+    }
+    if (!machine.empty() && info->machine != machine) {
+      if (mismatch)
+        *mismatch = path + ": for " + info->machine + ", not " + machine;
+      return std::nullopt;
+    }
+    return info;
+  }
+
+  void add(ModuleInfo info, std::string how, size_t loader) {
+    std::string real = realPath(info.path);
+    if (!loadedPaths.insert(real).second)
+      return;
+    if (!info.soname.empty())
+      loadedNames.insert(info.soname);
+    loadedNames.insert(baseOf(info.path));
+    out.modules.push_back({std::move(info), std::move(how), loader});
+    queue.push_back(out.modules.size() - 1);
+  }
+
+  void root(const std::string &path, const std::string &how) {
+    std::string error;
+    auto info = readModule(path, &error);
+    if (!info) {
+      out.errors.push_back(error);
+      return;
+    }
+    if (!out.modules.empty() && info->machine != out.modules[0].info.machine) {
+      out.errors.push_back(path + ": for " + info->machine +
+                           ", the program is for " +
+                           out.modules[0].info.machine);
+      return;
+    }
+    add(std::move(*info), how, SIZE_MAX);
+  }
+
+  std::vector<std::string> elfDefaultDirs(const std::string &machine) {
+    std::string triple = machine.starts_with("aarch64")  ? "aarch64-linux-gnu"
+                         : machine.starts_with("x86_64") ? "x86_64-linux-gnu"
+                         : machine.starts_with("i386")   ? "i386-linux-gnu"
+                                                         : "";
+    std::vector<std::string> dirs;
+    if (!triple.empty())
+      dirs = {"/lib/" + triple, "/usr/lib/" + triple};
+    for (const char *d :
+         {"/usr/local/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib"})
+      dirs.push_back(d);
+    return dirs;
+  }
+
+  using Candidates = std::vector<std::pair<std::string, std::string>>;
+
+  // Where ld.so looks for `name` needed by module `idx`, in order, each
+  // with how it was found.
+  Candidates elfCandidates(size_t idx, const std::string &name) {
+    const ModuleInfo &info = out.modules[idx].info;
+    auto origin = [&](size_t i, const std::string &p) {
+      return replaceToken(p, "$ORIGIN",
+                          dirOf(realPath(out.modules[i].info.path)));
+    };
+    Candidates c;
+    if (name.find('/') != std::string::npos)
+      return {{origin(idx, name), "path"}};
+    if (info.runpath.empty()) // DT_RPATH of the loading chain
+      for (size_t i = idx; i != SIZE_MAX; i = out.modules[i].loader)
+        for (const std::string &d : out.modules[i].info.rpath)
+          c.push_back({origin(i, d) + "/" + name, "DT_RPATH " + d});
+    std::vector<std::string> ld;
+    splitList(opts.ldLibraryPath, ld);
+    for (const std::string &d : ld)
+      c.push_back({d + "/" + name, "LD_LIBRARY_PATH"});
+    for (const std::string &d : info.runpath)
+      c.push_back({origin(idx, d) + "/" + name, "DT_RUNPATH " + d});
+    for (const std::string &d : elfDefaultDirs(info.machine))
+      c.push_back({d + "/" + name, "default directory"});
+    for (const std::string &d : opts.searchDirs)
+      c.push_back({d + "/" + name, "--search"});
+    return c;
+  }
+
+  void followElf(size_t idx, const std::string &name) {
+    if (name.find('/') == std::string::npos && loadedNames.count(name))
+      return; // ld.so: a loaded SONAME satisfies the need
+    std::string machine = out.modules[idx].info.machine;
+    std::string needer = out.modules[idx].info.path;
+    std::string mismatch;
+    for (const auto &[path, how] : elfCandidates(idx, name)) {
+      std::string why;
+      if (auto info = tryModule(path, machine, &why)) {
+        add(std::move(*info), "DT_NEEDED of " + needer + " (" + how + ")", idx);
+        return;
+      }
+      if (!why.empty() && mismatch.empty())
+        mismatch = why;
+    }
+    out.notFollowed.push_back(name + " (needed by " + needer + "): " +
+                              (mismatch.empty() ? "not found" : mismatch));
+  }
+
+  void followPe(size_t idx, const std::string &name) {
+    const LoadedModule &mod = out.modules[idx];
+    std::string lname = lower(name);
+    if (lname.starts_with("api-ms-win-") || lname.starts_with("ext-ms-"))
+      return; // API sets: resolved by the system
+    if (loadedNames.count(lname))
+      return;
+    std::vector<std::string> dirs = {dirOf(opts.program)};
+    dirs.insert(dirs.end(), opts.searchDirs.begin(), opts.searchDirs.end());
+    std::string mismatch;
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      std::string path = findNoCase(dirs[i], name);
+      if (path.empty())
+        continue;
+      std::string why;
+      if (auto info = tryModule(path, mod.info.machine, &why)) {
+        loadedNames.insert(lname);
+        add(std::move(*info),
+            "imported by " + mod.info.path +
+                (i == 0 ? " (program's directory)" : " (--search)"),
+            idx);
+        return;
+      }
+      if (mismatch.empty())
+        mismatch = why;
+    }
+    loadedNames.insert(lname);
+    out.notFollowed.push_back(
+        name + " (imported by " + mod.info.path + "): " +
+        (mismatch.empty() ? "not in the program's directory or a --search "
+                            "directory (a system DLL)"
+                          : mismatch));
+  }
+
+  void followMachO(size_t idx, const std::string &name) {
+    const LoadedModule &mod = out.modules[idx];
+    std::vector<std::string> candidates;
+    std::string exeDir = dirOf(opts.program);
+    std::string loaderDir = dirOf(mod.info.path);
+    auto expand = [&](std::string p, const std::string &loader) {
+      p = replaceToken(p, "@executable_path", exeDir);
+      return replaceToken(p, "@loader_path", loader);
+    };
+    if (name.starts_with("@rpath/")) {
+      for (size_t i = idx; i != SIZE_MAX; i = out.modules[i].loader)
+        for (const std::string &r : out.modules[i].info.rpath)
+          candidates.push_back(expand(r, dirOf(out.modules[i].info.path)) +
+                               name.substr(6));
+    } else {
+      candidates.push_back(expand(name, loaderDir));
+    }
+    for (const std::string &d : opts.searchDirs)
+      candidates.push_back(d + "/" + baseOf(name));
+    if (loadedNames.count(name))
+      return;
+    for (const std::string &c : candidates)
+      if (auto info = tryModule(c, mod.info.machine, nullptr)) {
+        loadedNames.insert(name);
+        add(std::move(*info), "LC_LOAD_DYLIB of " + mod.info.path, idx);
+        return;
+      }
+    loadedNames.insert(name);
+    out.notFollowed.push_back(name + " (loaded by " + mod.info.path +
+                              "): not found (a system library?)");
+  }
+
+  void run() {
+    root(opts.program, "program");
+    for (const std::string &n : opts.named)
+      root(n, "named on the command line");
+    while (!queue.empty()) {
+      size_t idx = queue.front();
+      queue.pop_front();
+      std::vector<std::string> needed = out.modules[idx].info.needed;
+      std::string format = out.modules[idx].info.format;
+      for (const std::string &n : needed) {
+        if (format == "ELF")
+          followElf(idx, n);
+        else if (format == "PE")
+          followPe(idx, n);
+        else
+          followMachO(idx, n);
+      }
+    }
+  }
+};
+
+} // namespace
+
+Closure loadClosure(const ClosureOptions &opts) {
+  Closure out;
+  Search s{opts, out, {}, {}, {}};
+  s.run();
+  return out;
+}
+
+} // namespace linkd::audit

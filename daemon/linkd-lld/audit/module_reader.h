@@ -1,0 +1,54 @@
+// Reads one module of a program (an ELF executable or shared object, a PE
+// image, a Mach-O executable or dylib) through LLVM Object: what it needs
+// loaded (DT_NEEDED and run paths, PE imports, LC_LOAD_DYLIB and LC_RPATH),
+// its exports, and the mutable state it defines, each definition with
+// whether the loader binds it to one copy (audit/audit_model.h).
+//
+// Every field comes from a file we did not write: offsets and sizes are
+// checked against the file before use, and a module that does not parse is
+// an error naming it, never a crash.
+#pragma once
+
+#include "audit/audit_model.h"
+#include "audit/state_record.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linkd::audit {
+
+struct ModuleInfo {
+  std::string path;
+  std::string format;  // ELF, PE, Mach-O
+  std::string machine; // e.g. "x86-64", compared between modules
+  bool executable = false;
+  // What it loads, as the file names it, and where it says to look.
+  std::vector<std::string> needed;
+  std::vector<std::string> rpath,
+      runpath;                 // ELF DT_RPATH / DT_RUNPATH, Mach-O LC_RPATH
+  std::string soname;          // ELF DT_SONAME
+  bool hasSymbolTable = false; // definitions beyond the exports are visible
+  std::vector<StateDef> defs;  // from the symbol table, else exports only
+  // Facts for applying a link record (stripped modules).
+  std::set<std::string> exportedState; // exported names of state symbols
+  std::set<std::string> dynRelocated;  // ELF: named by a dynamic relocation
+  bool symbolic = false;               // ELF: DF_SYMBOLIC / DT_SYMBOLIC
+};
+
+// nullopt and `error` ("PATH: reason") when the file cannot be read.
+std::optional<ModuleInfo> readModule(const std::string &path,
+                                     std::string *error);
+// The same for bytes already in memory, named `path` (the fuzzer).
+std::optional<ModuleInfo> readModuleBytes(const std::string &path,
+                                          std::string_view bytes,
+                                          std::string *error);
+
+// Replaces `m.defs` by the state symbols linkd recorded when it linked the
+// module, judged by what the module still shows (its exports).
+void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record);
+
+} // namespace linkd::audit

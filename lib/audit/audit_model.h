@@ -1,0 +1,84 @@
+// What `linkd audit` knows about a program's modules, and the search for
+// state that ends up in more than one copy at run time.
+//
+// A module's state definitions each say whether the loader binds every user
+// of the name to one copy ("shared": an exported, interposable ELF
+// definition; an exported definition of an ELF executable, which comes first
+// in the search order; a flat-namespace Mach-O export) or whether the module
+// keeps its own ("private", with the reason: hidden, local, protected,
+// bound at link time by -Bsymbolic or --dynamic-list, a DLL's own copy, a
+// two-level-namespace image). All shared copies of a name are one instance;
+// each private copy is one more. A name with two or more instances in the
+// closure is a finding. The LLVM-free half of the audit: the module readers
+// (daemon/linkd-lld/audit/) fill these structures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace linkd::audit {
+
+struct StateDef {
+  std::string name;    // as in the symbol table
+  std::string display; // demangled, or the name
+  char kind = 'D';     // D data, B bss, T thread-local
+  bool shared = false; // the loader binds all users to one copy
+  // The source file's stem ("rt" for rt.c, rt.o, libx.a(rt.c.o)) where
+  // known: file-local state only pairs with copies from a file of that name
+  // (two libraries' own `static int initialized` are not one runtime).
+  std::string fileStem;
+  std::string why; // why this copy is (or is not) kept apart
+};
+
+struct AuditModule {
+  std::string path;
+  std::string format;      // "ELF", "PE", "Mach-O"
+  std::string how;         // "program", "DT_NEEDED of X via RUNPATH", "named"
+  std::string source;      // "symbol table", "link record", "exports only"
+  bool inspectable = true; // false: only its exports could be seen
+  std::vector<StateDef> defs;
+};
+
+struct Copy {
+  size_t module = 0; // index into the module list
+  const StateDef *def = nullptr;
+};
+
+struct Finding {
+  std::string runtime; // "halide_*", "Halide::Runtime::Internal"
+  std::string name, display, fileStem;
+  char kind = 'D';
+  size_t instances = 0;
+  std::vector<Copy> copies;
+};
+
+// Patterns of intentional copies (--allow FILE): one glob a line, matched
+// against the symbol, its demangled name and its runtime; '#' comments.
+struct AllowList {
+  std::vector<std::string> patterns;
+  bool allows(const Finding &f) const;
+};
+bool parseAllowList(const std::string &text, AllowList &out,
+                    std::string *error);
+
+// The runtime a state symbol belongs to: its namespace (without the last
+// component) for C++ names, "prefix_*" for C names.
+std::string runtimeOf(const std::string &display);
+// "rt" for "dir/rt.c", "rt.o", "lib.a(rt.c.o)".
+std::string fileStemOf(std::string_view file);
+
+// Findings ordered by runtime, then name; allowed ones are left out and
+// counted in `allowed`.
+std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
+                                    const AllowList &allow, size_t *allowed);
+
+std::string formatText(const std::string &program,
+                       const std::vector<AuditModule> &modules,
+                       const std::vector<Finding> &findings, size_t allowed,
+                       const std::vector<std::string> &notFound);
+std::string formatJson(const std::string &program,
+                       const std::vector<AuditModule> &modules,
+                       const std::vector<Finding> &findings, size_t allowed,
+                       const std::vector<std::string> &notFound);
+
+} // namespace linkd::audit

@@ -1,0 +1,179 @@
+#include "audit/state_record.h"
+
+#include <array>
+
+namespace linkd::audit {
+
+namespace {
+
+std::string_view trimLeft(std::string_view s) {
+  size_t i = s.find_first_not_of(' ');
+  return i == std::string_view::npos ? std::string_view() : s.substr(i);
+}
+
+bool startsWithAny(std::string_view s,
+                   std::initializer_list<std::string_view> prefixes) {
+  for (std::string_view p : prefixes)
+    if (s.starts_with(p))
+      return true;
+  return false;
+}
+
+// Column starts from the header line ("... Out     In      Symbol").
+struct MapColumns {
+  size_t out = 0, in = 0, symbol = 0;
+  bool ok = false;
+};
+
+MapColumns headerColumns(std::string_view line) {
+  MapColumns c;
+  size_t out = line.find(" Out ");
+  size_t in = line.find(" In ");
+  size_t sym = line.find(" Symbol");
+  if (out == std::string_view::npos || in == std::string_view::npos ||
+      sym == std::string_view::npos || !(out < in && in < sym))
+    return c;
+  c.out = out + 1;
+  c.in = in + 1;
+  c.symbol = sym + 1;
+  c.ok = true;
+  return c;
+}
+
+} // namespace
+
+char stateSectionKind(std::string_view s) {
+  if (startsWithAny(s, {".data.rel.ro", ".tls$ZZZ"}))
+    return 0;
+  if (s == ".tdata" || s == ".tbss" || s == ".tls" ||
+      startsWithAny(s, {".tdata.", ".tbss.", ".tls$"}))
+    return 'T';
+  if (s == ".bss" || s == ".sbss" || startsWithAny(s, {".bss.", ".sbss."}))
+    return 'B';
+  if (s == ".data" || s == ".sdata" ||
+      startsWithAny(s, {".data.", ".data$", ".sdata."}))
+    return 'D';
+  return 0;
+}
+
+bool isToolchainInput(std::string_view input) {
+  if (input.empty() || input.starts_with("<"))
+    return true;
+  std::string_view file = input;
+  if (size_t paren = file.find('('); paren != std::string_view::npos)
+    file = file.substr(0, paren); // the archive
+  if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
+    file = file.substr(slash + 1);
+  static constexpr std::array<std::string_view, 14> kStartup = {
+      "crt1.o", "Scrt1.o",     "rcrt1.o",   "gcrt1.o",  "crti.o",
+      "crtn.o", "crt2.o",      "dllcrt2.o", "crtdll.o", "crtbegin",
+      "crtend", "crtfastmath", "crtprec",   "crt0.o"};
+  for (std::string_view s : kStartup)
+    if (file.starts_with(s))
+      return true;
+  // LLD's COFF map names archive members without their archive: the
+  // mingw-w64 CRT's members ("lib64_libmingw32_a-gccmain.o"), import
+  // library members ("libkernel32s00282.o", "libmsvcrt_defs00055.o") and
+  // libgcc's ("_chkstk_ms.o").
+  if (startsWithAny(file, {"lib64_lib", "lib32_lib", "libarm64_lib",
+                           "libarm32_lib", "_"}))
+    return true;
+  if (file.starts_with("lib") && file.ends_with(".o")) {
+    std::string_view stem = file.substr(0, file.size() - 2);
+    size_t digits = stem.find_last_not_of("0123456789");
+    if (digits != std::string_view::npos && stem.size() - digits - 1 >= 5 &&
+        (stem[digits] == 's' || stem.substr(0, digits + 1).ends_with("_defs")))
+      return true;
+  }
+  return startsWithAny(
+      file, {"libc.a", "libc_nonshared.a", "libgcc", "libmingw", "libmsvcr",
+             "libucrt", "libkernel32", "libpthread", "libwinpthread", "libssp",
+             "libmoldname", "libclang_rt.", "libunwind", "libatomic",
+             "libuser32", "libadvapi32", "libshell32", "libntdll"});
+}
+
+std::string encodeStateRecord(const std::vector<RecordedSymbol> &symbols) {
+  std::string out;
+  for (const RecordedSymbol &s : symbols) {
+    out += s.kind;
+    out += '\t';
+    out += s.name;
+    out += '\t';
+    out += s.input;
+    out += '\n';
+  }
+  return out;
+}
+
+bool decodeStateRecord(std::string_view text,
+                       std::vector<RecordedSymbol> &symbols,
+                       std::string *error) {
+  size_t lineNo = 0;
+  while (!text.empty()) {
+    ++lineNo;
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    size_t t1 = line.find('\t');
+    size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+    if (t1 != 1 || t2 == std::string_view::npos ||
+        (line[0] != 'D' && line[0] != 'B' && line[0] != 'T') || t2 == 2) {
+      if (error)
+        *error = "malformed state record at line " + std::to_string(lineNo);
+      return false;
+    }
+    symbols.push_back({line[0], std::string(line.substr(2, t2 - 2)),
+                       std::string(line.substr(t2 + 1))});
+  }
+  return true;
+}
+
+std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
+  std::vector<RecordedSymbol> out;
+  MapColumns cols;
+  char kind = 0;       // of the output section
+  char symbolKind = 0; // of the input section, where it says
+  std::string input;
+  while (!map.empty()) {
+    size_t nl = map.find('\n');
+    std::string_view line = map.substr(0, nl);
+    map =
+        nl == std::string_view::npos ? std::string_view() : map.substr(nl + 1);
+    if (!cols.ok) {
+      cols = headerColumns(line);
+      continue;
+    }
+    if (line.size() <= cols.out || line[cols.out - 1] != ' ')
+      continue;
+    size_t at = line.find_first_not_of(' ', cols.out);
+    if (at == std::string_view::npos)
+      continue;
+    std::string_view text = line.substr(at);
+    if (at < cols.in) { // an output section
+      kind = stateSectionKind(text);
+      input.clear();
+    } else if (at < cols.symbol) { // an input section
+      size_t colon = text.rfind(":(");
+      symbolKind = 0;
+      input = std::string(
+          colon == std::string_view::npos ? text : text.substr(0, colon));
+      // MinGW places .bss in .data: the input section is more precise.
+      if (kind && colon != std::string_view::npos && text.ends_with(")"))
+        if (char k = stateSectionKind(
+                text.substr(colon + 2, text.size() - colon - 3)))
+          symbolKind = k;
+    } else if (kind && !input.empty()) {
+      std::string_view name = trimLeft(text);
+      // Section symbols and import thunks are not state.
+      if (!name.empty() && !name.starts_with(".") &&
+          !name.starts_with("__declspec(dllimport) ") &&
+          !name.starts_with("__imp_"))
+        out.push_back(
+            {symbolKind ? symbolKind : kind, std::string(name), input});
+    }
+  }
+  return out;
+}
+
+} // namespace linkd::audit

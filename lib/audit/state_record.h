@@ -1,0 +1,58 @@
+// The link-time record of a module's state symbols, for `linkd audit` of
+// modules that carry no symbol table (PE images, ELF linked with -s).
+//
+// A link child whose output will have no symbols asks LLD for a map file
+// (ELF -Map, MinGW -Map, lld-link /lldmap) into an anonymous file, and at
+// exit reduces it to the state symbols the link placed in writable sections:
+// one line per symbol, "K\tNAME\tINPUT\n" with K = D (initialised data),
+// B (zero-initialised), T (thread-local). The daemon stores that text with
+// the cache record of the link, under the digest of each output, so the audit
+// finds it again from the module's bytes alone. Symbols from the toolchain's
+// own startup files and C runtime archives are left out of the findings
+// (every module carries its own C runtime by design); they stay in the
+// record, marked by isToolchainInput().
+//
+// LLD's maps print symbols demangled (LLD's default; turning it off would
+// change the link's diagnostics), so a record holds demangled names and the
+// audit compares copies by demangled name.
+// LLD's ELF and COFF ("lldmap") map files share one layout: numeric columns,
+// then the output section at the "Out" column, input sections ("file:(sec)")
+// at "In", symbols at "Symbol".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linkd::audit {
+
+// The store's action namespace of state records, keyed by output digest.
+inline constexpr const char *kStateRecordNs = "audit-state";
+// The base name prefix of the map file a link child writes for the record:
+// scratch, never an output of the link.
+inline constexpr const char *kMapFilePrefix = "linkd-audit-map-";
+
+struct RecordedSymbol {
+  char kind = 'D'; // D data, B bss, T thread-local
+  std::string name;
+  std::string input; // the object or "archive(member)" that defined it
+};
+
+std::string encodeStateRecord(const std::vector<RecordedSymbol> &symbols);
+// False (and `error`) on a malformed record; a record is store data, and a
+// store can be corrupt.
+bool decodeStateRecord(std::string_view text,
+                       std::vector<RecordedSymbol> &symbols,
+                       std::string *error);
+
+// The state symbols of an LLD map file (ELF -Map or COFF /lldmap).
+std::vector<RecordedSymbol> stateFromLldMap(std::string_view map);
+
+// An output section whose content is mutable state: 'D', 'B', 'T', or 0.
+char stateSectionKind(std::string_view outputSection);
+
+// crt1.o, crtbegin.o, libc_nonshared.a(...), libmingw32.a(...), LLD's
+// <internal> ...: the toolchain's startup code and C runtime.
+bool isToolchainInput(std::string_view input);
+
+} // namespace linkd::audit

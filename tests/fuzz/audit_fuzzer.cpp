@@ -1,0 +1,30 @@
+// libFuzzer target over the audit's readers (docs/audit.md): the input
+// bytes are one module of a program (ELF, PE or Mach-O, whatever they turn
+// out to be) read as the audit reads a module it found on disk, and, as
+// text, an LLD map file and a stored link record. Modules are hostile
+// input: errors are fine; crashes, aborts, sanitizer reports and leaks are
+// not. Built only with -DLINKD_FUZZ=ON; seeds from tests/fuzz/make_corpus.sh
+// plus any linked modules (docs/audit.md, "Fuzzing").
+#include "audit/state_record.h"
+#include "daemon/linkd-lld/audit/module_reader.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char *>(data), size);
+  std::string error;
+  if (auto m = linkd::audit::readModuleBytes("fuzz-input", bytes, &error)) {
+    // A record applied to what was read, as for a stripped module.
+    std::vector<linkd::audit::RecordedSymbol> rec = {
+        {'D', "halide_state", "rt.o"}, {'T', "tls", "lib.a(x.o)"}};
+    linkd::audit::applyRecord(*m, rec);
+  }
+  auto syms = linkd::audit::stateFromLldMap(bytes);
+  std::vector<linkd::audit::RecordedSymbol> decoded;
+  linkd::audit::decodeStateRecord(bytes, decoded, &error);
+  for (const auto &s : syms)
+    (void)linkd::audit::isToolchainInput(s.input);
+  return 0;
+}

@@ -1,0 +1,159 @@
+// lib/audit: the map parser, the record format, runtimes, and which copies
+// are one piece of state (docs/audit.md).
+#include "audit/audit_model.h"
+#include "audit/state_record.h"
+#include "cache/access_log.h"
+
+#include <gtest/gtest.h>
+
+namespace linkd::audit {
+namespace {
+
+// Cut from real maps: ld.lld -shared -Map (ELF) and lld-link /lldmap.
+constexpr const char *kElfMap =
+    R"(             VMA              LMA     Size Align Out     In      Symbol
+            1320             1320       2b    16 .text
+            1320             1320       2b    16         rt.o:(.text)
+            1320             1320       2b     1                 get
+            134c             134c        4     4 .tbss
+            134c             134c        4     4         rt.o:(.tbss)
+               0                0        4     1                 halide_tls
+            33c0             33c0        8     4 .data
+            33c0             33c0        8     4         rt.o:(.data)
+            33c0             33c0        4     1                 halide_state
+            33c8             33c8        8     4 .bss
+            33c8             33c8        8     4         /usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o:(.bss)
+            33c8             33c8        4     1                 completed.0
+)";
+constexpr const char *kCoffMap =
+    R"(Address  Size     Align Out     In      Symbol
+00001000 00000026  4096 .text
+00001000 00000026    16         rt.obj:(.text)
+00001000 00000000     0                 get
+00002000 00000010  4096 .data
+00002000 00000008     4         rt.obj:(.data)
+00002000 00000000     0                 .data
+00002004 00000000     0                 file_local
+00002008 00000008     4         rt.obj:(.bss)
+00002008 00000000     0                 get.counter
+00002010 00000000     0                 __declspec(dllimport) puts
+)";
+
+TEST(AuditRecord, ElfMapGivesStateSymbolsWithTheirInputs) {
+  auto syms = stateFromLldMap(kElfMap);
+  ASSERT_EQ(syms.size(), 3u);
+  EXPECT_EQ(syms[0].name, "halide_tls");
+  EXPECT_EQ(syms[0].kind, 'T');
+  EXPECT_EQ(syms[1].name, "halide_state");
+  EXPECT_EQ(syms[1].kind, 'D');
+  EXPECT_EQ(syms[1].input, "rt.o");
+  EXPECT_EQ(syms[2].name, "completed.0");
+  EXPECT_TRUE(isToolchainInput(syms[2].input));
+  EXPECT_FALSE(isToolchainInput(syms[1].input));
+}
+
+TEST(AuditRecord, CoffMapSkipsSectionSymbolsAndThunksAndUsesInputKinds) {
+  auto syms = stateFromLldMap(kCoffMap);
+  ASSERT_EQ(syms.size(), 2u);
+  EXPECT_EQ(syms[0].name, "file_local");
+  EXPECT_EQ(syms[1].name, "get.counter");
+  EXPECT_EQ(syms[1].kind, 'B'); // .bss inside the .data output section
+}
+
+TEST(AuditRecord, RoundTripsAndRejectsGarbage) {
+  std::vector<RecordedSymbol> in = {{'D', "a", "x.o"}, {'T', "b", "l.a(y.o)"}};
+  std::vector<RecordedSymbol> out;
+  ASSERT_TRUE(decodeStateRecord(encodeStateRecord(in), out, nullptr));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].input, "l.a(y.o)");
+  std::string error;
+  out.clear();
+  EXPECT_FALSE(decodeStateRecord("Q\tname\tin\n", out, &error));
+  EXPECT_EQ(error, "malformed state record at line 1");
+}
+
+TEST(AuditRecord, AccessLogCarriesTheRecordAndDropsTheMapFile) {
+  using namespace std::string_literals;
+  std::string records =
+      "M/tmp/linkd-audit-map-7.map\0"s + "W/tmp/linkd-audit-map-7.map.tmp1\0"s +
+      "U/tmp/linkd-audit-map-7.map.tmp1\0"s + "W/tmp/linkd-audit-map-7.map\0"s +
+      "R/w/rt.o\0"s + "W/w/out.so\0"s + "AD\thalide_x\trt.o\n\0"s;
+  AccessLog log = parseAccessLog(records);
+  EXPECT_TRUE(log.uncacheable.empty());
+  EXPECT_EQ(log.outputs, std::set<std::string>{"/w/out.so"});
+  EXPECT_EQ(log.read, std::set<std::string>{"/w/rt.o"});
+  EXPECT_TRUE(log.missing.empty());
+  EXPECT_EQ(log.stateRecord, "D\thalide_x\trt.o\n");
+}
+
+TEST(AuditRecord, MinGWRuntimeMembersAreToolchain) {
+  for (const char *in : {"lib64_libmingw32_a-gccmain.o", "libkernel32s00282.o",
+                         "libmsvcrt_defs00055.o", "_chkstk_ms.o",
+                         "/usr/x86_64-w64-mingw32/lib/dllcrt2.o", "<internal>"})
+    EXPECT_TRUE(isToolchainInput(in)) << in;
+  for (const char *in : {"rt.o", "libhalide.a(runtime.o)", "libs2.o"})
+    EXPECT_FALSE(isToolchainInput(in)) << in;
+}
+
+TEST(AuditModel, RuntimeIsTheNamespaceOrThePrefix) {
+  EXPECT_EQ(runtimeOf("Halide::Runtime::Internal::device_interface"),
+            "Halide::Runtime::Internal");
+  EXPECT_EQ(runtimeOf("guard variable for rt::get()::x"), "rt");
+  EXPECT_EQ(runtimeOf("halide_device_interface"), "halide_*");
+  EXPECT_EQ(runtimeOf("__halide_x"), "__halide_*");
+  EXPECT_EQ(runtimeOf("counter"), "counter");
+  EXPECT_EQ(fileStemOf("/src/rt.c"), "rt");
+  EXPECT_EQ(fileStemOf("libx.a(rt.c.o)"), "rt");
+}
+
+AuditModule module(std::string path, std::vector<StateDef> defs) {
+  AuditModule m;
+  m.path = std::move(path);
+  m.defs = std::move(defs);
+  return m;
+}
+
+StateDef def(std::string name, bool shared, std::string stem = "") {
+  StateDef d;
+  d.name = d.display = std::move(name);
+  d.shared = shared;
+  d.fileStem = std::move(stem);
+  d.why = shared ? "shared" : "private";
+  return d;
+}
+
+TEST(AuditModel, SharedCopiesAreOneInstance) {
+  std::vector<AuditModule> mods = {
+      module("a", {def("x", true), def("y", false), def("z", true)}),
+      module("b", {def("x", true), def("y", false), def("z", false)})};
+  auto f = findDuplicates(mods, {}, nullptr);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].name, "y");
+  EXPECT_EQ(f[0].instances, 2u);
+  EXPECT_EQ(f[1].name, "z"); // one shared + one private
+  EXPECT_EQ(f[1].instances, 2u);
+}
+
+TEST(AuditModel, FileLocalStatePairsOnlyWithItsFile) {
+  std::vector<AuditModule> mods = {
+      module("a", {def("initialized", false, "liba")}),
+      module("b", {def("initialized", false, "libb")}),
+      module("c", {def("initialized", false, "liba")})};
+  auto f = findDuplicates(mods, {}, nullptr);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].fileStem, "liba");
+  EXPECT_EQ(f[0].copies.size(), 2u);
+}
+
+TEST(AuditModel, AllowListDropsMatchingFindings) {
+  std::vector<AuditModule> mods = {module("a", {def("halide_x", false)}),
+                                   module("b", {def("halide_x", false)})};
+  AllowList allow;
+  ASSERT_TRUE(parseAllowList("# ok\n  halide_*  \n", allow, nullptr));
+  size_t allowed = 0;
+  EXPECT_TRUE(findDuplicates(mods, allow, &allowed).empty());
+  EXPECT_EQ(allowed, 1u);
+}
+
+} // namespace
+} // namespace linkd::audit
