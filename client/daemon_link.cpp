@@ -52,17 +52,6 @@ bool stderrIsColorTty() {
          t.ends_with("color");
 }
 
-// How LLVM's raw_fd_ostream would buffer fd 1 (preferred_buffer_size):
-// not at all on a terminal, else in pieces of st_blksize.
-std::optional<uint32_t> stdoutBufferSize() {
-  struct stat st{};
-  if (fstat(STDOUT_FILENO, &st) != 0)
-    return std::nullopt;
-  if (S_ISCHR(st.st_mode) && isatty(STDOUT_FILENO))
-    return 0;
-  return static_cast<uint32_t>(st.st_blksize);
-}
-
 std::string currentDirectory() {
   // $PWD keeps the user's spelling of symlinked directories; LLD sees the same
   // relative paths either way, but logs and later cache keys read better.
@@ -91,8 +80,6 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   umask(mask);
   req.set_umask(mask);
   req.set_stderr_is_color_tty(stderrIsColorTty());
-  if (auto size = stdoutBufferSize())
-    req.set_stdout_buffer_size(*size);
   req.set_client_version(LINKD_VERSION);
   if (args.stdinData)
     req.set_stdin_data(*args.stdinData);

@@ -97,14 +97,11 @@ void runLldAndExit(const LldInvocation &inv) {
     args.push_back(inv.argv[i].c_str());
 
   // Stock lld writes diagnostics to llvm::errs() (fd 2, unbuffered) and
-  // normal output to llvm::outs() (fd 1), buffered as preferred for the
-  // user's stdout. Only the colour decision and the buffer differ when fds 1
-  // and 2 are our pipes rather than the user's files or terminal.
+  // normal output to llvm::outs() (fd 1). Only the colour decision differs
+  // when fd 2 is our pipe rather than the user's terminal. (outs() buffers
+  // on our pipe where stock's would not on a terminal; LLD flushes it after
+  // every message, so the order of the two streams is the same.)
   // `colored` lives on this frame, which LLD never returns through.
-  if (inv.stdoutBufferSize == 0u)
-    llvm::outs().SetUnbuffered();
-  else if (inv.stdoutBufferSize)
-    llvm::outs().SetBufferSize(*inv.stdoutBufferSize);
   llvm::raw_ostream *err = &llvm::errs();
   std::optional<ClientStderr> colored;
   if (inv.stderrIsColorTty && !isatty(STDERR_FILENO))

@@ -11,8 +11,6 @@
 
 #include "link/flavor.h"
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +23,6 @@ struct LldInvocation {
   // Treat stderr as a colour terminal even if fd 2 is a pipe (the client's
   // stderr is one): LLD then colours diagnostics as it would for the user.
   bool stderrIsColorTty = false;
-  // LinkRequest.stdout_buffer_size: llvm::outs() buffers as the stock tool's
-  // would on the client's stdout (0: unbuffered, a terminal).
-  std::optional<uint32_t> stdoutBufferSize;
 };
 
 [[noreturn]] void runLldAndExit(const LldInvocation &inv);

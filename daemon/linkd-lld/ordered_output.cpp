@@ -51,8 +51,7 @@ ssize_t cookieWrite(void *cookie, const char *buf, size_t n) {
 }
 
 // stdio's stdout and stderr, writing through the channel. Buffering as
-// glibc's on the client's streams: stderr unbuffered, stdout line-buffered
-// on a terminal, else fully.
+// glibc's on a pipe: stderr unbuffered, stdout fully.
 FILE *orderedFile(int stream, int mode) {
   cookie_io_functions_t io{};
   io.write = cookieWrite;
@@ -67,12 +66,10 @@ FILE *orderedFile(int stream, int mode) {
 
 namespace linkd {
 
-void startOrderedOutput(int channelFd,
-                        std::optional<uint32_t> stdoutBufferSize) {
+void startOrderedOutput(int channelFd) {
   std::fflush(nullptr);
   gChannelFd = channelFd;
-  if (FILE *out = orderedFile(
-          STDOUT_FILENO, stdoutBufferSize == 0u ? _IOLBF : _IOFBF))
+  if (FILE *out = orderedFile(STDOUT_FILENO, _IOFBF))
     stdout = out;
   if (FILE *err = orderedFile(STDERR_FILENO, _IONBF))
     stderr = err;

@@ -13,16 +13,9 @@
 // starts; the zygote and `linkd-lld link` never turn it on.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-
 namespace linkd {
 
 // From now on, writes to fds 1 and 2 go to `channelFd` as records.
-// `stdoutBufferSize`: how the stock tool would have buffered its stdout on
-// the client's (0: a terminal, unbuffered), for stdio's stdout; unset: as
-// for a pipe.
-void startOrderedOutput(int channelFd,
-                        std::optional<uint32_t> stdoutBufferSize);
+void startOrderedOutput(int channelFd);
 
 } // namespace linkd

@@ -30,7 +30,6 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,12 +131,8 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
               : recordFd >= 0  ? kRecordFd + 1
                                : kRecordFd,
               ~0U, 0);
-  if (orderedFd >= 0) {
-    std::optional<uint32_t> stdoutBuffer;
-    if (req.has_stdout_buffer_size())
-      stdoutBuffer = req.stdout_buffer_size();
-    startOrderedOutput(ordered::kChildFd, stdoutBuffer);
-  }
+  if (orderedFd >= 0)
+    startOrderedOutput(ordered::kChildFd);
 
   sigset_t none;
   sigemptyset(&none);
@@ -186,8 +181,6 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
   inv.stderrIsColorTty = req.stderr_is_color_tty();
-  if (req.has_stdout_buffer_size())
-    inv.stdoutBufferSize = req.stdout_buffer_size();
   runLldAndExit(inv);
 }
 

@@ -207,9 +207,6 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
   h.field(flavorName(inv.flavor));
   h.field(out.paths.toStored(inv.cwd));
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
-  // Where stdout's lines fall between stderr's in the replayed output.
-  if (inv.stdoutBufferSize)
-    h.field("stdout-buffer").field(std::to_string(*inv.stdoutBufferSize));
   bool homeMatters = osoPrefixExpandsHome(inv.flavor, expanded.args);
   for (const auto &[name, value] : inv.env) {
     if (name == "TERM" || (name == "HOME" && !homeMatters))

@@ -19,9 +19,6 @@ struct LinkInvocation {
   std::map<std::string, std::string> env; // only the flavor's variables
   uint32_t umask = 022;
   bool stderrIsColorTty = false;
-  // How the stock tool would buffer stdout on the client's (0: a terminal);
-  // it decides how stdout and stderr interleave. Unset: an older client.
-  std::optional<uint32_t> stdoutBufferSize;
   std::string rewriteSpec; // --linkd-rewrite=FILE, absolute; empty: none
   // The client's stdin, when it sent it (an llvm-ar MRI script).
   std::optional<std::string> stdinData;

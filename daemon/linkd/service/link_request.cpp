@@ -93,8 +93,6 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
       inv.env[it->first] = it->second;
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
-  if (req.has_stdout_buffer_size())
-    inv.stdoutBufferSize = req.stdout_buffer_size();
   inv.rewriteSpec = req.rewrite_spec();
   if (req.has_stdin_data())
     inv.stdinData = req.stdin_data();
