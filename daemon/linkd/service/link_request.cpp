@@ -153,10 +153,23 @@ bool pumpOutput(grpc::ServerContext *ctx,
   int open = records ? 4 : 3;
   ordered::Reader reader;
   bool clientStayed = true;
+  // Consecutive records of one stream in one read go out as one chunk: a
+  // record holds at most PIPE_BUF bytes, a message per record would cost
+  // the client a gRPC message per 4 KiB.
+  std::string pending;
+  bool pendingStderr = false;
+  auto flush = [&] {
+    if (!pending.empty())
+      clientStayed = clientStayed && sendPiece(writer, pendingStderr, pending);
+    pending.clear();
+  };
   auto forward = [&](bool isStderr, std::string_view data) {
     if (s.keepOutput)
       s.output.append(isStderr, data);
-    clientStayed = clientStayed && sendPiece(writer, isStderr, data);
+    if (isStderr != pendingStderr)
+      flush();
+    pendingStderr = isStderr;
+    pending.append(data);
   };
   std::string buf(65536, '\0');
   while (open > 0) {
@@ -187,6 +200,7 @@ bool pumpOutput(grpc::ServerContext *ctx,
         });
       else
         forward(i == kErr, data);
+      flush();
       if (!clientStayed)
         return false;
     }
@@ -464,6 +478,9 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     // scheduled, several times per request on a busy machine.
     if (record)
       fcntl(p.records.write, F_SETPIPE_SZ, 1 << 20);
+    // The same for a map on stdout: the child goes on while this thread
+    // sends what it read (in chunks of up to a read's worth).
+    fcntl(p.ordered.write, F_SETPIPE_SZ, 1 << 20);
     run.streams = Streams{};
     run.streams.keepOutput = record;
     run.startWallNanos = wallNanos();
