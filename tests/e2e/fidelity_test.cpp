@@ -266,6 +266,25 @@ TEST_F(Crash, DaemonStartedWithATemporaryDirectorySinceRemoved) {
   expectStockCrash("");
 }
 
+TEST_F(Crash, UnsymbolizedWhenTheClientSaysSo) {
+  // The daemon starts from a client without the variable.
+  ASSERT_TRUE(exitedZero(run(linkd() + "ld.lld --version")));
+  std::string env = "LLVM_DISABLE_SYMBOLIZATION=1 ";
+  RunResult s = run(env + stock() + args + " > stock.err 2>&1");
+  RunResult r = run(env + linkd() + args + " > out.err 2>&1");
+  EXPECT_EQ(ending(r), ending(s));
+  std::string got = readFile("out.err"), want = readFile("stock.err");
+  // Stock's report down to the frames, which LLVM lists without the
+  // symbolizer ("Stack dump without symbol names ...", dladdr's names).
+  const std::string unsymbolized = "Stack dump without symbol names";
+  auto head = [&](const std::string &t) {
+    size_t at = t.find(unsymbolized);
+    return at == std::string::npos ? t : t.substr(0, t.find('\n', at));
+  };
+  ASSERT_NE(want.find(unsymbolized), std::string::npos) << want;
+  EXPECT_EQ(head(got), head(want));
+}
+
 TEST_F(Crash, ForcedByFORCE_LLD_DIAGNOSTICS_CRASH) {
   writeFile("ok.c", "void _start(void) {}\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c ok.c")));
