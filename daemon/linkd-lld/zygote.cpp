@@ -63,6 +63,32 @@ void setUpStdin(const v1::LinkRequest &req) {
   dup2(fd, STDIN_FILENO);
 }
 
+constexpr int kRecordFdNumber = 3;
+
+// The channels a link child was given move to their fixed numbers (records
+// 3, sandbox 4, ordered output 5; those absent stay closed), and every other
+// inherited fd is closed. Each moves above those numbers first, so that no
+// dup2 overwrites one still to be moved.
+void placeChildFds(int recordFd, int sandboxFd, int orderedFd) {
+  static_assert(ordered::kChildFd > sandbox::kSandboxFd &&
+                sandbox::kSandboxFd > kRecordFdNumber);
+  int high[3] = {recordFd, sandboxFd, orderedFd};
+  for (int &fd : high)
+    if (fd >= 0 && fd <= ordered::kChildFd)
+      fd = fcntl(fd, F_DUPFD, ordered::kChildFd + 1);
+  if (high[0] >= 0)
+    dup2(high[0], kRecordFdNumber);
+  if (high[1] >= 0)
+    dup2(high[1], sandbox::kSandboxFd);
+  if (high[2] >= 0)
+    dup2(high[2], ordered::kChildFd);
+  close_range(orderedFd >= 0   ? ordered::kChildFd + 1
+              : sandboxFd >= 0 ? sandbox::kSandboxFd + 1
+              : recordFd >= 0  ? kRecordFdNumber + 1
+                               : kRecordFdNumber,
+              ~0U, 0);
+}
+
 // The link sees the client's environment, never the daemon's: it starts
 // empty and gets the variables the tool reads (lib/link/flavor.h) that the
 // client had set.
@@ -112,25 +138,7 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
   setUpStdin(req);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
-  constexpr int kRecordFd = 3;
-  // Every fd moves above the fixed numbers first, so that no dup2 below
-  // overwrites one that is still to be moved.
-  static_assert(ordered::kChildFd > sandbox::kSandboxFd);
-  int high[3] = {recordFd, sandboxFd, orderedFd};
-  for (int &fd : high)
-    if (fd >= 0 && fd <= ordered::kChildFd)
-      fd = fcntl(fd, F_DUPFD, ordered::kChildFd + 1);
-  if (high[0] >= 0)
-    dup2(high[0], kRecordFd);
-  if (high[1] >= 0)
-    dup2(high[1], sandbox::kSandboxFd);
-  if (high[2] >= 0)
-    dup2(high[2], ordered::kChildFd);
-  close_range(orderedFd >= 0   ? ordered::kChildFd + 1
-              : sandboxFd >= 0 ? sandbox::kSandboxFd + 1
-              : recordFd >= 0  ? kRecordFd + 1
-                               : kRecordFd,
-              ~0U, 0);
+  placeChildFds(recordFd, sandboxFd, orderedFd);
   if (orderedFd >= 0)
     startOrderedOutput(ordered::kChildFd);
 
@@ -158,7 +166,7 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
     }
   }
   if (recordFd >= 0)
-    startAccessRecording(kRecordFd, req.cwd());
+    startAccessRecording(kRecordFdNumber, req.cwd());
   if (sandboxFd >= 0) {
     sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
     // The farm names the only directories the link may touch; a node that
