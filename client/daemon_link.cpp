@@ -3,6 +3,7 @@
 #include "linkd/v1/linkd.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
+#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,11 +70,12 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_no_cache(args.noCache);
   req.set_rewrite_spec(args.rewriteSpec);
   req.set_cwd(currentDirectory());
-  for (std::string_view name : flavorEnvironment(flavor)) {
-    std::string n(name);
-    if (const char *v = std::getenv(n.c_str()))
-      (*req.mutable_env())[n] = v;
-  }
+  for (auto names : {flavorEnvironment(flavor), processEnvironment()})
+    for (std::string_view name : names) {
+      std::string n(name);
+      if (const char *v = std::getenv(n.c_str()))
+        (*req.mutable_env())[n] = v;
+    }
   mode_t mask = umask(0);
   umask(mask);
   req.set_umask(mask);
@@ -95,6 +97,15 @@ std::chrono::seconds requestTimeout() {
   if (const char *v = std::getenv("LINKD_TIMEOUT"); v && *v)
     return std::chrono::seconds(std::atoll(v));
   return std::chrono::seconds(3600);
+}
+
+// A signal the tool sends itself when it crashes (abort, a fault, a trap):
+// the link's own result, already reported by the child's crash handler, and
+// a local rerun would only crash again. Any other signal (SIGKILL from the
+// OOM killer or a dying zygote) came from outside: the link runs again.
+bool crashedItself(int sig) {
+  return sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+         sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
 }
 
 } // namespace
@@ -147,9 +158,11 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
   } else if (!done->internal_error().empty()) {
     result.failure =
         "the daemon could not run the link: " + done->internal_error();
-  } else if (done->term_signal() != 0) {
+  } else if (done->term_signal() != 0 && !crashedItself(done->term_signal())) {
     result.failure =
         "the link process was killed by " + done->term_signal_name();
+  } else if (done->term_signal() != 0) {
+    result.crashSignal = done->term_signal();
   } else {
     result.exitCode = done->exit_code();
   }

@@ -14,6 +14,10 @@ namespace linkd {
 struct DaemonLinkResult {
   // Set when the link ran to completion in the daemon: LLD's exit status.
   std::optional<int> exitCode;
+  // Set when the tool crashed in the daemon (SIGABRT, SIGSEGV, ...; its
+  // crash report already replayed): the client dies of the same signal, as
+  // the stock tool would have, and does not run the link again.
+  int crashSignal = 0;
   // Otherwise why not; the caller links locally.
   std::string failure;
 };

@@ -3,6 +3,7 @@
 #include "config/env_flag.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -59,6 +60,18 @@ void restoreStdin(const std::string &data) {
 }
 
 } // namespace
+
+void dieOfSignal(int sig) {
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+  _exit(128 + sig); // a signal whose default is to be ignored
+}
 
 void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
                    const std::optional<std::string> &stdinData,

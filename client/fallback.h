@@ -19,6 +19,11 @@ namespace linkd {
 void warnFallback(const RuntimePaths &paths, Flavor flavor,
                   const std::string &reason);
 
+// Ends the process by `sig` with its default action (the status a shell
+// shows as 128 + sig, a core dump where the system makes one), as the stock
+// tool that crashed would have ended.
+[[noreturn]] void dieOfSignal(int sig);
+
 // Never returns. `argv`: argv[0] and the linker's arguments. `stdinData`:
 // stdin as the client already read it (an MRI script), given to the local
 // run as its stdin. `rewriteSpec`: --linkd-rewrite's file (absolute),

@@ -105,6 +105,8 @@ int main(int argc, char **argv) {
   linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
+  if (r.crashSignal)
+    linkd::dieOfSignal(r.crashSignal);
   linkd::warnFallback(paths, *flavor, r.failure);
   linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                        args.rewriteSpec);

@@ -15,9 +15,9 @@
 #include "daemon/linkd-lld/zygote.h"
 #include "link/flavor.h"
 #include "daemon/linkd-lld/lld_entry.h"
+#include "daemon/linkd-lld/stock_process.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Signals.h"
 
 #include <climits>
 #include <cstdio>
@@ -87,11 +87,6 @@ int cmdLink(int argc, char **argv) {
       argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
-  // As InitLLVM in the stock tools: a write to a closed pipe exits with
-  // EX_IOERR (74) instead of dying of SIGPIPE.
-  llvm::sys::SetOneShotPipeSignalFunction(
-      llvm::sys::DefaultOneShotPipeSignalHandler);
-  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
   if (!rewriteSpec.empty())
     if (std::string err = rewriteLocally(rewriteSpec); !err.empty()) {
       std::fprintf(stderr, "linkd: error: link-time rewriting: %s\n",
@@ -102,6 +97,10 @@ int cmdLink(int argc, char **argv) {
     linkd::archive::ArchiverInvocation archiver;
     archiver.flavor = inv.flavor;
     archiver.argv = std::move(inv.argv);
+    // As InitLLVM in the stock tools (runLldAndExit does it for a link).
+    std::vector<std::string> stockArgv = archiver.argv;
+    stockArgv[0] = linkd::lldProgramName(stockArgv[0], inv.flavor);
+    linkd::StockProcess process(stockArgv);
     linkd::archive::runArchiverAndExit(archiver);
   }
   linkd::runLldAndExit(inv);
@@ -111,10 +110,10 @@ int cmdLink(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   std::string_view cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "__zygote" && argc == 3) {
-    llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // The zygote installs no crash handler: each link child installs stock's
+  // (daemon/linkd-lld/stock_process.h), and LLVM's can only be added to.
+  if (cmd == "__zygote" && argc == 3)
     return linkd::runZygote(std::atoi(argv[2]));
-  }
   if (cmd == "link")
     return cmdLink(argc, argv);
   if (cmd == "rewrite")

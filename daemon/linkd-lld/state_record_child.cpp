@@ -78,9 +78,6 @@ bool strips(const std::vector<std::string> &argv) {
 // Which option to add, or empty: the output has a symbol table, or we must
 // not touch the command line.
 std::string mapOption(const LldInvocation &inv, const std::string &path) {
-  // Opt-in: LLD's map costs as much as the link again on W1 (docs/audit.md).
-  if (const char *e = std::getenv("LINKD_AUDIT_RECORD"); !e || *e != '1')
-    return {};
   if (std::getenv("LLD_REPRODUCE"))
     return {};
   for (size_t i = 1; i < inv.argv.size(); ++i)
@@ -124,7 +121,15 @@ void emitRecord(int status) {
 
 } // namespace
 
-void armStateRecord(LldInvocation &inv) {
+bool stateRecordWanted() {
+  // Opt-in: LLD's map costs as much as the link again on W1 (docs/audit.md).
+  const char *e = std::getenv("LINKD_AUDIT_RECORD");
+  return e && *e == '1';
+}
+
+void armStateRecord(LldInvocation &inv, bool wanted) {
+  if (!wanted)
+    return;
   const char *tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/" +
                      audit::kMapFilePrefix + std::to_string(getpid()) + ".map";

@@ -17,7 +17,12 @@
 
 namespace linkd {
 
-// Adds the map option to `inv` and arranges for the record at exit.
-void armStateRecord(LldInvocation &inv);
+// Whether the daemon asked for records (LINKD_AUDIT_RECORD=1 in its
+// environment). Read before the link child takes the client's environment.
+bool stateRecordWanted();
+
+// With `wanted`: adds the map option to `inv` and arranges for the record at
+// exit.
+void armStateRecord(LldInvocation &inv, bool wanted);
 
 } // namespace linkd

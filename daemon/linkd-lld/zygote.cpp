@@ -9,7 +9,10 @@
 #include "daemon/linkd-lld/lld_entry.h"
 #include "daemon/linkd-lld/sandbox_child.h"
 #include "daemon/linkd-lld/state_record_child.h"
+#include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
+#include "daemon/linkd-lld/ordered_output.h"
+#include "daemon/linkd-lld/stock_process.h"
 #include "linkd/v1/linkd.pb.h"
 
 #include <fcntl.h>
@@ -61,25 +64,87 @@ void setUpStdin(const v1::LinkRequest &req) {
   dup2(fd, STDIN_FILENO);
 }
 
+constexpr int kRecordFdNumber = 3;
+
+// The channels a link child was given move to their fixed numbers (records
+// 3, sandbox 4, ordered output 5; those absent stay closed), and every other
+// inherited fd is closed. Each moves above those numbers first, so that no
+// dup2 overwrites one still to be moved.
+void placeChildFds(int recordFd, int sandboxFd, int orderedFd) {
+  static_assert(ordered::kChildFd > sandbox::kSandboxFd &&
+                sandbox::kSandboxFd > kRecordFdNumber);
+  int high[3] = {recordFd, sandboxFd, orderedFd};
+  for (int &fd : high)
+    if (fd >= 0 && fd <= ordered::kChildFd)
+      fd = fcntl(fd, F_DUPFD, ordered::kChildFd + 1);
+  if (high[0] >= 0)
+    dup2(high[0], kRecordFdNumber);
+  if (high[1] >= 0)
+    dup2(high[1], sandbox::kSandboxFd);
+  if (high[2] >= 0)
+    dup2(high[2], ordered::kChildFd);
+  close_range(orderedFd >= 0   ? ordered::kChildFd + 1
+              : sandboxFd >= 0 ? sandbox::kSandboxFd + 1
+              : recordFd >= 0  ? kRecordFdNumber + 1
+                               : kRecordFdNumber,
+              ~0U, 0);
+}
+
+// The link sees the client's environment, never the daemon's: it starts
+// empty and gets the variables the tool reads (lib/link/flavor.h) that the
+// client had set.
+void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
+  clearenv();
+  for (auto names : {flavorEnvironment(flavor), processEnvironment()})
+    for (std::string_view name : names) {
+      std::string n(name);
+      if (auto it = req.env().find(n); it != req.env().end())
+        setenv(n.c_str(), it->second.c_str(), 1);
+    }
+}
+
+// The rewriter and the archivers, after the same set-up as a link.
+[[noreturn]] void becomeOtherTool(const v1::LinkRequest &req, Flavor flavor) {
+  std::vector<std::string> args(req.argv().begin(), req.argv().end());
+  if (flavor == Flavor::Rewrite) {
+    StockProcess process(args);
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    int rc = cmdRewrite(static_cast<int>(args.size()), argv.data());
+    std::fflush(nullptr);
+    _exit(rc);
+  }
+  args[0] = lldProgramName(args[0], flavor);
+  StockProcess process(args);
+  archive::ArchiverInvocation inv;
+  inv.flavor = flavor;
+  inv.argv.assign(req.argv().begin(), req.argv().end());
+  inv.stderrIsColorTty = req.stderr_is_color_tty();
+  inv.stdinAvailable = req.has_stdin_data();
+  archive::runArchiverAndExit(inv);
+}
+
 // Body of a link child, after fork. Never returns.
 // `recordFd` >= 0: report file accesses there (the cache wants them).
 // `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
 // file system through the node's daemon (daemon/linkd-lld/sandbox_child.h).
+// `orderedFd` >= 0: stdout and stderr writes go there as ordered records
+// (daemon/linkd-lld/ordered_output.h).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
-                               int recordFd, int sandboxFd) {
+                               int recordFd, int sandboxFd, int orderedFd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A daemon setting, from the zygote's environment, before the client's
+  // replaces it.
+  bool stateRecord = stateRecordWanted();
   setUpStdin(req);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
-  constexpr int kRecordFd = 3;
-  if (recordFd >= 0)
-    dup2(recordFd, kRecordFd);
-  if (sandboxFd >= 0)
-    dup2(sandboxFd, sandbox::kSandboxFd);
-  close_range(sandboxFd >= 0  ? sandbox::kSandboxFd + 1
-              : recordFd >= 0 ? kRecordFd + 1
-                              : kRecordFd,
-              ~0U, 0);
+  placeChildFds(recordFd, sandboxFd, orderedFd);
+  if (orderedFd >= 0)
+    startOrderedOutput(ordered::kChildFd);
 
   sigset_t none;
   sigemptyset(&none);
@@ -87,12 +152,7 @@ void setUpStdin(const v1::LinkRequest &req) {
   umask(static_cast<mode_t>(req.umask() & 0777));
 
   auto flavor = static_cast<Flavor>(req.flavor());
-  for (std::string_view name : flavorEnvironment(flavor)) {
-    std::string n(name);
-    unsetenv(n.c_str());
-    if (auto it = req.env().find(n); it != req.env().end())
-      setenv(n.c_str(), it->second.c_str(), 1);
-  }
+  useClientEnvironment(req, flavor);
   // In the sandbox the client's cwd exists only as a name (every relative
   // path is resolved against it by the sandbox); the real one is "/".
   const std::string &dir = sandboxFd >= 0 ? std::string("/") : req.cwd();
@@ -110,7 +170,7 @@ void setUpStdin(const v1::LinkRequest &req) {
     }
   }
   if (recordFd >= 0)
-    startAccessRecording(kRecordFd, req.cwd());
+    startAccessRecording(kRecordFdNumber, req.cwd());
   if (sandboxFd >= 0) {
     sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
     // The farm names the only directories the link may touch; a node that
@@ -127,31 +187,14 @@ void setUpStdin(const v1::LinkRequest &req) {
       _exit(125);
     }
   }
-  if (flavor == Flavor::Rewrite) {
-    std::vector<std::string> args(req.argv().begin(), req.argv().end());
-    std::vector<char *> argv;
-    for (std::string &a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    int rc = cmdRewrite(static_cast<int>(args.size()), argv.data());
-    std::fflush(nullptr);
-    _exit(rc);
-  }
-  if (isArchiver(flavor)) {
-    archive::ArchiverInvocation inv;
-    inv.flavor = flavor;
-    inv.argv.assign(req.argv().begin(), req.argv().end());
-    inv.stderrIsColorTty = req.stderr_is_color_tty();
-    inv.stdinAvailable = req.has_stdin_data();
-    archive::runArchiverAndExit(inv);
-  }
+  if (flavor == Flavor::Rewrite || isArchiver(flavor))
+    becomeOtherTool(req, flavor);
   LldInvocation inv;
   inv.flavor = flavor;
   inv.argv.assign(req.argv().begin(), req.argv().end());
   inv.stderrIsColorTty = req.stderr_is_color_tty();
   if (recordFd >= 0 && sandboxFd < 0)
-    armStateRecord(inv);
+    armStateRecord(inv, stateRecord);
   runLldAndExit(inv);
 }
 
@@ -162,7 +205,9 @@ struct ZygoteState {
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  if (frame.fds.size() < 2 || frame.fds.size() > 4 ||
+  bool ordered = frame.kind == FrameKind::SpawnOrdered;
+  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
+  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
       !req.ParseFromString(frame.payload)) {
     sendFrame(z.controlFd, FrameKind::Failed, frame.id,
               "malformed spawn request", {});
@@ -172,8 +217,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (pid == 0) {
     close(z.controlFd);
     becomeLinker(req, frame.fds[0], frame.fds[1],
-                 frame.fds.size() >= 3 ? frame.fds[2] : -1,
-                 frame.fds.size() == 4 ? frame.fds[3] : -1);
+                 plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
+                 ordered ? frame.fds.back() : -1);
   }
   int savedErrno = errno;
   frame.closeFds();
@@ -274,7 +319,8 @@ int runZygote(int controlFd) {
       FrameStatus st = recvFrame(controlFd, frame);
       if (st == FrameStatus::Eof || st == FrameStatus::Error)
         return 0; // daemon went away; children die with us
-      if (frame.kind == FrameKind::Spawn)
+      if (frame.kind == FrameKind::Spawn ||
+          frame.kind == FrameKind::SpawnOrdered)
         handleSpawn(z, frame);
       else
         frame.closeFds();

@@ -564,8 +564,7 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
 LinkCache::StoreOutcome
 LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
                  const std::vector<OutputSnapshot> &outputs,
-                 const std::string &stdoutData, const std::string &stderrData,
-                 int exitCode, uint64_t linkMicros, int64_t linkStartNs) {
+                 const LinkOutput &output, int exitCode, uint64_t linkMicros, int64_t linkStartNs) {
   StoreOutcome outcome;
   auto refuse = [&](std::string why) {
     outcome.notStoredReason = std::move(why);
@@ -612,8 +611,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     o->set_mode(snap.st.st_mode & 07777);
     outputDigests.push_back(*d);
   }
-  result.set_stdout_data(link.paths.toStored(stdoutData));
-  result.set_stderr_data(link.paths.toStored(stderrData));
+  storeOutput(output, link.paths, result);
   result.set_exit_code(exitCode);
   result.set_link_micros(linkMicros);
   Digest resultDigest;

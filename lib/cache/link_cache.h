@@ -19,6 +19,7 @@
 #include "cache/access_log.h"
 #include "cache/input_handles.h"
 #include "cache/link_key.h"
+#include "cache/link_output.h"
 #include "cache/stat_cache.h"
 #include "linkd/cache/v1/cache.pb.h"
 #include "store/local_store.h"
@@ -147,8 +148,7 @@ public:
   };
   StoreOutcome store(const LinkAnalysis &link, const AccessLog &log,
                      const std::vector<OutputSnapshot> &outputs,
-                     const std::string &stdoutData,
-                     const std::string &stderrData, int exitCode,
+                     const LinkOutput &output, int exitCode,
                      uint64_t linkMicros, int64_t linkStartNs);
 
   // Files checked by path, to be held by holdChecked(), with their open

@@ -156,6 +156,18 @@ std::string substitute(const std::string &text, std::string_view from,
   return out;
 }
 
+// Mach-O's `-oso_prefix ~` (or `~/...`) is expanded from HOME (real_path
+// with expand_tilde); HOME changes no other link's outputs.
+bool osoPrefixExpandsHome(Flavor flavor, const std::vector<std::string> &args) {
+  if (flavor != Flavor::MachO)
+    return false;
+  for (size_t i = 0; i + 1 < args.size(); ++i) // args: argv[1..]
+    if (args[i] == "-oso_prefix" &&
+        (args[i + 1] == "~" || args[i + 1].starts_with("~/")))
+      return true;
+  return false;
+}
+
 } // namespace
 
 std::string PathMapper::toStored(const std::string &text) const {
@@ -195,8 +207,9 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
   h.field(flavorName(inv.flavor));
   h.field(out.paths.toStored(inv.cwd));
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
+  bool homeMatters = osoPrefixExpandsHome(inv.flavor, expanded.args);
   for (const auto &[name, value] : inv.env) {
-    if (name == "TERM")
+    if (name == "TERM" || (name == "HOME" && !homeMatters))
       continue;
     h.field(name).field(out.paths.toStored(value));
   }

@@ -10,7 +10,7 @@ namespace linkd {
 namespace {
 
 constexpr size_t kHeaderSize = 16;
-constexpr size_t kMaxFds = 4;
+constexpr size_t kMaxFds = 5;
 constexpr uint32_t kMaxPayload = 256u << 20; // far above any real argv
 
 bool readFully(int fd, char *buf, size_t n) {
@@ -46,7 +46,9 @@ void Frame::closeFds() {
 }
 
 bool sendFrame(int fd, FrameKind kind, uint64_t id, const std::string &payload,
-               std::initializer_list<int> fds) {
+               const std::vector<int> &fds) {
+  if (fds.size() > kMaxFds)
+    return false;
   char header[kHeaderSize];
   uint32_t len = static_cast<uint32_t>(payload.size());
   uint32_t k = static_cast<uint32_t>(kind);
@@ -66,7 +68,7 @@ bool sendFrame(int fd, FrameKind kind, uint64_t id, const std::string &payload,
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(c), fds.begin(), sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
   }
   size_t total = kHeaderSize + payload.size();
   size_t sent = 0;

@@ -17,6 +17,9 @@ enum class FrameKind : uint32_t {
   Exited = 3,  // zygote -> daemon: ExitRecord
   Failed = 4,  // zygote -> daemon: the child could not be started (message)
   Hello = 5,   // zygote -> daemon, once at start: LLD's version string
+  // As Spawn, and the last fd is the ordered output channel
+  // (lib/child/ordered_output.h), the child's fd 5.
+  SpawnOrdered = 6,
 };
 
 struct Frame {
@@ -30,7 +33,7 @@ struct Frame {
 enum class FrameStatus { Ok, Eof, Error };
 
 bool sendFrame(int fd, FrameKind kind, uint64_t id, const std::string &payload,
-               std::initializer_list<int> fds);
+               const std::vector<int> &fds);
 FrameStatus recvFrame(int fd, Frame &out);
 
 struct ExitRecord {

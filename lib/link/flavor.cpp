@@ -249,9 +249,14 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
   // driver, found by listing the getenv call sites in liblld*.a and
   // libLLVM.so; docs/protocol.md says where each is read and what it changes.
   // ELF includes what the MinGW driver (chosen by `-m i386pep`) reads.
-  static constexpr std::array<std::string_view, 9> kElf = {
+  // FORCE_LLD_DIAGNOSTICS_CRASH and LLD_IN_TEST are read by the stock `lld`
+  // executable's main (lld/tools/lld/lld.cpp), which the link child repeats:
+  // in the key because a hit must not skip the crash or the repeated runs.
+  static constexpr std::array<std::string_view, 11> kElf = {
       "LLD_REPRODUCE",
       "LLD_VERSION",
+      "FORCE_LLD_DIAGNOSTICS_CRASH",
+      "LLD_IN_TEST",
       "ELF_PACKAGE_METADATA",
       "TERM",
       "PWD",
@@ -259,8 +264,10 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
       "_LINK_",
       "SOURCE_DATE_EPOCH",
       "SYM64_THRESHOLD"};
-  static constexpr std::array<std::string_view, 11> kCoff = {
+  static constexpr std::array<std::string_view, 13> kCoff = {
       "LLD_REPRODUCE",
+      "FORCE_LLD_DIAGNOSTICS_CRASH",
+      "LLD_IN_TEST",
       "TERM",
       "PWD",
       "LINK",
@@ -271,15 +278,21 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
       "VCToolsInstallDir",
       "VCINSTALLDIR",
       "PATH"};
-  static constexpr std::array<std::string_view, 6> kMachO = {
+  // HOME: `-oso_prefix ~` expands it (MachO/Driver.cpp, real_path with
+  // expand_tilde); the key holds it only for such links (lib/cache/link_key).
+  static constexpr std::array<std::string_view, 9> kMachO = {
       "LLD_REPRODUCE",
+      "FORCE_LLD_DIAGNOSTICS_CRASH",
+      "LLD_IN_TEST",
+      "HOME",
       "TERM",
       "PWD",
       "ZERO_AR_DATE",
       "LD_DYLIB_CPU_SUBTYPES_MUST_MATCH",
       "RC_TRACE_DYLIB_SEARCHING"};
-  static constexpr std::array<std::string_view, 3> kWasm = {"LLD_REPRODUCE",
-                                                            "TERM", "PWD"};
+  static constexpr std::array<std::string_view, 5> kWasm = {
+      "LLD_REPRODUCE", "FORCE_LLD_DIAGNOSTICS_CRASH", "LLD_IN_TEST", "TERM",
+      "PWD"};
   // llvm-ar reads no variable on Linux (OBJECT_MODE is AIX-only); its `tv`
   // listing prints local times. llvm-lib searches LIB for its inputs.
   static constexpr std::array<std::string_view, 1> kAr = {"TZ"};
@@ -303,6 +316,43 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
     break;
   }
   return {};
+}
+
+std::span<const std::string_view> processEnvironment() {
+  // What LLVM 19.1.7 (libLLVM.so, found by listing its getenv and
+  // sys::Process::GetEnv call sites) and glibc read at run time in any tool,
+  // whatever the flavor: the temporary directory (sys::path::
+  // system_temp_directory: the crash reporter's symbolizer output, LTO
+  // temporaries), HOME (sys::path::home_directory, `~` in real_path), PATH
+  // (findProgramByName: llvm-symbolizer), the crash reporter's switches,
+  // terminal width, the XDG directories (user_config/cache_directory), the
+  // AMDGPU module splitter's log, and TZ (glibc's localtime). Other glibc
+  // variables (LD_LIBRARY_PATH, MALLOC_*, GLIBC_TUNABLES) are read once when a
+  // process starts, which for a link child was the zygote's start; glibc reads
+  // no locale variable since LLVM never calls setlocale.
+  static constexpr std::array<std::string_view, 21> kProcess = {
+      "HOME",
+      "TMPDIR",
+      "TMP",
+      "TEMP",
+      "TEMPDIR",
+      "PATH",
+      "PWD",
+      "TERM",
+      "COLUMNS",
+      "TZ",
+      "LLVM_DISABLE_SYMBOLIZATION",
+      "LLVM_SYMBOLIZER_PATH",
+      "LLVM_ENABLE_SYMBOLIZER_MARKUP",
+      "FORCE_LLD_DIAGNOSTICS_CRASH",
+      "LLD_IN_TEST",
+      "LLD_VERSION",
+      "SOURCE_DATE_EPOCH",
+      "XDG_CACHE_HOME",
+      "XDG_CONFIG_HOME",
+      "AMD_SPLIT_MODULE_LOG_DIR",
+      "AMD_SPLIT_MODULE_LOG_PRIVATE"};
+  return kProcess;
 }
 
 } // namespace linkd

@@ -101,6 +101,16 @@ std::string lldProgramName(std::string_view argv0, Flavor f);
 // `tv` listing, LIB for llvm-lib's search path). The client forwards exactly
 // these; the link child unsets all of them and then sets the forwarded ones,
 // so the link sees the client's environment, not the daemon's.
+// These are the ones that can change the outputs: the cache key holds them.
 std::span<const std::string_view> flavorEnvironment(Flavor f);
+
+// Environment variables any tool reads in a link child, whatever the flavor
+// (LLVM's temporary directory, HOME, PATH for the crash reporter's
+// symbolizer, TZ, ...). The client forwards them with the flavor's; the child
+// starts from an empty environment and sets exactly these and the flavor's,
+// so nothing of the daemon's environment reaches a link. Not in the cache
+// key (they change where temporaries go and how a crash is reported, and a
+// crash is never cached).
+std::span<const std::string_view> processEnvironment();
 
 } // namespace linkd

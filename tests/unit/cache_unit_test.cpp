@@ -138,6 +138,32 @@ TEST(LinkKey, ArgumentsEnvironmentAndUmaskChangeTheKey) {
   EXPECT_NE(base, analyzeLink(elfLink({"a.o", "-o", "x"}), other).key);
 }
 
+// HOME changes a Mach-O link's outputs only through `-oso_prefix ~`
+// (expanded from it); elsewhere it must not split keys between users.
+TEST(LinkKey, HomeIsKeyedOnlyWhereOsoPrefixExpandsIt) {
+  KeyContext ctx{"v", "lld", "", {}};
+  auto macho = [](std::vector<std::string> args, const std::string &home) {
+    LinkInvocation inv = elfLink(std::move(args));
+    inv.flavor = Flavor::MachO;
+    inv.env["HOME"] = home;
+    return inv;
+  };
+  std::vector<std::string> tilde = {"t.o", "-oso_prefix", "~", "-o", "x"};
+  std::vector<std::string> under = {"t.o", "-oso_prefix", "~/src", "-o", "x"};
+  std::vector<std::string> plain = {"t.o", "-oso_prefix", "/src", "-o", "x"};
+  EXPECT_NE(analyzeLink(macho(tilde, "/home/a"), ctx).key,
+            analyzeLink(macho(tilde, "/home/b"), ctx).key);
+  EXPECT_NE(analyzeLink(macho(under, "/home/a"), ctx).key,
+            analyzeLink(macho(under, "/home/b"), ctx).key);
+  EXPECT_EQ(analyzeLink(macho(plain, "/home/a"), ctx).key,
+            analyzeLink(macho(plain, "/home/b"), ctx).key);
+  // FORCE_LLD_DIAGNOSTICS_CRASH: a hit must not skip the crash.
+  LinkInvocation forced = elfLink({"a.o", "-o", "x"});
+  forced.env["FORCE_LLD_DIAGNOSTICS_CRASH"] = "1";
+  EXPECT_NE(analyzeLink(forced, ctx).key,
+            analyzeLink(elfLink({"a.o", "-o", "x"}), ctx).key);
+}
+
 TEST(LinkKey, ResponseFilesAreKeyedByContentNotName) {
   TempDir t;
   writeFile(t.path + "/ccA.rsp", "a.o -o x");

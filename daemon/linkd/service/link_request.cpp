@@ -10,6 +10,8 @@
 
 #include "archive/ar_command_line.h"
 #include "cache/archive_key.h"
+#include "cache/link_output.h"
+#include "child/ordered_output.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
@@ -115,33 +117,70 @@ bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
   return true;
 }
 
+bool sendPiece(grpc::ServerWriter<v1::LinkReply> *writer, bool isStderr,
+               std::string_view data) {
+  return sendChunk(writer,
+                   isStderr ? v1::OutputChunk::STREAM_STDERR
+                            : v1::OutputChunk::STREAM_STDOUT,
+                   data);
+}
+
 // What one link child produced, gathered while streaming it to the client.
 struct Streams {
-  std::string out, err, records;
+  LinkOutput output;
+  std::string records;
   bool keepOutput = false; // capture stdout/stderr for the cache
+};
+
+// The pipes a link child writes to. `ordered` carries its stdout and stderr
+// writes in order (lib/child/ordered_output.h); `out` and `err` only what
+// bypasses LLVM's write.
+struct ChildPipes {
+  Pipe out, err, ordered, records;
 };
 
 // Streams stdout/stderr to the client (and captures them and the access
 // records when asked) until the child closes every pipe. False if the client
 // went away; the caller then kills the child.
 bool pumpOutput(grpc::ServerContext *ctx,
-                grpc::ServerWriter<v1::LinkReply> *writer, Pipe &out, Pipe &err,
-                Pipe *records, Streams &s) {
-  pollfd fds[3] = {{out.read, POLLIN, 0},
-                   {err.read, POLLIN, 0},
-                   {records ? records->read : -1, POLLIN, 0}};
-  int open = records ? 3 : 2;
+                grpc::ServerWriter<v1::LinkReply> *writer, ChildPipes &p,
+                bool records, Streams &s) {
+  enum { kOrdered, kOut, kErr, kRecords };
+  pollfd fds[4] = {{p.ordered.read, POLLIN, 0},
+                   {p.out.read, POLLIN, 0},
+                   {p.err.read, POLLIN, 0},
+                   {records ? p.records.read : -1, POLLIN, 0}};
+  int open = records ? 4 : 3;
+  ordered::Reader reader;
+  bool clientStayed = true;
+  // Consecutive records of one stream in one read go out as one chunk: a
+  // record holds at most PIPE_BUF bytes, a message per record would cost
+  // the client a gRPC message per 4 KiB.
+  std::string pending;
+  bool pendingStderr = false;
+  auto flush = [&] {
+    if (!pending.empty())
+      clientStayed = clientStayed && sendPiece(writer, pendingStderr, pending);
+    pending.clear();
+  };
+  auto forward = [&](bool isStderr, std::string_view data) {
+    if (s.keepOutput)
+      s.output.append(isStderr, data);
+    if (isStderr != pendingStderr)
+      flush();
+    pendingStderr = isStderr;
+    pending.append(data);
+  };
   std::string buf(65536, '\0');
   while (open > 0) {
-    int n = poll(fds, 3, 200);
+    int n = poll(fds, 4, 200);
     if (n < 0 && errno != EINTR)
       return false;
     if (ctx->IsCancelled())
       return false;
-    // stderr first: when both became readable since the last round, the
-    // order between them is lost anyway, and a tool that reports an error
-    // and then prints its usage (llvm-ar) wrote the error first.
-    for (int i : {1, 0, 2}) {
+    // The ordered channel first: the plain pipes carry only what bypassed
+    // it, which has no order against it anyway.
+    for (int i : {kOrdered, kErr, kOut, kRecords}) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
       ssize_t r = read(fds[i].fd, buf.data(), buf.size());
@@ -153,16 +192,16 @@ bool pumpOutput(grpc::ServerContext *ctx,
         continue;
       }
       std::string_view data(buf.data(), static_cast<size_t>(r));
-      if (i == 2) {
+      if (i == kRecords)
         s.records.append(data);
-        continue;
-      }
-      if (s.keepOutput)
-        (i == 0 ? s.out : s.err).append(data);
-      if (!sendChunk(writer,
-                     i == 0 ? v1::OutputChunk::STREAM_STDOUT
-                            : v1::OutputChunk::STREAM_STDERR,
-                     data))
+      else if (i == kOrdered)
+        reader.feed(data, [&](int stream, std::string_view payload) {
+          forward(stream == 2, payload);
+        });
+      else
+        forward(i == kErr, data);
+      flush();
+      if (!clientStayed)
         return false;
     }
   }
@@ -391,10 +430,9 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   uint64_t bytes = 0;
   for (const auto &o : result->outputs())
     bytes += o.size();
-  sendChunk(writer, v1::OutputChunk::STREAM_STDOUT,
-            analysis.paths.toLocal(result->stdout_data()));
-  sendChunk(writer, v1::OutputChunk::STREAM_STDERR,
-            analysis.paths.toLocal(result->stderr_data()));
+  for (const OutputPiece &piece : replayOutput(*result, analysis.paths))
+    if (!sendPiece(writer, piece.isStderr, piece.data))
+      break;
   v1::LinkReply reply;
   v1::LinkDone *done = reply.mutable_done();
   done->set_exit_code(result->exit_code());
@@ -430,25 +468,30 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
   // it; the spawn then fails before LLD ran, so one retry (which starts a
   // fresh zygote) is always safe.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Pipe out, err, records;
-    if (!out.open() || !err.open() || (record && !records.open()))
+    ChildPipes p;
+    if (!p.out.open() || !p.err.open() || !p.ordered.open() ||
+        (record && !p.records.open()))
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                           std::string("pipe: ") + std::strerror(errno));
     // An archive of a thousand members is a thousand records at once; with
     // the default 64 KiB the child would wait for this thread to be
     // scheduled, several times per request on a busy machine.
     if (record)
-      fcntl(records.write, F_SETPIPE_SZ, 1 << 20);
+      fcntl(p.records.write, F_SETPIPE_SZ, 1 << 20);
+    // The same for a map on stdout: the child goes on while this thread
+    // sends what it read (in chunks of up to a read's worth).
+    fcntl(p.ordered.write, F_SETPIPE_SZ, 1 << 20);
     run.streams = Streams{};
     run.streams.keepOutput = record;
     run.startWallNanos = wallNanos();
     ZygoteClient::Spawned child =
-        zygote.spawn(req, out.write, err.write, record ? records.write : -1);
-    out.closeWrite();
-    err.closeWrite();
-    records.closeWrite();
-    run.clientStayed = pumpOutput(ctx, writer, out, err,
-                                  record ? &records : nullptr, run.streams);
+        zygote.spawn(req, p.out.write, p.err.write,
+                     record ? p.records.write : -1, -1, p.ordered.write);
+    p.out.closeWrite();
+    p.err.closeWrite();
+    p.ordered.closeWrite();
+    p.records.closeWrite();
+    run.clientStayed = pumpOutput(ctx, writer, p, record, run.streams);
     run.pid = child.pid.get();
     if (!run.clientStayed && run.pid > 0)
       kill(run.pid, SIGKILL);
@@ -543,8 +586,8 @@ void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
   }
   const v1::LinkDone &done = run.reply.done();
   if (run.storeIt)
-    storeResult(r.analysis, run.log, run.outputs, run.streams.out,
-                run.streams.err, done.exit_code(), done.wall_micros(),
+    storeResult(r.analysis, run.log, run.outputs, run.streams.output,
+                done.exit_code(), done.wall_micros(),
                 run.startWallNanos, r.linkId);
 }
 
@@ -566,10 +609,10 @@ void LinkService::countOutcome(RequestKind kind, bool ran,
 void LinkService::storeResult(const LinkAnalysis &analysis,
                               const AccessLog &log,
                               const std::vector<OutputSnapshot> &outputs,
-                              const std::string &out, const std::string &err,
-                              int exitCode, uint64_t wallMicros,
-                              int64_t startWallNanos, uint64_t linkId) {
-  auto r = cache.cache->store(analysis, log, outputs, out, err, exitCode,
+                              const LinkOutput &output, int exitCode,
+                              uint64_t wallMicros, int64_t startWallNanos,
+                              uint64_t linkId) {
+  auto r = cache.cache->store(analysis, log, outputs, output, exitCode,
                               wallMicros, startWallNanos);
   if (r.stored)
     cache.stats->countStored(r.bytesWritten);
@@ -772,9 +815,15 @@ bool LinkService::offloadToFarm(grpc::ServerContext *ctx, const Request &rq,
                req.argv_size());
   if (clientStayed)
     writer->Write(reply);
-  if (storeIt)
-    storeResult(analysis, log, outputs, r.out, r.err, r.exitCode,
+  if (storeIt) {
+    // The farm returns the two streams apart (their order is not kept
+    // there); they replay as they were sent, stdout first.
+    LinkOutput output;
+    output.append(false, r.out);
+    output.append(true, r.err);
+    storeResult(analysis, log, outputs, output, r.exitCode,
                 done->wall_micros(), startWallNanos, linkId);
+  }
   return true;
 }
 

@@ -103,7 +103,7 @@ private:
   void storeAfterAnswer(const Request &r, const LinkRun &run);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
-                   const std::string &out, const std::string &err, int exitCode,
+                   const LinkOutput &output, int exitCode,
                    uint64_t wallMicros, int64_t startWallNanos,
                    uint64_t linkId);
 

@@ -148,7 +148,7 @@ void ZygoteClient::failAllLocked(const std::string &why) {
 
 ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
                                           int outFd, int errFd, int recordFd,
-                                          int sandboxFd) {
+                                          int sandboxFd, int orderedFd) {
   Spawned result;
   uint64_t id;
   int fd;
@@ -167,13 +167,16 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
   if (err.empty()) {
     std::lock_guard send(sendMu);
     std::string payload = request.SerializeAsString();
-    bool sent = sandboxFd >= 0 && recordFd >= 0
-                    ? sendFrame(fd, FrameKind::Spawn, id, payload,
-                                {outFd, errFd, recordFd, sandboxFd})
-                : recordFd >= 0 ? sendFrame(fd, FrameKind::Spawn, id, payload,
-                                            {outFd, errFd, recordFd})
-                                : sendFrame(fd, FrameKind::Spawn, id, payload,
-                                            {outFd, errFd});
+    std::vector<int> fds = {outFd, errFd};
+    if (recordFd >= 0)
+      fds.push_back(recordFd);
+    if (recordFd >= 0 && sandboxFd >= 0)
+      fds.push_back(sandboxFd);
+    if (orderedFd >= 0)
+      fds.push_back(orderedFd);
+    bool sent = sendFrame(
+        fd, orderedFd >= 0 ? FrameKind::SpawnOrdered : FrameKind::Spawn, id,
+        payload, fds);
     if (!sent)
       err =
           std::string("cannot reach the link zygote: ") + std::strerror(errno);

@@ -52,9 +52,12 @@ public:
   // (daemon/linkd-lld/access_recorder.h). The caller keeps ownership of its copies.
   // With `sandboxFd` >= 0 as well (needs `recordFd`), the child runs in the
   // farm sandbox and asks its file-system questions there
-  // (lib/child/sandbox_protocol.h).
+  // (lib/child/sandbox_protocol.h). With `orderedFd` >= 0 the child writes
+  // its stdout and stderr there as ordered records
+  // (lib/child/ordered_output.h); only what bypasses LLVM's write reaches
+  // `outFd`/`errFd`.
   Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
-                int recordFd = -1, int sandboxFd = -1);
+                int recordFd = -1, int sandboxFd = -1, int orderedFd = -1);
 
   int64_t pid() const;
   // Ends the zygote (and with it any link child) and joins the reader.

@@ -1,0 +1,28 @@
+#include "daemon/linkd-lld/stock_process.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/PrettyStackTrace.h"
+#include "llvm/Support/Signals.h"
+
+namespace linkd {
+
+StockProcess::StockProcess(const std::vector<std::string> &argv)
+    : args(argv) {
+  for (const std::string &a : args)
+    argvPtrs.push_back(a.c_str());
+  argvPtrs.push_back(nullptr);
+  // InitLLVM's order: the pipe handler before any other handler (LLVM only
+  // takes SIGPIPE over when a one-shot function is set), then the program's
+  // arguments for the crash banner, then the stack printer.
+  llvm::sys::SetOneShotPipeSignalFunction(
+      llvm::sys::DefaultOneShotPipeSignalHandler);
+  stackPrinter = std::make_unique<llvm::PrettyStackTraceProgram>(
+      static_cast<int>(args.size()), argvPtrs.data());
+  llvm::sys::PrintStackTraceOnErrorSignal(args.empty() ? "" : args[0]);
+  llvm::install_out_of_memory_new_handler();
+}
+
+StockProcess::~StockProcess() = default;
+
+} // namespace linkd
