@@ -31,8 +31,12 @@ commands:
   farm-health [--json]  load of the farm node(s) LINKD_FARM names
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
-  stats [--json] [--zero]
-                      cache counters and store usage (--zero resets them)
+  stats [--json] [--zero] [--all]
+                      cache counters and store usage (--zero resets them;
+                      --all: every counter, also of tiers not in use)
+  config              the effective settings and where each comes from
+                      (the running daemon's, or those a daemon would start
+                      with), then any mistakes in the config file
   cache clear|trim    empty the cache / evict to the size cap and tidy up
   link --flavor F [--argv0 NAME] -- ARGS...
         link once in this process with the embedded LLD (what clients do
@@ -42,7 +46,9 @@ commands:
           [--runtime FILE...] [--kernel FILE...] [--input FILE...]
           --out-dir DIR [--dry-run] [--table-out FILE]
         rename symbols and COMDATs in objects and archives (docs/rewrite.md)
-  version             print linkd's and LLD's versions
+  version, -V, --version
+                      print linkd's and LLD's versions
+  help, -h, --help    print this text
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
 LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR,
