@@ -1,6 +1,8 @@
 #include "client/autostart.h"
 
 #include "client/fallback.h"
+#include "config/config.h"
+#include "config/env_flag.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -103,6 +105,18 @@ bool processGone(pid_t pid) {
   return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
+// The daemon this client just started read the configuration with this
+// client's environment: its mistakes are this client's to show (the daemon's
+// stderr is its log).
+void reportConfigMistakes() {
+  if (envFlag("LINKD_QUIET"))
+    return;
+  for (const std::string &w : loadConfig().warnings) {
+    std::string msg = "linkd: config: " + w + "\n";
+    (void)!write(STDERR_FILENO, msg.data(), msg.size());
+  }
+}
+
 } // namespace
 
 bool daemonAnswers(const std::string &socketPath) {
@@ -149,8 +163,10 @@ std::string ensureDaemon(const RuntimePaths &paths,
   if (pid < 0)
     return err;
   while (Clock::now() < deadline) {
-    if (daemonAnswers(paths.socketPath))
+    if (daemonAnswers(paths.socketPath)) {
+      reportConfigMistakes();
       return {};
+    }
     if (processGone(pid))
       return "the daemon exited at start-up (see " + paths.stateDir +
              "/linkd.log)";

@@ -1,5 +1,6 @@
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
-// them: serve (the daemon), status and stop (talk to it), link (the one-shot
+// them: serve (the daemon), status, stop, stats, config and cache (talk to
+// it, or read what it would use when none runs), link (the one-shot
 // local link) and rewrite (symbol/COMDAT rewriting), both handed to
 // linkd-lld, the binary that holds LLVM.
 #include "config/config.h"
@@ -158,23 +159,34 @@ int main(int argc, char **argv) {
   if (cmd == "stop")
     return linkd::stopDaemon();
   if (cmd == "stats") {
-    bool json = false, zero = false;
+    linkd::StatsOptions opts;
     for (int i = 2; i < argc; ++i) {
       if (std::strcmp(argv[i], "--json") == 0)
-        json = true;
+        opts.json = true;
       else if (std::strcmp(argv[i], "--zero") == 0)
-        zero = true;
+        opts.zero = true;
+      else if (std::strcmp(argv[i], "--all") == 0)
+        opts.all = true;
       else
         return usageError("bad stats option " + std::string(argv[i]));
     }
-    return linkd::printStats(json, zero);
+    return linkd::printStats(opts);
   }
   if (cmd == "farm-health")
     return linkd::printFarmHealth(argc > 2 &&
                                   std::strcmp(argv[2], "--json") == 0);
-  if (cmd == "cache" && argc == 3)
-    return linkd::cacheControl(argv[2]);
-  if (cmd == "version" || cmd == "--version") {
+  if (cmd == "cache") {
+    if (argc == 3 && std::strcmp(argv[2], "--help") != 0)
+      return linkd::cacheControl(argv[2]);
+    std::fputs("usage: linkd cache clear|trim\n"
+               "  clear  remove every entry\n"
+               "  trim   evict to the size cap (max_size) and tidy up\n",
+               argc == 2 || argc == 3 ? stdout : stderr);
+    return argc == 2 || argc == 3 ? 0 : 2;
+  }
+  if (cmd == "config")
+    return linkd::printConfig(argc, argv);
+  if (cmd == "version" || cmd == "--version" || cmd == "-V") {
     std::printf("linkd %s\n%s\n", LINKD_VERSION, lldVersion().c_str());
     return 0;
   }

@@ -1,6 +1,9 @@
 #include "config/config.h"
+#include "config/near_miss.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -56,8 +59,66 @@ std::set<std::string> parseList(const std::string &v) {
   return out;
 }
 
+// The keys, each with the variable that overrides it (cache: LINKD_NOCACHE,
+// handled apart).
+struct KeyInfo {
+  const char *key;
+  const char *env;
+};
+constexpr KeyInfo kKeys[] = {
+    {"cache", nullptr},
+    {"cache_dir", "LINKD_CACHE_DIR"},
+    {"max_size", "LINKD_MAX_SIZE"},
+    {"base_dir", "LINKD_BASE_DIR"},
+    {"sloppiness", "LINKD_SLOPPINESS"},
+    {"watch_inputs", "LINKD_WATCH_INPUTS"},
+    {"idle_timeout", "LINKD_IDLE_TIMEOUT"},
+    {"jobs", "LINKD_JOBS"},
+    {"log_level", "LINKD_LOG"},
+    {"remote", "LINKD_REMOTE"},
+    {"remote_key_file", "LINKD_REMOTE_KEY_FILE"},
+    {"remote_key", "LINKD_REMOTE_KEY"},
+    {"remote_timeout_ms", "LINKD_REMOTE_TIMEOUT_MS"},
+    {"remote_connect_timeout_ms", "LINKD_REMOTE_CONNECT_TIMEOUT_MS"},
+    {"remote_breaker_seconds", "LINKD_REMOTE_BREAKER_SECONDS"},
+    {"farm", "LINKD_FARM"},
+    {"farm_policy", "LINKD_FARM_POLICY"},
+    {"farm_min_input", "LINKD_FARM_MIN_INPUT"},
+    {"farm_ca", "LINKD_FARM_CA"},
+    {"farm_cert", "LINKD_FARM_CERT"},
+    {"farm_key", "LINKD_FARM_KEY"},
+    {"farm_token_file", "LINKD_FARM_TOKEN_FILE"},
+    {"farm_tls_name", "LINKD_FARM_TLS_NAME"},
+    {"farm_insecure", "LINKD_FARM_INSECURE"},
+    {"farm_timeout_ms", "LINKD_FARM_TIMEOUT_MS"},
+    {"farm_connect_timeout_ms", "LINKD_FARM_CONNECT_TIMEOUT_MS"},
+};
+
+std::string unknownKey(const std::string &key) {
+  std::vector<std::string> known;
+  for (const KeyInfo &k : kKeys)
+    known.emplace_back(k.key);
+  std::string msg = "unknown key '" + key + "'";
+  if (auto near = nearestName(key, known))
+    msg += " (did you mean " + *near + "?)";
+  return msg;
+}
+
+void applyValue(Config &c, const std::string &key, const std::string &value,
+                const std::string &where);
+
+// Sets `key` from `where` (FILE:LINE or a variable's name) and records that
+// as its source, unless the value is bad (then it keeps what it had).
 void apply(Config &c, const std::string &key, const std::string &value,
            const std::string &where) {
+  size_t warningsBefore = c.warnings.size();
+  applyValue(c, key, value, where);
+  if (c.warnings.size() == warningsBefore)
+    c.sources[key] = where;
+}
+
+void applyValue(Config &c, const std::string &key, const std::string &value,
+                const std::string &where) {
   auto bad = [&] {
     c.warnings.push_back(where + ": bad value for " + key + ": '" + value +
                          "'");
@@ -168,7 +229,7 @@ void apply(Config &c, const std::string &key, const std::string &value,
     else
       c.farmConnectTimeoutMs = *n;
   } else {
-    c.warnings.push_back(where + ": unknown key '" + key + "'");
+    c.warnings.push_back(where + ": " + unknownKey(key));
   }
 }
 
@@ -235,6 +296,9 @@ Config loadConfig() {
   std::string path = configPath();
   if (!path.empty()) {
     std::ifstream in(path);
+    if (!in && env("LINKD_CONFIG"))
+      c.warnings.push_back("LINKD_CONFIG: cannot read " + path + ": " +
+                           std::strerror(errno));
     if (in) {
       c.sourceFile = path;
       std::string line;
@@ -254,43 +318,82 @@ Config loadConfig() {
       }
     }
   }
-  struct Override {
-    const char *var;
-    const char *key;
-  };
-  for (Override o :
-       {Override{"LINKD_CACHE_DIR", "cache_dir"},
-        {"LINKD_MAX_SIZE", "max_size"},
-        {"LINKD_BASE_DIR", "base_dir"},
-        {"LINKD_SLOPPINESS", "sloppiness"},
-        {"LINKD_WATCH_INPUTS", "watch_inputs"},
-        {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
-        {"LINKD_JOBS", "jobs"},
-        {"LINKD_LOG", "log_level"},
-        {"LINKD_REMOTE", "remote"},
-        {"LINKD_REMOTE_KEY_FILE", "remote_key_file"},
-        {"LINKD_REMOTE_KEY", "remote_key"},
-        {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
-        {"LINKD_REMOTE_CONNECT_TIMEOUT_MS", "remote_connect_timeout_ms"},
-        {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"},
-        {"LINKD_FARM", "farm"},
-        {"LINKD_FARM_POLICY", "farm_policy"},
-        {"LINKD_FARM_MIN_INPUT", "farm_min_input"},
-        {"LINKD_FARM_CA", "farm_ca"},
-        {"LINKD_FARM_CERT", "farm_cert"},
-        {"LINKD_FARM_KEY", "farm_key"},
-        {"LINKD_FARM_TOKEN_FILE", "farm_token_file"},
-        {"LINKD_FARM_TLS_NAME", "farm_tls_name"},
-        {"LINKD_FARM_INSECURE", "farm_insecure"},
-        {"LINKD_FARM_TIMEOUT_MS", "farm_timeout_ms"},
-        {"LINKD_FARM_CONNECT_TIMEOUT_MS", "farm_connect_timeout_ms"}})
-    if (const char *v = env(o.var))
-      apply(c, o.key, v, o.var);
-  if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")
+  for (const KeyInfo &k : kKeys)
+    if (const char *v = k.env ? env(k.env) : nullptr)
+      apply(c, k.key, v, k.env);
+  if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0") {
     c.cacheEnabled = false;
+    c.sources["cache"] = "LINKD_NOCACHE";
+  }
   if (c.jobs == 0)
     c.jobs = std::max(1u, std::thread::hardware_concurrency());
   return c;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &i : items)
+    out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+std::string number(uint64_t n) { return std::to_string(n); }
+
+// A size as the file would spell it: "10G" rather than 10737418240.
+std::string sizeText(uint64_t n) {
+  for (const char *u : {"T", "G", "M", "K"}) {
+    uint64_t unit = 1ull << (10 * (std::string("KMGT").find(*u) + 1));
+    if (n && n % unit == 0)
+      return number(n / unit) + u;
+  }
+  return number(n);
+}
+
+std::string valueOf(const Config &c, std::string_view key) {
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (key == "cache") return flag(c.cacheEnabled);
+  if (key == "cache_dir") return c.cacheDir;
+  if (key == "max_size") return sizeText(c.maxSize);
+  if (key == "base_dir") return c.baseDir;
+  if (key == "sloppiness")
+    return join({c.sloppiness.begin(), c.sloppiness.end()});
+  if (key == "watch_inputs") return flag(c.watchInputs);
+  if (key == "idle_timeout") return number(c.idleTimeoutSeconds);
+  if (key == "jobs") return number(c.jobs);
+  if (key == "log_level") return c.logLevel;
+  if (key == "remote") return join(c.remotes);
+  if (key == "remote_key_file" || key == "remote_key")
+    return c.remoteKey.empty() ? "" : "(set)";
+  if (key == "remote_timeout_ms") return number(c.remoteTimeoutMs);
+  if (key == "remote_connect_timeout_ms")
+    return number(c.remoteConnectTimeoutMs);
+  if (key == "remote_breaker_seconds") return number(c.remoteBreakerSeconds);
+  if (key == "farm") return c.farm;
+  if (key == "farm_policy") return c.farmPolicy;
+  if (key == "farm_min_input") return sizeText(c.farmMinInput);
+  if (key == "farm_ca") return c.farmCa;
+  if (key == "farm_cert") return c.farmCert;
+  if (key == "farm_key") return c.farmKey;
+  if (key == "farm_token_file") return c.farmTokenFile;
+  if (key == "farm_tls_name") return c.farmTlsName;
+  if (key == "farm_insecure") return flag(c.farmInsecure);
+  if (key == "farm_timeout_ms") return number(c.farmTimeoutMs);
+  if (key == "farm_connect_timeout_ms") return number(c.farmConnectTimeoutMs);
+  return {};
+}
+
+} // namespace
+
+std::vector<Setting> listSettings(const Config &c) {
+  std::vector<Setting> out;
+  for (const KeyInfo &k : kKeys) {
+    auto it = c.sources.find(k.key);
+    out.push_back({k.key, valueOf(c, k.key),
+                   it == c.sources.end() ? "default" : it->second});
+  }
+  return out;
 }
 
 } // namespace linkd

@@ -574,7 +574,7 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
   if (r.stored)
     cache.stats->countStored(r.bytesWritten);
   else
-    cache.stats->countNotStored();
+    cache.stats->countNotStored(r.notStoredReason);
   spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
                 linkId, r.stored ? "stored" : "not stored",
                 analysis.key.hex().substr(0, 16), log.read.size(),

@@ -6,6 +6,7 @@
 
 #include "cache/cache_stats.h"
 #include "cache/link_cache.h"
+#include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/zygote_client.h"
@@ -25,6 +26,10 @@ struct ServiceConfig {
   std::string socketPath;
   std::string logPath;
   std::string workDir; // private scratch space (link-time rewriting)
+  // For `linkd config` and `linkd status` (InfoReply), and for telling a
+  // client whose environment asks for other settings.
+  std::vector<Setting> settings;
+  std::vector<std::string> configWarnings;
 };
 
 // The cache as the service uses it; null members when caching is off.
