@@ -21,6 +21,7 @@ byte-identical to stock LLD; repeated links are answered from a
 content-addressed cache; the link still happens locally when the daemon is
 down.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_INSTALL_PREFIX /usr) # the prefix when CPACK_SET_DESTDIR is on
 # The install rules write the prefix into the systemd units: run them with
 # the real prefix and the staging directory as DESTDIR.
 set(CPACK_SET_DESTDIR ON)

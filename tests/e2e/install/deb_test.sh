@@ -27,7 +27,7 @@ apt-get install --simulate -q "$deb" > "$work/apt.txt" 2>&1 ||
   { cat "$work/apt.txt"; fail "apt-get cannot install $deb"; }
 dpkg-deb --contents "$deb" > "$work/contents.txt"
 for f in ./usr/bin/linkd ./usr/bin/ld.linkd ./usr/lib/linkd/gcc/ld \
-  ./usr/share/man/man1/linkd.1.gz ./usr/share/man/man5/linkd.conf.5.gz \
+  ./usr/share/man/man1/linkd.1 ./usr/share/man/man5/linkd.conf.5 \
   ./usr/lib/systemd/user/linkd.service ./usr/share/doc/linkd/usage.md; do
   grep -q " $f\( \|$\)" "$work/contents.txt" || fail "package lacks $f"
 done

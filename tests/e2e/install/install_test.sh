@@ -42,9 +42,14 @@ grep -q "COMPILER_PATH=\"$prefix/lib/linkd/gcc" "$root/share/doc/linkd/examples/
 grep -q -- "--ld-path=$prefix/bin/ld.linkd" "$root/share/doc/linkd/examples/clang-linkd.cfg" ||
   fail "clang config does not name $prefix/bin/ld.linkd"
 if command -v systemd-analyze >/dev/null; then
-  (cd "$root/lib/systemd/user" && XDG_RUNTIME_DIR=$work \
-    systemd-analyze verify --user linkd.socket linkd.service) 2>&1 |
-    grep . && fail "systemd-analyze verify complains"
+  # Verified where the files are now (the DESTDIR), not where they will be.
+  mkdir -p "$work/units"
+  for u in user/linkd.socket user/linkd.service; do
+    sed "s#$prefix/#$root/#g" "$root/lib/systemd/$u" > "$work/units/${u#user/}"
+  done
+  out=$(cd "$work/units" && XDG_RUNTIME_DIR=$work \
+    systemd-analyze verify --user linkd.socket linkd.service 2>&1) || true
+  [ -z "$out" ] || fail "systemd-analyze verify: $out"
 fi
 
 # The man pages against the binaries. Roff escapes taken out first.
@@ -56,7 +61,7 @@ commands=$(printf '%s\n' "$help" | sed -n 's/^  \([a-z][a-z-]*\).*/\1/p')
 for c in $commands; do
   grep -q "^\.B $c\b" "$work/linkd.1.txt" || fail "linkd.1 has no command $c"
 done
-for o in $(printf '%s\n' "$help" | grep -o -- '--[a-z][a-z-]*\|-[A-Za-z]\b' | sort -u); do
+for o in $(printf '%s\n' "$help" | grep -o -- '--[a-z][a-z0-9-]*\|-[A-Za-z]\b' | sort -u); do
   grep -q -- "$o\b" "$work/linkd.1.txt" || fail "linkd.1 does not mention $o"
 done
 page_text "$root/share/man/man1/ld.linkd.1" > "$work/ld.linkd.1.txt"
@@ -68,7 +73,7 @@ keys=$(LINKD_SOCKET="$work/none/linkd.sock" LINKD_CONFIG=/dev/null \
   "$root/bin/linkd" config | sed -n 's/^\([a-z_]*\) = .*/\1/p')
 [ "$(printf '%s\n' "$keys" | wc -l)" -ge 20 ] || fail "few keys from linkd config"
 for k in $keys; do
-  grep -q "^\.BR* $k\b\|, $k\b" "$work/linkd.conf.5.txt" || fail "linkd.conf.5 has no key $k"
+  grep -q "^\.BR* \(.* \)\?$k\b" "$work/linkd.conf.5.txt" || fail "linkd.conf.5 has no key $k"
 done
 if command -v man >/dev/null; then
   for p in man1/linkd.1 man1/ld.linkd.1 man5/linkd.conf.5; do
