@@ -135,12 +135,15 @@ bool daemonAnswers(const std::string &socketPath) {
   return ok;
 }
 
-std::string ensureDaemon(const RuntimePaths &paths) {
-  return ensureDaemon(paths, daemonBinary());
+std::string ensureDaemon(const RuntimePaths &paths, bool *lasting) {
+  return ensureDaemon(paths, daemonBinary(), lasting);
 }
 
 std::string ensureDaemon(const RuntimePaths &paths,
-                         const std::string &daemonBin) {
+                         const std::string &daemonBin, bool *lasting) {
+  bool ignored;
+  bool &stays = lasting ? *lasting : ignored;
+  stays = true;
   if (daemonAnswers(paths.socketPath))
     return {};
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
@@ -154,12 +157,14 @@ std::string ensureDaemon(const RuntimePaths &paths,
     int fd;
     ~Closer() { close(fd); } // also releases the lock
   } closer{lockFd};
+  stays = false;
   if (!lockWithDeadline(lockFd, deadline))
     return "timed out waiting for another client to start the daemon";
   if (daemonAnswers(paths.socketPath))
     return {};
   std::string err;
   pid_t pid = spawnDetachedDaemon(paths, daemonBin, err);
+  stays = pid < 0;
   if (pid < 0)
     return err;
   while (Clock::now() < deadline) {
@@ -167,9 +172,11 @@ std::string ensureDaemon(const RuntimePaths &paths,
       reportConfigMistakes();
       return {};
     }
-    if (processGone(pid))
+    if (processGone(pid)) {
+      stays = true;
       return "the daemon exited at start-up (see " + paths.stateDir +
              "/linkd.log)";
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return "the daemon did not start within " +

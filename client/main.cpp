@@ -117,8 +117,10 @@ int main(int argc, char **argv) {
   }
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
-  if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
-    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")");
+  bool lasting = false;
+  if (std::string err = linkd::ensureDaemon(paths, &lasting); !err.empty()) {
+    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
+                        lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }
