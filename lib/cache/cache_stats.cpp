@@ -294,9 +294,9 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
   // The remote tiers' and the farm's counters, each under its heading, when
   // they were used (or --all).
   for (std::string_view prefix : {"remote_", "farm_"}) {
-    bool used = all;
+    bool used = false;
     for (const auto &[k, v] : extra)
-      used = used || (k.starts_with(prefix) && v);
+      used = used || (k.starts_with(prefix) && (v || all));
     if (!used)
       continue;
     o << (prefix == "farm_" ? "farm\n" : "remote tiers\n");

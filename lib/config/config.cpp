@@ -386,6 +386,28 @@ std::string valueOf(const Config &c, std::string_view key) {
 
 } // namespace
 
+std::vector<std::string> settingVariables() {
+  std::vector<std::string> out;
+  for (const KeyInfo &k : kKeys)
+    if (k.env)
+      out.emplace_back(k.env);
+  return out;
+}
+
+std::optional<Setting> settingFromVariable(const std::string &var,
+                                           const std::string &value) {
+  for (const KeyInfo &k : kKeys) {
+    if (!k.env || var != k.env)
+      continue;
+    Config c;
+    apply(c, k.key, value, var);
+    if (!c.warnings.empty())
+      return std::nullopt;
+    return Setting{k.key, valueOf(c, k.key), var};
+  }
+  return std::nullopt;
+}
+
 std::vector<Setting> listSettings(const Config &c) {
   std::vector<Setting> out;
   for (const KeyInfo &k : kKeys) {

@@ -83,6 +83,13 @@ struct Setting {
 };
 std::vector<Setting> listSettings(const Config &c);
 
+// The environment variables that set a key (LINKD_CACHE_DIR, ...).
+std::vector<std::string> settingVariables();
+// The setting `var`=`value` makes, as listSettings would show it (source:
+// `var`); nullopt for an unknown variable or a bad value.
+std::optional<Setting> settingFromVariable(const std::string &var,
+                                           const std::string &value);
+
 // "10G" -> 10 GiB; nullopt if malformed.
 std::optional<uint64_t> parseSize(const std::string &text);
 std::string formatSize(uint64_t bytes);

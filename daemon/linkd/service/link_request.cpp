@@ -270,6 +270,7 @@ LinkService::serveRequest(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
   ++active;
+  noticeSettings(req, writer);
   grpc::Status st = runLink(ctx, req, writer, linkId);
   lastActivityNanos = Clock::now().time_since_epoch().count();
   --active;

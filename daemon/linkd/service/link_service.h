@@ -16,6 +16,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace linkd {
@@ -88,6 +90,12 @@ private:
   bool answerFromCache(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
   bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
                 grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  // Tells the client about settings in its environment this daemon does not
+  // follow (once per setting and value).
+  void noticeSettings(const v1::LinkRequest &req,
+                      grpc::ServerWriter<v1::LinkReply> *writer);
+  std::mutex noticedMu;
+  std::set<std::string> noticedSettings; // "VAR=value" already told
   // Runs the link on the farm when the policy says so; true when the client
   // has its answer (else link locally).
   bool offloadToFarm(grpc::ServerContext *ctx, const Request &r,
