@@ -235,6 +235,10 @@ struct LinkService::Request {
   LinkAnalysis analysis;
   v1::CacheResult cacheResult = v1::CACHE_DISABLED;
   std::string uncacheableReason;
+  std::string missReason; // why the lookup missed (the log's reason=)
+  // Set before the answer of a miss whose result will be stored, cleared
+  // when the store ends: identical links wait for it (stores_in_flight.h).
+  std::optional<StoresInFlight::Mark> storing;
   bool record = false; // a miss: the child reports what it read and wrote
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
   // put in place by the daemon); the request it gets carries the plan.
@@ -300,6 +304,8 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
   decideCaching(r, run); // before answering: reply and counters agree
+  if (run.storeIt)
+    r.storing.emplace(storesInFlight, r.analysis.key.hex());
   countOutcome(r.kind, run.exit.ran, r.cacheResult, r.uncacheableReason);
   logOutcome(r, run);
   if (!run.clientStayed)
@@ -330,8 +336,15 @@ bool LinkService::answerFromCache(Request &r,
                                   grpc::ServerWriter<v1::LinkReply> *writer) {
   if (!r.useCache || r.cacheResult == v1::CACHE_UNCACHEABLE)
     return false;
-  if (serveHit(r.analysis, r.kind, writer, r.linkId))
+  if (serveHit(r, writer))
     return true;
+  // An identical link's result is being stored: wait for it rather than
+  // link again (bounded: a store that takes longer lets this one link).
+  if (storesInFlight.waitFor(r.analysis.key.hex(), std::chrono::seconds(30))) {
+    spdlog::debug("link id={} waited for its twin's store", r.linkId);
+    if (serveHit(r, writer))
+      return true;
+  }
   r.cacheResult = v1::CACHE_MISS;
   r.record = true;
   return false;
@@ -364,17 +377,16 @@ bool LinkService::waitForSlot(grpc::ServerContext *ctx, SlotHold &slot,
   return true;
 }
 
-bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
-                           grpc::ServerWriter<v1::LinkReply> *writer,
-                           uint64_t linkId) {
+bool LinkService::serveHit(Request &r,
+                           grpc::ServerWriter<v1::LinkReply> *writer) {
+  const LinkAnalysis &analysis = r.analysis;
   auto begin = Clock::now();
-  std::string why;
-  auto result = cache.cache->lookup(analysis, &why);
+  auto result = cache.cache->lookup(analysis, &r.missReason);
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
-    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
-                  analysis.key.hex(), lookupMicros, why);
+    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", r.linkId,
+                  analysis.key.hex(), lookupMicros, r.missReason);
     return false;
   }
   std::string error;
@@ -385,7 +397,8 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
     cache.cache->holdChecked();
     if (m == Lookup::Corrupt)
       cache.stats->countCorrupt();
-    spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
+    r.missReason = "cached result not usable: " + error;
+    spdlog::debug("link id={} cache hit key={} not usable: {}", r.linkId,
                   analysis.key.hex(), error);
     return false;
   }
@@ -402,6 +415,22 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   done->set_cache_result(v1::CACHE_HIT);
   done->set_wall_micros(microsSince(begin));
   done->set_cache_lookup_micros(lookupMicros);
+  uint64_t saved = result->link_micros() > done->wall_micros()
+                       ? result->link_micros() - done->wall_micros()
+                       : 0;
+  // Counted and logged before the answer: `linkd stats` right after the
+  // client returns sees this hit.
+  cache.stats->countHit(saved, bytes, r.kind);
+  spdlog::info("link id={} flavor={} cache=hit saved_ms={:.1f} "
+               "wall_ms={:.1f} lookup_us={} outputs={} bytes={} key={} "
+               "output={} cwd={}",
+               r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
+               done->wall_micros() / 1000.0, lookupMicros,
+               result->outputs_size(), bytes, analysis.key.hex().substr(0, 16),
+               result->outputs().empty()
+                   ? std::string("-")
+                   : analysis.paths.toLocal(result->outputs(0).path()),
+               r.req.cwd());
   writer->Write(reply);
   // The client has its answer. Outputs that came from a remote tier are
   // copied into the local store; spare copies (for the next local hit) only
@@ -412,14 +441,6 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   cache.cache->backfill(later);
   if (!fromRemote)
     cache.cache->prepareSpares(*result);
-  uint64_t saved = result->link_micros() > done->wall_micros()
-                       ? result->link_micros() - done->wall_micros()
-                       : 0;
-  cache.stats->countHit(saved, bytes, kind);
-  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
-               "lookup_us={}",
-               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
-               bytes, done->wall_micros() / 1000.0, lookupMicros);
   return true;
 }
 
@@ -521,15 +542,51 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
   run.reply.mutable_done()->set_cache_result(r.cacheResult);
 }
 
+namespace {
+
+// The log's words for a request's cache result (hit lines: serveHit).
+const char *cacheWord(v1::CacheResult result) {
+  switch (result) {
+  case v1::CACHE_HIT:
+    return "hit";
+  case v1::CACHE_MISS:
+    return "miss";
+  case v1::CACHE_UNCACHEABLE:
+    return "uncacheable";
+  default:
+    return "off";
+  }
+}
+
+} // namespace
+
+// Why the cache gave what it gave, for the log's reason="...".
+std::string LinkService::cacheReason(const Request &r) const {
+  switch (r.cacheResult) {
+  case v1::CACHE_MISS:
+    return r.missReason;
+  case v1::CACHE_UNCACHEABLE:
+    return r.uncacheableReason;
+  case v1::CACHE_HIT:
+    return {};
+  default:
+    return !cache.enabled ? "the cache is off in this daemon"
+                          : "no-cache requested by the client";
+  }
+}
+
 void LinkService::logOutcome(const Request &r, const LinkRun &run) {
   const v1::LinkDone &done = run.reply.done();
+  std::string reason = cacheReason(r);
+  for (char &c : reason)
+    if (c == '"' || c == '\n')
+      c = '\'';
   spdlog::info(
       "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
       "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
       r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
-      v1::CacheResult_Name(r.cacheResult),
-      r.uncacheableReason.empty() ? ""
-                                  : " reason=\"" + r.uncacheableReason + "\"",
+      cacheWord(r.cacheResult),
+      reason.empty() ? "" : " reason=\"" + reason + "\"",
       done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
       run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
 }

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 
@@ -88,8 +89,9 @@ private:
   void analyse(Request &r);
   // True when the client has its answer from the cache.
   bool answerFromCache(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
-  bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
-                grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  // Looks the request up and answers it on a hit; on a miss, why in
+  // `r.missReason`.
+  bool serveHit(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
   // Tells the client about settings in its environment this daemon does not
   // follow (once per setting and value).
   void noticeSettings(const v1::LinkRequest &req,
@@ -113,6 +115,7 @@ private:
   void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
                     const std::string &reason);
   void logOutcome(const Request &r, const LinkRun &run);
+  std::string cacheReason(const Request &r) const;
   void storeAfterAnswer(const Request &r, const LinkRun &run);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
@@ -126,6 +129,7 @@ private:
   std::function<void()> requestShutdown;
   FarmClient *farm;
   JobSlots slots;
+  StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;
   std::atomic<unsigned> active{0};
