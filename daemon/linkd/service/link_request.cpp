@@ -208,17 +208,19 @@ private:
 
 namespace {
 
-void traceAccesses(uint64_t linkId, const AccessLog &log) {
-  if (!spdlog::should_log(spdlog::level::trace))
+void traceAccesses(const RequestLog &rl, uint64_t linkId,
+                   const AccessLog &log) {
+  constexpr auto trace = spdlog::level::trace;
+  if (!rl.on(trace))
     return;
   for (const auto &p : log.read)
-    spdlog::trace("link id={} read {}", linkId, p);
+    rl.log(trace, "link id={} read {}", linkId, p);
   for (const auto &p : log.existing)
-    spdlog::trace("link id={} exists {}", linkId, p);
+    rl.log(trace, "link id={} exists {}", linkId, p);
   for (const auto &p : log.missing)
-    spdlog::trace("link id={} missing {}", linkId, p);
+    rl.log(trace, "link id={} missing {}", linkId, p);
   for (const auto &p : log.outputs)
-    spdlog::trace("link id={} wrote {}", linkId, p);
+    rl.log(trace, "link id={} wrote {}", linkId, p);
 }
 
 } // namespace
@@ -226,9 +228,14 @@ void traceAccesses(uint64_t linkId, const AccessLog &log) {
 // What was asked and what the cache made of it, from analysis to the store.
 struct LinkService::Request {
   Request(const v1::LinkRequest &req, uint64_t linkId)
-      : req(req), linkId(linkId), childReq(&req) {}
+      : req(req), linkId(linkId), log(clientLogLevel(req)), childReq(&req) {}
+  static std::string clientLogLevel(const v1::LinkRequest &req) {
+    auto it = req.settings_env().find("LINKD_LOG");
+    return it == req.settings_env().end() ? std::string() : it->second;
+  }
   const v1::LinkRequest &req;
   uint64_t linkId;
+  RequestLog log; // this request's lines, at its client's LINKD_LOG
   LinkInvocation inv;
   RequestKind kind = RequestKind::Link;
   bool useCache = false;
@@ -341,7 +348,8 @@ bool LinkService::answerFromCache(Request &r,
   // An identical link's result is being stored: wait for it rather than
   // link again (bounded: a store that takes longer lets this one link).
   if (storesInFlight.waitFor(r.analysis.key.hex(), std::chrono::seconds(30))) {
-    spdlog::debug("link id={} waited for its twin's store", r.linkId);
+    r.log.log(spdlog::level::debug, "link id={} waited for its twin's store",
+              r.linkId);
     if (serveHit(r, writer))
       return true;
   }
@@ -385,8 +393,8 @@ bool LinkService::serveHit(Request &r,
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
-    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", r.linkId,
-                  analysis.key.hex(), lookupMicros, r.missReason);
+    r.log.log(spdlog::level::debug, "link id={} cache miss key={} lookup_us={}: {}",
+              r.linkId, analysis.key.hex(), lookupMicros, r.missReason);
     return false;
   }
   std::string error;
@@ -398,8 +406,8 @@ bool LinkService::serveHit(Request &r,
     if (m == Lookup::Corrupt)
       cache.stats->countCorrupt();
     r.missReason = "cached result not usable: " + error;
-    spdlog::debug("link id={} cache hit key={} not usable: {}", r.linkId,
-                  analysis.key.hex(), error);
+    r.log.log(spdlog::level::debug, "link id={} cache hit key={} not usable: {}",
+              r.linkId, analysis.key.hex(), error);
     return false;
   }
   uint64_t bytes = 0;
@@ -421,10 +429,10 @@ bool LinkService::serveHit(Request &r,
   // Counted and logged before the answer: `linkd stats` right after the
   // client returns sees this hit.
   cache.stats->countHit(saved, bytes, r.kind);
-  spdlog::info("link id={} flavor={} cache=hit saved_ms={:.1f} "
-               "wall_ms={:.1f} lookup_us={} outputs={} bytes={} key={} "
-               "output={} cwd={}",
-               r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
+  r.log.log(spdlog::level::info,
+            "link id={} flavor={} cache=hit saved_ms={:.1f} wall_ms={:.1f} "
+            "lookup_us={} outputs={} bytes={} key={} output={} cwd={}",
+            r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
                done->wall_micros() / 1000.0, lookupMicros,
                result->outputs_size(), bytes, analysis.key.hex().substr(0, 16),
                result->outputs().empty()
@@ -537,7 +545,7 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
       run.outputs = snapshotOutputs(log);
       run.storeIt = true;
     }
-    traceAccesses(r.linkId, log);
+    traceAccesses(r.log, r.linkId, log);
   }
   run.reply.mutable_done()->set_cache_result(r.cacheResult);
 }
@@ -581,7 +589,8 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
   for (char &c : reason)
     if (c == '"' || c == '\n')
       c = '\'';
-  spdlog::info(
+  r.log.log(
+      spdlog::level::info,
       "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
       "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
       r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
@@ -596,14 +605,15 @@ void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
     int stored = storeRewritten(*r.rewrite, *cache.store);
     cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
     cache.stats->addCounter("rewrites_stored", stored);
-    spdlog::debug("link id={} rewritten inputs: {} from the cache, {} stored",
-                  r.linkId, r.rewrite->cachedInputs, stored);
+    r.log.log(spdlog::level::debug,
+              "link id={} rewritten inputs: {} from the cache, {} stored",
+              r.linkId, r.rewrite->cachedInputs, stored);
   }
   const v1::LinkDone &done = run.reply.done();
   if (run.storeIt)
     storeResult(r.analysis, run.log, run.outputs, run.streams.out,
                 run.streams.err, done.exit_code(), done.wall_micros(),
-                run.startWallNanos, r.linkId);
+                run.startWallNanos, r.linkId, r.log);
 }
 
 void LinkService::countOutcome(RequestKind kind, bool ran,
@@ -626,15 +636,17 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
                               const std::vector<OutputSnapshot> &outputs,
                               const std::string &out, const std::string &err,
                               int exitCode, uint64_t wallMicros,
-                              int64_t startWallNanos, uint64_t linkId) {
+                              int64_t startWallNanos, uint64_t linkId,
+                              const RequestLog &rl) {
   auto r = cache.cache->store(analysis, log, outputs, out, err, exitCode,
                               wallMicros, startWallNanos);
   if (r.stored)
     cache.stats->countStored(r.bytesWritten);
   else
     cache.stats->countNotStored(r.notStoredReason);
-  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
-                linkId, r.stored ? "stored" : "not stored",
+  rl.log(spdlog::level::debug,
+         "link id={} {} key={} inputs={} missing={} outputs={}{}", linkId,
+         r.stored ? "stored" : "not stored",
                 analysis.key.hex().substr(0, 16), log.read.size(),
                 log.missing.size(), outputs.size(),
                 r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/request_log.h"
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
@@ -121,7 +122,7 @@ private:
                    const std::vector<OutputSnapshot> &outputs,
                    const std::string &out, const std::string &err, int exitCode,
                    uint64_t wallMicros, int64_t startWallNanos,
-                   uint64_t linkId);
+                   uint64_t linkId, const RequestLog &rl = RequestLog());
 
   ServiceConfig config;
   ZygoteClient &zygote;

@@ -6,7 +6,8 @@
 // otherwise (LINKD_LOG=debug, another LINKD_MAX_SIZE) would be silently
 // ignored; instead it is told, once per setting and value for this daemon's
 // lifetime, in a notice the client prints on its stderr before the link's
-// own output. LINKD_NOCACHE is not among them: it travels with each request.
+// own output. LINKD_NOCACHE and LINKD_LOG are not among them: the first
+// travels with each request, the second sets that request's log level.
 #include "daemon/linkd/service/link_service.h"
 
 #include <algorithm>
@@ -17,6 +18,8 @@ void LinkService::noticeSettings(const v1::LinkRequest &req,
                                  grpc::ServerWriter<v1::LinkReply> *writer) {
   std::string text;
   for (const auto &[var, value] : req.settings_env()) {
+    if (var == "LINKD_LOG")
+      continue; // applied to this request's own lines (request_log.h)
     auto wanted = settingFromVariable(var, value);
     if (!wanted)
       continue; // the client's own mistake; not the daemon's to judge
