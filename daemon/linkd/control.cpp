@@ -173,10 +173,9 @@ int printStats(const StatsOptions &opts) {
   if (!c)
     return 2;
   StoreUsage usage = c->store->usage();
-  std::string out = opts.json
-                        ? c->stats->json(usage, c->settings.maxSize) + "\n"
-                        : c->stats->text(usage, c->settings.maxSize, {},
-                                         opts.all);
+  std::string out =
+      opts.json ? c->stats->json(usage, c->settings.maxSize) + "\n"
+                : c->stats->text(usage, c->settings.maxSize, {}, opts.all);
   std::fputs(out.c_str(), stdout);
   if (opts.zero)
     c->stats->zero();
@@ -302,8 +301,8 @@ int printStatus(bool json) {
   if (!reply)
     return 2;
   const v1::InfoReply &info = *reply;
-  printConfigWarnings({info.config_warnings().begin(),
-                       info.config_warnings().end()});
+  printConfigWarnings(
+      {info.config_warnings().begin(), info.config_warnings().end()});
   auto setting = [&](const char *key) {
     for (const v1::Setting &s : info.settings())
       if (s.key() == key)
@@ -360,11 +359,10 @@ int printStatus(bool json) {
     std::printf("  idle timeout   never\n");
   if (!info.settings().empty()) { // an older daemon sends none
     std::printf("  cache          %s\n",
-                setting("cache") == "true"
-                    ? (setting("cache_dir") + " (max " + setting("max_size") +
-                       ")")
-                          .c_str()
-                    : "off");
+                setting("cache") == "true" ? (setting("cache_dir") + " (max " +
+                                              setting("max_size") + ")")
+                                                 .c_str()
+                                           : "off");
     std::string base = setting("base_dir");
     std::printf("  base dir       %s\n", base.empty() ? "none" : base.c_str());
     std::printf("  log level      %s\n", setting("log_level").c_str());

@@ -223,10 +223,9 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   return o.str();
 }
 
-std::string
-CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
-                 const std::map<std::string, uint64_t> &extra,
-                 bool all) const {
+std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
+                             const std::map<std::string, uint64_t> &extra,
+                             bool all) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
   auto pct = [](uint64_t n, uint64_t of) {

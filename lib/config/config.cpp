@@ -3,9 +3,9 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -64,34 +64,81 @@ std::set<std::string> parseList(const std::string &v) {
 struct KeyInfo {
   const char *key;
   const char *env;
+  std::string (*show)(const Config &); // the value as the file spells it
 };
-constexpr KeyInfo kKeys[] = {
-    {"cache", nullptr},
-    {"cache_dir", "LINKD_CACHE_DIR"},
-    {"max_size", "LINKD_MAX_SIZE"},
-    {"base_dir", "LINKD_BASE_DIR"},
-    {"sloppiness", "LINKD_SLOPPINESS"},
-    {"watch_inputs", "LINKD_WATCH_INPUTS"},
-    {"idle_timeout", "LINKD_IDLE_TIMEOUT"},
-    {"jobs", "LINKD_JOBS"},
-    {"log_level", "LINKD_LOG"},
-    {"remote", "LINKD_REMOTE"},
-    {"remote_key_file", "LINKD_REMOTE_KEY_FILE"},
-    {"remote_key", "LINKD_REMOTE_KEY"},
-    {"remote_timeout_ms", "LINKD_REMOTE_TIMEOUT_MS"},
-    {"remote_connect_timeout_ms", "LINKD_REMOTE_CONNECT_TIMEOUT_MS"},
-    {"remote_breaker_seconds", "LINKD_REMOTE_BREAKER_SECONDS"},
-    {"farm", "LINKD_FARM"},
-    {"farm_policy", "LINKD_FARM_POLICY"},
-    {"farm_min_input", "LINKD_FARM_MIN_INPUT"},
-    {"farm_ca", "LINKD_FARM_CA"},
-    {"farm_cert", "LINKD_FARM_CERT"},
-    {"farm_key", "LINKD_FARM_KEY"},
-    {"farm_token_file", "LINKD_FARM_TOKEN_FILE"},
-    {"farm_tls_name", "LINKD_FARM_TLS_NAME"},
-    {"farm_insecure", "LINKD_FARM_INSECURE"},
-    {"farm_timeout_ms", "LINKD_FARM_TIMEOUT_MS"},
-    {"farm_connect_timeout_ms", "LINKD_FARM_CONNECT_TIMEOUT_MS"},
+
+std::string flag(bool b) { return b ? "true" : "false"; }
+std::string number(uint64_t n) { return std::to_string(n); }
+std::string sizeText(uint64_t n);
+std::string join(const std::vector<std::string> &items);
+
+const KeyInfo kKeys[] = {
+    {"cache", nullptr,
+     [](const Config &c) -> std::string { return flag(c.cacheEnabled); }},
+    {"cache_dir", "LINKD_CACHE_DIR",
+     [](const Config &c) -> std::string { return c.cacheDir; }},
+    {"max_size", "LINKD_MAX_SIZE",
+     [](const Config &c) -> std::string { return sizeText(c.maxSize); }},
+    {"base_dir", "LINKD_BASE_DIR",
+     [](const Config &c) -> std::string { return c.baseDir; }},
+    {"sloppiness", "LINKD_SLOPPINESS",
+     [](const Config &c) -> std::string {
+       return join({c.sloppiness.begin(), c.sloppiness.end()});
+     }},
+    {"watch_inputs", "LINKD_WATCH_INPUTS",
+     [](const Config &c) -> std::string { return flag(c.watchInputs); }},
+    {"idle_timeout", "LINKD_IDLE_TIMEOUT",
+     [](const Config &c) -> std::string {
+       return number(c.idleTimeoutSeconds);
+     }},
+    {"jobs", "LINKD_JOBS",
+     [](const Config &c) -> std::string { return number(c.jobs); }},
+    {"log_level", "LINKD_LOG",
+     [](const Config &c) -> std::string { return c.logLevel; }},
+    {"remote", "LINKD_REMOTE",
+     [](const Config &c) -> std::string { return join(c.remotes); }},
+    {"remote_key_file", "LINKD_REMOTE_KEY_FILE",
+     [](const Config &c) -> std::string {
+       return c.remoteKey.empty() ? "" : "(set)";
+     }},
+    {"remote_key", "LINKD_REMOTE_KEY",
+     [](const Config &c) -> std::string {
+       return c.remoteKey.empty() ? "" : "(set)";
+     }},
+    {"remote_timeout_ms", "LINKD_REMOTE_TIMEOUT_MS",
+     [](const Config &c) -> std::string { return number(c.remoteTimeoutMs); }},
+    {"remote_connect_timeout_ms", "LINKD_REMOTE_CONNECT_TIMEOUT_MS",
+     [](const Config &c) -> std::string {
+       return number(c.remoteConnectTimeoutMs);
+     }},
+    {"remote_breaker_seconds", "LINKD_REMOTE_BREAKER_SECONDS",
+     [](const Config &c) -> std::string {
+       return number(c.remoteBreakerSeconds);
+     }},
+    {"farm", "LINKD_FARM",
+     [](const Config &c) -> std::string { return c.farm; }},
+    {"farm_policy", "LINKD_FARM_POLICY",
+     [](const Config &c) -> std::string { return c.farmPolicy; }},
+    {"farm_min_input", "LINKD_FARM_MIN_INPUT",
+     [](const Config &c) -> std::string { return sizeText(c.farmMinInput); }},
+    {"farm_ca", "LINKD_FARM_CA",
+     [](const Config &c) -> std::string { return c.farmCa; }},
+    {"farm_cert", "LINKD_FARM_CERT",
+     [](const Config &c) -> std::string { return c.farmCert; }},
+    {"farm_key", "LINKD_FARM_KEY",
+     [](const Config &c) -> std::string { return c.farmKey; }},
+    {"farm_token_file", "LINKD_FARM_TOKEN_FILE",
+     [](const Config &c) -> std::string { return c.farmTokenFile; }},
+    {"farm_tls_name", "LINKD_FARM_TLS_NAME",
+     [](const Config &c) -> std::string { return c.farmTlsName; }},
+    {"farm_insecure", "LINKD_FARM_INSECURE",
+     [](const Config &c) -> std::string { return flag(c.farmInsecure); }},
+    {"farm_timeout_ms", "LINKD_FARM_TIMEOUT_MS",
+     [](const Config &c) -> std::string { return number(c.farmTimeoutMs); }},
+    {"farm_connect_timeout_ms", "LINKD_FARM_CONNECT_TIMEOUT_MS",
+     [](const Config &c) -> std::string {
+       return number(c.farmConnectTimeoutMs);
+     }},
 };
 
 std::string unknownKey(const std::string &key) {
@@ -339,8 +386,6 @@ std::string join(const std::vector<std::string> &items) {
   return out;
 }
 
-std::string number(uint64_t n) { return std::to_string(n); }
-
 // A size as the file would spell it: "10G" rather than 10737418240.
 std::string sizeText(uint64_t n) {
   for (const char *u : {"T", "G", "M", "K"}) {
@@ -352,35 +397,9 @@ std::string sizeText(uint64_t n) {
 }
 
 std::string valueOf(const Config &c, std::string_view key) {
-  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-  if (key == "cache") return flag(c.cacheEnabled);
-  if (key == "cache_dir") return c.cacheDir;
-  if (key == "max_size") return sizeText(c.maxSize);
-  if (key == "base_dir") return c.baseDir;
-  if (key == "sloppiness")
-    return join({c.sloppiness.begin(), c.sloppiness.end()});
-  if (key == "watch_inputs") return flag(c.watchInputs);
-  if (key == "idle_timeout") return number(c.idleTimeoutSeconds);
-  if (key == "jobs") return number(c.jobs);
-  if (key == "log_level") return c.logLevel;
-  if (key == "remote") return join(c.remotes);
-  if (key == "remote_key_file" || key == "remote_key")
-    return c.remoteKey.empty() ? "" : "(set)";
-  if (key == "remote_timeout_ms") return number(c.remoteTimeoutMs);
-  if (key == "remote_connect_timeout_ms")
-    return number(c.remoteConnectTimeoutMs);
-  if (key == "remote_breaker_seconds") return number(c.remoteBreakerSeconds);
-  if (key == "farm") return c.farm;
-  if (key == "farm_policy") return c.farmPolicy;
-  if (key == "farm_min_input") return sizeText(c.farmMinInput);
-  if (key == "farm_ca") return c.farmCa;
-  if (key == "farm_cert") return c.farmCert;
-  if (key == "farm_key") return c.farmKey;
-  if (key == "farm_token_file") return c.farmTokenFile;
-  if (key == "farm_tls_name") return c.farmTlsName;
-  if (key == "farm_insecure") return flag(c.farmInsecure);
-  if (key == "farm_timeout_ms") return number(c.farmTimeoutMs);
-  if (key == "farm_connect_timeout_ms") return number(c.farmConnectTimeoutMs);
+  for (const KeyInfo &k : kKeys)
+    if (key == k.key)
+      return k.show(c);
   return {};
 }
 

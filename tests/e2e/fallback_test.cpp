@@ -90,11 +90,10 @@ TEST_F(Fallback, TransientCauseWarnsOnce) {
   ASSERT_EQ(mkdir(path("slow").c_str(), 0700), 0);
   writeFile("slow/linkd", "#!/bin/sh\nsleep 1\n");
   ASSERT_EQ(chmod(path("slow/linkd").c_str(), 0755), 0);
-  ASSERT_EQ(symlink(binPath("linkd-lld").c_str(),
-                    path("slow/linkd-lld").c_str()),
-            0);
-  std::string env = "LINKD_BIN=" + path("slow/linkd") +
-                    " LINKD_START_TIMEOUT_MS=100";
+  ASSERT_EQ(
+      symlink(binPath("linkd-lld").c_str(), path("slow/linkd-lld").c_str()), 0);
+  std::string env =
+      "LINKD_BIN=" + path("slow/linkd") + " LINKD_START_TIMEOUT_MS=100";
   RunResult first = linkWith(env, "hello1");
   expectLocalLink(first, "hello1", 1);
   auto warning = linesStartingWith(first.err, kWarning);

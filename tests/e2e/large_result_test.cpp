@@ -16,16 +16,14 @@ protected:
     E2eTest::SetUp();
     if (HasFatalFailure())
       return;
-    ASSERT_TRUE(exitedZero(
-        run("head -c 100663296 /dev/urandom > random.bin")));
+    ASSERT_TRUE(exitedZero(run("head -c 100663296 /dev/urandom > random.bin")));
     writeFile("blob.s", ".section .rodata\n.globl blob\nblob:\n"
                         ".incbin \"random.bin\"\n");
     writeFile("main.c", "extern const char blob[];\n"
                         "int main(void) { return blob[0] & 0; }\n");
     ASSERT_TRUE(exitedZero(run("clang-19 -c blob.s && clang-19 -c main.c")));
-    ASSERT_TRUE(exitedZero(
-        run("clang-19 --ld-path=" + tools::ldLld.path +
-            " main.o blob.o -o big.stock")));
+    ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path +
+                               " main.o blob.o -o big.stock")));
   }
 
   // Links to `big` (the output's name is part of the key), then renames it
@@ -92,7 +90,8 @@ TEST_F(LargeResult, LogLinesSayWhatTheCacheDid) {
   auto hit = logLines(" cache=hit ");
   ASSERT_EQ(hit.size(), 1u);
   for (const std::string &field : std::vector<std::string>{
-           " flavor=elf ", " saved_ms=", " output=" + dir + "/big ", " cwd=" + dir})
+           " flavor=elf ", " saved_ms=", " output=" + dir + "/big ",
+           " cwd=" + dir})
     EXPECT_NE(hit[0].find(field), std::string::npos) << field << "\n" << hit[0];
   EXPECT_TRUE(logLines("CACHE_").empty());
 }

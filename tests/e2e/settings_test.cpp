@@ -60,8 +60,8 @@ int main(void) { puts("settings"); return 0; }
 TEST_F(Settings, ConfigShowsEachValueAndItsSource) {
   writeFile("linkd.conf", "# mine\nmax_size = 3G\n\njobs = 3\n");
   std::string conf = path("linkd.conf");
-  RunResult r = run("LINKD_BASE_DIR=" + path("src") + " " + binPath("linkd") +
-                    " config");
+  RunResult r =
+      run("LINKD_BASE_DIR=" + path("src") + " " + binPath("linkd") + " config");
   ASSERT_TRUE(exitedZero(r)) << describe(r);
   EXPECT_NE(r.out.find("no daemon serves"), std::string::npos) << r.out;
   EXPECT_NE(configLine(r.out, "max_size").find("3G"), std::string::npos);
@@ -76,8 +76,7 @@ TEST_F(Settings, ConfigShowsEachValueAndItsSource) {
             std::string::npos)
       << r.out;
   EXPECT_NE(configLine(r.out, "log_level").find("info"), std::string::npos);
-  EXPECT_NE(configLine(r.out, "log_level").find("# default"),
-            std::string::npos)
+  EXPECT_NE(configLine(r.out, "log_level").find("# default"), std::string::npos)
       << r.out;
   EXPECT_FALSE(daemonStatus().has_value()) << "linkd config started a daemon";
 
@@ -144,9 +143,9 @@ TEST_F(Settings, ConfigMistakesReachStderr) {
   expectBoth(serve);
 
   // What a daemon started now would read (none serves this socket).
-  RunResult missing = run("LINKD_SOCKET=" + path("none/linkd.sock") +
-                          " LINKD_CONFIG=/nonexistent " + binPath("linkd") +
-                          " config");
+  RunResult missing =
+      run("LINKD_SOCKET=" + path("none/linkd.sock") +
+          " LINKD_CONFIG=/nonexistent " + binPath("linkd") + " config");
   EXPECT_EQ(missing.exitCode, 1);
   EXPECT_EQ(linesStartingWith(missing.err, kConfig),
             std::vector<std::string>{

@@ -393,8 +393,9 @@ bool LinkService::serveHit(Request &r,
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
-    r.log.log(spdlog::level::debug, "link id={} cache miss key={} lookup_us={}: {}",
-              r.linkId, analysis.key.hex(), lookupMicros, r.missReason);
+    r.log.log(spdlog::level::debug,
+              "link id={} cache miss key={} lookup_us={}: {}", r.linkId,
+              analysis.key.hex(), lookupMicros, r.missReason);
     return false;
   }
   std::string error;
@@ -406,8 +407,9 @@ bool LinkService::serveHit(Request &r,
     if (m == Lookup::Corrupt)
       cache.stats->countCorrupt();
     r.missReason = "cached result not usable: " + error;
-    r.log.log(spdlog::level::debug, "link id={} cache hit key={} not usable: {}",
-              r.linkId, analysis.key.hex(), error);
+    r.log.log(spdlog::level::debug,
+              "link id={} cache hit key={} not usable: {}", r.linkId,
+              analysis.key.hex(), error);
     return false;
   }
   uint64_t bytes = 0;
@@ -433,12 +435,12 @@ bool LinkService::serveHit(Request &r,
             "link id={} flavor={} cache=hit saved_ms={:.1f} wall_ms={:.1f} "
             "lookup_us={} outputs={} bytes={} key={} output={} cwd={}",
             r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
-               done->wall_micros() / 1000.0, lookupMicros,
-               result->outputs_size(), bytes, analysis.key.hex().substr(0, 16),
-               result->outputs().empty()
-                   ? std::string("-")
-                   : analysis.paths.toLocal(result->outputs(0).path()),
-               r.req.cwd());
+            done->wall_micros() / 1000.0, lookupMicros, result->outputs_size(),
+            bytes, analysis.key.hex().substr(0, 16),
+            result->outputs().empty()
+                ? std::string("-")
+                : analysis.paths.toLocal(result->outputs(0).path()),
+            r.req.cwd());
   writer->Write(reply);
   // The client has its answer. Outputs that came from a remote tier are
   // copied into the local store; spare copies (for the next local hit) only
@@ -589,15 +591,14 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
   for (char &c : reason)
     if (c == '"' || c == '\n')
       c = '\'';
-  r.log.log(
-      spdlog::level::info,
-      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
-      r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
-      cacheWord(r.cacheResult),
-      reason.empty() ? "" : " reason=\"" + reason + "\"",
-      done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
-      run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
+  r.log.log(spdlog::level::info,
+            "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+            "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+            r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
+            cacheWord(r.cacheResult),
+            reason.empty() ? "" : " reason=\"" + reason + "\"",
+            done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
+            run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
@@ -646,10 +647,9 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
     cache.stats->countNotStored(r.notStoredReason);
   rl.log(spdlog::level::debug,
          "link id={} {} key={} inputs={} missing={} outputs={}{}", linkId,
-         r.stored ? "stored" : "not stored",
-                analysis.key.hex().substr(0, 16), log.read.size(),
-                log.missing.size(), outputs.size(),
-                r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+         r.stored ? "stored" : "not stored", analysis.key.hex().substr(0, 16),
+         log.read.size(), log.missing.size(), outputs.size(),
+         r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
 }
 
 namespace {

@@ -121,8 +121,8 @@ private:
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
                    const std::string &out, const std::string &err, int exitCode,
-                   uint64_t wallMicros, int64_t startWallNanos,
-                   uint64_t linkId, const RequestLog &rl = RequestLog());
+                   uint64_t wallMicros, int64_t startWallNanos, uint64_t linkId,
+                   const RequestLog &rl = RequestLog());
 
   ServiceConfig config;
   ZygoteClient &zygote;

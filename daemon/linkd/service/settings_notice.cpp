@@ -23,9 +23,9 @@ void LinkService::noticeSettings(const v1::LinkRequest &req,
     auto wanted = settingFromVariable(var, value);
     if (!wanted)
       continue; // the client's own mistake; not the daemon's to judge
-    auto mine = std::find_if(
-        config.settings.begin(), config.settings.end(),
-        [&](const Setting &s) { return s.key == wanted->key; });
+    auto mine =
+        std::find_if(config.settings.begin(), config.settings.end(),
+                     [&](const Setting &s) { return s.key == wanted->key; });
     if (mine == config.settings.end() || mine->value == wanted->value)
       continue;
     {
