@@ -290,6 +290,7 @@ int cacheControl(const std::string &op) {
 int printStatus(bool json) {
   RuntimePaths paths = resolveRuntimePaths();
   if (!socketAnswers(paths.socketPath)) {
+    printConfigWarnings(loadConfig().warnings); // what a daemon would meet
     if (json)
       std::printf("{\"running\": false, \"socket\": %s}\n",
                   jsonString(paths.socketPath).c_str());
