@@ -8,6 +8,12 @@ set -euo pipefail
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# For the scripts' EXIT traps: stops the daemon smoke_link started, if any.
+SMOKE_BIN=
+stop_smoke_daemon() {
+  [ -z "$SMOKE_BIN" ] || "$SMOKE_BIN/linkd" stop >/dev/null 2>&1 || true
+}
+
 stats_field() { # stats_field BIN FIELD: an integer of `linkd stats --json`
   "$1/linkd" stats --json | grep -o "\"$2\": *[0-9]*" | grep -o '[0-9]*$'
 }
@@ -16,10 +22,11 @@ smoke_link() {
   local bin=$1 gccdir=$2 work=$3
   mkdir -p "$work/src" "$work/stock"
   export LINKD_SOCKET="$work/run/linkd.sock" LINKD_CACHE_DIR="$work/cache" \
-    LINKD_STATE_DIR="$work/state" LINKD_CONFIG="$work/linkd.conf"
-  unset LINKD_BIN LINKD_DISABLE
+    LINKD_STATE_DIR="$work/state" LINKD_CONFIG="$work/linkd.conf" \
+    LINKD_IDLE_TIMEOUT=120 # should a failure skip the stop
+  unset LINKD_BIN LINKD_DISABLE LINKD_QUIET LINKD_NOCACHE
   : > "$LINKD_CONFIG"
-  trap '"$bin/linkd" stop >/dev/null 2>&1 || true' RETURN
+  SMOKE_BIN=$bin
   cd "$work/src"
   cat > hello.c <<'C'
 #include <stdio.h>
@@ -73,4 +80,6 @@ C
   "$bin/ld.linkd" --linkd-version | grep -q '^linkd ' ||
     fail "--linkd-version"
   cd /
+  stop_smoke_daemon
+  SMOKE_BIN=
 }

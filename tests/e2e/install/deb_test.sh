@@ -10,7 +10,7 @@ build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 work=$(mktemp -d /tmp/linkd-deb-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'stop_smoke_daemon; rm -rf "$work"' EXIT
 
 (cd "$work" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/pkg" \
   >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }

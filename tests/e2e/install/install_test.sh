@@ -10,7 +10,7 @@ build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 work=$(mktemp -d /tmp/linkd-install-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'stop_smoke_daemon; rm -rf "$work"' EXIT
 
 prefix=/opt/linkd-test
 DESTDIR="$work/dest" cmake --install "$build" --prefix "$prefix" >/dev/null
