@@ -31,7 +31,8 @@ _linkd() {
     cache) ((COMP_CWORD == 2)) && opts="clear trim" ;;
     link) opts="--flavor --argv0 --" ;;
     rewrite) opts="--match --export-prefix --import-prefix --internal-prefix
-      --rename --rename-file --runtime --kernel --input --out-dir --dry-run" ;;
+      --rename --rename-file --runtime --kernel --input --out-dir --dry-run
+      --table-out" ;;
   esac
   if [[ $cur == -* || $cmd == cache ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
