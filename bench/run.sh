@@ -376,7 +376,7 @@ verify() { # NAME STOCK_OUT PREFIX ARGS...
   cp "$p.hit" "$p.miss"
   "$CLIENT" "$@" -o "$p.hit" || die "ld.linkd $name link (cache on, again) failed" 1
   r=$(last_cache_result); res+="again:$r"
-  [[ "$res" == "off:CACHE_DISABLED first:CACHE_MISS again:hit" ]] ||
+  [[ "$res" == "off:off first:miss again:hit" ]] ||
     warn "$name: unexpected cache results ($res)"
   for m in off miss hit; do
     cmp -s "$ref" "$p.$m" || broken "$name outputs differ: $ref vs $p.$m"
@@ -565,8 +565,8 @@ for j in 1 2; do
     ${MOLD:+"mold" "$(w2cmd mold $j)"} || continue
   ext_end "W2 -j$j"
   show "w2_j$j" "$LINKS"
-  check_links "w2_j$j" 1 "$LINKS" CACHE_DISABLED
-  check_links "w2_j$j" 2 "$LINKS" CACHE_MISS
+  check_links "w2_j$j" 1 "$LINKS" off
+  check_links "w2_j$j" 2 "$LINKS" miss
   check_links "w2_j$j" 3 "$LINKS" hit
   rows "w2_j$j" "W2 $LINKS links -j$j" "$W2_TARGET" "$W2_TARGET" "$W2_HIT_TARGET"
   if [[ -n "$MOLD" ]]; then
@@ -589,8 +589,8 @@ if ((DO_W1)) && hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RU
   "ld.linkd cache hit" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.hit")"; then
   ext_end W1
   show w1 1
-  check_links w1 1 1 CACHE_DISABLED
-  check_links w1 2 1 CACHE_MISS
+  check_links w1 1 1 off
+  check_links w1 2 1 miss
   check_links w1 3 1 hit
   rows w1 "W1 static LLVM+LLD" "$W1_TARGET" "$W1_TARGET" "$W1_HIT_TARGET"
   for m in off miss hit; do
@@ -610,7 +610,7 @@ if ((DO_M500)) && hdr "M500: ${#M500_ARGS[@]}-argument link of 500 small C objec
   "ld.linkd cache hit" "$(q "$CLIENT" "${M500_ARGS[@]}" -o "$T/m500/out.hit")"; then
   ext_end M500
   show m500 1
-  check_links m500 1 1 CACHE_DISABLED
+  check_links m500 1 1 off
   check_links m500 2 1 hit
   for m in off hit; do
     cmp -s "$T/m500/out.stock" "$T/m500/out.$m" || broken "M500: timed output ($m) differs from stock"
@@ -690,8 +690,8 @@ if ((DO_ARCHIVE)); then
     "ar.linkd cache hit" "$(arcmd hit)"; then
     ext_end archive
     show archive 1
-    check_links archive 1 1 CACHE_DISABLED
-    check_links archive 2 1 CACHE_MISS
+    check_links archive 1 1 off
+    check_links archive 2 1 miss
     check_links archive 3 1 hit
     rows archive "archive ${#ARCHIVE_OBJS[@]} objects" "$ARCHIVE_TARGET" "$ARCHIVE_TARGET" "$ARCHIVE_HIT_TARGET"
     ar_aside
@@ -971,7 +971,7 @@ remote_tier() { # http|redis
   a_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   w_pids "$A"
   r=$(w_last_result "$A")
-  [[ "$r" == CACHE_MISS ]] || warn "remote $tier: worker A's link was ${r:-not logged}, expected CACHE_MISS"
+  [[ "$r" == miss ]] || warn "remote $tier: worker A's link was ${r:-not logged}, expected miss"
   cmp -s "$REF" "$base/out.w1" || broken "remote $tier: worker A's output differs from stock"
   # The link stays active until its result is stored (the daemon reads the
   # output back after the reply); the writes to the tier follow in the background.
@@ -1156,7 +1156,7 @@ if ((SCALE)); then
   hq=$(q "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT")
   "$CLIENT" "${W2_ARGS[@]}" -o "$HOUT" || broken "scaling: first hello link failed"
   refresh_pids; settle >/dev/null
-  [[ "$(last_cache_result)" == CACHE_MISS ]] || warn "scaling: first link was $(last_cache_result), expected CACHE_MISS"
+  [[ "$(last_cache_result)" == miss ]] || warn "scaling: first link was $(last_cache_result), expected miss"
   stop_daemon
   read -r have _ vb _ _ < <(python3 "$LIB" storeinfo "$SC/index.sqlite")
   say "  real hello manifest: $vb bytes; synthetic manifests get $((vb * 3 / 4))-$((vb * 5 / 4)) random bytes each"

@@ -1,6 +1,8 @@
 #include "client/autostart.h"
 
 #include "client/fallback.h"
+#include "config/config.h"
+#include "config/env_flag.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -103,6 +105,18 @@ bool processGone(pid_t pid) {
   return paren && paren[1] == ' ' && paren[2] == 'Z';
 }
 
+// The daemon this client just started read the configuration with this
+// client's environment: its mistakes are this client's to show (the daemon's
+// stderr is its log).
+void reportConfigMistakes() {
+  if (envFlag("LINKD_QUIET"))
+    return;
+  for (const std::string &w : loadConfig().warnings) {
+    std::string msg = "linkd: config: " + w + "\n";
+    (void)!write(STDERR_FILENO, msg.data(), msg.size());
+  }
+}
+
 } // namespace
 
 bool daemonAnswers(const std::string &socketPath) {
@@ -121,12 +135,15 @@ bool daemonAnswers(const std::string &socketPath) {
   return ok;
 }
 
-std::string ensureDaemon(const RuntimePaths &paths) {
-  return ensureDaemon(paths, daemonBinary());
+std::string ensureDaemon(const RuntimePaths &paths, bool *lasting) {
+  return ensureDaemon(paths, daemonBinary(), lasting);
 }
 
 std::string ensureDaemon(const RuntimePaths &paths,
-                         const std::string &daemonBin) {
+                         const std::string &daemonBin, bool *lasting) {
+  bool ignored;
+  bool &stays = lasting ? *lasting : ignored;
+  stays = true;
   if (daemonAnswers(paths.socketPath))
     return {};
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
@@ -140,20 +157,26 @@ std::string ensureDaemon(const RuntimePaths &paths,
     int fd;
     ~Closer() { close(fd); } // also releases the lock
   } closer{lockFd};
+  stays = false;
   if (!lockWithDeadline(lockFd, deadline))
     return "timed out waiting for another client to start the daemon";
   if (daemonAnswers(paths.socketPath))
     return {};
   std::string err;
   pid_t pid = spawnDetachedDaemon(paths, daemonBin, err);
+  stays = pid < 0;
   if (pid < 0)
     return err;
   while (Clock::now() < deadline) {
-    if (daemonAnswers(paths.socketPath))
+    if (daemonAnswers(paths.socketPath)) {
+      reportConfigMistakes();
       return {};
-    if (processGone(pid))
+    }
+    if (processGone(pid)) {
+      stays = true;
       return "the daemon exited at start-up (see " + paths.stateDir +
              "/linkd.log)";
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return "the daemon did not start within " +

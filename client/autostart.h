@@ -18,11 +18,15 @@ namespace linkd {
 bool daemonAnswers(const std::string &socketPath);
 
 // Ensures a daemon serves paths.socketPath. Returns an empty string on
-// success, else why not (the caller falls back to a local link).
-std::string ensureDaemon(const RuntimePaths &paths);
+// success, else why not (the caller falls back to a local link); `lasting`
+// (optional) tells whether the cause stays until someone fixes it (the
+// socket directory's owner or mode, a daemon that cannot run or dies at
+// start-up) rather than passing (a daemon that was slow to start).
+std::string ensureDaemon(const RuntimePaths &paths, bool *lasting = nullptr);
 // The same with the daemon binary to start (liblinkd finds it beside
 // itself, not beside the executable that loaded it).
 std::string ensureDaemon(const RuntimePaths &paths,
-                         const std::string &daemonBin);
+                         const std::string &daemonBin,
+                         bool *lasting = nullptr);
 
 } // namespace linkd

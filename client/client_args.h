@@ -5,8 +5,11 @@
 //   --linkd-no-cache   do not look up or store this link (as LINKD_NOCACHE=1)
 //   --linkd-rewrite=FILE  rewrite the inputs FILE names before linking
 //                         (docs/rewrite.md, "Link-time rewriting")
-// An unknown --linkd-* option is an error, so that a typo is not silently
-// ignored.
+//   --linkd-version    say that this is linkd (`--version` is LLD's line, as
+//                      build systems expect), and exit
+//   --linkd-help       list these, and exit
+// An unknown --linkd-* option is an error naming the nearest known one, so
+// that a typo is not silently ignored.
 #pragma once
 
 #include "link/flavor.h"
@@ -22,6 +25,8 @@ struct ClientArgs {
   bool noCache = false;
   std::string rewriteSpec; // absolute; empty: no link-time rewriting
   std::optional<std::string> error;
+  // --linkd-version / --linkd-help: answered by the client, no link.
+  enum class Action { Link, Version, Help } action = Action::Link;
   // The whole of stdin, read when the tool will read it (an llvm-ar MRI
   // script, `ar -M <script`); it travels with the request, or to the local
   // run if the daemon cannot take it.
@@ -30,6 +35,9 @@ struct ClientArgs {
 
 // `argv`: argv[0] and the arguments, after LLD's leading `-flavor F`.
 ClientArgs parseClientArgs(const std::vector<std::string> &argv);
+
+// What --linkd-help prints: each --linkd-* option, one a line.
+std::string linkdOptionsHelp();
 
 // Whether this command reads stdin: llvm-ar's -M, in the arguments or in a
 // response file (read with GNU quoting; a script missed here makes the

@@ -1,5 +1,7 @@
 #include "client/daemon_link.h"
 
+#include "config/config.h"
+#include "config/env_flag.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
@@ -81,6 +83,9 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_umask(mask);
   req.set_stderr_is_color_tty(stderrIsColorTty());
   req.set_client_version(LINKD_VERSION);
+  for (const std::string &var : settingVariables())
+    if (const char *v = std::getenv(var.c_str()); v && *v)
+      (*req.mutable_settings_env())[var] = v;
   if (args.stdinData)
     req.set_stdin_data(*args.stdinData);
   return req;
@@ -141,6 +146,9 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
       writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT ? STDOUT_FILENO
                                                                 : STDERR_FILENO,
                chunk.data());
+    } else if (reply.has_notice()) {
+      if (!envFlag("LINKD_QUIET"))
+        writeAll(STDERR_FILENO, reply.notice());
     } else if (reply.has_done()) {
       done = reply.done();
       break; // the daemon may go on to store the result; we are done

@@ -22,13 +22,14 @@ std::string daemonBinary() {
 }
 
 void warnFallback(const RuntimePaths &paths, Flavor flavor,
-                  const std::string &reason) {
+                  const std::string &reason, bool lasting) {
   if (envFlag("LINKD_QUIET"))
     return;
   // O_EXCL: of many concurrent clients, one prints.
-  int fd = open(paths.fallbackMark.c_str(),
-                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == EEXIST)
+  int fd = lasting ? -1
+                   : open(paths.fallbackMark.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST && !lasting)
     return;
   if (fd >= 0)
     close(fd);

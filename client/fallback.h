@@ -14,10 +14,12 @@
 namespace linkd {
 
 // Prints "linkd: warning: <reason>; linking locally" ("archiving locally"
-// for the archivers) once until the daemon is back (a marker file next to
-// the socket), unless LINKD_QUIET=1.
+// for the archivers), unless LINKD_QUIET=1: every time for a `lasting` cause
+// (nothing changes until someone fixes it, and every link is local and
+// uncached meanwhile), else once until the daemon is back (a marker file next
+// to the socket).
 void warnFallback(const RuntimePaths &paths, Flavor flavor,
-                  const std::string &reason);
+                  const std::string &reason, bool lasting = false);
 
 // Ends the process by `sig` with its default action (the status a shell
 // shows as 128 + sig, a core dump where the system makes one), as the stock

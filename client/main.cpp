@@ -6,8 +6,9 @@
 //
 //   1. flavor from a leading `-flavor F` or argv[0], as LLD (or llvm-ar)
 //      decides it;
-//   2. take out linkd's own --linkd-* options; read stdin if the tool will
-//      (an llvm-ar MRI script);
+//   2. take out linkd's own --linkd-* options (--linkd-version and
+//      --linkd-help are answered here); read stdin if the tool will (an
+//      llvm-ar MRI script);
 //      LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
 //   3. find or start the daemon;
 //   4. link through it, replaying its stdout/stderr, exiting with its status;
@@ -63,6 +64,23 @@ std::optional<linkd::Flavor> programFlavor(std::vector<std::string> &argv) {
   return std::nullopt;
 }
 
+// --linkd-help, --linkd-version: what this client is and what it would use.
+int answerItself(const linkd::ClientArgs &args, linkd::Flavor flavor) {
+  if (args.action == linkd::ClientArgs::Action::Help) {
+    std::fputs(linkd::linkdOptionsHelp().c_str(), stdout);
+    return 0;
+  }
+  linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
+  std::printf("linkd %s client (%s, flavor %s)\n  daemon  %s\n"
+              "  socket  %s\n",
+              LINKD_VERSION, args.linkerArgv[0].c_str(),
+              std::string(linkd::flavorName(flavor)).c_str(),
+              linkd::daemonBinary().c_str(), paths.socketPath.c_str());
+  if (linkd::envFlag("LINKD_DISABLE"))
+    std::printf("  LINKD_DISABLE is set: links run locally\n");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -84,6 +102,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "linkd: error: %s\n", args.error->c_str());
     return 1;
   }
+  if (args.action != linkd::ClientArgs::Action::Link)
+    return answerItself(args, *flavor);
   if (linkd::envFlag("LINKD_DISABLE"))
     linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
                          args.rewriteSpec);
@@ -97,8 +117,10 @@ int main(int argc, char **argv) {
   }
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
-  if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
-    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")");
+  bool lasting = false;
+  if (std::string err = linkd::ensureDaemon(paths, &lasting); !err.empty()) {
+    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
+                        lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }

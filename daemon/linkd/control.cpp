@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -137,14 +138,15 @@ std::optional<int> rewriteThroughDaemon(int argc, char **argv) {
   return std::nullopt; // run it locally
 }
 
-int printStats(bool json, bool zero) {
+int printStats(const StatsOptions &opts) {
   RuntimePaths paths = resolveRuntimePaths();
   if (socketAnswers(paths.socketPath)) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
     v1::StatsRequest req;
-    req.set_zero(zero);
+    req.set_zero(opts.zero);
+    req.set_all(opts.all);
     v1::StatsReply reply;
     grpc::Status st = connect(paths)->Stats(&ctx, req, &reply);
     if (!st.ok()) {
@@ -152,19 +154,96 @@ int printStats(bool json, bool zero) {
                    st.error_message().c_str());
       return 2;
     }
-    std::fputs((json ? reply.json() + "\n" : reply.text()).c_str(), stdout);
+    std::fputs((opts.json ? reply.json() + "\n" : reply.text()).c_str(),
+               stdout);
+    return 0;
+  }
+  // No daemon: a cache directory that does not exist has all counters at
+  // zero, and is not made by looking.
+  Config settings = loadConfig();
+  struct stat st;
+  if (stat(settings.cacheDir.c_str(), &st) != 0) {
+    CacheStats none(settings.cacheDir + "/stats");
+    std::string out = opts.json ? none.json({}, settings.maxSize) + "\n"
+                                : none.text({}, settings.maxSize, {}, opts.all);
+    std::fputs(out.c_str(), stdout);
     return 0;
   }
   auto c = openLocalCache();
   if (!c)
     return 2;
   StoreUsage usage = c->store->usage();
-  std::string out = json ? c->stats->json(usage, c->settings.maxSize) + "\n"
-                         : c->stats->text(usage, c->settings.maxSize);
+  std::string out =
+      opts.json ? c->stats->json(usage, c->settings.maxSize) + "\n"
+                : c->stats->text(usage, c->settings.maxSize, {}, opts.all);
   std::fputs(out.c_str(), stdout);
-  if (zero)
+  if (opts.zero)
     c->stats->zero();
   return 0;
+}
+
+namespace {
+
+// The running daemon's Info; nullopt (and a message) if it does not answer.
+std::optional<v1::InfoReply> daemonInfo(const RuntimePaths &paths,
+                                        const char *command) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoReply info;
+  grpc::Status st = connect(paths)->Info(&ctx, v1::InfoRequest(), &info);
+  if (!st.ok()) {
+    std::fprintf(stderr, "linkd: %s failed: %s\n", command,
+                 st.error_message().c_str());
+    return std::nullopt;
+  }
+  return info;
+}
+
+void printConfigWarnings(const std::vector<std::string> &warnings) {
+  for (const std::string &w : warnings)
+    std::fprintf(stderr, "linkd: config: %s\n", w.c_str());
+}
+
+} // namespace
+
+int printConfig(int argc, char **argv) {
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: linkd config\n");
+    return 2;
+  }
+  RuntimePaths paths = resolveRuntimePaths();
+  std::vector<Setting> settings;
+  std::vector<std::string> warnings;
+  if (socketAnswers(paths.socketPath)) {
+    auto info = daemonInfo(paths, "config");
+    if (!info)
+      return 2;
+    std::printf("# the settings of the daemon serving %s (pid %lld)\n",
+                paths.socketPath.c_str(), static_cast<long long>(info->pid()));
+    for (const v1::Setting &s : info->settings())
+      settings.push_back({s.key(), s.value(), s.source()});
+    warnings.assign(info->config_warnings().begin(),
+                    info->config_warnings().end());
+  } else {
+    Config c = loadConfig();
+    std::printf("# no daemon serves %s: the settings one started now "
+                "would have\n",
+                paths.socketPath.c_str());
+    if (!c.sourceFile.empty())
+      std::printf("# config file %s\n", c.sourceFile.c_str());
+    settings = listSettings(c);
+    warnings = c.warnings;
+  }
+  size_t width = 0;
+  for (const Setting &s : settings)
+    width = std::max(width, s.key.size() + 3 + s.value.size());
+  for (const Setting &s : settings) {
+    std::string kv = s.key + " = " + s.value;
+    std::printf("%s%*s  # %s\n", kv.c_str(),
+                static_cast<int>(width - kv.size()), "", s.source.c_str());
+  }
+  printConfigWarnings(warnings);
+  return warnings.empty() ? 0 : 1;
 }
 
 int cacheControl(const std::string &op) {
@@ -211,6 +290,7 @@ int cacheControl(const std::string &op) {
 int printStatus(bool json) {
   RuntimePaths paths = resolveRuntimePaths();
   if (!socketAnswers(paths.socketPath)) {
+    printConfigWarnings(loadConfig().warnings); // what a daemon would meet
     if (json)
       std::printf("{\"running\": false, \"socket\": %s}\n",
                   jsonString(paths.socketPath).c_str());
@@ -218,15 +298,18 @@ int printStatus(bool json) {
       std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
     return 1;
   }
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  v1::InfoReply info;
-  grpc::Status st = connect(paths)->Info(&ctx, v1::InfoRequest(), &info);
-  if (!st.ok()) {
-    std::fprintf(stderr, "linkd: status failed: %s\n",
-                 st.error_message().c_str());
+  auto reply = daemonInfo(paths, "status");
+  if (!reply)
     return 2;
-  }
+  const v1::InfoReply &info = *reply;
+  printConfigWarnings(
+      {info.config_warnings().begin(), info.config_warnings().end()});
+  auto setting = [&](const char *key) {
+    for (const v1::Setting &s : info.settings())
+      if (s.key() == key)
+        return s.value();
+    return std::string();
+  };
   if (json) {
     std::printf(
         "{\"running\": true, \"version\": %s, \"lld_version\": %s, "
@@ -234,7 +317,8 @@ int printStatus(bool json) {
         "\"jobs\": %u, \"active_links\": %u, \"queued_links\": %u, "
         "\"links_total\": %llu, \"links_failed\": %llu, "
         "\"links_crashed\": %llu, \"idle_timeout_seconds\": %llu, "
-        "\"socket\": %s, \"log\": %s}\n",
+        "\"socket\": %s, \"log\": %s, \"cache\": %s, \"cache_dir\": %s, "
+        "\"max_size\": %s, \"base_dir\": %s, \"log_level\": %s}\n",
         jsonString(info.version()).c_str(),
         jsonString(info.lld_version()).c_str(),
         static_cast<long long>(info.pid()),
@@ -246,7 +330,12 @@ int printStatus(bool json) {
         static_cast<unsigned long long>(info.links_crashed()),
         static_cast<unsigned long long>(info.idle_timeout_seconds()),
         jsonString(info.socket_path()).c_str(),
-        jsonString(info.log_path()).c_str());
+        jsonString(info.log_path()).c_str(),
+        jsonString(setting("cache")).c_str(),
+        jsonString(setting("cache_dir")).c_str(),
+        jsonString(setting("max_size")).c_str(),
+        jsonString(setting("base_dir")).c_str(),
+        jsonString(setting("log_level")).c_str());
     return 0;
   }
   std::printf("linkd %s (%s)\n", info.version().c_str(),
@@ -269,6 +358,17 @@ int printStatus(bool json) {
                 static_cast<unsigned long long>(info.idle_timeout_seconds()));
   else
     std::printf("  idle timeout   never\n");
+  if (!info.settings().empty()) { // an older daemon sends none
+    std::printf("  cache          %s\n",
+                setting("cache") == "true" ? (setting("cache_dir") + " (max " +
+                                              setting("max_size") + ")")
+                                                 .c_str()
+                                           : "off");
+    std::string base = setting("base_dir");
+    std::printf("  base dir       %s\n", base.empty() ? "none" : base.c_str());
+    std::printf("  log level      %s\n", setting("log_level").c_str());
+    std::printf("  (linkd config: every setting and where it comes from)\n");
+  }
   return 0;
 }
 

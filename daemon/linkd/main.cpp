@@ -1,5 +1,6 @@
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
-// them: serve (the daemon), status and stop (talk to it), link (the one-shot
+// them: serve (the daemon), status, stop, stats, config and cache (talk to
+// it, or read what it would use when none runs), link (the one-shot
 // local link), rewrite (symbol/COMDAT rewriting) and audit (duplicated
 // runtime state across a program's modules), all handed to
 // linkd-lld, the binary that holds LLVM.
@@ -32,8 +33,12 @@ commands:
   farm-health [--json]  load of the farm node(s) LINKD_FARM names
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
-  stats [--json] [--zero]
-                      cache counters and store usage (--zero resets them)
+  stats [--json] [--zero] [--all]
+                      cache counters and store usage (--zero resets them;
+                      --all: every counter, also of tiers not in use)
+  config              the effective settings and where each comes from
+                      (the running daemon's, or those a daemon would start
+                      with), then any mistakes in the config file
   cache clear|trim    empty the cache / evict to the size cap and tidy up
   link --flavor F [--argv0 NAME] -- ARGS...
         link once in this process with the embedded LLD (what clients do
@@ -46,7 +51,9 @@ commands:
   audit PROGRAM [MODULE...] [--search DIR]... [--json] [--allow FILE]
         find runtime state duplicated across the modules the program loads
         (docs/audit.md); exit 1 when found
-  version             print linkd's and LLD's versions
+  version, -V, --version
+                      print linkd's and LLD's versions
+  help, -h, --help    print this text
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
 LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR,
@@ -156,23 +163,34 @@ int main(int argc, char **argv) {
   if (cmd == "stop")
     return linkd::stopDaemon();
   if (cmd == "stats") {
-    bool json = false, zero = false;
+    linkd::StatsOptions opts;
     for (int i = 2; i < argc; ++i) {
       if (std::strcmp(argv[i], "--json") == 0)
-        json = true;
+        opts.json = true;
       else if (std::strcmp(argv[i], "--zero") == 0)
-        zero = true;
+        opts.zero = true;
+      else if (std::strcmp(argv[i], "--all") == 0)
+        opts.all = true;
       else
         return usageError("bad stats option " + std::string(argv[i]));
     }
-    return linkd::printStats(json, zero);
+    return linkd::printStats(opts);
   }
   if (cmd == "farm-health")
     return linkd::printFarmHealth(argc > 2 &&
                                   std::strcmp(argv[2], "--json") == 0);
-  if (cmd == "cache" && argc == 3)
-    return linkd::cacheControl(argv[2]);
-  if (cmd == "version" || cmd == "--version") {
+  if (cmd == "cache") {
+    if (argc == 3 && std::strcmp(argv[2], "--help") != 0)
+      return linkd::cacheControl(argv[2]);
+    std::fputs("usage: linkd cache clear|trim\n"
+               "  clear  remove every entry\n"
+               "  trim   evict to the size cap (max_size) and tidy up\n",
+               argc == 2 || argc == 3 ? stdout : stderr);
+    return argc == 2 || argc == 3 ? 0 : 2;
+  }
+  if (cmd == "config")
+    return linkd::printConfig(argc, argv);
+  if (cmd == "version" || cmd == "--version" || cmd == "-V") {
     std::printf("linkd %s\n%s\n", LINKD_VERSION, lldVersion().c_str());
     return 0;
   }

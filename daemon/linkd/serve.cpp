@@ -417,6 +417,42 @@ int startZygote(Daemon &d) {
   return 0;
 }
 
+// Config mistakes also go to stderr, for `linkd serve` in a terminal or under
+// systemd (the journal); an autostarted daemon's stderr is the log, which
+// has them already.
+void printConfigWarnings(const Config &settings, const RuntimePaths &paths) {
+  struct stat err, log;
+  if (fstat(STDERR_FILENO, &err) == 0 &&
+      stat(paths.logPath.c_str(), &log) == 0 && err.st_dev == log.st_dev &&
+      err.st_ino == log.st_ino)
+    return;
+  for (const std::string &w : settings.warnings)
+    std::fprintf(stderr, "linkd: config: %s\n", w.c_str());
+}
+
+// What `linkd config` shows for this daemon: the configuration, with the
+// values `serve`'s options replaced named as their source.
+std::vector<Setting> effectiveSettings(const Config &settings,
+                                       const ServeOptions &options,
+                                       const ServiceConfig &config) {
+  std::vector<Setting> out = listSettings(settings);
+  for (Setting &s : out) {
+    if (s.key == "jobs" && options.jobs) {
+      s.value = std::to_string(config.jobs);
+      s.source = "serve --jobs";
+    } else if (s.key == "idle_timeout" &&
+               config.idleTimeoutSeconds != settings.idleTimeoutSeconds) {
+      s.value = std::to_string(config.idleTimeoutSeconds);
+      s.source = options.idleTimeoutSeconds >= 0 ? "serve --idle-timeout"
+                                                 : "serve --listen";
+    } else if (s.key == "log_level" && !options.logLevel.empty()) {
+      s.value = options.logLevel;
+      s.source = "serve --log-level";
+    }
+  }
+  return out;
+}
+
 // Logging and the service's settings.
 void configure(Daemon &d) {
   const ServeOptions &o = d.options;
@@ -435,6 +471,9 @@ void configure(Daemon &d) {
   c.socketPath = d.paths.socketPath;
   c.logPath = d.paths.logPath;
   c.workDir = d.paths.runtimeDir;
+  printConfigWarnings(d.settings, d.paths);
+  c.settings = effectiveSettings(d.settings, o, c);
+  c.configWarnings = d.settings.warnings;
 }
 
 // The farm: as its client (LINKD_FARM), and as a node (--listen).

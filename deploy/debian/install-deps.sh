@@ -15,6 +15,8 @@ packages=(
 [[ "${1:-}" == --build-only ]] || packages+=(
   # tests: real inputs and a PE runtime
   gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
+  # tests: the Debian package (cpack runs dpkg-shlibdeps) and the man pages
+  dpkg-dev man-db
   # tests: real shared-cache servers
   redis-server nginx-light
   # benchmarks

@@ -28,6 +28,22 @@ std::string jsonString(const std::string &s) {
 
 constexpr const char *kReasonPrefix = "uncacheable_reason.";
 constexpr const char *kArchiveReasonPrefix = "archive_uncacheable_reason.";
+constexpr const char *kNotStoredPrefix = "not_stored_reason.";
+
+// "skipped_breaker_open" -> "skipped breaker open".
+std::string label(std::string name) {
+  for (char &c : name)
+    if (c == '_')
+      c = ' ';
+  return name;
+}
+
+void line(std::ostringstream &o, int indent, const std::string &name,
+          const std::string &value) {
+  std::string head = std::string(indent, ' ') + name;
+  o << head << std::string(head.size() < 21 ? 21 - head.size() : 1, ' ')
+    << value << "\n";
+}
 
 std::string prefixFor(RequestKind kind) {
   return kind == RequestKind::Archive ? "archive_" : "";
@@ -137,9 +153,13 @@ void CacheStats::countStored(uint64_t bytes) {
   add("bytes_written", bytes);
 }
 
-void CacheStats::countNotStored() {
+void CacheStats::countNotStored(const std::string &reason) {
+  // The reason's kind, without the file it names ("input changed during the
+  // link: a.o" -> "input changed during the link"): counted by kind.
+  std::string kind = reason.substr(0, reason.find(": "));
   std::lock_guard lock(mu);
   add("results_not_stored", 1);
+  add(kNotStoredPrefix + (kind.empty() ? std::string("unknown") : kind), 1);
 }
 
 void CacheStats::addCounter(const char *name, uint64_t n) {
@@ -203,87 +223,85 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   return o.str();
 }
 
-std::string
-CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
-                 const std::map<std::string, uint64_t> &extra) const {
+std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
+                             const std::map<std::string, uint64_t> &extra,
+                             bool all) const {
   std::lock_guard lock(mu);
   std::ostringstream o;
-  uint64_t req = get("requests");
-  auto pct = [&](uint64_t n) {
-    char buf[16];
-    std::snprintf(
-        buf, sizeof(buf), "%5.1f%%",
-        req ? 100.0 * static_cast<double>(n) / static_cast<double>(req) : 0.0);
-    return std::string(buf);
-  };
-  o << "link requests        " << req << "\n";
-  o << "  hits               " << get("hits") << "  " << pct(get("hits"))
-    << "\n";
-  o << "  misses             " << get("misses") << "  " << pct(get("misses"))
-    << "\n";
-  o << "  uncacheable        " << get("uncacheable") << "  "
-    << pct(get("uncacheable")) << "\n";
-  for (const auto &[reason, n] : uncacheableReasons)
-    o << "    " << reason << ": " << n << "\n";
-  o << "  errors             " << get("errors") << "\n";
-  o << "  cache off          " << get("cache_disabled") << "\n";
-  uint64_t areq = get("archive_requests");
-  auto apct = [&](uint64_t n) {
+  auto pct = [](uint64_t n, uint64_t of) {
     char buf[16];
     std::snprintf(buf, sizeof(buf), "%5.1f%%",
-                  areq ? 100.0 * static_cast<double>(n) /
-                             static_cast<double>(areq)
-                       : 0.0);
+                  of ? 100.0 * static_cast<double>(n) / static_cast<double>(of)
+                     : 0.0);
     return std::string(buf);
   };
-  o << "archive requests     " << areq << "\n";
-  o << "  hits               " << get("archive_hits") << "  "
-    << apct(get("archive_hits")) << "\n";
-  o << "  misses             " << get("archive_misses") << "  "
-    << apct(get("archive_misses")) << "\n";
-  o << "  uncacheable        " << get("archive_uncacheable") << "  "
-    << apct(get("archive_uncacheable")) << "\n";
-  for (const auto &[reason, n] : archiveUncacheableReasons)
-    o << "    " << reason << ": " << n << "\n";
-  o << "  errors             " << get("archive_errors") << "\n";
-  o << "  cache off          " << get("archive_cache_disabled") << "\n";
+  // One kind of request: its total, outcomes and uncacheable reasons.
+  auto requests = [&](const char *heading, const std::string &prefix,
+                      const std::map<std::string, uint64_t> &reasons) {
+    uint64_t req = get(prefix + "requests");
+    line(o, 0, heading, std::to_string(req));
+    for (auto [name, key] : {std::pair{"hits", "hits"},
+                             {"misses", "misses"},
+                             {"uncacheable", "uncacheable"}}) {
+      uint64_t n = get(prefix + key);
+      line(o, 2, name, std::to_string(n) + "  " + pct(n, req));
+      if (std::string_view(key) == "uncacheable")
+        for (const auto &[reason, r] : reasons)
+          o << "    " << reason << ": " << r << "\n";
+    }
+    if (all || get(prefix + "errors"))
+      line(o, 2, "errors", std::to_string(get(prefix + "errors")));
+    if (all || get(prefix + "cache_disabled"))
+      line(o, 2, "cache off", std::to_string(get(prefix + "cache_disabled")));
+  };
+  requests("link requests", "", uncacheableReasons);
+  if (all || get("archive_requests"))
+    requests("archive requests", "archive_", archiveUncacheableReasons);
   if (uint64_t kreq = get("kernel_links")) // liblinkd (docs/kernels.md)
     o << "kernel links         " << kreq << " (hits " << get("kernel_hits")
       << ", misses " << get("kernel_misses") << ", uncacheable "
       << get("kernel_uncacheable") << ", errors " << get("kernel_errors")
       << ", inputs uploaded " << get("kernel_blobs_uploaded") << ")\n";
-  o << "results stored       " << get("results_stored") << " (not stored "
-    << get("results_not_stored") << ")\n";
-  o << "bytes written        " << formatSize(get("bytes_written")) << "\n";
-  o << "bytes read (hits)    " << formatSize(get("bytes_read")) << "\n";
+  line(o, 0, "results stored", std::to_string(get("results_stored")));
+  if (all || get("results_not_stored")) {
+    line(o, 2, "not stored", std::to_string(get("results_not_stored")));
+    for (const auto &[k, v] : counters)
+      if (k.starts_with(kNotStoredPrefix))
+        o << "    " << k.substr(std::string_view(kNotStoredPrefix).size())
+          << ": " << v << "\n";
+  }
+  line(o, 0, "bytes written", formatSize(get("bytes_written")));
+  line(o, 0, "bytes read (hits)", formatSize(get("bytes_read")));
   char saved[32];
   std::snprintf(saved, sizeof(saved), "%.3f s",
                 static_cast<double>(get("time_saved_micros")) / 1e6);
-  o << "time saved           " << saved << "\n";
-  o << "store                " << formatSize(usage.bytes) << " of "
-    << formatSize(maxBytes) << ", " << usage.entries << " entries\n";
-  o << "rewritten inputs     " << get("rewrites_cached") << " from the cache, "
-    << get("rewrites_stored") << " stored\n";
-  o << "evictions            " << get("evictions") << "\n";
-  o << "corrupt entries      " << get("corrupt_entries") << "\n";
+  line(o, 0, "time saved", saved);
+  line(o, 0, "store",
+       formatSize(usage.bytes) + " of " + formatSize(maxBytes) + ", " +
+           std::to_string(usage.entries) + " entries");
+  if (all || get("rewrites_cached") || get("rewrites_stored"))
+    line(o, 0, "rewritten inputs",
+         std::to_string(get("rewrites_cached")) + " from the cache, " +
+             std::to_string(get("rewrites_stored")) + " stored");
+  line(o, 0, "evictions", std::to_string(get("evictions")));
+  if (all || get("corrupt_entries") || get("corrupt_hits"))
+    line(o, 0, "corrupt entries", std::to_string(get("corrupt_entries")));
   if (auto it = extra.find("held_inputs"); it != extra.end())
-    o << "held input files     " << it->second << "\n";
+    line(o, 0, "held input files", std::to_string(it->second));
   if (auto it = extra.find("watched_inputs"); it != extra.end())
-    o << "watched input files  " << it->second << "\n";
-  // The remote tiers' and the farm's counters, each under its heading.
+    line(o, 0, "watched input files", std::to_string(it->second));
+  // The remote tiers' and the farm's counters, each under its heading, when
+  // they were used (or --all).
   for (std::string_view prefix : {"remote_", "farm_"}) {
-    bool first = true;
-    for (const auto &[k, v] : extra) {
-      if (!k.starts_with(prefix))
-        continue;
-      if (first)
-        o << (prefix == "farm_" ? "farm\n" : "remote tiers\n");
-      first = false;
-      std::string name = k.substr(prefix.size());
-      o << "  " << name
-        << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ') << v
-        << "\n";
-    }
+    bool used = false;
+    for (const auto &[k, v] : extra)
+      used = used || (k.starts_with(prefix) && (v || all));
+    if (!used)
+      continue;
+    o << (prefix == "farm_" ? "farm\n" : "remote tiers\n");
+    for (const auto &[k, v] : extra)
+      if (k.starts_with(prefix))
+        line(o, 2, label(k.substr(prefix.size())), std::to_string(v));
   }
   return o.str();
 }

@@ -38,7 +38,8 @@ public:
   void countError(RequestKind kind = RequestKind::Link);
   void countDisabled(RequestKind kind = RequestKind::Link);
   void countStored(uint64_t bytes);
-  void countNotStored();
+  // `reason`: LinkCache's (its kind, before ": ", is counted).
+  void countNotStored(const std::string &reason);
   void countCorrupt();
   // Adds to a named counter (evictions, corrupt_entries: from the store).
   void addCounter(const char *name, uint64_t n);
@@ -53,8 +54,12 @@ public:
   // kernel_hits, kernel_misses, ... (docs/kernels.md).
   std::string json(const StoreUsage &usage, uint64_t maxBytes,
                    const std::map<std::string, uint64_t> &extra = {}) const;
+  // For people: the sections in use (archive requests, rewritten inputs,
+  // remote tiers, farm, errors only when counted), all of them with `all`;
+  // why results were not stored, by kind.
   std::string text(const StoreUsage &usage, uint64_t maxBytes,
-                   const std::map<std::string, uint64_t> &extra = {}) const;
+                   const std::map<std::string, uint64_t> &extra = {},
+                   bool all = false) const;
 
 private:
   std::string file;

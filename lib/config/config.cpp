@@ -1,8 +1,11 @@
 #include "config/config.h"
+#include "config/near_miss.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -56,8 +59,113 @@ std::set<std::string> parseList(const std::string &v) {
   return out;
 }
 
+// The keys, each with the variable that overrides it (cache: LINKD_NOCACHE,
+// handled apart).
+struct KeyInfo {
+  const char *key;
+  const char *env;
+  std::string (*show)(const Config &); // the value as the file spells it
+};
+
+std::string flag(bool b) { return b ? "true" : "false"; }
+std::string number(uint64_t n) { return std::to_string(n); }
+std::string sizeText(uint64_t n);
+std::string join(const std::vector<std::string> &items);
+
+const KeyInfo kKeys[] = {
+    {"cache", nullptr,
+     [](const Config &c) -> std::string { return flag(c.cacheEnabled); }},
+    {"cache_dir", "LINKD_CACHE_DIR",
+     [](const Config &c) -> std::string { return c.cacheDir; }},
+    {"max_size", "LINKD_MAX_SIZE",
+     [](const Config &c) -> std::string { return sizeText(c.maxSize); }},
+    {"base_dir", "LINKD_BASE_DIR",
+     [](const Config &c) -> std::string { return c.baseDir; }},
+    {"sloppiness", "LINKD_SLOPPINESS",
+     [](const Config &c) -> std::string {
+       return join({c.sloppiness.begin(), c.sloppiness.end()});
+     }},
+    {"watch_inputs", "LINKD_WATCH_INPUTS",
+     [](const Config &c) -> std::string { return flag(c.watchInputs); }},
+    {"idle_timeout", "LINKD_IDLE_TIMEOUT",
+     [](const Config &c) -> std::string {
+       return number(c.idleTimeoutSeconds);
+     }},
+    {"jobs", "LINKD_JOBS",
+     [](const Config &c) -> std::string { return number(c.jobs); }},
+    {"log_level", "LINKD_LOG",
+     [](const Config &c) -> std::string { return c.logLevel; }},
+    {"remote", "LINKD_REMOTE",
+     [](const Config &c) -> std::string { return join(c.remotes); }},
+    {"remote_key_file", "LINKD_REMOTE_KEY_FILE",
+     [](const Config &c) -> std::string {
+       return c.remoteKey.empty() ? "" : "(set)";
+     }},
+    {"remote_key", "LINKD_REMOTE_KEY",
+     [](const Config &c) -> std::string {
+       return c.remoteKey.empty() ? "" : "(set)";
+     }},
+    {"remote_timeout_ms", "LINKD_REMOTE_TIMEOUT_MS",
+     [](const Config &c) -> std::string { return number(c.remoteTimeoutMs); }},
+    {"remote_connect_timeout_ms", "LINKD_REMOTE_CONNECT_TIMEOUT_MS",
+     [](const Config &c) -> std::string {
+       return number(c.remoteConnectTimeoutMs);
+     }},
+    {"remote_breaker_seconds", "LINKD_REMOTE_BREAKER_SECONDS",
+     [](const Config &c) -> std::string {
+       return number(c.remoteBreakerSeconds);
+     }},
+    {"farm", "LINKD_FARM",
+     [](const Config &c) -> std::string { return c.farm; }},
+    {"farm_policy", "LINKD_FARM_POLICY",
+     [](const Config &c) -> std::string { return c.farmPolicy; }},
+    {"farm_min_input", "LINKD_FARM_MIN_INPUT",
+     [](const Config &c) -> std::string { return sizeText(c.farmMinInput); }},
+    {"farm_ca", "LINKD_FARM_CA",
+     [](const Config &c) -> std::string { return c.farmCa; }},
+    {"farm_cert", "LINKD_FARM_CERT",
+     [](const Config &c) -> std::string { return c.farmCert; }},
+    {"farm_key", "LINKD_FARM_KEY",
+     [](const Config &c) -> std::string { return c.farmKey; }},
+    {"farm_token_file", "LINKD_FARM_TOKEN_FILE",
+     [](const Config &c) -> std::string { return c.farmTokenFile; }},
+    {"farm_tls_name", "LINKD_FARM_TLS_NAME",
+     [](const Config &c) -> std::string { return c.farmTlsName; }},
+    {"farm_insecure", "LINKD_FARM_INSECURE",
+     [](const Config &c) -> std::string { return flag(c.farmInsecure); }},
+    {"farm_timeout_ms", "LINKD_FARM_TIMEOUT_MS",
+     [](const Config &c) -> std::string { return number(c.farmTimeoutMs); }},
+    {"farm_connect_timeout_ms", "LINKD_FARM_CONNECT_TIMEOUT_MS",
+     [](const Config &c) -> std::string {
+       return number(c.farmConnectTimeoutMs);
+     }},
+};
+
+std::string unknownKey(const std::string &key) {
+  std::vector<std::string> known;
+  for (const KeyInfo &k : kKeys)
+    known.emplace_back(k.key);
+  std::string msg = "unknown key '" + key + "'";
+  if (auto near = nearestName(key, known))
+    msg += " (did you mean " + *near + "?)";
+  return msg;
+}
+
+void applyValue(Config &c, const std::string &key, const std::string &value,
+                const std::string &where);
+
+// Sets `key` from `where` (FILE:LINE or a variable's name) and records that
+// as its source, unless the value is bad (then it keeps what it had).
 void apply(Config &c, const std::string &key, const std::string &value,
            const std::string &where) {
+  size_t warningsBefore = c.warnings.size();
+  applyValue(c, key, value, where);
+  if (c.warnings.size() == warningsBefore)
+    c.sources[key] = where;
+}
+
+void applyValue(Config &c, const std::string &key, const std::string &value,
+                const std::string &where) {
   auto bad = [&] {
     c.warnings.push_back(where + ": bad value for " + key + ": '" + value +
                          "'");
@@ -168,7 +276,7 @@ void apply(Config &c, const std::string &key, const std::string &value,
     else
       c.farmConnectTimeoutMs = *n;
   } else {
-    c.warnings.push_back(where + ": unknown key '" + key + "'");
+    c.warnings.push_back(where + ": " + unknownKey(key));
   }
 }
 
@@ -235,6 +343,9 @@ Config loadConfig() {
   std::string path = configPath();
   if (!path.empty()) {
     std::ifstream in(path);
+    if (!in && env("LINKD_CONFIG"))
+      c.warnings.push_back("LINKD_CONFIG: cannot read " + path + ": " +
+                           std::strerror(errno));
     if (in) {
       c.sourceFile = path;
       std::string line;
@@ -254,43 +365,76 @@ Config loadConfig() {
       }
     }
   }
-  struct Override {
-    const char *var;
-    const char *key;
-  };
-  for (Override o :
-       {Override{"LINKD_CACHE_DIR", "cache_dir"},
-        {"LINKD_MAX_SIZE", "max_size"},
-        {"LINKD_BASE_DIR", "base_dir"},
-        {"LINKD_SLOPPINESS", "sloppiness"},
-        {"LINKD_WATCH_INPUTS", "watch_inputs"},
-        {"LINKD_IDLE_TIMEOUT", "idle_timeout"},
-        {"LINKD_JOBS", "jobs"},
-        {"LINKD_LOG", "log_level"},
-        {"LINKD_REMOTE", "remote"},
-        {"LINKD_REMOTE_KEY_FILE", "remote_key_file"},
-        {"LINKD_REMOTE_KEY", "remote_key"},
-        {"LINKD_REMOTE_TIMEOUT_MS", "remote_timeout_ms"},
-        {"LINKD_REMOTE_CONNECT_TIMEOUT_MS", "remote_connect_timeout_ms"},
-        {"LINKD_REMOTE_BREAKER_SECONDS", "remote_breaker_seconds"},
-        {"LINKD_FARM", "farm"},
-        {"LINKD_FARM_POLICY", "farm_policy"},
-        {"LINKD_FARM_MIN_INPUT", "farm_min_input"},
-        {"LINKD_FARM_CA", "farm_ca"},
-        {"LINKD_FARM_CERT", "farm_cert"},
-        {"LINKD_FARM_KEY", "farm_key"},
-        {"LINKD_FARM_TOKEN_FILE", "farm_token_file"},
-        {"LINKD_FARM_TLS_NAME", "farm_tls_name"},
-        {"LINKD_FARM_INSECURE", "farm_insecure"},
-        {"LINKD_FARM_TIMEOUT_MS", "farm_timeout_ms"},
-        {"LINKD_FARM_CONNECT_TIMEOUT_MS", "farm_connect_timeout_ms"}})
-    if (const char *v = env(o.var))
-      apply(c, o.key, v, o.var);
-  if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0")
+  for (const KeyInfo &k : kKeys)
+    if (const char *v = k.env ? env(k.env) : nullptr)
+      apply(c, k.key, v, k.env);
+  if (const char *v = env("LINKD_NOCACHE"); v && std::string(v) != "0") {
     c.cacheEnabled = false;
+    c.sources["cache"] = "LINKD_NOCACHE";
+  }
   if (c.jobs == 0)
     c.jobs = std::max(1u, std::thread::hardware_concurrency());
   return c;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string> &items) {
+  std::string out;
+  for (const std::string &i : items)
+    out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// A size as the file would spell it: "10G" rather than 10737418240.
+std::string sizeText(uint64_t n) {
+  for (const char *u : {"T", "G", "M", "K"}) {
+    uint64_t unit = 1ull << (10 * (std::string("KMGT").find(*u) + 1));
+    if (n && n % unit == 0)
+      return number(n / unit) + u;
+  }
+  return number(n);
+}
+
+std::string valueOf(const Config &c, std::string_view key) {
+  for (const KeyInfo &k : kKeys)
+    if (key == k.key)
+      return k.show(c);
+  return {};
+}
+
+} // namespace
+
+std::vector<std::string> settingVariables() {
+  std::vector<std::string> out;
+  for (const KeyInfo &k : kKeys)
+    if (k.env)
+      out.emplace_back(k.env);
+  return out;
+}
+
+std::optional<Setting> settingFromVariable(const std::string &var,
+                                           const std::string &value) {
+  for (const KeyInfo &k : kKeys) {
+    if (!k.env || var != k.env)
+      continue;
+    Config c;
+    apply(c, k.key, value, var);
+    if (!c.warnings.empty())
+      return std::nullopt;
+    return Setting{k.key, valueOf(c, k.key), var};
+  }
+  return std::nullopt;
+}
+
+std::vector<Setting> listSettings(const Config &c) {
+  std::vector<Setting> out;
+  for (const KeyInfo &k : kKeys) {
+    auto it = c.sources.find(k.key);
+    out.push_back({k.key, valueOf(c, k.key),
+                   it == c.sources.end() ? "default" : it->second});
+  }
+  return out;
 }
 
 } // namespace linkd

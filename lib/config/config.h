@@ -3,7 +3,8 @@
 //
 // File: $LINKD_CONFIG, else $XDG_CONFIG_HOME/linkd/linkd.conf, else
 // ~/.config/linkd/linkd.conf. Format: one `key = value` per line, `#`
-// comments, blank lines ignored; unknown keys are reported as warnings.
+// comments, blank lines ignored; unknown keys (with the nearest known one),
+// bad values and an unreadable $LINKD_CONFIG are reported as warnings.
 //
 //   key            env                  default
 //   cache          LINKD_NOCACHE=1 off  true
@@ -35,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,9 +68,27 @@ struct Config {
   uint64_t farmConnectTimeoutMs = 2000;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values
+  // Where each key's value came from: "FILE:LINE" or the environment
+  // variable's name; a key absent here has its default.
+  std::map<std::string, std::string> sources;
 };
 
 Config loadConfig();
+
+// Every key with its effective value (as the file would spell it) and where
+// it came from ("default", "FILE:LINE", "LINKD_..."), in the order of the
+// table above. The remote key's value is never shown.
+struct Setting {
+  std::string key, value, source;
+};
+std::vector<Setting> listSettings(const Config &c);
+
+// The environment variables that set a key (LINKD_CACHE_DIR, ...).
+std::vector<std::string> settingVariables();
+// The setting `var`=`value` makes, as listSettings would show it (source:
+// `var`); nullopt for an unknown variable or a bad value.
+std::optional<Setting> settingFromVariable(const std::string &var,
+                                           const std::string &value);
 
 // "10G" -> 10 GiB; nullopt if malformed.
 std::optional<uint64_t> parseSize(const std::string &text);

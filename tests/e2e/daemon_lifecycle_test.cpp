@@ -63,6 +63,7 @@ TEST_F(DaemonLifecycle, SigtermStopsLikeStop) {
 
 TEST_F(DaemonLifecycle, IdleTimeoutExits) {
   Background daemon = serve("LINKD_IDLE_TIMEOUT=1");
+  setenv("LINKD_IDLE_TIMEOUT", "1", 1); // the clients agree (else they say so)
   linkOnce("out");
   expectCleanExit(wait(daemon, 30s));
   EXPECT_EQ(logLines("idle for 1 s, exiting").size(), 1u)

@@ -1,7 +1,8 @@
 // When no daemon can be used the link still happens, locally, with the same
 // bytes and diagnostics: a runtime directory that is not private (which the
 // client must refuse: whoever controls it could impersonate the daemon), and
-// LINKD_DISABLE=1. The fallback says so once; LINKD_QUIET=1 silences it.
+// LINKD_DISABLE=1. The fallback says so on every link while the cause lasts
+// (a directory to fix), once for a passing one; LINKD_QUIET=1 silences it.
 #include "harness.h"
 
 #include <sys/stat.h>
@@ -74,10 +75,33 @@ TEST_F(Fallback, RuntimeDirectoryAccessibleByOthers) {
   EXPECT_NE(warning[0].find("linking locally"), std::string::npos)
       << warning[0];
 
-  // Once, not once per link.
+  // Every link: the cause lasts until someone fixes the directory, and
+  // every link meanwhile is local and uncached.
+  RunResult second = linkWith(env, "hello2");
+  expectLocalLink(second, "hello2", 1);
+  EXPECT_EQ(linesStartingWith(second.err, kWarning), warning);
+  expectNoDaemon(socket);
+}
+
+TEST_F(Fallback, TransientCauseWarnsOnce) {
+  // A "daemon" that never answers in time: the client gives up after
+  // LINKD_START_TIMEOUT_MS, which passes by itself (a slow start). The local
+  // link uses the linkd-lld next to LINKD_BIN.
+  ASSERT_EQ(mkdir(path("slow").c_str(), 0700), 0);
+  writeFile("slow/linkd", "#!/bin/sh\nsleep 1\n");
+  ASSERT_EQ(chmod(path("slow/linkd").c_str(), 0755), 0);
+  ASSERT_EQ(
+      symlink(binPath("linkd-lld").c_str(), path("slow/linkd-lld").c_str()), 0);
+  std::string env =
+      "LINKD_BIN=" + path("slow/linkd") + " LINKD_START_TIMEOUT_MS=100";
+  RunResult first = linkWith(env, "hello1");
+  expectLocalLink(first, "hello1", 1);
+  auto warning = linesStartingWith(first.err, kWarning);
+  ASSERT_EQ(warning.size(), 1u);
+  EXPECT_NE(warning[0].find("did not start within 100 ms"), std::string::npos)
+      << warning[0];
   RunResult second = linkWith(env, "hello2");
   expectLocalLink(second, "hello2", 0);
-  expectNoDaemon(socket);
 }
 
 TEST_F(Fallback, RuntimeDirectoryOwnedBySomeoneElse) {

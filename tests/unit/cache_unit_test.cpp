@@ -2,6 +2,7 @@
 // material, path mapping, response-file tokenizing, sizes, and the store's
 // verification of what it reads back.
 #include "cache/access_log.h"
+#include "cache/cache_stats.h"
 #include "cache/input_handles.h"
 #include "cache/archive_key.h"
 #include "cache/link_key.h"
@@ -879,6 +880,45 @@ TEST(AccessLog, ReadThenReplacedIsNoInput) {
   EXPECT_EQ(log.read, std::set<std::string>{"/w/a.o"});
   EXPECT_EQ(log.overwritten, std::set<std::string>{"/w/lib.a"});
   EXPECT_EQ(log.outputs, std::set<std::string>{"/w/lib.a"});
+}
+
+TEST(CacheStatsText, NotStoredReasonsByKindAndOnlySectionsInUse) {
+  CacheStats stats("/nonexistent/stats");
+  StoreUsage usage;
+  std::map<std::string, uint64_t> extra = {{"remote_skipped_breaker_open", 0},
+                                           {"farm_offloaded", 0}};
+  std::string quiet = stats.text(usage, 1 << 30, extra);
+  for (const char *absent : {"not stored", "archive requests", "remote tiers",
+                             "farm", "errors", "rewritten inputs"})
+    EXPECT_EQ(quiet.find(absent), std::string::npos) << absent << "\n" << quiet;
+  stats.countNotStored("input changed during the link: /w/a.o");
+  stats.countNotStored("input changed during the link: /w/b.o");
+  stats.countNotStored("cannot write to the store");
+  std::string text = stats.text(usage, 1 << 30, extra);
+  EXPECT_NE(text.find("  not stored         3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    input changed during the link: 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    cannot write to the store: 1\n"), std::string::npos)
+      << text;
+  std::string all = stats.text(usage, 1 << 30, extra, /*all=*/true);
+  for (const char *present : {"archive requests", "remote tiers\n",
+                              "  skipped breaker open", "farm\n", "  offloaded"})
+    EXPECT_NE(all.find(present), std::string::npos) << present << "\n" << all;
+  // The JSON keeps its shape: the same counters, no reasons added.
+  EXPECT_EQ(stats.json(usage, 1 << 30).find("input changed"), std::string::npos);
+}
+
+TEST(ConfigSettings, EveryKeyListedWithItsSource) {
+  Config c;
+  EXPECT_EQ(listSettings(c).size(), 26u);
+  auto s = settingFromVariable("LINKD_MAX_SIZE", "3072M");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->key, "max_size");
+  EXPECT_EQ(s->value, "3G");
+  EXPECT_EQ(s->source, "LINKD_MAX_SIZE");
+  EXPECT_FALSE(settingFromVariable("LINKD_MAX_SIZE", "10X").has_value());
+  EXPECT_FALSE(settingFromVariable("LINKD_NOPE", "1").has_value());
 }
 
 } // namespace

@@ -247,17 +247,19 @@ private:
 
 namespace {
 
-void traceAccesses(uint64_t linkId, const AccessLog &log) {
-  if (!spdlog::should_log(spdlog::level::trace))
+void traceAccesses(const RequestLog &rl, uint64_t linkId,
+                   const AccessLog &log) {
+  constexpr auto trace = spdlog::level::trace;
+  if (!rl.on(trace))
     return;
   for (const auto &p : log.read)
-    spdlog::trace("link id={} read {}", linkId, p);
+    rl.log(trace, "link id={} read {}", linkId, p);
   for (const auto &p : log.existing)
-    spdlog::trace("link id={} exists {}", linkId, p);
+    rl.log(trace, "link id={} exists {}", linkId, p);
   for (const auto &p : log.missing)
-    spdlog::trace("link id={} missing {}", linkId, p);
+    rl.log(trace, "link id={} missing {}", linkId, p);
   for (const auto &p : log.outputs)
-    spdlog::trace("link id={} wrote {}", linkId, p);
+    rl.log(trace, "link id={} wrote {}", linkId, p);
 }
 
 } // namespace
@@ -265,15 +267,24 @@ void traceAccesses(uint64_t linkId, const AccessLog &log) {
 // What was asked and what the cache made of it, from analysis to the store.
 struct LinkService::Request {
   Request(const v1::LinkRequest &req, uint64_t linkId)
-      : req(req), linkId(linkId), childReq(&req) {}
+      : req(req), linkId(linkId), log(clientLogLevel(req)), childReq(&req) {}
+  static std::string clientLogLevel(const v1::LinkRequest &req) {
+    auto it = req.settings_env().find("LINKD_LOG");
+    return it == req.settings_env().end() ? std::string() : it->second;
+  }
   const v1::LinkRequest &req;
   uint64_t linkId;
+  RequestLog log; // this request's lines, at its client's LINKD_LOG
   LinkInvocation inv;
   RequestKind kind = RequestKind::Link;
   bool useCache = false;
   LinkAnalysis analysis;
   v1::CacheResult cacheResult = v1::CACHE_DISABLED;
   std::string uncacheableReason;
+  std::string missReason; // why the lookup missed (the log's reason=)
+  // Set before the answer of a miss whose result will be stored, cleared
+  // when the store ends: identical links wait for it (stores_in_flight.h).
+  std::optional<StoresInFlight::Mark> storing;
   bool record = false; // a miss: the child reports what it read and wrote
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
   // put in place by the daemon); the request it gets carries the plan.
@@ -309,6 +320,7 @@ LinkService::serveRequest(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
   ++active;
+  noticeSettings(req, writer);
   grpc::Status st = runLink(ctx, req, writer, linkId);
   lastActivityNanos = Clock::now().time_since_epoch().count();
   --active;
@@ -338,6 +350,8 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
   decideCaching(r, run); // before answering: reply and counters agree
+  if (run.storeIt)
+    r.storing.emplace(storesInFlight, r.analysis.key.hex());
   countOutcome(r.kind, run.exit.ran, r.cacheResult, r.uncacheableReason);
   logOutcome(r, run);
   if (!run.clientStayed)
@@ -368,8 +382,16 @@ bool LinkService::answerFromCache(Request &r,
                                   grpc::ServerWriter<v1::LinkReply> *writer) {
   if (!r.useCache || r.cacheResult == v1::CACHE_UNCACHEABLE)
     return false;
-  if (serveHit(r.analysis, r.kind, writer, r.linkId))
+  if (serveHit(r, writer))
     return true;
+  // An identical link's result is being stored: wait for it rather than
+  // link again (bounded: a store that takes longer lets this one link).
+  if (storesInFlight.waitFor(r.analysis.key.hex(), std::chrono::seconds(30))) {
+    r.log.log(spdlog::level::debug, "link id={} waited for its twin's store",
+              r.linkId);
+    if (serveHit(r, writer))
+      return true;
+  }
   r.cacheResult = v1::CACHE_MISS;
   r.record = true;
   return false;
@@ -402,17 +424,17 @@ bool LinkService::waitForSlot(grpc::ServerContext *ctx, SlotHold &slot,
   return true;
 }
 
-bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
-                           grpc::ServerWriter<v1::LinkReply> *writer,
-                           uint64_t linkId) {
+bool LinkService::serveHit(Request &r,
+                           grpc::ServerWriter<v1::LinkReply> *writer) {
+  const LinkAnalysis &analysis = r.analysis;
   auto begin = Clock::now();
-  std::string why;
-  auto result = cache.cache->lookup(analysis, &why);
+  auto result = cache.cache->lookup(analysis, &r.missReason);
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
-    spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
-                  analysis.key.hex(), lookupMicros, why);
+    r.log.log(spdlog::level::debug,
+              "link id={} cache miss key={} lookup_us={}: {}", r.linkId,
+              analysis.key.hex(), lookupMicros, r.missReason);
     return false;
   }
   std::string error;
@@ -423,8 +445,10 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
     cache.cache->holdChecked();
     if (m == Lookup::Corrupt)
       cache.stats->countCorrupt();
-    spdlog::debug("link id={} cache hit key={} not usable: {}", linkId,
-                  analysis.key.hex(), error);
+    r.missReason = "cached result not usable: " + error;
+    r.log.log(spdlog::level::debug,
+              "link id={} cache hit key={} not usable: {}", r.linkId,
+              analysis.key.hex(), error);
     return false;
   }
   uint64_t bytes = 0;
@@ -439,6 +463,22 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   done->set_cache_result(v1::CACHE_HIT);
   done->set_wall_micros(microsSince(begin));
   done->set_cache_lookup_micros(lookupMicros);
+  uint64_t saved = result->link_micros() > done->wall_micros()
+                       ? result->link_micros() - done->wall_micros()
+                       : 0;
+  // Counted and logged before the answer: `linkd stats` right after the
+  // client returns sees this hit.
+  cache.stats->countHit(saved, bytes, r.kind);
+  r.log.log(spdlog::level::info,
+            "link id={} flavor={} cache=hit saved_ms={:.1f} wall_ms={:.1f} "
+            "lookup_us={} outputs={} bytes={} key={} output={} cwd={}",
+            r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
+            done->wall_micros() / 1000.0, lookupMicros, result->outputs_size(),
+            bytes, analysis.key.hex().substr(0, 16),
+            result->outputs().empty()
+                ? std::string("-")
+                : analysis.paths.toLocal(result->outputs(0).path()),
+            r.req.cwd());
   writer->Write(reply);
   // The client has its answer. Outputs that came from a remote tier are
   // copied into the local store; spare copies (for the next local hit) only
@@ -449,14 +489,6 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   cache.cache->backfill(later);
   if (!fromRemote)
     cache.cache->prepareSpares(*result);
-  uint64_t saved = result->link_micros() > done->wall_micros()
-                       ? result->link_micros() - done->wall_micros()
-                       : 0;
-  cache.stats->countHit(saved, bytes, kind);
-  spdlog::info("link id={} cache=hit key={} outputs={} bytes={} wall_ms={:.1f} "
-               "lookup_us={}",
-               linkId, analysis.key.hex().substr(0, 16), result->outputs_size(),
-               bytes, done->wall_micros() / 1000.0, lookupMicros);
   return true;
 }
 
@@ -558,22 +590,58 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
       run.outputs = snapshotOutputs(log);
       run.storeIt = true;
     }
-    traceAccesses(r.linkId, log);
+    traceAccesses(r.log, r.linkId, log);
   }
   run.reply.mutable_done()->set_cache_result(r.cacheResult);
 }
 
+namespace {
+
+// The log's words for a request's cache result (hit lines: serveHit).
+const char *cacheWord(v1::CacheResult result) {
+  switch (result) {
+  case v1::CACHE_HIT:
+    return "hit";
+  case v1::CACHE_MISS:
+    return "miss";
+  case v1::CACHE_UNCACHEABLE:
+    return "uncacheable";
+  default:
+    return "off";
+  }
+}
+
+} // namespace
+
+// Why the cache gave what it gave, for the log's reason="...".
+std::string LinkService::cacheReason(const Request &r) const {
+  switch (r.cacheResult) {
+  case v1::CACHE_MISS:
+    return r.missReason;
+  case v1::CACHE_UNCACHEABLE:
+    return r.uncacheableReason;
+  case v1::CACHE_HIT:
+    return {};
+  default:
+    return !cache.enabled ? "the cache is off in this daemon"
+                          : "no-cache requested by the client";
+  }
+}
+
 void LinkService::logOutcome(const Request &r, const LinkRun &run) {
   const v1::LinkDone &done = run.reply.done();
-  spdlog::info(
-      "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-      "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
-      r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
-      v1::CacheResult_Name(r.cacheResult),
-      r.uncacheableReason.empty() ? ""
-                                  : " reason=\"" + r.uncacheableReason + "\"",
-      done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
-      run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
+  std::string reason = cacheReason(r);
+  for (char &c : reason)
+    if (c == '"' || c == '\n')
+      c = '\'';
+  r.log.log(spdlog::level::info,
+            "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
+            "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+            r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
+            cacheWord(r.cacheResult),
+            reason.empty() ? "" : " reason=\"" + reason + "\"",
+            done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
+            run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
@@ -581,14 +649,15 @@ void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
     int stored = storeRewritten(*r.rewrite, *cache.store);
     cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
     cache.stats->addCounter("rewrites_stored", stored);
-    spdlog::debug("link id={} rewritten inputs: {} from the cache, {} stored",
-                  r.linkId, r.rewrite->cachedInputs, stored);
+    r.log.log(spdlog::level::debug,
+              "link id={} rewritten inputs: {} from the cache, {} stored",
+              r.linkId, r.rewrite->cachedInputs, stored);
   }
   const v1::LinkDone &done = run.reply.done();
   if (run.storeIt)
     storeResult(r.analysis, run.log, run.outputs, run.streams.output,
-                done.exit_code(), done.wall_micros(),
-                run.startWallNanos, r.linkId);
+                done.exit_code(), done.wall_micros(), run.startWallNanos,
+                r.linkId, r.log);
 }
 
 void LinkService::countOutcome(RequestKind kind, bool ran,
@@ -611,18 +680,18 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
                               const std::vector<OutputSnapshot> &outputs,
                               const LinkOutput &output, int exitCode,
                               uint64_t wallMicros, int64_t startWallNanos,
-                              uint64_t linkId) {
+                              uint64_t linkId, const RequestLog &rl) {
   auto r = cache.cache->store(analysis, log, outputs, output, exitCode,
                               wallMicros, startWallNanos);
   if (r.stored)
     cache.stats->countStored(r.bytesWritten);
   else
-    cache.stats->countNotStored();
-  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
-                linkId, r.stored ? "stored" : "not stored",
-                analysis.key.hex().substr(0, 16), log.read.size(),
-                log.missing.size(), outputs.size(),
-                r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+    cache.stats->countNotStored(r.notStoredReason);
+  rl.log(spdlog::level::debug,
+         "link id={} {} key={} inputs={} missing={} outputs={}{}", linkId,
+         r.stored ? "stored" : "not stored", analysis.key.hex().substr(0, 16),
+         log.read.size(), log.missing.size(), outputs.size(),
+         r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
 }
 
 namespace {

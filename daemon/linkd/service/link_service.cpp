@@ -58,6 +58,14 @@ grpc::Status LinkService::Info(grpc::ServerContext *, const v1::InfoRequest *,
   reply->set_socket_path(config.socketPath);
   reply->set_log_path(config.logPath);
   reply->set_zygote_pid(zygote.pid());
+  for (const Setting &s : config.settings) {
+    v1::Setting *out = reply->add_settings();
+    out->set_key(s.key);
+    out->set_value(s.value);
+    out->set_source(s.source);
+  }
+  for (const std::string &w : config.configWarnings)
+    reply->add_config_warnings(w);
   return grpc::Status::OK;
 }
 
@@ -87,7 +95,7 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   extra["held_inputs"] = cache.cache->heldInputs();
   extra["watched_inputs"] = cache.cache->watchedInputs();
   reply->set_json(cache.stats->json(usage, max, extra));
-  reply->set_text(cache.stats->text(usage, max, extra));
+  reply->set_text(cache.stats->text(usage, max, extra, req->all()));
   if (req->zero()) {
     cache.stats->zero();
     if (cache.remote)

@@ -6,8 +6,11 @@
 
 #include "cache/cache_stats.h"
 #include "cache/link_cache.h"
+#include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/request_log.h"
+#include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 
@@ -15,6 +18,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace linkd {
@@ -25,6 +30,10 @@ struct ServiceConfig {
   std::string socketPath;
   std::string logPath;
   std::string workDir; // private scratch space (link-time rewriting)
+  // For `linkd config` and `linkd status` (InfoReply), and for telling a
+  // client whose environment asks for other settings.
+  std::vector<Setting> settings;
+  std::vector<std::string> configWarnings;
 };
 
 // The cache as the service uses it; null members when caching is off.
@@ -81,8 +90,15 @@ private:
   void analyse(Request &r);
   // True when the client has its answer from the cache.
   bool answerFromCache(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
-  bool serveHit(const LinkAnalysis &analysis, RequestKind kind,
-                grpc::ServerWriter<v1::LinkReply> *writer, uint64_t linkId);
+  // Looks the request up and answers it on a hit; on a miss, why in
+  // `r.missReason`.
+  bool serveHit(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
+  // Tells the client about settings in its environment this daemon does not
+  // follow (once per setting and value).
+  void noticeSettings(const v1::LinkRequest &req,
+                      grpc::ServerWriter<v1::LinkReply> *writer);
+  std::mutex noticedMu;
+  std::set<std::string> noticedSettings; // "VAR=value" already told
   // Runs the link on the farm when the policy says so; true when the client
   // has its answer (else link locally).
   bool offloadToFarm(grpc::ServerContext *ctx, const Request &r,
@@ -100,12 +116,13 @@ private:
   void countOutcome(RequestKind kind, bool ran, v1::CacheResult result,
                     const std::string &reason);
   void logOutcome(const Request &r, const LinkRun &run);
+  std::string cacheReason(const Request &r) const;
   void storeAfterAnswer(const Request &r, const LinkRun &run);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
                    const LinkOutput &output, int exitCode,
-                   uint64_t wallMicros, int64_t startWallNanos,
-                   uint64_t linkId);
+                   uint64_t wallMicros, int64_t startWallNanos, uint64_t linkId,
+                   const RequestLog &rl = RequestLog());
 
   ServiceConfig config;
   ZygoteClient &zygote;
@@ -113,6 +130,7 @@ private:
   std::function<void()> requestShutdown;
   FarmClient *farm;
   JobSlots slots;
+  StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;
   std::atomic<unsigned> active{0};
