@@ -1,5 +1,7 @@
 #include "client/daemon_link.h"
 
+#include "config/config.h"
+
 #include "linkd/v1/linkd.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
@@ -69,6 +71,10 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_no_cache(args.noCache);
   req.set_rewrite_spec(args.rewriteSpec);
   req.set_cwd(currentDirectory());
+  // Sent with each link, so that one daemon serves checkouts with different
+  // base dirs; a relative one means nothing to the daemon and is not sent.
+  if (std::string base = loadConfig().baseDir; !base.empty() && base[0] == '/')
+    req.set_base_dir(base);
   for (std::string_view name : flavorEnvironment(flavor)) {
     std::string n(name);
     if (const char *v = std::getenv(n.c_str()))

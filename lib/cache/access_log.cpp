@@ -1,5 +1,8 @@
 #include "cache/access_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace linkd {
 
 namespace {
@@ -100,6 +103,26 @@ AccessLog parseAccessLog(std::string_view records) {
   log.outputs = std::move(written);
   log.uncacheable.assign(reasons.begin(), reasons.end());
   return log;
+}
+
+InputFds::~InputFds() {
+  for (const auto &[path, fd] : fds)
+    ::close(fd);
+}
+
+int InputFds::fdFor(const std::string &path) const {
+  auto it = fds.find(path);
+  return it == fds.end() ? -1 : it->second;
+}
+
+std::shared_ptr<InputFds> openInputs(const AccessLog &log) {
+  auto out = std::make_shared<InputFds>();
+  for (const std::string &p : log.read) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0)
+      out->fds.emplace(p, fd);
+  }
+  return out;
 }
 
 } // namespace linkd

@@ -12,12 +12,26 @@
 // /proc/cpuinfo).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace linkd {
+
+// The files a link read, opened before its client is answered: a driver that
+// deletes its temp files as soon as the linker returns (rustc) cannot take
+// them from a result stored after that. Path -> descriptor, closed with it.
+struct InputFds {
+  InputFds() = default;
+  InputFds(const InputFds &) = delete;
+  InputFds &operator=(const InputFds &) = delete;
+  ~InputFds();
+  int fdFor(const std::string &path) const;
+  std::map<std::string, int> fds;
+};
 
 struct AccessLog {
   std::set<std::string> read;     // opened for reading
@@ -29,7 +43,11 @@ struct AccessLog {
   // the key must cover it (lib/cache/archive_key.h).
   std::set<std::string> overwritten;
   std::vector<std::string> uncacheable; // reasons, empty if cacheable
+  std::shared_ptr<InputFds> inputFds;   // from openInputs(); may be null
 };
+
+// Opens every file of `log.read` (regular files and directories).
+std::shared_ptr<InputFds> openInputs(const AccessLog &log);
 
 // Parses the record stream written by the access recorder.
 AccessLog parseAccessLog(std::string_view records);

@@ -1,6 +1,7 @@
 #include "cache/link_cache.h"
 
 #include "cache/file_time.h"
+#include "cache/name_check.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -43,6 +44,32 @@ std::optional<Digest> storeStableFile(LocalStore &store,
   if (!ok)
     return std::nullopt;
   return d;
+}
+
+// An input's state through the descriptor opened before the client was
+// answered (the file may be gone by now).
+std::optional<FileState> stateThroughFd(int fd) {
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0)
+    return std::nullopt;
+  FileState out;
+  out.exists = true;
+  out.changedNs = std::max(
+      int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+      int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec);
+  if (S_ISDIR(st.st_mode)) {
+    out.isDirectory = true;
+    out.changedNs = 0; // a directory's times say nothing about the link
+    return out;
+  }
+  if (!S_ISREG(st.st_mode))
+    return std::nullopt;
+  auto d = sha256Fd(fd);
+  if (!d || d->size != static_cast<uint64_t>(st.st_size))
+    return std::nullopt;
+  out.size = d->size;
+  out.digest = d->digest;
+  return out;
 }
 
 int64_t nowUnix() {
@@ -261,6 +288,12 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
       *why = msg;
     return false;
   };
+  for (const auto &r : set.required_names()) {
+    const LeftOutName *n = paths.byId(r.id());
+    if (!n || n->spelling != r.spelling() || n->absolute != r.absolute())
+      return fail("stored result embeds " + r.absolute() + ", this link has " +
+                  (n ? n->absolute : std::string("no such name")));
+  }
   for (const std::string &stored : set.missing()) {
     std::string p = paths.toLocal(stored);
     auto st = stats.lookup(p);
@@ -577,6 +610,8 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     if (link.responseFiles.count(p) || link.replacedInputs.count(p))
       continue; // covered by the key, by content
     auto st = stats.lookup(p);
+    if ((!st || !st->exists) && log.inputFds)
+      st = stateThroughFd(log.inputFds->fdFor(p)); // deleted since (rustc)
     if (!st || !st->exists)
       return refuse("cannot read input " + p);
     if (!st->isDirectory && st->changedNs >= linkStartNs)
@@ -594,6 +629,23 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   for (const std::string &p : log.missing)
     set.add_missing(link.paths.toStored(p));
 
+  std::vector<int> outputFds;
+  for (const OutputSnapshot &snap : outputs)
+    outputFds.push_back(snap.fd);
+  NameCheck names =
+      checkNames(link.paths, log, outputFds, stdoutData, stderrData);
+  outcome.nameCheckMicros = names.micros;
+  outcome.nameCheckBytes = names.scannedBytes;
+  outcome.requiredNames = names.exact.size();
+  outcome.requiredWhy = names.why;
+  for (const std::string &id : names.exact) {
+    const LeftOutName *n = link.paths.byId(id);
+    auto *r = set.add_required_names();
+    r->set_id(id);
+    r->set_spelling(n ? n->spelling : "");
+    r->set_absolute(n ? n->absolute : "");
+  }
+
   cache::v1::LinkResult result;
   for (const OutputSnapshot &snap : outputs) {
     std::optional<Digest> d = storeStableFile(blobs, snap);
@@ -608,8 +660,8 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     o->set_size(size);
     o->set_mode(snap.st.st_mode & 07777);
   }
-  result.set_stdout_data(link.paths.toStored(stdoutData));
-  result.set_stderr_data(link.paths.toStored(stderrData));
+  result.set_stdout_data(names.stdoutStored);
+  result.set_stderr_data(names.stderrStored);
   result.set_exit_code(exitCode);
   result.set_link_micros(linkMicros);
   Digest resultDigest;

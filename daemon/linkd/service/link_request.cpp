@@ -78,6 +78,8 @@ std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
     return "empty argv";
   if (req.cwd().empty() || req.cwd()[0] != '/')
     return "cwd must be an absolute path";
+  if (!req.base_dir().empty() && req.base_dir()[0] != '/')
+    return "base_dir must be an absolute path";
   return {};
 }
 
@@ -92,6 +94,8 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
   inv.rewriteSpec = req.rewrite_spec();
+  // A base dir from the client (validate() keeps it absolute).
+  inv.baseDir = req.base_dir();
   if (req.has_stdin_data())
     inv.stdinData = req.stdin_data();
   return inv;
@@ -513,6 +517,7 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
       r.uncacheableReason = log.uncacheable.front();
     } else {
       run.outputs = snapshotOutputs(log);
+      log.inputFds = openInputs(log); // rustc deletes them once we answer
       run.storeIt = true;
     }
     traceAccesses(r.linkId, log);
@@ -575,10 +580,20 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
     cache.stats->countStored(r.bytesWritten);
   else
     cache.stats->countNotStored();
-  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={}{}",
+  if (analysis.paths.active() && r.stored) {
+    cache.stats->addCounter("name_checks", 1);
+    cache.stats->addCounter("name_check_micros", r.nameCheckMicros);
+    cache.stats->addCounter("name_check_bytes", r.nameCheckBytes);
+    if (r.requiredNames > 0)
+      cache.stats->addCounter("results_requiring_names", 1);
+  }
+  spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={} "
+                "name_check_us={} required_names={}{}{}",
                 linkId, r.stored ? "stored" : "not stored",
                 analysis.key.hex().substr(0, 16), log.read.size(),
-                log.missing.size(), outputs.size(),
+                log.missing.size(), outputs.size(), r.nameCheckMicros,
+                r.requiredNames,
+                r.requiredWhy.empty() ? "" : " (" + r.requiredWhy + ")",
                 r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
 }
 
