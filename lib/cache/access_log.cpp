@@ -106,21 +106,24 @@ AccessLog parseAccessLog(std::string_view records) {
 }
 
 InputFds::~InputFds() {
-  for (const auto &[path, fd] : fds)
-    ::close(fd);
+  for (const auto &[path, held] : fds)
+    ::close(held.fd);
 }
 
-int InputFds::fdFor(const std::string &path) const {
+const InputFds::Held *InputFds::find(const std::string &path) const {
   auto it = fds.find(path);
-  return it == fds.end() ? -1 : it->second;
+  return it == fds.end() ? nullptr : &it->second;
 }
 
 std::shared_ptr<InputFds> openInputs(const AccessLog &log) {
   auto out = std::make_shared<InputFds>();
   for (const std::string &p : log.read) {
     int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd >= 0)
-      out->fds.emplace(p, fd);
+    struct stat st;
+    if (fd >= 0 && ::fstat(fd, &st) == 0)
+      out->fds.emplace(p, InputFds::Held{fd, st});
+    else if (fd >= 0)
+      ::close(fd);
   }
   return out;
 }

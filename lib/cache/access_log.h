@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sys/stat.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,12 @@ struct InputFds {
   InputFds(const InputFds &) = delete;
   InputFds &operator=(const InputFds &) = delete;
   ~InputFds();
-  int fdFor(const std::string &path) const;
-  std::map<std::string, int> fds;
+  struct Held {
+    int fd;
+    struct stat st; // when opened: a later unlink changes only the ctime
+  };
+  const Held *find(const std::string &path) const;
+  std::map<std::string, Held> fds;
 };
 
 struct AccessLog {

@@ -47,24 +47,27 @@ std::optional<Digest> storeStableFile(LocalStore &store,
 }
 
 // An input's state through the descriptor opened before the client was
-// answered (the file may be gone by now).
-std::optional<FileState> stateThroughFd(int fd) {
+// answered (the file may be gone by now: its times are the ones seen then,
+// and its content must not have changed since).
+std::optional<FileState> stateThroughFd(const InputFds::Held *held) {
   struct stat st;
-  if (fd < 0 || ::fstat(fd, &st) != 0)
+  if (!held || ::fstat(held->fd, &st) != 0)
     return std::nullopt;
+  const struct stat &then = held->st;
+  auto ns = [](const struct timespec &t) {
+    return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
   FileState out;
   out.exists = true;
-  out.changedNs = std::max(
-      int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
-      int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec);
   if (S_ISDIR(st.st_mode)) {
     out.isDirectory = true;
-    out.changedNs = 0; // a directory's times say nothing about the link
     return out;
   }
-  if (!S_ISREG(st.st_mode))
+  if (!S_ISREG(st.st_mode) || st.st_size != then.st_size ||
+      ns(st.st_mtim) != ns(then.st_mtim))
     return std::nullopt;
-  auto d = sha256Fd(fd);
+  out.changedNs = std::max(ns(then.st_mtim), ns(then.st_ctim));
+  auto d = sha256Fd(held->fd);
   if (!d || d->size != static_cast<uint64_t>(st.st_size))
     return std::nullopt;
   out.size = d->size;
@@ -290,8 +293,11 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
   };
   for (const auto &r : set.required_names()) {
     const LeftOutName *n = paths.byId(r.id());
-    if (!n || n->spelling != r.spelling() || n->absolute != r.absolute())
-      return fail("stored result embeds " + r.absolute() + ", this link has " +
+    if (!n || n->spelling != r.spelling() ||
+        (!r.absolute().empty() && n->absolute != r.absolute()))
+      return fail("stored result embeds " +
+                  (r.absolute().empty() ? r.spelling() : r.absolute()) +
+                  ", this link has " +
                   (n ? n->absolute : std::string("no such name")));
   }
   for (const std::string &stored : set.missing()) {
@@ -611,7 +617,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
       continue; // covered by the key, by content
     auto st = stats.lookup(p);
     if ((!st || !st->exists) && log.inputFds)
-      st = stateThroughFd(log.inputFds->fdFor(p)); // deleted since (rustc)
+      st = stateThroughFd(log.inputFds->find(p)); // deleted since (rustc)
     if (!st || !st->exists)
       return refuse("cannot read input " + p);
     if (!st->isDirectory && st->changedNs >= linkStartNs)
@@ -638,12 +644,13 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   outcome.nameCheckBytes = names.scannedBytes;
   outcome.requiredNames = names.exact.size();
   outcome.requiredWhy = names.why;
-  for (const std::string &id : names.exact) {
+  for (const auto &[id, absoluteToo] : names.exact) {
     const LeftOutName *n = link.paths.byId(id);
     auto *r = set.add_required_names();
     r->set_id(id);
     r->set_spelling(n ? n->spelling : "");
-    r->set_absolute(n ? n->absolute : "");
+    if (absoluteToo && n)
+      r->set_absolute(n->absolute);
   }
 
   cache::v1::LinkResult result;

@@ -1,11 +1,13 @@
 #include "cache/name_check.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 namespace linkd {
@@ -49,13 +51,14 @@ bool isBitcode(int fd) {
 struct Pattern {
   std::string text;
   std::string id;
+  bool absolute;
 };
 
 void requireAllInputs(const PathMapper &names, NameCheck &out,
                       const std::string &why) {
   for (const LeftOutName &n : names.names())
-    if (n.role == NameRole::Input)
-      out.exact.insert(n.id);
+    if (n.role != NameRole::Cwd && n.role != NameRole::BaseDir)
+      out.exact[n.id] = true;
   if (out.why.empty())
     out.why = why;
 }
@@ -70,7 +73,7 @@ void checkRoles(const PathMapper &names, const AccessLog &log,
     else if (n.role == NameRole::Output)
       ok = log.outputs.count(n.absolute) > 0;
     if (!ok) {
-      out.exact.insert(n.id);
+      out.exact.emplace(n.id, false); // a value: its spelling is what counts
       if (out.why.empty())
         out.why = "not a file of the link: " + n.spelling;
     }
@@ -83,7 +86,9 @@ void checkInputKinds(const PathMapper &names, const AccessLog &log,
   for (const LeftOutName &n : names.names()) {
     if (n.role != NameRole::Input || !log.read.count(n.absolute))
       continue;
-    int held = log.inputFds ? log.inputFds->fdFor(n.absolute) : -1;
+    const InputFds::Held *h =
+        log.inputFds ? log.inputFds->find(n.absolute) : nullptr;
+    int held = h ? h->fd : -1;
     int fd = held >= 0 ? held
                        : ::open(n.absolute.c_str(), O_RDONLY | O_CLOEXEC |
                                                         O_NONBLOCK);
@@ -107,33 +112,42 @@ void scanOutputs(const PathMapper &names, const std::vector<int> &fds,
                  NameCheck &out) {
   std::vector<Pattern> pats;
   for (const LeftOutName &n : names.names()) {
-    pats.push_back({n.absolute, n.id});
+    pats.push_back({n.absolute, n.id, true});
     if (n.spelling != n.absolute)
-      pats.push_back({n.spelling, n.id});
+      pats.push_back({n.spelling, n.id, false});
   }
   std::vector<std::string> texts;
   for (const Pattern &p : pats)
     texts.push_back(p.text);
   PatternScan scan(std::move(texts));
   std::vector<bool> found(pats.size());
-  std::string buf(kChunk + scan.longest(), '\0');
+  // Sized to the largest output (most are small), not zero-filled.
+  off_t largest = 0;
+  for (int fd : fds) {
+    struct stat st;
+    if (fstat(fd, &st) == 0)
+      largest = std::max(largest, st.st_size);
+  }
+  size_t chunk = std::min(kChunk, static_cast<size_t>(largest) + 1);
+  std::unique_ptr<char[]> storage(new char[chunk + scan.longest()]);
+  char *buf = storage.get();
   for (int fd : fds) {
     size_t carry = 0;
     for (off_t off = 0;;) {
-      ssize_t n = pread(fd, buf.data() + carry, kChunk, off);
+      ssize_t n = pread(fd, buf + carry, chunk, off);
       if (n <= 0)
         break;
       off += n;
       out.scannedBytes += static_cast<uint64_t>(n);
       size_t len = carry + static_cast<size_t>(n);
-      scan.scan(std::string_view(buf.data(), len), found);
+      scan.scan(std::string_view(buf, len), found);
       carry = std::min(len, scan.longest() > 0 ? scan.longest() - 1 : 0);
-      std::memmove(buf.data(), buf.data() + len - carry, carry);
+      std::memmove(buf, buf + len - carry, carry);
     }
   }
   for (size_t i = 0; i < pats.size(); ++i)
     if (found[i]) {
-      out.exact.insert(pats[i].id);
+      out.exact[pats[i].id] |= pats[i].absolute;
       if (out.why.empty())
         out.why = "an output contains " + pats[i].text;
     }
@@ -224,7 +238,7 @@ NameCheck checkNames(const PathMapper &names, const AccessLog &log,
   out.stdoutStored = names.toStoredText(stdoutData, &embedded);
   out.stderrStored = names.toStoredText(stderrData, &embedded);
   for (const std::string &id : embedded) {
-    out.exact.insert(id);
+    out.exact[id] = true;
     if (out.why.empty())
       out.why = "a diagnostic contains a name inside a longer word";
   }

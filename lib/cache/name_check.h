@@ -22,6 +22,7 @@
 #include "cache/link_names.h"
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,7 +30,11 @@
 namespace linkd {
 
 struct NameCheck {
-  std::set<std::string> exact; // ids of the names required as they are
+  // Ids of the names required as they are: true when the absolute form is
+  // required too, false when only the spelling reached the result (an
+  // output named "libf.so" whose DT_SONAME is "libf.so" is the same in
+  // every checkout).
+  std::map<std::string, bool> exact;
   std::string stdoutStored, stderrStored;
   uint64_t scannedBytes = 0;
   uint64_t micros = 0;
