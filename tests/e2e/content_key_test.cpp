@@ -278,5 +278,59 @@ TEST_F(ContentKeyTest, CMakeProjectInASecondCheckoutGetsItsOwnRpath) {
             std::string::npos);
 }
 
+TEST_F(ContentKeyTest, CargoCleanAndBuildAgainHitsEveryLink) {
+  // rustc names a temp directory (rustcXXXXXX/symbols.o, -L .../raw-dylibs)
+  // in every link and deletes it, and the *.rcgu.o, as soon as the linker
+  // returns. One dependency (Debian's librust-cfg-if-dev as a directory
+  // source, offline) and a build script: two links per build.
+  std::string cargo = std::string(std::getenv("HOME") ? std::getenv("HOME")
+                                                      : "/root") +
+                      "/.cargo/bin/cargo";
+  if (!std::filesystem::exists(cargo))
+    cargo = "/usr/bin/cargo";
+  ASSERT_TRUE(std::filesystem::exists(cargo)) << "install rustup or cargo";
+  ASSERT_TRUE(haveFile("/usr/share/cargo/registry/cfg-if-1.0.0/Cargo.toml",
+                       "librust-cfg-if-dev"));
+  writeFile("Cargo.toml", "[package]\nname = \"hello\"\nversion = \"0.1.0\"\n"
+                          "edition = \"2021\"\nbuild = \"build.rs\"\n\n"
+                          "[dependencies]\ncfg-if = \"1\"\n");
+  writeFile("build.rs",
+            "fn main() { println!(\"cargo:rustc-env=FROM_BUILD=42\"); }\n");
+  writeFile("src/main.rs",
+            "cfg_if::cfg_if! { if #[cfg(unix)] { fn os() -> &'static str "
+            "{ \"unix\" } } else { fn os() -> &'static str { \"other\" } } }\n"
+            "fn main() { println!(\"{} {}\", os(), env!(\"FROM_BUILD\")); }\n");
+  // The same flags for stock and linkd (RUSTFLAGS change crate hashes):
+  // tools/ld points at one or the other.
+  writeFile(".cargo/config.toml",
+            "[source.crates-io]\nreplace-with = \"debian\"\n"
+            "[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+            "[target.x86_64-unknown-linux-gnu]\nlinker = \"clang-19\"\n"
+            "rustflags = [\"-C\", \"link-arg=--ld-path=" + path("tools/ld") +
+            "\"]\n");
+  std::string build = "rm -rf target && " + cargo + " build --offline -q";
+  std::string outputs = "target/debug/hello target/debug/build/*/build-script-build";
+  ASSERT_TRUE(exitedZero(run("mkdir -p tools stock && ln -sfn " +
+                             tools::ldLld.path + " tools/ld && " + build +
+                             " && cp " + outputs + " stock/")));
+  ASSERT_TRUE(exitedZero(run("ln -sfn " + binPath("ld.linkd") + " tools/ld")));
+  for (int round = 0; round < 2; ++round) {
+    long long hits = stat("hits"), misses = stat("misses");
+    ASSERT_TRUE(exitedZero(run(build)));
+    EXPECT_TRUE(sameBytes("stock/hello", "target/debug/hello"));
+    EXPECT_TRUE(exitedZero(run("cmp stock/build-script-build "
+                               "target/debug/build/*/build-script-build")));
+    EXPECT_EQ(run("target/debug/hello").out, "unix 42\n");
+    if (round == 0) {
+      EXPECT_EQ(stat("misses") - misses, 2);
+      waitForStored(2);
+      EXPECT_EQ(stat("results_stored"), 2); // inputs gone, still stored
+    } else {
+      EXPECT_EQ(stat("hits") - hits, 2); // every link of the second build
+      EXPECT_EQ(stat("misses") - misses, 0);
+    }
+  }
+}
+
 } // namespace
 } // namespace linkd::e2e
