@@ -16,6 +16,7 @@ namespace linkd {
 namespace {
 
 constexpr const char *kManifestNs = "link-manifest";
+constexpr const char *kLastKeyNs = "link-last-key";
 constexpr int kMaxInputSets = 16;
 constexpr size_t kRecentManifests = 1024;
 
@@ -552,6 +553,103 @@ void LinkCache::backfill(std::vector<Backfill> &later) {
   later.clear();
 }
 
+namespace {
+
+Digest lastKeyId(const std::string &output) {
+  return sha256("link-last-key\0" + output);
+}
+
+// The first difference of two lists, as "what[i]: 'a' -> 'b'".
+std::string firstDifference(const char *what,
+                            const google::protobuf::RepeatedPtrField<std::string> &was,
+                            const std::vector<std::string> &wasLocal,
+                            const std::vector<std::string> &now,
+                            const std::vector<std::string> &nowLocal) {
+  size_t n = std::max(static_cast<size_t>(was.size()), now.size());
+  for (size_t i = 0; i < n; ++i) {
+    bool inWas = i < static_cast<size_t>(was.size()), inNow = i < now.size();
+    if (inWas && inNow && was[static_cast<int>(i)] == now[i])
+      continue;
+    std::string a = inWas ? "'" + wasLocal[i] + "'" : "(none)";
+    std::string b = inNow ? "'" + nowLocal[i] + "'" : "(none)";
+    return std::string(what) + "[" + std::to_string(i) + "]: " + a + " -> " + b;
+  }
+  return {};
+}
+
+} // namespace
+
+void LinkCache::rememberKey(const LinkAnalysis &link) {
+  if (link.primaryOutput.empty())
+    return;
+  cache::v1::KeyDescription d;
+  d.set_key(std::string(link.key.raw()));
+  for (const std::string &f : link.keyFields)
+    d.add_key_fields(f);
+  for (const std::string &f : link.localFields)
+    d.add_local_fields(f);
+  for (const std::string &e : link.env)
+    d.add_env(e);
+  d.set_cwd(link.cwd);
+  d.set_base_dir(link.baseDir);
+  d.set_other(link.other);
+  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput),
+                  d.SerializeAsString());
+}
+
+std::string LinkCache::explainMiss(const LinkAnalysis &link,
+                                   std::string *kind) {
+  std::string value;
+  cache::v1::KeyDescription d;
+  if (link.primaryOutput.empty() ||
+      blobs.getAction(kLastKeyNs, lastKeyId(link.primaryOutput), value) !=
+          Lookup::Hit ||
+      !d.ParseFromString(value)) {
+    *kind = "new_output";
+    return "no key stored before for this output";
+  }
+  std::vector<std::string> wasLocal(d.local_fields().begin(),
+                                    d.local_fields().end());
+  wasLocal.resize(static_cast<size_t>(d.key_fields_size()));
+  if (std::string diff = firstDifference("argv", d.key_fields(), wasLocal,
+                                         link.keyFields, link.localFields);
+      !diff.empty()) {
+    *kind = "argv";
+    return diff;
+  }
+  auto byName = [](const auto &list) {
+    std::map<std::string, std::string> m;
+    for (const std::string &e : list) {
+      size_t eq = e.find('=');
+      m[e.substr(0, eq)] = eq == std::string::npos ? "" : e.substr(eq + 1);
+    }
+    return m;
+  };
+  auto was = byName(d.env()), now = byName(link.env);
+  for (const auto &[name, value] : now)
+    if (auto it = was.find(name); it == was.end() || it->second != value) {
+      *kind = "env";
+      return "env " + name + ": " +
+             (it == was.end() ? "(unset)" : "'" + it->second + "'") +
+             " -> '" + value + "'";
+    }
+  for (const auto &[name, value] : was)
+    if (!now.count(name)) {
+      *kind = "env";
+      return "env " + name + ": '" + value + "' -> (unset)";
+    }
+  if (d.other() != link.other) {
+    *kind = "other";
+    return "'" + d.other() + "' -> '" + link.other + "'";
+  }
+  if (d.base_dir() != link.baseDir) {
+    *kind = "base_dir";
+    return "base dir '" + d.base_dir() + "' -> '" + link.baseDir + "'";
+  }
+  *kind = "cwd";
+  return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
+}
+
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
                                   const cache::v1::Manifest &old) {
   auto inputsOnly = [](cache::v1::InputSet s) {
@@ -687,6 +785,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   if (!blobs.putAction(kManifestNs, link.key, merged.SerializeAsString()))
     return refuse("cannot write to the store");
   rememberManifest(link.key, std::move(merged));
+  rememberKey(link);
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
   // No spare copy yet: a miss already writes each large output once more

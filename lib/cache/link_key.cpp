@@ -157,6 +157,7 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
     }
     h.field(a);
     out.keyFields.push_back(a);
+    out.localFields.push_back(a);
   }
   if (!inv.rewriteSpec.empty())
     h.field("rewrite-spec").field(inv.rewriteSpec);
@@ -187,8 +188,14 @@ void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
   for (const std::string &a : roles.keyArgs) {
     std::string k = stored(a);
     h.field(k);
+    out.localFields.push_back(out.paths.toLocal(k));
     out.keyFields.push_back(std::move(k));
   }
+  for (const LeftOutName &n : out.paths.names())
+    if (n.role == NameRole::Output) {
+      out.primaryOutput = n.absolute; // -o comes first
+      break;
+    }
   for (const ResponseFile &f : expanded.files)
     out.responseFiles.insert(f.path); // their content is in the arguments
   if (!inv.rewriteSpec.empty())
@@ -224,6 +231,14 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);
   h.field(flavorName(inv.flavor));
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
+  out.other = std::string(ctx.linkdVersion) + " " + ctx.lldVersion + " " +
+              std::string(flavorName(inv.flavor)) + " umask=" + std::to_string(inv.umask) +
+              (inv.stderrIsColorTty ? " colour" : "");
+  out.cwd = inv.cwd;
+  out.baseDir = baseDir;
+  for (const auto &[name, value] : inv.env)
+    if (name != "TERM")
+      out.env.push_back(name + "=" + value);
   ArgRoles roles;
   if (byContent) {
     roles = gnuArgRoles(expanded.args, inv.cwd);

@@ -52,8 +52,13 @@ struct LinkAnalysis {
   std::vector<std::string> ignoredOptions;
   // Why no name was left out although the flavor allows it (or empty).
   std::string namesMatter;
-  // What the key holds, field by field (for explaining a miss).
+  // What the key holds, field by field, and the same as the link spelled
+  // it (for explaining a miss), with the primary output's absolute path.
   std::vector<std::string> keyFields;
+  std::vector<std::string> localFields;
+  std::vector<std::string> env; // NAME=value
+  std::string cwd, baseDir, other;
+  std::string primaryOutput;
   // Archive updates (lib/cache/archive_key.h): files the request reads and
   // then replaces (the archive `ar r` updates), keyed by their content as it
   // was before the request; absolute.

@@ -332,5 +332,22 @@ TEST_F(ContentKeyTest, CargoCleanAndBuildAgainHitsEveryLink) {
   }
 }
 
+TEST_F(ContentKeyTest, AMissSaysWhatDiffersFromTheLastKeyForTheOutput) {
+  writeFile("a.c", "int main(void) { return 0; }\nint other(void) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.c")));
+  std::string ld = "export LINKD_LOG=debug; " + binPath("ld.linkd");
+  ASSERT_TRUE(exitedZero(run(ld + " a.o -e main -o prog")));
+  waitForStored(1);
+  ASSERT_TRUE(exitedZero(run(ld + " a.o -e other -o prog")));
+  EXPECT_EQ(stat("miss_explained_argv"), 1);
+  EXPECT_EQ(stat("miss_explained_new_output"), 1);
+  EXPECT_FALSE(logLines("argv[2]: 'main' -> 'other'").empty());
+  waitForStored(2);
+  ASSERT_TRUE(exitedZero(run("export LLD_VERSION=x; " + ld +
+                             " a.o -e other -o prog")));
+  EXPECT_EQ(stat("miss_explained_env"), 1);
+  EXPECT_FALSE(logLines("env LLD_VERSION: (unset) -> 'x'").empty());
+}
+
 } // namespace
 } // namespace linkd::e2e

@@ -376,6 +376,11 @@ bool LinkService::serveHit(const LinkAnalysis &analysis, RequestKind kind,
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
+    if (why.starts_with("no manifest")) {
+      std::string kind;
+      why += "; " + cache.cache->explainMiss(analysis, &kind);
+      cache.stats->addCounter(("miss_explained_" + kind).c_str(), 1);
+    }
     spdlog::debug("link id={} cache miss key={} lookup_us={}: {}", linkId,
                   analysis.key.hex(), lookupMicros, why);
     return false;
