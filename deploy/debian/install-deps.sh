@@ -15,6 +15,9 @@ packages=(
 [[ "${1:-}" == --build-only ]] || packages+=(
   # tests: real inputs and a PE runtime
   gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
+  # tests: a cargo project offline (cargo from rustup, else Debian's), its
+  # dependency as a directory source (content_key_test.cpp)
+  librust-cfg-if-dev
   # tests: real shared-cache servers
   redis-server nginx-light
   # benchmarks
