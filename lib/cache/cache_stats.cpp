@@ -182,7 +182,8 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   for (const char *k : {"name_checks", "name_check_micros", "name_check_bytes",
                         "results_requiring_names"})
     o << jsonString(k) << ": " << get(k) << ", ";
-  for (const char *k : {"argv", "env", "cwd", "base_dir", "other", "new_output"})
+  for (const char *k : {"argv", "env", "cwd", "base_dir", "other", "input",
+                        "new_output"})
     o << jsonString(std::string("miss_explained_") + k) << ": "
       << get(std::string("miss_explained_") + k) << ", ";
   for (const char *k :

@@ -243,7 +243,8 @@ std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
   for (int i = begin; i < end; ++i) {
     const auto &f = set.files(i);
     const std::string &p =
-        paths.active() ? (local = paths.toLocal(f.path())) : f.path();
+        PathMapper::isMapped(f.path()) ? (local = paths.toLocal(f.path()))
+                                       : f.path();
     size_t slash = p.rfind('/');
     std::optional<FileState> st;
     if (slash != std::string::npos && slash > 0) {
@@ -646,8 +647,13 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
     *kind = "base_dir";
     return "base dir '" + d.base_dir() + "' -> '" + link.baseDir + "'";
   }
-  *kind = "cwd";
-  return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
+  if (d.cwd() != link.cwd) {
+    *kind = "cwd";
+    return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
+  }
+  *kind = "input";
+  return "a file named on the command line has other content (a link that "
+         "names few files keys them by content)";
 }
 
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,

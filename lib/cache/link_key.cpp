@@ -1,6 +1,7 @@
 #include "cache/link_key.h"
 
 #include "cache/arg_roles.h"
+#include "cache/stat_cache.h"
 #include "link/response_files.h"
 
 #include <algorithm>
@@ -164,6 +165,24 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
 }
 
 // The key of a link that holds names by role (link_names.h).
+// The content of the few files a small link names (see link_key.h).
+void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h) {
+  size_t inputs = 0;
+  for (const LeftOutName &n : names.names())
+    inputs += n.role == NameRole::Input;
+  if (inputs > kKeyedInputs)
+    return;
+  h.field("named-inputs");
+  for (const LeftOutName &n : names.names()) {
+    if (n.role != NameRole::Input)
+      continue;
+    std::optional<FileState> st = stats.lookup(n.absolute);
+    h.field(n.id).field(st && st->exists && !st->isDirectory
+                            ? std::string_view(st->digest.raw())
+                            : std::string_view("-"));
+  }
+}
+
 void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
                   ArgRoles &roles, const std::string &baseDir, Sha256 &h,
                   LinkAnalysis &out) {
@@ -204,7 +223,8 @@ void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
 
 } // namespace
 
-LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
+LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
+                         StatCache *stats) {
   LinkAnalysis out;
   ExpandedArgs expanded = expandResponseFiles(inv.argv, inv.cwd);
   bool mingw = inv.flavor == Flavor::Elf && isPeTarget(expanded.args);
@@ -244,9 +264,11 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
     roles = gnuArgRoles(expanded.args, inv.cwd);
     out.namesMatter = roles.namesMatter;
   }
-  if (byContent && roles.namesMatter.empty())
+  if (byContent && roles.namesMatter.empty()) {
     keyByContent(inv, expanded, roles, baseDir, h, out);
-  else
+    if (stats)
+      keyNamedInputs(out.paths, *stats, h);
+  } else
     keyAsGiven(inv, expanded, h, out);
   out.key = h.finish();
   return out;

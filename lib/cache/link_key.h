@@ -68,6 +68,16 @@ struct LinkAnalysis {
   bool resultMayBeEmpty = false;
 };
 
-LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx);
+// `stats` (optional): with it, a content key of a link that names few input
+// files (a configure test, a JIT kernel, a one-step compile-and-link; at most
+// kKeyedInputs) also holds their content digests, so the many links that
+// differ only in their temp object each get a key of their own instead of
+// crowding one manifest's 16 input sets. Large links (hundreds of named
+// objects) leave it to the manifest: stat-checking them twice would double
+// a hit's cost.
+constexpr size_t kKeyedInputs = 16;
+class StatCache;
+LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
+                         StatCache *stats = nullptr);
 
 } // namespace linkd

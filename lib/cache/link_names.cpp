@@ -58,6 +58,27 @@ PathMapper::PathMapper(std::vector<LeftOutName> names) : list(std::move(names)) 
     return n.spelling.empty() || n.absolute.empty() ||
            (isPrefixRole(n.role) && n.absolute == "/");
   });
+  for (size_t i = 0; i < list.size(); ++i) {
+    const LeftOutName &n = list[i];
+    int idx = static_cast<int>(i);
+    if (n.id == "C")
+      cwdIndex = idx;
+    else if (n.id == "B")
+      baseIndex = idx;
+    else if (!n.id.empty() &&
+             std::all_of(n.id.begin(), n.id.end(),
+                         [](char c) { return c >= '0' && c <= '9'; }) &&
+             n.id.size() < 9) {
+      size_t num = std::stoul(n.id);
+      if (byNumber.size() <= num)
+        byNumber.resize(num + 1, -1);
+      byNumber[num] = idx;
+    }
+    if (isPrefixRole(n.role))
+      prefixes.push_back(idx);
+    else
+      wholeByAbsolute.emplace(n.absolute, idx); // the first of equal names
+  }
 }
 
 PathMapper PathMapper::forBaseDir(const std::string &baseDir) {
@@ -72,21 +93,33 @@ std::string PathMapper::token(std::string_view id) {
 }
 
 const LeftOutName *PathMapper::byId(std::string_view id) const {
-  for (const LeftOutName &n : list)
-    if (n.id == id)
-      return &n;
-  return nullptr;
+  int idx = -1;
+  if (id == "C")
+    idx = cwdIndex;
+  else if (id == "B")
+    idx = baseIndex;
+  else if (!id.empty() && id.size() < 9 &&
+           std::all_of(id.begin(), id.end(),
+                       [](char c) { return c >= '0' && c <= '9'; })) {
+    size_t num = std::stoul(std::string(id));
+    idx = num < byNumber.size() ? byNumber[num] : -1;
+  }
+  return idx < 0 ? nullptr : &list[static_cast<size_t>(idx)];
 }
 
 std::string PathMapper::toStored(const std::string &path) const {
   const LeftOutName *best = nullptr;
-  for (const LeftOutName &n : list) {
-    const std::string &f = n.absolute;
-    bool match = path == f || (isPrefixRole(n.role) && path.size() > f.size() &&
-                               path.starts_with(f) && path[f.size()] == '/');
-    if (match && (!best || f.size() > best->absolute.size()))
-      best = &n;
-  }
+  if (auto it = wholeByAbsolute.find(path); it != wholeByAbsolute.end())
+    best = &list[static_cast<size_t>(it->second)];
+  else
+    for (int i : prefixes) {
+      const LeftOutName &n = list[static_cast<size_t>(i)];
+      const std::string &f = n.absolute;
+      bool match = path == f || (path.size() > f.size() &&
+                                 path.starts_with(f) && path[f.size()] == '/');
+      if (match && (!best || f.size() > best->absolute.size()))
+        best = &n;
+    }
   if (!best)
     return path;
   bool relative = best->spelling != best->absolute;

@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace linkd {
@@ -60,11 +61,21 @@ public:
                            std::set<std::string> *embedded) const;
   // Replaces every token by this link's name.
   std::string toLocal(const std::string &text) const;
+  // Whether a stored path refers to a left-out name (starts with a token).
+  static bool isMapped(const std::string &stored) {
+    return !stored.empty() && stored[0] == '\x01';
+  }
 
   static std::string token(std::string_view id);
 
 private:
   std::vector<LeftOutName> list;
+  // Lookups: numeric ids by number, "C" and "B"; whole names by their
+  // absolute form; prefixes (few) by a scan.
+  std::vector<int> byNumber;
+  int cwdIndex = -1, baseIndex = -1;
+  std::unordered_map<std::string, int> wholeByAbsolute;
+  std::vector<int> prefixes;
 };
 
 // Replaces the base dir and working directory prefixes in `text` that end at

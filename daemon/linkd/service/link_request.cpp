@@ -322,7 +322,7 @@ void LinkService::analyse(Request &r) {
   r.analysis = r.kind == RequestKind::Archive
                    ? analyzeArchiveRequest(r.inv, cache.keyContext,
                                            *cache.statCache)
-                   : analyzeLink(r.inv, cache.keyContext);
+                   : analyzeLink(r.inv, cache.keyContext, cache.statCache);
   if (!r.analysis.uncacheable.empty()) {
     r.uncacheableReason = r.analysis.uncacheable.front();
     r.cacheResult = v1::CACHE_UNCACHEABLE;
