@@ -179,7 +179,8 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
     o << jsonString(k) << ": " << v << ", ";
   // Content keys (docs/cache.md): the verification's cost and why misses
   // missed.
-  for (const char *k : {"name_checks", "name_check_micros", "name_check_bytes",
+  for (const char *k : {"name_checks", "name_check_micros", "name_check_cpu_micros",
+                        "name_check_bytes",
                         "results_requiring_names"})
     o << jsonString(k) << ": " << get(k) << ", ";
   for (const char *k : {"argv", "env", "cwd", "base_dir", "other", "input",

@@ -745,6 +745,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   NameCheck names =
       checkNames(link.paths, log, outputFds, stdoutData, stderrData);
   outcome.nameCheckMicros = names.micros;
+  outcome.nameCheckCpuMicros = names.cpuMicros;
   outcome.nameCheckBytes = names.scannedBytes;
   outcome.requiredNames = names.exact.size();
   outcome.requiredWhy = names.why;

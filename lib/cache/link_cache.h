@@ -153,6 +153,7 @@ public:
     uint64_t bytesWritten = 0;
     // The verification of the names the key left out (name_check.h).
     uint64_t nameCheckMicros = 0;
+    uint64_t nameCheckCpuMicros = 0;
     uint64_t nameCheckBytes = 0;
     size_t requiredNames = 0;
     std::string requiredWhy;

@@ -37,7 +37,8 @@ struct NameCheck {
   std::map<std::string, bool> exact;
   std::string stdoutStored, stderrStored;
   uint64_t scannedBytes = 0;
-  uint64_t micros = 0;
+  uint64_t micros = 0;    // wall clock
+  uint64_t cpuMicros = 0; // this thread's CPU time
   std::string why; // the first reason a name is required (for the log)
 };
 

@@ -588,16 +588,17 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
   if (analysis.paths.active() && r.stored) {
     cache.stats->addCounter("name_checks", 1);
     cache.stats->addCounter("name_check_micros", r.nameCheckMicros);
+    cache.stats->addCounter("name_check_cpu_micros", r.nameCheckCpuMicros);
     cache.stats->addCounter("name_check_bytes", r.nameCheckBytes);
     if (r.requiredNames > 0)
       cache.stats->addCounter("results_requiring_names", 1);
   }
   spdlog::debug("link id={} {} key={} inputs={} missing={} outputs={} "
-                "name_check_us={} required_names={}{}{}",
+                "name_check_us={} (cpu {}) required_names={}{}{}",
                 linkId, r.stored ? "stored" : "not stored",
                 analysis.key.hex().substr(0, 16), log.read.size(),
                 log.missing.size(), outputs.size(), r.nameCheckMicros,
-                r.requiredNames,
+                r.nameCheckCpuMicros, r.requiredNames,
                 r.requiredWhy.empty() ? "" : " (" + r.requiredWhy + ")",
                 r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
 }
