@@ -32,7 +32,7 @@ constexpr std::array kValued = {
     "thinlto-cache-policy", "lto-known-safe-vtables", "load-pass-plugin",
     "android-memtag-mode", "chroot", "opt-remarks-filename",
     "opt-remarks-passes", "opt-remarks-format", "rpath-link", "library",
-    "library-path", "output", "dT",
+    "library-path", "output", "dT", "flavor",
     // wasm-ld
     "export", "export-if-defined", "allow-undefined-file"};
 

@@ -98,13 +98,13 @@ TEST_F(ContentKeyTest, AmdgpuKernelUnderThreeTempNamesHits) {
   ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa "
                              "-mcpu=gfx90a -nogpulib -O2 -c k.c -o k.o")));
   // Triton, IREE and XLA spell it `ld.lld -flavor gnu -shared in -o out`.
-  // TODO(issue 14): the same with `-flavor gnu` once the client accepts it.
   int hits = 0;
   for (const char *tmp : {"tmpa8x2", "tmpq01z", "tmp7kk3"}) {
     std::string in = std::string("jit/") + tmp + ".o";
     std::string out = std::string("jit/") + tmp + "-out.hsaco";
     ASSERT_TRUE(exitedZero(run("mkdir -p jit && cp k.o " + in)));
-    hits += linkAndCompare("{ld} -shared " + path(in) + " -o " + path(out),
+    hits += linkAndCompare("{ld} -flavor gnu -shared " + path(in) + " -o " +
+                               path(out),
                            out, binPath("ld.linkd"), tools::ldLld.path);
   }
   EXPECT_GE(hits, 2);
