@@ -407,7 +407,10 @@ q() { python3 "$LIB" quote "$@"; }
 # it waits until the daemon is idle (a cache store finishing after the reply
 # must not land on the next command) and records how long that took, the
 # daemon's CPU, and the daemon's log lines. "@ROUND@" in a command becomes a
-# per-round token (used for fresh cache keys). BENCH_PREPARE, if set, is a
+# per-round token (used for fresh cache keys), "@N@" a per-round number (a
+# fresh --error-limit: cache keys hold files by content, not by name or
+# working directory, so only an argument in the key makes a fresh one;
+# docs/cache.md). BENCH_PREPARE, if set, is a
 # shell command run (untimed, before the settle) ahead of every timed command,
 # with the same token. Results: $T/res/NAME/.
 bench() {
@@ -426,8 +429,10 @@ bench() {
     mkdir -p "$T/cwd/$tok"
     for k in "${order[@]}"; do
       cmd="${cmds[k]//@ROUND@/$tok}"
+      cmd="${cmd//@N@/$((1000 + i))}"
       if [[ -n "${BENCH_PREPARE:-}" ]]; then
-        eval "${BENCH_PREPARE//@ROUND@/$tok}" || { broken "$name: preparation failed"; return 1; }
+        local prep="${BENCH_PREPARE//@ROUND@/$tok}"
+        eval "${prep//@N@/$((1000 + i))}" || { broken "$name: preparation failed"; return 1; }
         settle >/dev/null
       fi
       l0=$(log_lines); c0=$(daemon_cpu)
@@ -546,18 +551,24 @@ w2cmd() { # MODE J: xargs appends one output name after the trailing "-o"
   case "$1" in
     stock) q xargs -a "$T/w2/list.stock" -n 1 -P "$2" "$STOCK" "${W2_ARGS[@]}" -o ;;
     off) q xargs -a "$T/w2/list.off" -n 1 -P "$2" "$CLIENT" --linkd-no-cache "${W2_ARGS[@]}" -o ;;
-    # a fresh working directory per round = fresh cache keys (all paths are absolute)
-    miss) q env -C "$T/cwd/@ROUND@" xargs -a "$T/w2/list.miss" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
+    # a fresh --error-limit per link and round = fresh cache keys (names and the
+    # working directory are not in them); the list is written by w2_miss_list
+    miss) q xargs -a "$T/w2/list.miss" -n 3 -P "$2" "$CLIENT" "${W2_ARGS[@]}" ;;
     hit) q xargs -a "$T/w2/list.hit" -n 1 -P "$2" "$CLIENT" "${W2_ARGS[@]}" -o ;;
     mold) q xargs -a "$T/w2/list.mold" -n 1 -P "$2" "$MOLD" "${W2_ARGS[@]}" -o ;;
   esac
+}
+w2_miss_list() { # ROUND_NUMBER: "--error-limit=RNNN -o OUT" for each link
+  awk -v r="$1" -v n="$LINKS" -v d="$T/w2/miss" \
+    'BEGIN { for (i = 1; i <= n; i++) printf "--error-limit=%d%03d\n-o\n%s/a.out.%03d\n", r, i, d, i }' \
+    >"$T/w2/list.miss"
 }
 ((DO_W2)) || LINKS=0
 for j in 1 2; do
   ((DO_W2)) || break
   hdr "W2: $LINKS links of hello.o, -j$j (xargs -P$j), $W2_RUNS runs"
   ext_begin
-  bench "w2_j$j" "$W2_RUNS" \
+  BENCH_PREPARE="w2_miss_list @N@$j" bench "w2_j$j" "$W2_RUNS" \
     "stock ld.lld" "$(w2cmd stock $j)" \
     "ld.linkd cache off" "$(w2cmd off $j)" \
     "ld.linkd cache miss" "$(w2cmd miss $j)" \
@@ -581,14 +592,27 @@ done
 cmp_outputs off miss hit
 
 # --- W1: one large static link --------------------------------------------------------
+# name_check_micros, name_checks, name_check_bytes from the daemon's counters
+name_checks() { "$LINKD" stats --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("name_check_micros",0), s.get("name_checks",0), s.get("name_check_bytes",0), s.get("name_check_cpu_micros",0))'; }
+read -r ncu0 ncn0 ncb0 ncc0 <<<"$(name_checks 2>/dev/null || echo 0 0 0 0)"
 if ((DO_W1)) && hdr "W1: static LLVM 19 + LLD link (${#W1_ARGS[@]} args), $W1_RUNS runs" && ext_begin &&
   bench w1 "$W1_RUNS" \
   "stock ld.lld" "$(q "$STOCK" "${W1_ARGS[@]}" -o "$T/w1/out.stock")" \
   "ld.linkd cache off" "$(q "$CLIENT" --linkd-no-cache "${W1_ARGS[@]}" -o "$T/w1/out.off")" \
-  "ld.linkd cache miss" "$(q env -C "$T/cwd/@ROUND@" "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.miss")" \
+  "ld.linkd cache miss" "$(q env -C "$T/cwd/@ROUND@" "$CLIENT" "${W1_ARGS[@]}" --error-limit=@N@ -o "$T/w1/out.miss")" \
   "ld.linkd cache hit" "$(q "$CLIENT" "${W1_ARGS[@]}" -o "$T/w1/out.hit")"; then
   ext_end W1
   show w1 1
+  # The verification of a content key after each miss (docs/cache.md): its
+  # time per W1 miss against the cold link (target <= 3 %).
+  read -r ncu ncn ncb ncc <<<"$(name_checks)"
+  ncu=$((ncu - ncu0)); ncn=$((ncn - ncn0)); ncb=$((ncb - ncb0)); ncc=$((ncc - ncc0)) # the W1 misses
+  if ((ncn > 0)); then
+    cold=$(field w1 2 2)
+    ncr=$(awk -v u="$ncu" -v n="$ncn" -v c="$cold" 'BEGIN { printf "%.4f", (u / n / 1e6) / c }')
+    say "  name check per miss: $(awk -v u="$ncu" -v n="$ncn" 'BEGIN { printf "%.1f ms", u / n / 1000 }') wall, $(awk -v u="$ncc" -v n="$ncn" 'BEGIN { printf "%.1f ms", u / n / 1000 }') CPU, over $(awk -v b="$ncb" -v n="$ncn" 'BEGIN { printf "%.0f MB", b / n / 1e6 }') ($ncn W1 misses), $(awk -v r="$ncr" 'BEGIN { printf "%.1f %%", r * 100 }') of the W1 cold link"
+    row "W1 name check after a miss / cold link" "$(fmt_s "$cold")" "$(fmt_s "$(awk -v u="$ncu" -v n="$ncn" 'BEGIN { print u / n / 1e6 }')")" "$ncr" "<= 0.03" "$(pass "$ncr" 0.03)"
+  fi
   check_links w1 1 1 off
   check_links w1 2 1 miss
   check_links w1 3 1 hit

@@ -72,6 +72,10 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   req.set_no_cache(args.noCache);
   req.set_rewrite_spec(args.rewriteSpec);
   req.set_cwd(currentDirectory());
+  // Sent with each link, so that one daemon serves checkouts with different
+  // base dirs; a relative one means nothing to the daemon and is not sent.
+  if (std::string base = loadConfig().baseDir; !base.empty() && base[0] == '/')
+    req.set_base_dir(base);
   for (auto names : {flavorEnvironment(flavor), processEnvironment()})
     for (std::string_view name : names) {
       std::string n(name);

@@ -17,6 +17,9 @@ packages=(
   gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
   # tests: the Debian package (cpack runs dpkg-shlibdeps) and the man pages
   dpkg-dev man-db
+  # tests: a cargo project offline (cargo from rustup, else Debian's), its
+  # dependency as a directory source (content_key_test.cpp)
+  librust-cfg-if-dev
   # tests: real shared-cache servers
   redis-server nginx-light
   # benchmarks

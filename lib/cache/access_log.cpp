@@ -1,6 +1,8 @@
 #include "cache/access_log.h"
 
 #include "audit/state_record.h"
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace linkd {
 
@@ -111,6 +113,29 @@ AccessLog parseAccessLog(std::string_view records) {
   log.outputs = std::move(written);
   log.uncacheable.assign(reasons.begin(), reasons.end());
   return log;
+}
+
+InputFds::~InputFds() {
+  for (const auto &[path, held] : fds)
+    ::close(held.fd);
+}
+
+const InputFds::Held *InputFds::find(const std::string &path) const {
+  auto it = fds.find(path);
+  return it == fds.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<InputFds> openInputs(const AccessLog &log) {
+  auto out = std::make_shared<InputFds>();
+  for (const std::string &p : log.read) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd >= 0 && ::fstat(fd, &st) == 0)
+      out->fds.emplace(p, InputFds::Held{fd, st});
+    else if (fd >= 0)
+      ::close(fd);
+  }
+  return out;
 }
 
 } // namespace linkd

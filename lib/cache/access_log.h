@@ -12,12 +12,31 @@
 // /proc/cpuinfo).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <set>
+#include <sys/stat.h>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace linkd {
+
+// The files a link read, opened before its client is answered: a driver that
+// deletes its temp files as soon as the linker returns (rustc) cannot take
+// them from a result stored after that. Path -> descriptor, closed with it.
+struct InputFds {
+  InputFds() = default;
+  InputFds(const InputFds &) = delete;
+  InputFds &operator=(const InputFds &) = delete;
+  ~InputFds();
+  struct Held {
+    int fd;
+    struct stat st; // when opened: a later unlink changes only the ctime
+  };
+  const Held *find(const std::string &path) const;
+  std::map<std::string, Held> fds;
+};
 
 struct AccessLog {
   std::set<std::string> read;     // opened for reading
@@ -32,7 +51,11 @@ struct AccessLog {
   // The audit's record of the state symbols the link placed in its output
   // (lib/audit/state_record.h); empty when the child made none.
   std::string stateRecord;
+  std::shared_ptr<InputFds> inputFds;   // from openInputs(); may be null
 };
+
+// Opens every file of `log.read` (regular files and directories).
+std::shared_ptr<InputFds> openInputs(const AccessLog &log);
 
 // Parses the record stream written by the access recorder.
 AccessLog parseAccessLog(std::string_view records);

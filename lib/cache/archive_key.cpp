@@ -21,6 +21,10 @@ constexpr const char *kReadOnly =
 struct CommandFacts {
   std::vector<std::string> uncacheable;
   std::vector<std::string> replaced;
+  // `u`: only members newer than the archive's copies; with no archive to
+  // compare against (automake's `rm -f lib.a; ar cru lib.a ...`) that is
+  // every member, the same operation as without `u`.
+  bool onlyUpdate = false;
 };
 
 CommandFacts arFacts(const LinkInvocation &inv,
@@ -42,8 +46,7 @@ CommandFacts arFacts(const LinkInvocation &inv,
   } else {
     if (!cmd.deterministic)
       facts.uncacheable.push_back("real dates and owners (U)");
-    if (cmd.onlyUpdate)
-      facts.uncacheable.push_back("update by modification time (u)");
+    facts.onlyUpdate = cmd.onlyUpdate;
     facts.replaced.push_back(cmd.archive);
   }
   return facts;
@@ -164,6 +167,8 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
       break;
     }
     h.field("replaced").field(p).field(*state);
+    if (facts.onlyUpdate && *state != "absent")
+      out.uncacheable.push_back("update by modification time (u)");
   }
   out.key = h.finish();
   return out;

@@ -197,6 +197,16 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   o << "\"store_max_bytes\": " << maxBytes << ", ";
   for (const auto &[k, v] : extra)
     o << jsonString(k) << ": " << v << ", ";
+  // Content keys (docs/cache.md): the verification's cost and why misses
+  // missed.
+  for (const char *k : {"name_checks", "name_check_micros", "name_check_cpu_micros",
+                        "name_check_bytes",
+                        "results_requiring_names"})
+    o << jsonString(k) << ": " << get(k) << ", ";
+  for (const char *k : {"argv", "env", "cwd", "base_dir", "other", "input",
+                        "new_output"})
+    o << jsonString(std::string("miss_explained_") + k) << ": "
+      << get(std::string("miss_explained_") + k) << ", ";
   for (const char *k :
        {"archive_requests", "archive_hits", "archive_misses",
         "archive_uncacheable", "archive_errors", "archive_cache_disabled"})

@@ -3,6 +3,7 @@
 #include "audit/state_record.h"
 
 #include "cache/file_time.h"
+#include "cache/name_check.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@ namespace linkd {
 namespace {
 
 constexpr const char *kManifestNs = "link-manifest";
+constexpr const char *kLastKeyNs = "link-last-key";
 constexpr int kMaxInputSets = 16;
 constexpr size_t kRecentManifests = 1024;
 
@@ -45,6 +47,35 @@ std::optional<Digest> storeStableFile(LocalStore &store,
   if (!ok)
     return std::nullopt;
   return d;
+}
+
+// An input's state through the descriptor opened before the client was
+// answered (the file may be gone by now: its times are the ones seen then,
+// and its content must not have changed since).
+std::optional<FileState> stateThroughFd(const InputFds::Held *held) {
+  struct stat st;
+  if (!held || ::fstat(held->fd, &st) != 0)
+    return std::nullopt;
+  const struct stat &then = held->st;
+  auto ns = [](const struct timespec &t) {
+    return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  FileState out;
+  out.exists = true;
+  if (S_ISDIR(st.st_mode)) {
+    out.isDirectory = true;
+    return out;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size != then.st_size ||
+      ns(st.st_mtim) != ns(then.st_mtim))
+    return std::nullopt;
+  out.changedNs = std::max(ns(then.st_mtim), ns(then.st_ctim));
+  auto d = sha256Fd(held->fd);
+  if (!d || d->size != static_cast<uint64_t>(st.st_size))
+    return std::nullopt;
+  out.size = d->size;
+  out.digest = d->digest;
+  return out;
 }
 
 int64_t nowUnix() {
@@ -214,7 +245,8 @@ std::string LinkCache::checkFiles(const cache::v1::InputSet &set,
   for (int i = begin; i < end; ++i) {
     const auto &f = set.files(i);
     const std::string &p =
-        paths.active() ? (local = paths.toLocal(f.path())) : f.path();
+        PathMapper::isMapped(f.path()) ? (local = paths.toLocal(f.path()))
+                                       : f.path();
     size_t slash = p.rfind('/');
     std::optional<FileState> st;
     if (slash != std::string::npos && slash > 0) {
@@ -263,6 +295,15 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
       *why = msg;
     return false;
   };
+  for (const auto &r : set.required_names()) {
+    const LeftOutName *n = paths.byId(r.id());
+    if (!n || n->spelling != r.spelling() ||
+        (!r.absolute().empty() && n->absolute != r.absolute()))
+      return fail("stored result embeds " +
+                  (r.absolute().empty() ? r.spelling() : r.absolute()) +
+                  ", this link has " +
+                  (n ? n->absolute : std::string("no such name")));
+  }
   for (const std::string &stored : set.missing()) {
     std::string p = paths.toLocal(stored);
     auto st = stats.lookup(p);
@@ -515,6 +556,108 @@ void LinkCache::backfill(std::vector<Backfill> &later) {
   later.clear();
 }
 
+namespace {
+
+Digest lastKeyId(const std::string &output) {
+  return sha256("link-last-key\0" + output);
+}
+
+// The first difference of two lists, as "what[i]: 'a' -> 'b'".
+std::string firstDifference(const char *what,
+                            const google::protobuf::RepeatedPtrField<std::string> &was,
+                            const std::vector<std::string> &wasLocal,
+                            const std::vector<std::string> &now,
+                            const std::vector<std::string> &nowLocal) {
+  size_t n = std::max(static_cast<size_t>(was.size()), now.size());
+  for (size_t i = 0; i < n; ++i) {
+    bool inWas = i < static_cast<size_t>(was.size()), inNow = i < now.size();
+    if (inWas && inNow && was[static_cast<int>(i)] == now[i])
+      continue;
+    std::string a = inWas ? "'" + wasLocal[i] + "'" : "(none)";
+    std::string b = inNow ? "'" + nowLocal[i] + "'" : "(none)";
+    return std::string(what) + "[" + std::to_string(i) + "]: " + a + " -> " + b;
+  }
+  return {};
+}
+
+} // namespace
+
+void LinkCache::rememberKey(const LinkAnalysis &link) {
+  if (link.primaryOutput.empty())
+    return;
+  cache::v1::KeyDescription d;
+  d.set_key(std::string(link.key.raw()));
+  for (const std::string &f : link.keyFields)
+    d.add_key_fields(f);
+  for (const std::string &f : link.localFields)
+    d.add_local_fields(f);
+  for (const std::string &e : link.env)
+    d.add_env(e);
+  d.set_cwd(link.cwd);
+  d.set_base_dir(link.baseDir);
+  d.set_other(link.other);
+  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput),
+                  d.SerializeAsString());
+}
+
+std::string LinkCache::explainMiss(const LinkAnalysis &link,
+                                   std::string *kind) {
+  std::string value;
+  cache::v1::KeyDescription d;
+  if (link.primaryOutput.empty() ||
+      blobs.getAction(kLastKeyNs, lastKeyId(link.primaryOutput), value) !=
+          Lookup::Hit ||
+      !d.ParseFromString(value)) {
+    *kind = "new_output";
+    return "no key stored before for this output";
+  }
+  std::vector<std::string> wasLocal(d.local_fields().begin(),
+                                    d.local_fields().end());
+  wasLocal.resize(static_cast<size_t>(d.key_fields_size()));
+  if (std::string diff = firstDifference("argv", d.key_fields(), wasLocal,
+                                         link.keyFields, link.localFields);
+      !diff.empty()) {
+    *kind = "argv";
+    return diff;
+  }
+  auto byName = [](const auto &list) {
+    std::map<std::string, std::string> m;
+    for (const std::string &e : list) {
+      size_t eq = e.find('=');
+      m[e.substr(0, eq)] = eq == std::string::npos ? "" : e.substr(eq + 1);
+    }
+    return m;
+  };
+  auto was = byName(d.env()), now = byName(link.env);
+  for (const auto &[name, value] : now)
+    if (auto it = was.find(name); it == was.end() || it->second != value) {
+      *kind = "env";
+      return "env " + name + ": " +
+             (it == was.end() ? "(unset)" : "'" + it->second + "'") +
+             " -> '" + value + "'";
+    }
+  for (const auto &[name, value] : was)
+    if (!now.count(name)) {
+      *kind = "env";
+      return "env " + name + ": '" + value + "' -> (unset)";
+    }
+  if (d.other() != link.other) {
+    *kind = "other";
+    return "'" + d.other() + "' -> '" + link.other + "'";
+  }
+  if (d.base_dir() != link.baseDir) {
+    *kind = "base_dir";
+    return "base dir '" + d.base_dir() + "' -> '" + link.baseDir + "'";
+  }
+  if (d.cwd() != link.cwd) {
+    *kind = "cwd";
+    return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
+  }
+  *kind = "input";
+  return "a file named on the command line has other content (a link that "
+         "names few files keys them by content)";
+}
+
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
                                   const cache::v1::Manifest &old) {
   auto inputsOnly = [](cache::v1::InputSet s) {
@@ -578,6 +721,8 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     if (link.responseFiles.count(p) || link.replacedInputs.count(p))
       continue; // covered by the key, by content
     auto st = stats.lookup(p);
+    if ((!st || !st->exists) && log.inputFds)
+      st = stateThroughFd(log.inputFds->find(p)); // deleted since (rustc)
     if (!st || !st->exists)
       return refuse("cannot read input " + p);
     if (!st->isDirectory && st->changedNs >= linkStartNs)
@@ -595,7 +740,32 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   for (const std::string &p : log.missing)
     set.add_missing(link.paths.toStored(p));
 
+  std::vector<int> outputFds;
+  for (const OutputSnapshot &snap : outputs)
+    outputFds.push_back(snap.fd);
+  NameCheck names = checkNames(link.paths, log, outputFds,
+                               output.stream(false), output.stream(true));
+  // The diagnostics as stored, piece by piece in LLD's order; a name inside
+  // a longer word in any piece is required exactly, as in the whole stream.
   cache::v1::LinkResult result;
+  std::set<std::string> embedded;
+  storeOutput(output, link.paths, result, &embedded);
+  for (const std::string &id : embedded)
+    names.exact.emplace(id, true);
+  outcome.nameCheckMicros = names.micros;
+  outcome.nameCheckCpuMicros = names.cpuMicros;
+  outcome.nameCheckBytes = names.scannedBytes;
+  outcome.requiredNames = names.exact.size();
+  outcome.requiredWhy = names.why;
+  for (const auto &[id, absoluteToo] : names.exact) {
+    const LeftOutName *n = link.paths.byId(id);
+    auto *r = set.add_required_names();
+    r->set_id(id);
+    r->set_spelling(n ? n->spelling : "");
+    if (absoluteToo && n)
+      r->set_absolute(n->absolute);
+  }
+
   std::vector<Digest> outputDigests;
   for (const OutputSnapshot &snap : outputs) {
     std::optional<Digest> d = storeStableFile(blobs, snap);
@@ -611,7 +781,6 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     o->set_mode(snap.st.st_mode & 07777);
     outputDigests.push_back(*d);
   }
-  storeOutput(output, link.paths, result);
   result.set_exit_code(exitCode);
   result.set_link_micros(linkMicros);
   Digest resultDigest;
@@ -634,6 +803,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   if (!log.stateRecord.empty())
     for (const Digest &d : outputDigests)
       blobs.putAction(audit::kStateRecordNs, d, log.stateRecord);
+  rememberKey(link);
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
   // No spare copy yet: a miss already writes each large output once more

@@ -112,6 +112,13 @@ public:
   std::optional<cache::v1::LinkResult> lookup(const LinkAnalysis &link,
                                               std::string *why);
 
+  // Why a link whose key has no manifest missed: what differs from the most
+  // recent key stored for the same output (an argument by index with both
+  // values, an environment variable, the working directory, the base dir),
+  // or why nothing can be said. `kind` gets "argv", "env", "cwd",
+  // "base_dir", "other" or "new_output" (for the counters).
+  std::string explainMiss(const LinkAnalysis &link, std::string *kind);
+
   // An output fetched from a remote tier, to be copied into the local
   // store once the client has its answer (off the hit's critical path).
   struct Backfill {
@@ -145,6 +152,12 @@ public:
     bool stored = false;
     std::string notStoredReason;
     uint64_t bytesWritten = 0;
+    // The verification of the names the key left out (name_check.h).
+    uint64_t nameCheckMicros = 0;
+    uint64_t nameCheckCpuMicros = 0;
+    uint64_t nameCheckBytes = 0;
+    size_t requiredNames = 0;
+    std::string requiredWhy;
   };
   StoreOutcome store(const LinkAnalysis &link, const AccessLog &log,
                      const std::vector<OutputSnapshot> &outputs,
@@ -186,6 +199,8 @@ private:
                                          std::string *why);
   // A blob from the local store, else from the remote tiers (backfilled).
   std::optional<std::string> fetchBlob(const Digest &d);
+  // Records the link's key for its primary output (explainMiss).
+  void rememberKey(const LinkAnalysis &link);
   void pushToRemote(const LinkAnalysis &link, const cache::v1::InputSet &set,
                     const cache::v1::LinkResult &result,
                     const Digest &resultDigest);

@@ -1,5 +1,7 @@
 #include "cache/link_key.h"
 
+#include "cache/arg_roles.h"
+#include "cache/stat_cache.h"
 #include "link/response_files.h"
 
 #include <algorithm>
@@ -10,8 +12,7 @@
 namespace linkd {
 namespace {
 
-constexpr std::string_view kKeyFormat = "linkd-link-key-v1";
-constexpr std::string_view kBaseToken = "$BASE";
+constexpr std::string_view kKeyFormat = "linkd-link-key-v2";
 
 bool isPeTarget(const std::vector<std::string> &args) {
   for (size_t i = 0; i + 1 < args.size(); ++i)
@@ -129,31 +130,102 @@ void genericReasons(const std::vector<std::string> &args,
 
 } // namespace
 
-PathMapper::PathMapper(std::string baseDir) : base(std::move(baseDir)) {
-  while (base.size() > 1 && base.back() == '/')
-    base.pop_back();
-  if (base == "/")
-    base.clear(); // everything is under "/"; relativising it means nothing
-}
-
 namespace {
 
-// Replaces each occurrence of `from` in `text` by `to`; with `wholePath`, only
-// where `from` ends at a path boundary ("/home/a/src" in "/home/a/src/x" and
-// "-L/home/a/src", not in "/home/a/srcfoo").
-std::string substitute(const std::string &text, std::string_view from,
-                       std::string_view to, bool wholePath) {
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos;) {
-    size_t end = hit + from.size();
-    bool boundary = !wholePath || end == text.size() || text[end] == '/';
-    out.append(text, pos, hit - pos);
-    out.append(boundary ? to : from);
-    pos = end;
+// Forwarded variables that can change a link's outputs: not TERM (colour is
+// keyed as stderrIsColorTty), and HOME only where Mach-O's -oso_prefix
+// expands `~` (osoPrefixExpandsHome).
+bool keyedVariable(const std::string &name, bool homeMatters) {
+  return name != "TERM" && (name != "HOME" || homeMatters);
+}
+
+// The key of a link that holds every argument and the working directory as
+// given (COFF, Mach-O, MinGW, and ELF links whose names matter).
+void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
+                bool homeMatters, Sha256 &h, LinkAnalysis &out) {
+  h.field("as-given").field(inv.cwd);
+  for (const auto &[name, value] : inv.env)
+    if (keyedVariable(name, homeMatters))
+      h.field(name).field(value);
+  h.field("argv");
+  // argv[0] as LLD sees it: its name is in diagnostics, and COFF records
+  // the whole path in PDBs.
+  h.field(lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor));
+  for (size_t i = 1; i < inv.argv.size(); ++i) {
+    const std::string &a = inv.argv[i];
+    if (a.size() > 1 && a[0] == '@') {
+      std::string path = absolutePath(a.substr(1), inv.cwd);
+      auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
+                             [&](const ResponseFile &f) { return f.path == path; });
+      if (rf != expanded.files.end()) {
+        h.field("@").field(rf->content);
+        out.responseFiles.insert(path);
+        continue;
+      }
+    }
+    h.field(a);
+    out.keyFields.push_back(a);
+    out.localFields.push_back(a);
   }
-  out.append(text, pos);
-  return out;
+  if (!inv.rewriteSpec.empty())
+    h.field("rewrite-spec").field(inv.rewriteSpec);
+}
+
+// The key of a link that holds names by role (link_names.h).
+// The content of the few files a small link names (see link_key.h).
+void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h) {
+  size_t inputs = 0;
+  for (const LeftOutName &n : names.names())
+    inputs += n.role == NameRole::Input;
+  if (inputs > kKeyedInputs)
+    return;
+  h.field("named-inputs");
+  for (const LeftOutName &n : names.names()) {
+    if (n.role != NameRole::Input)
+      continue;
+    std::optional<FileState> st = stats.lookup(n.absolute);
+    h.field(n.id).field(st && st->exists && !st->isDirectory
+                            ? std::string_view(st->digest.raw())
+                            : std::string_view("-"));
+  }
+}
+
+void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
+                  ArgRoles &roles, const std::string &baseDir, Sha256 &h,
+                  LinkAnalysis &out) {
+  std::vector<LeftOutName> names = std::move(roles.names);
+  names.push_back({NameRole::Cwd, "C", inv.cwd, inv.cwd});
+  if (!baseDir.empty())
+    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir});
+  out.paths = PathMapper(std::move(names));
+  out.ignoredOptions = std::move(roles.ignored);
+  auto stored = [&](const std::string &s) {
+    return storedPrefixes(s, inv.cwd, baseDir);
+  };
+  // Whether the prefixes are left out: a working directory of "/" is not.
+  h.field("by-content").field(out.paths.byId("C") ? "" : inv.cwd);
+  h.field(out.paths.byId("B") ? "base" : "");
+  for (const auto &[name, value] : inv.env)
+    if (keyedVariable(name, /*homeMatters=*/false))
+      h.field(name).field(stored(value));
+  h.field("argv");
+  h.field(stored(lldProgramName(inv.argv.empty() ? "" : inv.argv[0],
+                                inv.flavor)));
+  for (const std::string &a : roles.keyArgs) {
+    std::string k = stored(a);
+    h.field(k);
+    out.localFields.push_back(out.paths.toLocal(k));
+    out.keyFields.push_back(std::move(k));
+  }
+  for (const LeftOutName &n : out.paths.names())
+    if (n.role == NameRole::Output) {
+      out.primaryOutput = n.absolute; // -o comes first
+      break;
+    }
+  for (const ResponseFile &f : expanded.files)
+    out.responseFiles.insert(f.path); // their content is in the arguments
+  if (!inv.rewriteSpec.empty())
+    h.field("rewrite-spec").field(stored(inv.rewriteSpec));
 }
 
 // Mach-O's `-oso_prefix ~` (or `~/...`) is expanded from HOME (real_path
@@ -170,22 +242,14 @@ bool osoPrefixExpandsHome(Flavor flavor, const std::vector<std::string> &args) {
 
 } // namespace
 
-std::string PathMapper::toStored(const std::string &text) const {
-  return base.empty() ? text : substitute(text, base, kBaseToken, true);
-}
-
-std::string PathMapper::toLocal(const std::string &text) const {
-  return base.empty() ? text : substitute(text, kBaseToken, base, false);
-}
-
-LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
+LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
+                         StatCache *stats) {
   LinkAnalysis out;
   ExpandedArgs expanded = expandResponseFiles(inv.argv, inv.cwd);
   bool mingw = inv.flavor == Flavor::Elf && isPeTarget(expanded.args);
-  bool relativise = !ctx.baseDir.empty() &&
-                    ((inv.flavor == Flavor::Elf && !mingw) ||
-                     inv.flavor == Flavor::Wasm);
-  out.paths = PathMapper(relativise ? ctx.baseDir : std::string());
+  bool byContent = (inv.flavor == Flavor::Elf && !mingw) ||
+                   inv.flavor == Flavor::Wasm;
+  std::string baseDir = inv.baseDir.empty() ? ctx.baseDir : inv.baseDir;
 
   if (auto it = inv.env.find("LLD_REPRODUCE");
       it != inv.env.end() && !it->second.empty())
@@ -205,35 +269,27 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx) {
   Sha256 h;
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);
   h.field(flavorName(inv.flavor));
-  h.field(out.paths.toStored(inv.cwd));
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
   bool homeMatters = osoPrefixExpandsHome(inv.flavor, expanded.args);
-  for (const auto &[name, value] : inv.env) {
-    if (name == "TERM" || (name == "HOME" && !homeMatters))
-      continue;
-    h.field(name).field(out.paths.toStored(value));
+  out.other = std::string(ctx.linkdVersion) + " " + ctx.lldVersion + " " +
+              std::string(flavorName(inv.flavor)) + " umask=" + std::to_string(inv.umask) +
+              (inv.stderrIsColorTty ? " colour" : "");
+  out.cwd = inv.cwd;
+  out.baseDir = baseDir;
+  for (const auto &[name, value] : inv.env)
+    if (name != "TERM")
+      out.env.push_back(name + "=" + value);
+  ArgRoles roles;
+  if (byContent) {
+    roles = gnuArgRoles(expanded.args, inv.cwd);
+    out.namesMatter = roles.namesMatter;
   }
-  h.field("argv");
-  // argv[0] as LLD sees it: its name is in diagnostics, and COFF records
-  // the whole path in PDBs.
-  h.field(out.paths.toStored(
-      lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor)));
-  for (size_t i = 1; i < inv.argv.size(); ++i) {
-    const std::string &a = inv.argv[i];
-    if (a.size() > 1 && a[0] == '@') {
-      std::string path = absolutePath(a.substr(1), inv.cwd);
-      auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
-                             [&](const ResponseFile &f) { return f.path == path; });
-      if (rf != expanded.files.end()) {
-        h.field("@").field(out.paths.toStored(rf->content));
-        out.responseFiles.insert(path);
-        continue;
-      }
-    }
-    h.field(out.paths.toStored(a));
-  }
-  if (!inv.rewriteSpec.empty()) // its content is an input of the link
-    h.field("rewrite-spec").field(out.paths.toStored(inv.rewriteSpec));
+  if (byContent && roles.namesMatter.empty()) {
+    keyByContent(inv, expanded, roles, baseDir, h, out);
+    if (stats)
+      keyNamedInputs(out.paths, *stats, h);
+  } else
+    keyAsGiven(inv, expanded, homeMatters, h, out);
   out.key = h.finish();
   return out;
 }

@@ -1,17 +1,20 @@
 // The action key of a link, and whether the link can be cached at all.
 //
 // Key = SHA-256 over: the key format version, linkd's and LLD's versions, the
-// flavor, the program path LLD sees (argv[0]), the working directory, the
-// argument vector with every response file replaced by its content, the
-// environment variables LLD reads (TERM excepted: the colour decision is keyed
-// directly), the umask (it sets the outputs' mode bits) and whether diagnostics
-// are coloured.
+// flavor, the program path LLD sees (argv[0]), the argument vector with
+// every response file expanded, the environment variables LLD reads (TERM
+// excepted: the colour decision is keyed directly), the umask (it sets the
+// outputs' mode bits) and whether diagnostics are coloured.
 //
-// With a base dir, ELF (non-MinGW) and Wasm links key on paths relative to it
-// ("$BASE" replaces the prefix in arguments, response files, cwd and PWD), so
-// two checkouts at different places share entries. COFF, MinGW and Mach-O
-// outputs embed absolute paths (PDB path, install name, debug map), so their
-// keys always use the paths as given.
+// ELF (non-MinGW) and Wasm links are keyed by content, not by name
+// (lib/cache/arg_roles.h, lib/cache/link_names.h): each input, output and
+// search directory is a token for its role, options LLD ignores are
+// dropped, and the working directory and the base dir are prefixes the key
+// does not hold. What the link read is in the manifest by content; whether a
+// left-out name reached the outputs is checked when the result is stored
+// (lib/cache/name_check.h). COFF, MinGW and Mach-O outputs embed paths
+// (PDB path, install name, debug map): their keys hold every argument and
+// the working directory as given.
 //
 // Uncacheable links (each with a reason, counted per reason) run normally:
 // --reproduce / LLD_REPRODUCE, --time-trace, output to stdout, input from
@@ -21,6 +24,7 @@
 // "coff_timestamp" sloppiness is set.
 #pragma once
 
+#include "cache/link_names.h"
 #include "digest/digest.h"
 #include "link/link_invocation.h"
 
@@ -37,24 +41,24 @@ struct KeyContext {
   std::set<std::string> sloppiness; // e.g. "coff_timestamp"
 };
 
-// Maps paths between their local spelling and the stored one ("$BASE/...").
-class PathMapper {
-public:
-  explicit PathMapper(std::string baseDir = {});
-  bool active() const { return !base.empty(); }
-  // Replaces every occurrence of the base dir (as a whole path prefix).
-  std::string toStored(const std::string &text) const;
-  std::string toLocal(const std::string &text) const;
-
-private:
-  std::string base;
-};
-
 struct LinkAnalysis {
   Digest key;
   std::vector<std::string> uncacheable; // empty: cacheable
   std::set<std::string> responseFiles;  // absolute; covered by the key
-  PathMapper paths;                     // how this link's paths are stored
+  // How this link's paths and diagnostics are stored: the names the key
+  // left out (lib/cache/link_names.h); empty when it left out none.
+  PathMapper paths;
+  // Options dropped from the key because LLD ignores them (for the log).
+  std::vector<std::string> ignoredOptions;
+  // Why no name was left out although the flavor allows it (or empty).
+  std::string namesMatter;
+  // What the key holds, field by field, and the same as the link spelled
+  // it (for explaining a miss), with the primary output's absolute path.
+  std::vector<std::string> keyFields;
+  std::vector<std::string> localFields;
+  std::vector<std::string> env; // NAME=value
+  std::string cwd, baseDir, other;
+  std::string primaryOutput;
   // Archive updates (lib/cache/archive_key.h): files the request reads and
   // then replaces (the archive `ar r` updates), keyed by their content as it
   // was before the request; absolute.
@@ -64,6 +68,16 @@ struct LinkAnalysis {
   bool resultMayBeEmpty = false;
 };
 
-LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx);
+// `stats` (optional): with it, a content key of a link that names few input
+// files (a configure test, a JIT kernel, a one-step compile-and-link; at most
+// kKeyedInputs) also holds their content digests, so the many links that
+// differ only in their temp object each get a key of their own instead of
+// crowding one manifest's 16 input sets. Large links (hundreds of named
+// objects) leave it to the manifest: stat-checking them twice would double
+// a hit's cost.
+constexpr size_t kKeyedInputs = 16;
+class StatCache;
+LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
+                         StatCache *stats = nullptr);
 
 } // namespace linkd

@@ -19,10 +19,13 @@ std::string LinkOutput::stream(bool isStderr) const {
 }
 
 void storeOutput(const LinkOutput &output, const PathMapper &paths,
-                 cache::v1::LinkResult &result) {
+                 cache::v1::LinkResult &result,
+                 std::set<std::string> *embedded) {
   std::string out, err;
+  std::set<std::string> unused;
   for (const OutputPiece &p : output.pieces()) {
-    std::string stored = paths.toStored(p.data);
+    std::string stored =
+        paths.toStoredText(p.data, embedded ? embedded : &unused);
     auto *piece = result.add_output_order();
     piece->set_stderr(p.isStderr);
     piece->set_size(stored.size());

@@ -12,6 +12,7 @@
 #include "cache/link_key.h"
 #include "linkd/cache/v1/cache.pb.h"
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,10 +37,13 @@ private:
   std::vector<OutputPiece> parts;
 };
 
-// Fills stdout_data, stderr_data and output_order, each piece mapped to its
-// stored spelling (PathMapper::toStored).
+// Fills stdout_data, stderr_data and output_order, each piece in its stored
+// form (PathMapper::toStoredText: left-out names standing as words become
+// their tokens). `embedded` (optional) gets the ids of names that a piece
+// contains inside a longer word: the text depends on them exactly.
 void storeOutput(const LinkOutput &output, const PathMapper &paths,
-                 cache::v1::LinkResult &result);
+                 cache::v1::LinkResult &result,
+                 std::set<std::string> *embedded = nullptr);
 
 // The pieces a hit replays, in order, mapped back to local paths. An entry
 // without an order (or whose order does not cover its data exactly: it came

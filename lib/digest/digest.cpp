@@ -107,4 +107,24 @@ std::optional<FileDigest> sha256File(const std::string &path,
   return out;
 }
 
+std::optional<FileDigest> sha256Fd(int fd) {
+  FileDigest out;
+  Sha256 h;
+  std::string buf(1 << 20, '\0');
+  for (off_t off = 0;;) {
+    ssize_t n = pread(fd, buf.data(), buf.size(), off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::nullopt;
+    if (n == 0)
+      break;
+    h.update({buf.data(), static_cast<size_t>(n)});
+    off += n;
+    out.size += static_cast<uint64_t>(n);
+  }
+  out.digest = h.finish();
+  return out;
+}
+
 } // namespace linkd

@@ -53,5 +53,7 @@ struct FileDigest {
 // Hashes a file's content. Returns nullopt and sets `error` on failure.
 std::optional<FileDigest> sha256File(const std::string &path,
                                      std::string *error = nullptr);
+// The same through an open descriptor, from offset 0 (pread).
+std::optional<FileDigest> sha256Fd(int fd);
 
 } // namespace linkd

@@ -19,6 +19,9 @@ struct LinkInvocation {
   std::map<std::string, std::string> env; // only the flavor's variables
   uint32_t umask = 022;
   bool stderrIsColorTty = false;
+  // The base dir the client was given (LINKD_BASE_DIR or its config file),
+  // absolute; empty: the daemon's own.
+  std::string baseDir;
   std::string rewriteSpec; // --linkd-rewrite=FILE, absolute; empty: none
   // The client's stdin, when it sent it (an llvm-ar MRI script).
   std::optional<std::string> stdinData;

@@ -6,6 +6,7 @@
 #include "cache/input_handles.h"
 #include "cache/archive_key.h"
 #include "cache/link_key.h"
+#include "cache/name_check.h"
 #include "cache/stat_cache.h"
 #include "config/config.h"
 #include "digest/sha256_thread.h"
@@ -125,7 +126,10 @@ TEST(LinkKey, ArgumentsEnvironmentAndUmaskChangeTheKey) {
   KeyContext ctx{"v", "lld", "", {}};
   Digest base = analyzeLink(elfLink({"a.o", "-o", "x"}), ctx).key;
   EXPECT_EQ(base, analyzeLink(elfLink({"a.o", "-o", "x"}), ctx).key);
-  EXPECT_NE(base, analyzeLink(elfLink({"a.o", "-o", "y"}), ctx).key);
+  // Names are held by role, literal values as given.
+  EXPECT_EQ(base, analyzeLink(elfLink({"b.o", "-o", "y"}), ctx).key);
+  EXPECT_NE(base, analyzeLink(elfLink({"a.o", "-o", "x", "-e", "f"}), ctx).key);
+  EXPECT_NE(base, analyzeLink(elfLink({"a.o", "a.o", "-o", "x"}), ctx).key);
   LinkInvocation env = elfLink({"a.o", "-o", "x"});
   env.env["LLD_VERSION"] = "custom";
   EXPECT_NE(base, analyzeLink(env, ctx).key);
@@ -167,16 +171,64 @@ TEST(LinkKey, HomeIsKeyedOnlyWhereOsoPrefixExpandsIt) {
 
 TEST(LinkKey, ResponseFilesAreKeyedByContentNotName) {
   TempDir t;
-  writeFile(t.path + "/ccA.rsp", "a.o -o x");
-  writeFile(t.path + "/ccB.rsp", "a.o -o x");
+  writeFile(t.path + "/ccA.rsp", "a.o -soname x");
+  writeFile(t.path + "/ccB.rsp", "a.o -soname x");
   KeyContext ctx{"v", "lld", "", {}};
   LinkInvocation a = elfLink({"@ccA.rsp"}), b = elfLink({"@ccB.rsp"});
   a.cwd = b.cwd = t.path;
   LinkAnalysis la = analyzeLink(a, ctx);
   EXPECT_EQ(la.key, analyzeLink(b, ctx).key);
   EXPECT_TRUE(la.responseFiles.count(t.path + "/ccA.rsp"));
-  writeFile(t.path + "/ccB.rsp", "a.o -o y");
+  writeFile(t.path + "/ccB.rsp", "a.o -soname y");
   EXPECT_NE(la.key, analyzeLink(b, ctx).key);
+}
+
+TEST(LinkKey, TempNamesAndIgnoredGccPluginOptionsDoNotSplitKeys) {
+  KeyContext ctx{"v", "lld", "", {}};
+  auto gcc = [](const std::string &tmp, const std::string &cwd) {
+    LinkInvocation inv = elfLink(
+        {"-plugin", "/usr/libexec/gcc/x86_64-linux-gnu/12/liblto_plugin.so",
+         "-plugin-opt=/usr/libexec/gcc/x86_64-linux-gnu/12/lto-wrapper",
+         "-plugin-opt=-fresolution=/tmp/" + tmp + ".res",
+         "-plugin-opt=-pass-through=-lgcc", "-o", "conftest",
+         "-L/usr/lib/gcc/x86_64-linux-gnu/12", "/tmp/" + tmp + ".o", "-lc",
+         "-rpath-link", "/tmp/" + tmp});
+    inv.cwd = cwd;
+    return inv;
+  };
+  LinkAnalysis a = analyzeLink(gcc("ccAAAAAA", "/b1"), ctx);
+  EXPECT_EQ(a.key, analyzeLink(gcc("ccBBBBBB", "/b2"), ctx).key);
+  EXPECT_EQ(a.ignoredOptions.size(), 7u); // with the values of -plugin, -rpath-link
+  // Roles: the object is name 2 (after -o and -L), its absolute form "2".
+  EXPECT_EQ(a.paths.toStored("/tmp/ccAAAAAA.o"), PathMapper::token("2"));
+  EXPECT_EQ(a.paths.toStored("/b1/conftest"), PathMapper::token("0a"));
+  EXPECT_EQ(a.paths.toStored("/usr/lib/gcc/x86_64-linux-gnu/12/libgcc.a"),
+            PathMapper::token("1") + "/libgcc.a");
+  EXPECT_EQ(a.paths.toStored("/b1/sub/x"), PathMapper::token("C") + "/sub/x");
+  LinkAnalysis b = analyzeLink(gcc("ccBBBBBB", "/b2"), ctx);
+  EXPECT_EQ(b.paths.toLocal(a.paths.toStored("/tmp/ccAAAAAA.o")),
+            "/tmp/ccBBBBBB.o");
+  // A plugin option LLD does not ignore stays.
+  LinkInvocation other = gcc("ccAAAAAA", "/b1");
+  other.argv.push_back("-plugin-opt=mcpu=znver3");
+  EXPECT_NE(a.key, analyzeLink(other, ctx).key);
+}
+
+TEST(LinkKey, OptionsMatchingInputNamesKeepEveryName) {
+  KeyContext ctx{"v", "lld", "", {}};
+  LinkAnalysis ex =
+      analyzeLink(elfLink({"a.o", "libx.a", "--exclude-libs=libx.a"}), ctx);
+  EXPECT_FALSE(ex.namesMatter.empty());
+  EXPECT_FALSE(ex.paths.active());
+  EXPECT_NE(ex.key,
+            analyzeLink(elfLink({"b.o", "libx.a", "--exclude-libs=libx.a"}),
+                        ctx).key);
+  EXPECT_TRUE(
+      analyzeLink(elfLink({"a.o", "--exclude-libs", "ALL"}), ctx).namesMatter
+          .empty());
+  EXPECT_FALSE(
+      analyzeLink(elfLink({"-b", "binary", "data.bin"}), ctx).namesMatter
+          .empty());
 }
 
 TEST(LinkKey, BaseDirMakesCheckoutsShareKeysForElfOnly) {
@@ -223,13 +275,35 @@ TEST(LinkKey, UncacheableReasons) {
   EXPECT_TRUE(analyzeLink(coff, sloppy).uncacheable.empty());
 }
 
-TEST(PathMapper, OnlyWholePathPrefixes) {
-  PathMapper m("/home/a/src/");
-  EXPECT_EQ(m.toStored("/home/a/src/x.o"), "$BASE/x.o");
-  EXPECT_EQ(m.toStored("-L/home/a/src"), "-L$BASE");
+TEST(PathMapper, WholeNamesInPathsAndDiagnostics) {
+  PathMapper m({{NameRole::Input, "0", "a.o", "/w/a.o"},
+                {NameRole::SearchDir, "1", "/home/a/src/", "/home/a/src/"},
+                {NameRole::Cwd, "C", "/w", "/w"}});
+  EXPECT_EQ(m.toStored("/home/a/src/x.o"), PathMapper::token("1") + "/x.o");
   EXPECT_EQ(m.toStored("/home/a/srcfoo/x.o"), "/home/a/srcfoo/x.o");
-  EXPECT_EQ(m.toLocal("$BASE/x.o"), "/home/a/src/x.o");
-  EXPECT_FALSE(PathMapper("/").active());
+  EXPECT_EQ(m.toStored("/w/a.o"), PathMapper::token("0a"));
+  EXPECT_EQ(m.toLocal(PathMapper::token("1") + "/x.o"), "/home/a/src/x.o");
+  std::set<std::string> embedded;
+  std::string text = "ld.lld: warning: a.o: x\nld.lld: error: /w/a.o(.text)\n";
+  std::string stored = m.toStoredText(text, &embedded);
+  EXPECT_EQ(stored, "ld.lld: warning: " + PathMapper::token("0") +
+                        ": x\nld.lld: error: " + PathMapper::token("0a") +
+                        "(.text)\n");
+  EXPECT_TRUE(embedded.empty());
+  EXPECT_EQ(m.toLocal(stored), text);
+  // Inside a longer word: left as it is, and the name is required.
+  EXPECT_EQ(m.toStoredText("cannot open data.o", &embedded),
+            "cannot open data.o");
+  EXPECT_EQ(embedded, std::set<std::string>{"0"});
+  EXPECT_FALSE(PathMapper({{NameRole::Cwd, "C", "/", "/"}}).active());
+}
+
+TEST(PatternScan, FindsEveryPatternAcrossPrefixes) {
+  PatternScan scan({"/tmp/ccA.o", "/tmp/cc", "/usr/lib/x", "c", "zz"});
+  std::vector<bool> found(5);
+  const char data[] = "\x7f" "ELF...../tmp/ccB.o\0/usr/lib/x86\0";
+  scan.scan(std::string_view(data, sizeof(data) - 1), found);
+  EXPECT_EQ(found, (std::vector<bool>{false, true, true, true, false}));
 }
 
 TEST(Config, Sizes) {
@@ -855,10 +929,16 @@ TEST_F(ArchiveKey, WhatIsNotCached) {
                                              {"ar", "xv", "lib.a"},
                                              {"ar", "p", "lib.a", "a.o"},
                                              {"ar", "rcsU", "lib.a", "a.o"},
-                                             {"ar", "ru", "lib.a", "a.o"},
                                              {"ar", "--help"},
                                              {"ar", "z", "lib.a"}})
     EXPECT_FALSE(analyze(Flavor::Ar, argv).uncacheable.empty()) << argv[1];
+  // `u` compares with the archive's members: only without an archive is it
+  // the same operation as without `u` (automake's `rm -f lib.a; ar cru`).
+  EXPECT_TRUE(
+      analyze(Flavor::Ar, {"ar", "cru", "absent.a", "a.o"}).uncacheable.empty());
+  writeFile(dir.path + "/present.a", "!<arch>\n");
+  EXPECT_FALSE(
+      analyze(Flavor::Ar, {"ar", "cru", "present.a", "a.o"}).uncacheable.empty());
   EXPECT_FALSE(
       analyze(Flavor::Ranlib, {"ranlib", "-U", "lib.a"}).uncacheable.empty());
   EXPECT_FALSE(

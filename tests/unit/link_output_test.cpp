@@ -83,12 +83,12 @@ TEST(LinkOutput, StoredOrderReplaysWithLocalPaths) {
   out.append(true, "warning: /src/a.o\n");
   out.append(false, "map of /src/a.o\n");
   out.append(true, "warning: end\n");
-  PathMapper paths("/src");
+  PathMapper paths = PathMapper::forBaseDir("/src");
   linkd::cache::v1::LinkResult result;
   linkd::storeOutput(out, paths, result);
   EXPECT_EQ(result.stderr_data().find("/src"), std::string::npos)
       << "stored with the base dir's token";
-  PathMapper elsewhere("/other");
+  PathMapper elsewhere = PathMapper::forBaseDir("/other");
   auto replayed = flat(linkd::replayOutput(result, elsewhere));
   std::vector<std::pair<bool, std::string>> want = {
       {true, "warning: /other/a.o\n"},

@@ -80,6 +80,8 @@ std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
     return "empty argv";
   if (req.cwd().empty() || req.cwd()[0] != '/')
     return "cwd must be an absolute path";
+  if (!req.base_dir().empty() && req.base_dir()[0] != '/')
+    return "base_dir must be an absolute path";
   return {};
 }
 
@@ -94,6 +96,8 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
   inv.rewriteSpec = req.rewrite_spec();
+  // A base dir from the client (validate() keeps it absolute).
+  inv.baseDir = req.base_dir();
   if (req.has_stdin_data())
     inv.stdinData = req.stdin_data();
   return inv;
@@ -371,7 +375,7 @@ void LinkService::analyse(Request &r) {
   r.analysis = r.kind == RequestKind::Archive
                    ? analyzeArchiveRequest(r.inv, cache.keyContext,
                                            *cache.statCache)
-                   : analyzeLink(r.inv, cache.keyContext);
+                   : analyzeLink(r.inv, cache.keyContext, cache.statCache);
   if (!r.analysis.uncacheable.empty()) {
     r.uncacheableReason = r.analysis.uncacheable.front();
     r.cacheResult = v1::CACHE_UNCACHEABLE;
@@ -432,6 +436,11 @@ bool LinkService::serveHit(Request &r,
   uint64_t lookupMicros = microsSince(begin);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
+    if (r.missReason.starts_with("no manifest")) {
+      std::string kind;
+      r.missReason += "; " + cache.cache->explainMiss(analysis, &kind);
+      cache.stats->addCounter(("miss_explained_" + kind).c_str(), 1);
+    }
     r.log.log(spdlog::level::debug,
               "link id={} cache miss key={} lookup_us={}: {}", r.linkId,
               analysis.key.hex(), lookupMicros, r.missReason);
@@ -588,6 +597,7 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
       r.uncacheableReason = log.uncacheable.front();
     } else {
       run.outputs = snapshotOutputs(log);
+      log.inputFds = openInputs(log); // rustc deletes them once we answer
       run.storeIt = true;
     }
     traceAccesses(r.log, r.linkId, log);
@@ -687,10 +697,22 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
     cache.stats->countStored(r.bytesWritten);
   else
     cache.stats->countNotStored(r.notStoredReason);
+  if (analysis.paths.active() && r.stored) {
+    cache.stats->addCounter("name_checks", 1);
+    cache.stats->addCounter("name_check_micros", r.nameCheckMicros);
+    cache.stats->addCounter("name_check_cpu_micros", r.nameCheckCpuMicros);
+    cache.stats->addCounter("name_check_bytes", r.nameCheckBytes);
+    if (r.requiredNames > 0)
+      cache.stats->addCounter("results_requiring_names", 1);
+  }
   rl.log(spdlog::level::debug,
-         "link id={} {} key={} inputs={} missing={} outputs={}{}", linkId,
-         r.stored ? "stored" : "not stored", analysis.key.hex().substr(0, 16),
-         log.read.size(), log.missing.size(), outputs.size(),
+         "link id={} {} key={} inputs={} missing={} outputs={} "
+         "name_check_us={} (cpu {}) required_names={}{}{}",
+         linkId, r.stored ? "stored" : "not stored",
+         analysis.key.hex().substr(0, 16), log.read.size(), log.missing.size(),
+         outputs.size(), r.nameCheckMicros, r.nameCheckCpuMicros,
+         r.requiredNames,
+         r.requiredWhy.empty() ? "" : " (" + r.requiredWhy + ")",
          r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
 }
 

@@ -6,8 +6,9 @@
 // otherwise (LINKD_LOG=debug, another LINKD_MAX_SIZE) would be silently
 // ignored; instead it is told, once per setting and value for this daemon's
 // lifetime, in a notice the client prints on its stderr before the link's
-// own output. LINKD_NOCACHE and LINKD_LOG are not among them: the first
-// travels with each request, the second sets that request's log level.
+// own output. LINKD_NOCACHE, LINKD_LOG and LINKD_BASE_DIR are not among
+// them: the first travels with each request, the second sets that request's
+// log level, the third is sent with each request as its base_dir.
 #include "daemon/linkd/service/link_service.h"
 
 #include <algorithm>
@@ -20,6 +21,8 @@ void LinkService::noticeSettings(const v1::LinkRequest &req,
   for (const auto &[var, value] : req.settings_env()) {
     if (var == "LINKD_LOG")
       continue; // applied to this request's own lines (request_log.h)
+    if (var == "LINKD_BASE_DIR")
+      continue; // the request's own base_dir (docs/cache.md)
     auto wanted = settingFromVariable(var, value);
     if (!wanted)
       continue; // the client's own mistake; not the daemon's to judge

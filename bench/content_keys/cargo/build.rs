@@ -1,0 +1,1 @@
+fn main() { println!("cargo:rustc-env=HELLO_FROM_BUILD=42"); }

@@ -1,0 +1,229 @@
+#include "cache/link_names.h"
+
+#include <algorithm>
+
+namespace linkd {
+namespace {
+
+constexpr char kOpen = '\x01';
+constexpr char kClose = '\x02';
+
+bool isPrefixRole(NameRole r) {
+  return r == NameRole::SearchDir || r == NameRole::Cwd ||
+         r == NameRole::BaseDir;
+}
+
+// A character that may stand before a name in a diagnostic ("cannot open
+// NAME", "'NAME'", "NAME(member.o)", "--version-script=NAME").
+bool opensWord(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\'' || c == '"' ||
+         c == '`' || c == '(' || c == '[' || c == '<' || c == '=' ||
+         c == ':' || c == ',' || c == '@';
+}
+
+bool closesWord(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\'' ||
+         c == '"' || c == '`' || c == ')' || c == '(' || c == ']' ||
+         c == '>' || c == ':' || c == ',' || c == ';';
+}
+
+// Replaces `from` by `to` where it is a whole path prefix of a word
+// (preceded by a word start, followed by '/', a word end or the end).
+std::string replacePrefix(const std::string &text, const std::string &from,
+                          const std::string &to) {
+  if (from.empty() || from == "/")
+    return text;
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos;) {
+    size_t end = hit + from.size();
+    bool ok = end == text.size() || text[end] == '/' || closesWord(text[end]);
+    out.append(text, pos, hit - pos);
+    out.append(ok ? to : from);
+    pos = end;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+} // namespace
+
+PathMapper::PathMapper(std::vector<LeftOutName> names) : list(std::move(names)) {
+  for (LeftOutName &n : list)
+    for (std::string *s : {&n.absolute, &n.spelling})
+      while (isPrefixRole(n.role) && s->size() > 1 && s->back() == '/')
+        s->pop_back();
+  // "/" as a prefix would stand for everything; it is not left out.
+  std::erase_if(list, [](const LeftOutName &n) {
+    return n.spelling.empty() || n.absolute.empty() ||
+           (isPrefixRole(n.role) && n.absolute == "/");
+  });
+  for (size_t i = 0; i < list.size(); ++i) {
+    const LeftOutName &n = list[i];
+    int idx = static_cast<int>(i);
+    if (n.id == "C")
+      cwdIndex = idx;
+    else if (n.id == "B")
+      baseIndex = idx;
+    else if (!n.id.empty() &&
+             std::all_of(n.id.begin(), n.id.end(),
+                         [](char c) { return c >= '0' && c <= '9'; }) &&
+             n.id.size() < 9) {
+      size_t num = std::stoul(n.id);
+      if (byNumber.size() <= num)
+        byNumber.resize(num + 1, -1);
+      byNumber[num] = idx;
+    }
+    if (isPrefixRole(n.role))
+      prefixes.push_back(idx);
+    else
+      wholeByAbsolute.emplace(n.absolute, idx); // the first of equal names
+  }
+}
+
+PathMapper PathMapper::forBaseDir(const std::string &baseDir) {
+  return PathMapper({{NameRole::BaseDir, "B", baseDir, baseDir}});
+}
+
+std::string PathMapper::token(std::string_view id) {
+  std::string t(1, kOpen);
+  t.append(id);
+  t.push_back(kClose);
+  return t;
+}
+
+const LeftOutName *PathMapper::byId(std::string_view id) const {
+  int idx = -1;
+  if (id == "C")
+    idx = cwdIndex;
+  else if (id == "B")
+    idx = baseIndex;
+  else if (!id.empty() && id.size() < 9 &&
+           std::all_of(id.begin(), id.end(),
+                       [](char c) { return c >= '0' && c <= '9'; })) {
+    size_t num = std::stoul(std::string(id));
+    idx = num < byNumber.size() ? byNumber[num] : -1;
+  }
+  return idx < 0 ? nullptr : &list[static_cast<size_t>(idx)];
+}
+
+std::string PathMapper::toStored(const std::string &path) const {
+  const LeftOutName *best = nullptr;
+  if (auto it = wholeByAbsolute.find(path); it != wholeByAbsolute.end())
+    best = &list[static_cast<size_t>(it->second)];
+  else
+    for (int i : prefixes) {
+      const LeftOutName &n = list[static_cast<size_t>(i)];
+      const std::string &f = n.absolute;
+      bool match = path == f || (path.size() > f.size() &&
+                                 path.starts_with(f) && path[f.size()] == '/');
+      if (match && (!best || f.size() > best->absolute.size()))
+        best = &n;
+    }
+  if (!best)
+    return path;
+  bool relative = best->spelling != best->absolute;
+  return token(relative ? best->id + "a" : best->id) +
+         path.substr(best->absolute.size());
+}
+
+std::string PathMapper::toStoredText(const std::string &text,
+                                     std::set<std::string> *embedded) const {
+  if (list.empty() || text.empty())
+    return text;
+  struct Form {
+    const std::string *text;
+    std::string token;
+    const LeftOutName *name;
+    size_t order = 0;
+  };
+  std::vector<Form> forms;
+  for (const LeftOutName &n : list) {
+    forms.push_back({&n.absolute,
+                     token(n.spelling != n.absolute ? n.id + "a" : n.id), &n,
+                     0});
+    if (n.spelling != n.absolute)
+      forms.push_back({&n.spelling, token(n.id), &n, 0});
+  }
+  // Longest first; ties keep the names' order (sort by both: stable_sort's
+  // temporary buffer is deprecated in this libstdc++).
+  for (size_t k = 0; k < forms.size(); ++k)
+    forms[k].order = k;
+  std::sort(forms.begin(), forms.end(), [](const Form &a, const Form &b) {
+    return a.text->size() != b.text->size() ? a.text->size() > b.text->size()
+                                            : a.order < b.order;
+  });
+  bool firstChar[256] = {};
+  for (const Form &f : forms)
+    firstChar[static_cast<unsigned char>((*f.text)[0])] = true;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const Form *hit = nullptr;
+    if (firstChar[static_cast<unsigned char>(text[i])]) {
+      for (const Form &f : forms) {
+        const std::string &s = *f.text;
+        if (text.compare(i, s.size(), s) != 0)
+          continue;
+        size_t end = i + s.size();
+        bool starts = i == 0 || opensWord(text[i - 1]);
+        bool prefix = isPrefixRole(f.name->role);
+        bool ends = end == text.size() || closesWord(text[end]) ||
+                    (prefix && text[end] == '/');
+        if (starts && ends) {
+          hit = &f;
+          break;
+        }
+        if (embedded)
+          embedded->insert(f.name->id); // inside a longer word
+      }
+    }
+    if (hit) {
+      out += hit->token;
+      i += hit->text->size();
+    } else {
+      out.push_back(text[i++]);
+    }
+  }
+  return out;
+}
+
+std::string PathMapper::toLocal(const std::string &text) const {
+  if (text.find(kOpen) == std::string::npos)
+    return text;
+  std::string out;
+  size_t pos = 0;
+  for (size_t open; (open = text.find(kOpen, pos)) != std::string::npos;) {
+    size_t close = text.find(kClose, open + 1);
+    if (close == std::string::npos)
+      break;
+    out.append(text, pos, open - pos);
+    std::string_view id(text.data() + open + 1, close - open - 1);
+    bool absolute = id.size() > 1 && id.back() == 'a';
+    if (absolute)
+      id.remove_suffix(1);
+    if (const LeftOutName *n = byId(id))
+      out += absolute ? n->absolute : n->spelling;
+    else
+      out.append(text, open, close + 1 - open); // not ours: left as is
+    pos = close + 1;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+std::string storedPrefixes(const std::string &text, const std::string &cwd,
+                           const std::string &baseDir) {
+  // The longer first: the working directory usually lies under the base.
+  const std::string *first = &cwd, *second = &baseDir;
+  std::string firstTok = PathMapper::token("C"),
+              secondTok = PathMapper::token("B");
+  if (baseDir.size() > cwd.size()) {
+    std::swap(first, second);
+    std::swap(firstTok, secondTok);
+  }
+  return replacePrefix(replacePrefix(text, *first, firstTok), *second,
+                       secondTok);
+}
+
+} // namespace linkd

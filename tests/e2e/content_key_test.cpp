@@ -1,0 +1,353 @@
+// Keys by content, not by name (issue 12), end to end with the real drivers:
+// gcc with its linker plugin options and temp names, clang's one-step
+// compile-and-link, a JIT-style kernel link under fresh temp names, and
+// checkouts with base dirs that must never get each other's bytes when the
+// bytes embed the checkout (CMake's build rpath, -soname, DT_NEEDED by path,
+// -Map, --dependency-file), with diagnostics replayed under the current
+// names. Every output is compared with stock LLD's; hits come from
+// `linkd stats --json`.
+#include "harness.h"
+
+#include <filesystem>
+#include <thread>
+
+namespace linkd::e2e {
+namespace {
+
+class ContentKeyTest : public E2eTest {
+protected:
+  long long stat(const std::string &key) { return cacheStats()[key]; }
+
+  void waitForStored(long long n) {
+    for (int i = 0; i < 400; ++i) {
+      if (stat("results_stored") + stat("results_not_stored") >= n)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    FAIL() << "the daemon did not store " << n << " results";
+  }
+
+  // A directory whose `ld` and `ld.lld` are stock LLD (gcc -B).
+  std::string stockGccDir() {
+    EXPECT_TRUE(exitedZero(run("mkdir -p stockgcc && ln -sf " +
+                               tools::ldLld.path + " stockgcc/ld && ln -sf " +
+                               tools::ldLld.path + " stockgcc/ld.lld")));
+    return path("stockgcc") + "/";
+  }
+
+  // Runs `cmd` ({ld} = stock), keeps `out` as out.stock, runs it with
+  // {ld} = `linkd` and compares. Returns whether the daemon counted a hit.
+  bool linkAndCompare(const std::string &cmd, const std::string &out,
+                      const std::string &linkd, const std::string &stock,
+                      const std::string &env = "") {
+    RunResult s = run(env + replaceAll(cmd, "{ld}", stock));
+    EXPECT_TRUE(exitedZero(s));
+    EXPECT_TRUE(exitedZero(run("mv " + out + " " + out + ".stock")));
+    long long hits = stat("hits");
+    RunResult o = run(env + replaceAll(cmd, "{ld}", linkd));
+    EXPECT_TRUE(exitedZero(o));
+    EXPECT_EQ(o.err, s.err) << cmd;
+    EXPECT_TRUE(sameBytes(out + ".stock", out)) << cmd;
+    bool hit = stat("hits") > hits;
+    if (!hit)
+      waitForStored(stat("misses"));
+    return hit;
+  }
+};
+
+TEST_F(ContentKeyTest, GccWithItsLinkerPluginHitsForAProgramAndASharedLibrary) {
+  ASSERT_TRUE(haveTool(tools::gcc));
+  writeFile("t.c", "int f(void);\nint main(void) { return f() - 7; }\n");
+  writeFile("f.c", "int f(void) { return 7; }\n");
+  ASSERT_TRUE(exitedZero(run("gcc -O2 -fPIC -c t.c f.c")));
+  std::string stock = stockGccDir(), ours = binDir() + "/gcc/";
+  // Each run passes a fresh -plugin-opt=-fresolution=/tmp/ccXXXXXX.res.
+  int hits = 0;
+  for (int round = 0; round < 3; ++round) {
+    hits += linkAndCompare("gcc -B{ld} -shared f.o -o libf.so", "libf.so",
+                           ours, stock);
+    hits += linkAndCompare("gcc -B{ld} t.o -L. -lf -o t", "t", ours, stock);
+    EXPECT_EQ(run("LD_LIBRARY_PATH=. ./t").exitCode, 0);
+  }
+  EXPECT_GE(hits, 4);
+  EXPECT_GE(stat("hits"), 4);
+}
+
+TEST_F(ContentKeyTest, GccCompileAndLinkInOneStepHits) {
+  ASSERT_TRUE(haveTool(tools::gcc));
+  writeFile("c.c", "int main(void) { return 3; }\n");
+  std::string stock = stockGccDir(), ours = binDir() + "/gcc/";
+  int hits = 0;
+  for (int round = 0; round < 3; ++round) // /tmp/ccXXXXXX.o each time
+    hits += linkAndCompare("gcc -B{ld} c.c -o c", "c", ours, stock);
+  EXPECT_GE(hits, 2);
+}
+
+TEST_F(ContentKeyTest, ClangCompileAndLinkInOneStepHits) {
+  writeFile("c.c", "int main(void) { return 3; }\n");
+  int hits = 0;
+  for (int round = 0; round < 3; ++round) // /tmp/c-XXXXXX.o each time
+    hits += linkAndCompare("clang-19 c.c -o c --ld-path={ld}", "c",
+                           binPath("ld.linkd"), tools::ldLld.path);
+  EXPECT_GE(hits, 2);
+  EXPECT_EQ(run("./c").exitCode, 3);
+}
+
+TEST_F(ContentKeyTest, AmdgpuKernelUnderThreeTempNamesHits) {
+  writeFile("k.c", "__attribute__((amdgpu_kernel)) void k(int *p) { *p = 42; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa "
+                             "-mcpu=gfx90a -nogpulib -O2 -c k.c -o k.o")));
+  // Triton, IREE and XLA spell it `ld.lld -flavor gnu -shared in -o out`.
+  int hits = 0;
+  for (const char *tmp : {"tmpa8x2", "tmpq01z", "tmp7kk3"}) {
+    std::string in = std::string("jit/") + tmp + ".o";
+    std::string out = std::string("jit/") + tmp + "-out.hsaco";
+    ASSERT_TRUE(exitedZero(run("mkdir -p jit && cp k.o " + in)));
+    hits += linkAndCompare("{ld} -flavor gnu -shared " + path(in) + " -o " +
+                               path(out),
+                           out, binPath("ld.linkd"), tools::ldLld.path);
+  }
+  EXPECT_GE(hits, 2);
+}
+
+// Two checkouts A and B of one tree, each with LINKD_BASE_DIR set to itself,
+// through the test's one daemon: every output of B is stock's output in B.
+class CheckoutTest : public ContentKeyTest {
+protected:
+  std::string env(const std::string &co) {
+    return "cd " + path(co) + " && export LINKD_BASE_DIR=" + path(co) + "; ";
+  }
+  // Links `cmd` in A, then in B; returns whether B's link was a hit.
+  bool inBoth(const std::string &setup, const std::string &cmd,
+              const std::vector<std::string> &outs) {
+    for (const char *co : {"A", "B"}) {
+      EXPECT_TRUE(exitedZero(run("mkdir -p " + std::string(co))));
+      EXPECT_TRUE(exitedZero(run(env(co) + setup)));
+    }
+    bool hitB = false;
+    for (const char *co : {"A", "B"}) {
+      std::string c(co);
+      RunResult s = run(env(c) + replaceAll(cmd, "{ld}", tools::ldLld.path));
+      EXPECT_TRUE(exitedZero(s));
+      for (const std::string &o : outs)
+        EXPECT_TRUE(exitedZero(run(env(c) + "mv " + o + " " + o + ".stock")));
+      long long hits = stat("hits");
+      RunResult r = run(env(c) + replaceAll(cmd, "{ld}", binPath("ld.linkd")));
+      EXPECT_TRUE(exitedZero(r));
+      EXPECT_EQ(r.err, s.err) << c << ": " << cmd;
+      for (const std::string &o : outs)
+        EXPECT_TRUE(sameBytes(c + "/" + o + ".stock", c + "/" + o))
+            << c << ": " << cmd;
+      if (c == "A")
+        waitForStored(stat("misses"));
+      else
+        hitB = stat("hits") > hits;
+    }
+    return hitB;
+  }
+  static constexpr const char *kLib =
+      "mkdir -p lib && printf 'int f(void) { return 5; }\\n' > f.c && "
+      "printf 'int f(void);\\nint main(void) { return f(); }\\n' > main.c && "
+      "clang-19 -O2 -fPIC -c f.c main.c && ";
+};
+
+TEST_F(CheckoutTest, CheckoutsShareWhatDoesNotEmbedThem) {
+  EXPECT_TRUE(inBoth(std::string(kLib) + "true",
+                     "{ld} main.o f.o -e main -o prog", {"prog"}));
+  EXPECT_TRUE(inBoth("true", "{ld} $PWD/main.o $PWD/f.o -e main -o $PWD/p2",
+                     {"p2"}));
+}
+
+TEST_F(CheckoutTest, AbsoluteBuildRpathIsNeverTakenFromTheOtherCheckout) {
+  // The issue's case: checkout B got A's RUNPATH.
+  EXPECT_FALSE(inBoth(std::string(kLib) +
+                          "clang-19 -shared f.o -o lib/libf.so",
+                      "clang-19 main.o -Llib -lf -Wl,-rpath,$PWD/lib -o main "
+                      "--ld-path={ld}",
+                      {"main"}));
+  std::string ra = run("llvm-readelf-19 -d A/main").out;
+  EXPECT_NE(ra.find(path("A/lib")), std::string::npos) << ra;
+  EXPECT_NE(run("llvm-readelf-19 -d B/main").out.find(path("B/lib")),
+            std::string::npos);
+}
+
+TEST_F(CheckoutTest, SonameUnderTheCheckoutIsNotShared) {
+  EXPECT_FALSE(inBoth(std::string(kLib) + "true",
+                      "{ld} -shared f.o -soname $PWD/lib/libf.so -o libf.so",
+                      {"libf.so"}));
+}
+
+TEST_F(CheckoutTest, SharedLibraryByAbsolutePathWithoutSonameIsNotShared) {
+  // DT_NEEDED is the path as given.
+  EXPECT_FALSE(inBoth(std::string(kLib) + "clang-19 -shared f.o -o lib/libf.so",
+                      "{ld} main.o $PWD/lib/libf.so -e main -o main",
+                      {"main"}));
+}
+
+TEST_F(CheckoutTest, MapAndDependencyFilesNamingTheCheckoutAreNotShared) {
+  EXPECT_FALSE(inBoth(std::string(kLib) + "true",
+                      "{ld} $PWD/main.o $PWD/f.o -e main -o prog -Map=prog.map",
+                      {"prog", "prog.map"}));
+  EXPECT_FALSE(inBoth("true",
+                      "{ld} $PWD/main.o $PWD/f.o -e main -o prog2 "
+                      "--dependency-file=prog2.d",
+                      {"prog2", "prog2.d"}));
+}
+
+TEST_F(CheckoutTest, HitsAreCountedPerCheckoutThroughOneDaemon) {
+  long long before = stat("hits");
+  EXPECT_TRUE(inBoth(std::string(kLib) + "true",
+                     "clang-19 $PWD/main.o $PWD/f.o -o prog --ld-path={ld}",
+                     {"prog"}));
+  EXPECT_EQ(stat("hits") - before, 1); // B's link; A's was the miss
+  EXPECT_EQ(run("B/prog").exitCode, 5);
+}
+
+TEST_F(ContentKeyTest, WarningNamingAnInputIsReplayedWithTheCurrentName) {
+  // --warn-backrefs names both archives: a hit under other names replays
+  // the warning with this link's names, as stock LLD prints it.
+  writeFile("main.c", "void b(void);\nint main(void) { b(); return 0; }\n");
+  writeFile("a.c", "void a(void) {}\n");
+  writeFile("b.c", "void a(void);\nvoid b(void) { a(); }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c main.c a.c b.c")));
+  int hits = 0;
+  for (const char *d : {"tmpx1", "tmpy2", "tmpz3"}) {
+    std::string dir(d);
+    ASSERT_TRUE(exitedZero(run("mkdir -p " + dir + " && llvm-ar-19 rcs " +
+                               dir + "/liba.a a.o && llvm-ar-19 rcs " + dir +
+                               "/libb.a b.o")));
+    std::string cmd = "{ld} --warn-backrefs main.o " + dir + "/liba.a " + dir +
+                      "/libb.a -e main -o prog";
+    hits += linkAndCompare(cmd, "prog", binPath("ld.linkd"), tools::ldLld.path);
+    RunResult again = run(replaceAll(cmd, "{ld}", binPath("ld.linkd")));
+    EXPECT_NE(again.err.find(dir + "/libb.a(b.o)"), std::string::npos)
+        << again.err;
+  }
+  EXPECT_GE(hits, 2);
+}
+
+TEST_F(ContentKeyTest, CMakeProjectInASecondCheckoutGetsItsOwnRpath) {
+  ASSERT_TRUE(exitedZero(run("which cmake ninja")));
+  auto writeTree = [&](const std::string &co) {
+    writeFile(co + "/CMakeLists.txt",
+              "cmake_minimum_required(VERSION 3.16)\nproject(p C)\n"
+              "add_library(f SHARED f.c)\nadd_executable(main main.c)\n"
+              "target_link_libraries(main f)\n");
+    writeFile(co + "/f.c", "int f(void) { return 9; }\n");
+    writeFile(co + "/main.c", "int f(void);\nint main(void) { return f(); }\n");
+  };
+  // tools/ld points at stock LLD for the reference build, then at ld.linkd.
+  auto useLinker = [&](const std::string &linker) {
+    EXPECT_TRUE(exitedZero(run("mkdir -p tools && ln -sfn " + linker +
+                               " tools/ld")));
+  };
+  auto inCheckout = [&](const std::string &co) {
+    return "cd " + path(co) + " && export LINKD_BASE_DIR=" + path(co) + "; ";
+  };
+  auto configureAndBuild = [&](const std::string &co) {
+    std::string flags = "--ld-path=" + path("tools/ld");
+    EXPECT_TRUE(exitedZero(run(
+        inCheckout(co) +
+        "CC=clang-19 cmake -S . -B build -G Ninja "
+        "-DCMAKE_C_FLAGS=-ffile-prefix-map=" + path(co) + "=. "
+        "-DCMAKE_EXE_LINKER_FLAGS=" + flags +
+        " -DCMAKE_SHARED_LINKER_FLAGS=" + flags + " >/dev/null && "
+        "ninja -C build >/dev/null")));
+  };
+  for (const char *co : {"A", "B"})
+    writeTree(co);
+  useLinker(binPath("ld.linkd"));
+  configureAndBuild("A");
+  waitForStored(stat("misses"));
+  useLinker(tools::ldLld.path);
+  configureAndBuild("B");
+  ASSERT_TRUE(exitedZero(run("cp B/build/main B/main.stock && "
+                             "cp B/build/libf.so B/libf.so.stock")));
+  useLinker(binPath("ld.linkd"));
+  long long hits = stat("hits"), misses = stat("misses");
+  ASSERT_TRUE(exitedZero(run(inCheckout("B") +
+                             "rm build/main build/libf.so && "
+                             "ninja -C build >/dev/null")));
+  EXPECT_TRUE(sameBytes("B/main.stock", "B/build/main"));
+  EXPECT_TRUE(sameBytes("B/libf.so.stock", "B/build/libf.so"));
+  EXPECT_EQ(run("B/build/main").exitCode, 9);
+  // libf.so does not embed the checkout (a hit); main's RUNPATH does.
+  EXPECT_EQ(stat("hits") - hits, 1);
+  EXPECT_EQ(stat("misses") - misses, 1);
+  EXPECT_NE(run("llvm-readelf-19 -d B/build/main").out.find(path("B/build")),
+            std::string::npos);
+}
+
+TEST_F(ContentKeyTest, CargoCleanAndBuildAgainHitsEveryLink) {
+  // rustc names a temp directory (rustcXXXXXX/symbols.o, -L .../raw-dylibs)
+  // in every link and deletes it, and the *.rcgu.o, as soon as the linker
+  // returns. One dependency (Debian's librust-cfg-if-dev as a directory
+  // source, offline) and a build script: two links per build.
+  std::string cargo = std::string(std::getenv("HOME") ? std::getenv("HOME")
+                                                      : "/root") +
+                      "/.cargo/bin/cargo";
+  if (!std::filesystem::exists(cargo))
+    cargo = "/usr/bin/cargo";
+  ASSERT_TRUE(std::filesystem::exists(cargo)) << "install rustup or cargo";
+  ASSERT_TRUE(haveFile("/usr/share/cargo/registry/cfg-if-1.0.0/Cargo.toml",
+                       "librust-cfg-if-dev"));
+  writeFile("Cargo.toml", "[package]\nname = \"hello\"\nversion = \"0.1.0\"\n"
+                          "edition = \"2021\"\nbuild = \"build.rs\"\n\n"
+                          "[dependencies]\ncfg-if = \"1\"\n");
+  writeFile("build.rs",
+            "fn main() { println!(\"cargo:rustc-env=FROM_BUILD=42\"); }\n");
+  writeFile("src/main.rs",
+            "cfg_if::cfg_if! { if #[cfg(unix)] { fn os() -> &'static str "
+            "{ \"unix\" } } else { fn os() -> &'static str { \"other\" } } }\n"
+            "fn main() { println!(\"{} {}\", os(), env!(\"FROM_BUILD\")); }\n");
+  // The same flags for stock and linkd (RUSTFLAGS change crate hashes):
+  // tools/ld points at one or the other.
+  writeFile(".cargo/config.toml",
+            "[source.crates-io]\nreplace-with = \"debian\"\n"
+            "[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+            "[target.x86_64-unknown-linux-gnu]\nlinker = \"clang-19\"\n"
+            "rustflags = [\"-C\", \"link-arg=--ld-path=" + path("tools/ld") +
+            "\"]\n");
+  std::string build = "rm -rf target && " + cargo + " build --offline -q";
+  std::string outputs = "target/debug/hello target/debug/build/*/build-script-build";
+  ASSERT_TRUE(exitedZero(run("mkdir -p tools stock && ln -sfn " +
+                             tools::ldLld.path + " tools/ld && " + build +
+                             " && cp " + outputs + " stock/")));
+  ASSERT_TRUE(exitedZero(run("ln -sfn " + binPath("ld.linkd") + " tools/ld")));
+  for (int round = 0; round < 2; ++round) {
+    long long hits = stat("hits"), misses = stat("misses");
+    ASSERT_TRUE(exitedZero(run(build)));
+    EXPECT_TRUE(sameBytes("stock/hello", "target/debug/hello"));
+    EXPECT_TRUE(exitedZero(run("cmp stock/build-script-build "
+                               "target/debug/build/*/build-script-build")));
+    EXPECT_EQ(run("target/debug/hello").out, "unix 42\n");
+    if (round == 0) {
+      EXPECT_EQ(stat("misses") - misses, 2);
+      waitForStored(2);
+      EXPECT_EQ(stat("results_stored"), 2); // inputs gone, still stored
+    } else {
+      EXPECT_EQ(stat("hits") - hits, 2); // every link of the second build
+      EXPECT_EQ(stat("misses") - misses, 0);
+    }
+  }
+}
+
+TEST_F(ContentKeyTest, AMissSaysWhatDiffersFromTheLastKeyForTheOutput) {
+  writeFile("a.c", "int main(void) { return 0; }\nint other(void) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.c")));
+  std::string ld = "export LINKD_LOG=debug; " + binPath("ld.linkd");
+  ASSERT_TRUE(exitedZero(run(ld + " a.o -e main -o prog")));
+  waitForStored(1);
+  ASSERT_TRUE(exitedZero(run(ld + " a.o -e other -o prog")));
+  EXPECT_EQ(stat("miss_explained_argv"), 1);
+  EXPECT_EQ(stat("miss_explained_new_output"), 1);
+  EXPECT_FALSE(logLines("argv[2]: 'main' -> 'other'").empty());
+  waitForStored(2);
+  ASSERT_TRUE(exitedZero(run("export LLD_VERSION=x; " + ld +
+                             " a.o -e other -o prog")));
+  EXPECT_EQ(stat("miss_explained_env"), 1);
+  EXPECT_FALSE(logLines("env LLD_VERSION: (unset) -> 'x'").empty());
+}
+
+} // namespace
+} // namespace linkd::e2e
