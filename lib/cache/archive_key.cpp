@@ -122,6 +122,8 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   else
     facts = libFacts(expanded.args);
   out.uncacheable = facts.uncacheable;
+  if (!expanded.unread.empty())
+    out.uncacheable.push_back(expanded.unread);
 
   Sha256 h;
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);

@@ -39,6 +39,7 @@ struct FarmCounters {
   std::atomic<uint64_t> bytesUp{0}, bytesDown{0};
   std::atomic<uint64_t> blobsUploaded{0}, blobsSkipped{0};
   std::atomic<uint64_t> remoteLinkMicros{0}, roundTrips{0}, retries{0};
+  std::atomic<uint64_t> rejected{0}; // answers with outputs we refused
   std::map<std::string, uint64_t> snapshot() const;
   void zero();
 };

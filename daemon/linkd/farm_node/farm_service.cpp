@@ -2,6 +2,7 @@
 
 #include "cache/access_log.h"
 #include "daemon/linkd/farm_node/farm_view.h"
+#include "daemon/linkd/farm_node/offload_request.h"
 #include "digest/sha256_thread.h"
 
 #include <fcntl.h>
@@ -49,17 +50,6 @@ struct Fd {
     fd = f;
   }
 };
-
-std::string validateLink(const v1::LinkRequest &req) {
-  auto f = req.flavor();
-  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
-    return "unknown linker flavor " + std::to_string(f);
-  if (req.argv().empty())
-    return "empty argv";
-  if (req.cwd().empty() || req.cwd()[0] != '/')
-    return "cwd must be an absolute path";
-  return {};
-}
 
 // Messages from the client, read on their own thread so that the link loop
 // can wait for them, the child and its pipes in one poll. While the loop
@@ -248,7 +238,7 @@ grpc::Status OffloadSession::start() {
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "the first message must be OffloadStart");
   link = first.start().link();
-  if (std::string e = validateLink(link); !e.empty())
+  if (std::string e = validateOffloadedLink(link); !e.empty())
     return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
   for (const v1::PathFact &f : first.start().facts())
     if (!addFact(f))
