@@ -90,6 +90,11 @@ protected:
   pid_t nodePid = -1;
 };
 
+// A program without libc that exits with status 3.
+constexpr const char *kExit3 =
+    "void _start(void) { __asm__ volatile(\"mov $60, %eax; mov $3, %edi; "
+    "syscall\"); }\n";
+
 // A LinkRequest as protobuf JSON; `extra` adds fields.
 std::string linkJson(const std::string &cwd, const std::string &extra = "") {
   return R"({"protocolVersion": 1, "flavor": "FLAVOR_ELF", "argv": ["ld.lld",
@@ -146,13 +151,13 @@ class FakeNodeTest : public FarmTrustTest {
 protected:
   void attack(const std::string &mode) {
     int port = freePort();
-    startListener(binPath("farm_peer") + " fake-node " + std::to_string(port) +
+    startListener("exec " + binPath("farm_peer") + " fake-node " + std::to_string(port) +
                       " " + mode,
                   port);
-    writeFile("p.c", "int main(void) { return 3; }\n");
+    writeFile("p.c", kExit3);
     ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
     ASSERT_TRUE(linkBoth(elfLinkers(),
-                         farmEnv(port) + "umask 022; {ld} -e main p.o -o out",
+                         farmEnv(port) + "umask 022; {ld} p.o -o out",
                          {"out"}));
     EXPECT_EQ(run("./out").exitCode, 3);
     struct stat st{};
