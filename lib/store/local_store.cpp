@@ -79,7 +79,8 @@ constexpr unsigned long long kSmallBlob = 4ull << 20;
 // its pages inside rename(2), on the link's critical path (LLD defers the
 // same work with its own background unlink).
 bool replaceFile(const std::string &tmp, const std::string &path) {
-  int old = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int old =
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int saved = errno;
     if (old >= 0)

@@ -10,6 +10,7 @@
 
 #include "archive/ar_command_line.h"
 #include "cache/archive_key.h"
+#include "cache/link_litter.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
@@ -167,6 +168,29 @@ bool pumpOutput(grpc::ServerContext *ctx,
     }
   }
   return true;
+}
+
+// A cancelled link is asked to stop the way Ctrl-C asks stock LLD: SIGINT,
+// on which LLVM removes the temporary output it is writing. One that does
+// not stop within a second is killed.
+void stopChild(int pid, const std::shared_future<ChildExit> &exit) {
+  kill(pid, SIGINT);
+  if (exit.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
+    kill(pid, SIGKILL);
+}
+
+// After a link child died by a signal: the rest of its access records (the
+// child is gone, so the pipe ends), then the temporaries they name.
+void removeLitter(Pipe &records, Streams &s, uint64_t linkId) {
+  fcntl(records.read, F_SETFL, O_NONBLOCK);
+  std::string buf(65536, '\0');
+  for (ssize_t n; (n = read(records.read, buf.data(), buf.size())) > 0;)
+    s.records.append(buf.data(), static_cast<size_t>(n));
+  std::vector<std::string> left = leftTemporaries(s.records);
+  size_t removed = removeTemporaries(left);
+  if (removed)
+    spdlog::info("link id={} removed {} temporaries the killed link left",
+                 linkId, removed);
 }
 
 // Answers a request that cannot run (a bad rewrite spec): the message on
@@ -451,8 +475,11 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
                                   record ? &records : nullptr, run.streams);
     run.pid = child.pid.get();
     if (!run.clientStayed && run.pid > 0)
-      kill(run.pid, SIGKILL);
+      stopChild(run.pid, child.exit);
     run.exit = child.exit.get();
+    if (record && run.exit.ran &&
+        (!run.clientStayed || WIFSIGNALED(run.exit.waitStatus)))
+      removeLitter(records, run.streams, linkId);
     if (run.exit.ran || run.pid > 0 || !run.clientStayed)
       break;
     spdlog::warn("link id={} could not start: {}; retrying", linkId,
