@@ -195,6 +195,16 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
       inputHandleBudget(), settings.watchInputs);
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
+  for (auto [name, why] :
+       {std::pair{"index.sqlite", &parts.store->indexRebuilt()},
+        std::pair{"statcache.sqlite", &parts.statCache->rebuilt()}}) {
+    if (why->empty())
+      continue;
+    spdlog::warn("cache: {}/{} was damaged ({}); moved aside as {}.damaged "
+                 "and rebuilt empty",
+                 sc.root, name, *why, name);
+    parts.stats->addCounter("cache_db_rebuilt", 1);
+  }
   parts.keyContext.linkdVersion = LINKD_VERSION;
   parts.keyContext.lldVersion = lld;
   parts.keyContext.baseDir = settings.baseDir;

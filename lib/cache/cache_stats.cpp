@@ -162,7 +162,7 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
        {"requests", "hits", "misses", "uncacheable", "errors", "cache_disabled",
         "results_stored", "results_not_stored", "bytes_read", "bytes_written",
         "time_saved_micros", "corrupt_hits", "rewrites_cached",
-        "rewrites_stored"})
+        "rewrites_stored", "cache_db_rebuilt"})
     o << jsonString(k) << ": " << get(k) << ", ";
   o << "\"evictions\": " << get("evictions") << ", ";
   o << "\"corrupt_entries\": " << get("corrupt_entries") << ", ";
@@ -250,6 +250,8 @@ CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
     << get("rewrites_stored") << " stored\n";
   o << "evictions            " << get("evictions") << "\n";
   o << "corrupt entries      " << get("corrupt_entries") << "\n";
+  if (uint64_t n = get("cache_db_rebuilt"))
+    o << "damaged databases    " << n << " (moved aside, rebuilt)\n";
   if (auto it = extra.find("held_inputs"); it != extra.end())
     o << "held input files     " << it->second << "\n";
   if (auto it = extra.find("watched_inputs"); it != extra.end())

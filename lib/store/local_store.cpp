@@ -328,14 +328,22 @@ std::unique_ptr<LocalStore> LocalStore::open(const StoreConfig &config,
       return nullptr;
     }
   }
-  auto db = SqliteDb::open(config.root + "/index.sqlite", error);
-  if (!db || !db->exec(kSchema, error))
+  std::string rebuilt;
+  auto db = SqliteDb::openOrRebuild(config.root + "/index.sqlite", kSchema,
+                                    error, &rebuilt);
+  if (!db)
     return nullptr;
   auto readDb = SqliteDb::open(config.root + "/index.sqlite", error);
   if (!readDb)
     return nullptr;
-  return std::unique_ptr<LocalStore>(
+  std::unique_ptr<LocalStore> store(
       new LocalStore(config, std::move(db), std::move(readDb)));
+  store->rebuilt = std::move(rebuilt);
+  return store;
+}
+
+bool LocalStore::markIndexDamaged() const {
+  return SqliteDb::markDamaged(cfg.root + "/index.sqlite");
 }
 
 LocalStore::~LocalStore() {

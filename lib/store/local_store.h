@@ -85,6 +85,10 @@ public:
   ~LocalStore();
 
   const StoreConfig &config() const { return cfg; }
+  // Non-empty: index.sqlite was damaged at open and rebuilt empty (why).
+  const std::string &indexRebuilt() const { return rebuilt; }
+  // Marks the index for rebuilding at the next open (a clear that failed).
+  bool markIndexDamaged() const;
 
   bool hasBlob(const Digest &d);
   Lookup getBlob(const Digest &d, std::string &out);
@@ -123,6 +127,7 @@ public:
   uint64_t evictionCount() const { return evictions.load(); }
 
 private:
+  std::string rebuilt;
   LocalStore(StoreConfig cfg, std::unique_ptr<SqliteDb> db,
              std::unique_ptr<SqliteDb> readDb)
       : cfg(std::move(cfg)), db(std::move(db)), readDb(std::move(readDb)) {}

@@ -103,6 +103,33 @@ TEST_F(HostileInputTest, ResponseFilesThatNeverEndDoNotHoldTheDaemon) {
             1u);
 }
 
+TEST_F(HostileInputTest, DamagedCacheDatabasesAreRebuiltAtStart) {
+  // Garbage where both databases belong, as a crash or a full disk can
+  // leave them: the daemon moves them aside, starts with an empty cache,
+  // and says so.
+  ASSERT_TRUE(exitedZero(run("mkdir -p cache && head -c 20000 /dev/urandom "
+                             "> cache/index.sqlite && head -c 9000 "
+                             "/dev/urandom > cache/statcache.sqlite")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(run("./out").exitCode, 3);
+  auto s = cacheStats();
+  EXPECT_EQ(s["hits"], 1);
+  EXPECT_EQ(s["misses"], 1);
+  EXPECT_EQ(s["cache_db_rebuilt"], 2);
+  EXPECT_TRUE(exists("cache/index.sqlite.damaged"));
+  EXPECT_TRUE(exists("cache/statcache.sqlite.damaged"));
+  EXPECT_EQ(logLines("was damaged").size(), 2u);
+  // The next daemon finds them sound and keeps the entry.
+  ASSERT_TRUE(exitedZero(run(binPath("linkd") + " stop")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(cacheStats()["hits"], 2);
+  EXPECT_EQ(logLines("was damaged").size(), 2u);
+  ASSERT_TRUE(exitedZero(run(binPath("linkd") + " cache clear")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(cacheStats()["misses"], 2);
+}
+
 // Files in the test directory that look like a link's or linkd's
 // temporaries (`out.tmpXXXXXX`, `.out.linkd-XXXXXX`).
 std::string litterIn(HostileInputTest &t, const std::string &dir) {
@@ -151,6 +178,7 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     wait(client, 30s);
     EXPECT_TRUE(idle());
     EXPECT_EQ(litterIn(*this, dir), "") << how;
+    run("rm -f out.tmp* .out.linkd-*"); // each case on its own
   };
   stopMidWrite("sigint");    // Ctrl-C: the client dies, the call is cancelled
   stopMidWrite("sigkill");   // the same without the client's goodbye
