@@ -65,6 +65,11 @@ int main(int argc, char **argv) {
   }
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
+  if (!paths.squatted.empty() && !linkd::envFlag("LINKD_QUIET"))
+    std::fprintf(stderr,
+                 "linkd: warning: %s; using the daemon in %s instead "
+                 "(remove it, or set XDG_RUNTIME_DIR or LINKD_SOCKET)\n",
+                 paths.squatted.c_str(), paths.runtimeDir.c_str());
   if (std::string err = linkd::ensureDaemon(paths); !err.empty()) {
     linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")");
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,

@@ -1,5 +1,7 @@
 #include "daemon/linkd/serve.h"
 
+#include "daemon/linkd/peer_check.h"
+
 #include "config/config.h"
 #include "config/runtime_paths.h"
 #include "daemon/linkd/farm_client/farm_client.h"
@@ -175,7 +177,13 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   StoreConfig sc;
   sc.root = settings.cacheDir;
   sc.maxBytes = settings.maxSize;
-  std::string err;
+  std::string err = ensureDirectoryTree(sc.root);
+  if (err.empty())
+    err = untrustedCacheDirectory(sc.root);
+  if (!err.empty()) {
+    spdlog::error("cache off: {}", err);
+    return parts;
+  }
   auto store = LocalStore::open(sc, &err);
   auto statCache =
       store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
@@ -351,6 +359,7 @@ struct Daemon {
   explicit Daemon(const ServeOptions &options) : options(options) {}
   const ServeOptions &options;
   int activated = -1; // a socket systemd passed, or -1
+  int listener = -1;  // the socket connections are accepted on
   RuntimePaths paths;
   int lockFd = -1;
   sigset_t stopSignals;
@@ -471,17 +480,23 @@ int openFarm(Daemon &d) {
   return 0;
 }
 
-// Accepts on the socket systemd owns and hands gRPC each connection.
-void acceptActivated(Daemon &d) {
+// Accepts on the socket (ours or systemd's) and hands gRPC each connection
+// of this daemon's user (peer_check.h).
+void acceptConnections(Daemon &d) {
   for (;;) {
-    int c = accept4(d.activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int c = accept4(d.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
       if (errno == EINTR || errno == ECONNABORTED)
         continue;
       return; // shut down in stopServing
     }
+    if (std::string why = refusePeer(c); !why.empty()) {
+      spdlog::warn("refused a connection: {}", why);
+      close(c);
+      continue;
+    }
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-    p.listener_fd = d.activated;
+    p.listener_fd = d.listener;
     p.fd = c;
     d.acceptor->HandleNewConnection(&p);
   }
@@ -495,15 +510,19 @@ int startServer(Daemon &d) {
       d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
       d.parts.cache ? d.farmClient.get() : nullptr);
   grpc::ServerBuilder &builder = d.builder.emplace();
-  if (d.activated >= 0) {
-    d.acceptor = builder.experimental().AddExternalConnectionAcceptor(
-        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
-        grpc::InsecureServerCredentials());
-  } else {
-    unlink(d.paths.socketPath.c_str());
-    builder.AddListeningPort("unix:" + d.paths.socketPath,
-                             grpc::InsecureServerCredentials());
+  d.listener = d.activated;
+  if (d.listener < 0) {
+    std::string err;
+    d.listener = listenUnix(d.paths.socketPath, &err);
+    if (d.listener < 0) {
+      spdlog::error("{}", err);
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
   }
+  d.acceptor = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      grpc::InsecureServerCredentials());
   builder.RegisterService(d.service.get());
   if (d.node.service) {
     if (std::string err = d.node.addPort(builder, d.options, &d.farmPort);
@@ -526,8 +545,7 @@ int startServer(Daemon &d) {
   }
   if (d.activated < 0)
     chmod(d.paths.socketPath.c_str(), 0600);
-  if (d.acceptor)
-    d.acceptThread = std::thread([&d] { acceptActivated(d); });
+  d.acceptThread = std::thread([&d] { acceptConnections(d); });
   if (d.node.service && d.farmPort == 0) {
     spdlog::error("farm node: cannot listen on {}", d.options.listen);
     std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
@@ -590,13 +608,11 @@ void waitForShutdown(Daemon &d) {
 // locally, then let running links finish. An activated socket stays with
 // systemd, which starts us again on the next connection.
 void stopServing(Daemon &d) {
-  if (d.activated < 0) {
+  if (d.activated < 0)
     unlink(d.paths.socketPath.c_str());
-  } else {
-    ::shutdown(d.activated, SHUT_RDWR);
-    if (d.acceptThread.joinable())
-      d.acceptThread.join();
-  }
+  ::shutdown(d.listener, SHUT_RDWR);
+  if (d.acceptThread.joinable())
+    d.acceptThread.join();
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0;

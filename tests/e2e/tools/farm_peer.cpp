@@ -10,12 +10,16 @@
 //   farm_peer stall TARGET CA TOKEN REQUEST.json
 //       The same, but never answers a question nor closes; prints the status
 //       the node ends the call with.
+//   farm_peer info TARGET
+//       One Linkd.Info call to a local daemon (e.g. unix:/path/linkd.sock),
+//       as whoever runs it; prints `status=CODE message`.
 //   farm_peer fake-node PORT MODE
 //       A farm node on 127.0.0.1:PORT (plaintext) that runs nothing and
 //       answers every link with one output and exit status 0. MODE says
 //       which output: `abs:PATH` (that absolute path), `setuid` (the -o
 //       output, mode 04755), `path:REL` (cwd/REL). Runs until killed.
 #include "linkd/v1/farm.grpc.pb.h"
+#include "linkd/v1/linkd.grpc.pb.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
@@ -164,12 +168,27 @@ int fakeNode(const std::string &port, const std::string &mode) {
   return 0;
 }
 
+int info(const std::string &target) {
+  auto stub = v1::Linkd::NewStub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoRequest req;
+  v1::InfoReply reply;
+  grpc::Status s = stub->Info(&ctx, req, &reply);
+  std::printf("status=%d %s\n", static_cast<int>(s.error_code()),
+              s.error_message().c_str());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
   if ((cmd == "offload" || cmd == "stall") && argc == 6)
     return client(cmd == "stall", argv[2], argv[3], argv[4], argv[5]);
+  if (cmd == "info" && argc == 3)
+    return info(argv[2]);
   if (cmd == "fake-node" && argc == 4)
     return fakeNode(argv[2], argv[3]);
   std::fprintf(stderr, "usage: see tests/e2e/tools/farm_peer.cpp\n");
