@@ -271,6 +271,8 @@ struct FarmNode {
       c.maxLinksPerToken = o.maxLinksPerToken;
     if (o.linkTimeoutSeconds)
       c.linkTimeoutSeconds = o.linkTimeoutSeconds;
+    if (o.stallTimeoutSeconds)
+      c.stallTimeoutSeconds = o.stallTimeoutSeconds;
     c.jobs = jobs;
     c.storeDir = settings.cacheDir + "/farm";
     c.storeMaxBytes = settings.maxSize;

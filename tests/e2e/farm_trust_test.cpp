@@ -195,5 +195,49 @@ TEST_F(FakeNodeTest, AnOutputWithDotDotIsRefused) {
   EXPECT_EQ(run("ls -A victim").out, "");
 }
 
+TEST_F(FarmTrustTest, AStalledClientDoesNotHoldTheNodeFromAnotherToken) {
+  // One job slot. alice's link asks about its first input and alice never
+  // answers; after the stall timeout the node drops it, and bob's link,
+  // queued behind it, runs on the node.
+  int port = startNode("--jobs 1 --stall-timeout 2");
+  writeFile("p.c", kExit3);
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
+  writeFile("req.json", linkJson(path("")));
+  Background stalled = start("exec " + binPath("farm_peer") +
+                             " stall 127.0.0.1:" + std::to_string(port) +
+                             " - " + kToken + " " + path("req.json"));
+  std::this_thread::sleep_for(1s);
+  auto begin = std::chrono::steady_clock::now();
+  ASSERT_TRUE(linkBoth(elfLinkers(),
+                       farmEnv(port, "tok2", "LINKD_FARM_TIMEOUT_MS=20000") +
+                           "{ld} p.o -o out",
+                       {"out"}));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 15s);
+  EXPECT_EQ(cacheStats()["farm_offloaded"], 1);
+  RunResult r = wait(stalled, 30s);
+  EXPECT_NE(r.out.find("status=8 "), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("unanswered"), std::string::npos) << describe(r);
+  EXPECT_TRUE(processAlive(nodePid));
+}
+
+TEST_F(FarmTrustTest, AStoredBlobServesOnlyTheTokenThatSentIt) {
+  int port = startNode();
+  writeFile("p.c", kExit3);
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
+  auto link = [&](const std::string &tok, const std::string &out) {
+    run(binPath("linkd") + " stop");
+    EXPECT_TRUE(exitedZero(
+        run(farmEnv(port, tok) + binPath("ld.linkd") + " p.o -o " + out)));
+    EXPECT_EQ(run("./" + out).exitCode, 3);
+    auto s = cacheStats();
+    EXPECT_EQ(s["farm_offloaded"], 1) << out;
+    return s["farm_blobs_uploaded"];
+  };
+  EXPECT_EQ(link("tok", "a"), 1);  // alice sends p.o
+  EXPECT_EQ(link("tok", "b"), 0);  // and may use it again
+  EXPECT_EQ(link("tok2", "c"), 1); // bob must send it himself
+  EXPECT_EQ(link("tok2", "d"), 0);
+}
+
 } // namespace
 } // namespace linkd::e2e
