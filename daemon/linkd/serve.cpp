@@ -95,6 +95,7 @@ struct CacheParts {
   std::unique_ptr<SpareCopies> spares;
   std::unique_ptr<LinkCache> cache;
   std::unique_ptr<CacheStats> stats;
+  std::unique_ptr<TempJournal> journal;
   KeyContext keyContext;
   uint64_t corruptSeen = 0;
   uint64_t maintainRounds = 0;
@@ -107,6 +108,7 @@ struct CacheParts {
     r.cache = cache.get();
     r.stats = stats.get();
     r.remote = remote.get();
+    r.journal = journal.get();
     r.keyContext = keyContext;
     return r;
   }
@@ -193,6 +195,13 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   }
   parts.store = std::move(store);
   parts.statCache = std::move(statCache);
+  // What a killed daemon left half-written in build directories goes first.
+  size_t swept = 0;
+  parts.journal = std::make_unique<TempJournal>(
+      resolveRuntimePaths().stateDir + "/temporaries.journal", &swept);
+  if (swept)
+    spdlog::info("removed {} temporaries a previous daemon left", swept);
+  parts.store->setTempJournal(parts.journal.get());
   parts.remote = openRemote(settings);
   // Ready copies of outputs stored raw (above the compression limit), up to
   // an eighth of the cache's size (store/spare_copies.h).
@@ -462,6 +471,8 @@ int openFarm(Daemon &d) {
   if (!settings.farm.empty()) {
     std::string err;
     d.farmClient = FarmClient::create(settings, d.parts.statCache.get(), &err);
+    if (d.farmClient)
+      d.farmClient->setTempJournal(d.parts.journal.get());
     if (!d.farmClient)
       spdlog::error("farm {} off: {}", settings.farm, err);
     else if (!d.parts.cache)

@@ -464,7 +464,7 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
       // Not here: stream it from the remote (verified on the way) into a
       // temp file beside the output; keep the file open for the backfill.
       std::string tmp;
-      int fd = createTempBeside(path, tmp, error);
+      int fd = createTempBeside(path, tmp, error, blobs.tempJournal());
       if (fd < 0)
         return Lookup::Error;
       if (remote->fetchBlobToFile(*d, fd) &&

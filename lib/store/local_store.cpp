@@ -280,8 +280,10 @@ bool writeAll(int fd, std::string_view data) {
 }
 
 int createTempBeside(const std::string &path, std::string &tmp,
-                     std::string *error) {
+                     std::string *error, TempJournal *journal) {
   tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && error)
     *error = "cannot create " + tmp + ": " + std::strerror(errno);
@@ -299,9 +301,12 @@ bool commitTemp(int fd, const std::string &tmp, const std::string &path,
 }
 
 bool writeFileAtomically(const std::string &path, std::string_view data,
-                         mode_t mode, std::string *error) {
+                         mode_t mode, std::string *error,
+                         TempJournal *journal) {
   std::string tmp =
       dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (error)
@@ -450,12 +455,15 @@ Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
       Lookup why;
       if (!readBlob(d, data, why))
         return why;
-      return writeFileAtomically(path, data, mode, error) ? Lookup::Hit
-                                                          : Lookup::Error;
+      return writeFileAtomically(path, data, mode, error, journal)
+                 ? Lookup::Hit
+                 : Lookup::Error;
     }
   }
   std::string tmp =
       dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) {
     close(in);

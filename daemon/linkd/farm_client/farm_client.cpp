@@ -548,7 +548,7 @@ void FarmClient::beginOutput(Attempt &a, const v1::FarmOutputFile &f) {
   in.digest = *d;
   in.digestLater = f.digest().empty();
   std::string e;
-  in.fd = createTempBeside(in.path, in.tmp, &e);
+  in.fd = createTempBeside(in.path, in.tmp, &e, journal);
   if (in.fd < 0) {
     a.fail = "cannot write " + in.path + ": " + e;
     return;

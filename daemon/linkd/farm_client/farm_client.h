@@ -19,6 +19,7 @@
 #pragma once
 
 #include "cache/stat_cache.h"
+#include "store/temp_journal.h"
 #include "config/config.h"
 #include "linkd/v1/farm.grpc.pb.h"
 
@@ -83,6 +84,8 @@ public:
                  const std::vector<std::string> &outputs);
 
   FarmCounters &counters() { return stats; }
+  // Where output temporaries are written down (store/temp_journal.h).
+  void setTempJournal(TempJournal *j) { journal = j; }
   int printHealth(bool json);
   const std::string &target() const { return settings.farm; }
 
@@ -121,6 +124,7 @@ private:
 
   Config settings;
   StatCache *statCache;
+  TempJournal *journal = nullptr;
   std::string token;
   bool loopback = false; // the farm is on this machine: no compression
   std::shared_ptr<grpc::Channel> channel;

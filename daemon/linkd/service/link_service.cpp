@@ -124,6 +124,8 @@ grpc::Status LinkService::CacheControl(grpc::ServerContext *,
                        " entries");
   } else if (req->op() == v1::CacheControlRequest::OP_TRIM) {
     uint64_t n = cache.store->trim();
+    if (cache.journal)
+      n += cache.journal->sweepOlderThan(3600);
     cache.cache->forgetRecent();
     reply->set_removed(n);
     reply->set_message("removed " + std::to_string(n) + " entries");
