@@ -63,14 +63,18 @@ bool joinedElfOption(std::string_view a) {
   return false;
 }
 
+// `-m i386pe`, `-m i386pep`, `-marm64pe` ...: the MinGW driver.
 bool isMinGW(const std::vector<std::string> &args) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "-m" && (args[i + 1].ends_with("pe") ||
-                            args[i + 1] == "thumb2pe" || args[i + 1] == "arm64pe"))
+  auto pe = [](std::string_view m) {
+    return m.ends_with("pe") || m.ends_with("pep");
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-m" && i + 1 < args.size() && pe(args[i + 1]))
       return true;
-  for (const std::string &a : args)
-    if (a.starts_with("-m") && a.size() > 2 && a.ends_with("pe"))
+    if (args[i].starts_with("-m") && args[i].size() > 2 &&
+        !args[i].starts_with("-mllvm") && pe(args[i]))
       return true;
+  }
   return false;
 }
 
