@@ -1,6 +1,7 @@
 #include "cache/link_litter.h"
 
 #include "cache/access_log.h"
+#include "store/temp_journal.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,14 +9,7 @@
 namespace linkd {
 namespace {
 
-bool looksTemporary(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string_view base(path);
-  base.remove_prefix(slash == std::string::npos ? 0 : slash + 1);
-  size_t tmp = base.rfind(".tmp");
-  return tmp != std::string_view::npos && tmp > 0 &&
-         base.size() - (tmp + 4) >= 6;
-}
+bool looksTemporary(const std::string &path) { return isLldTemporary(path); }
 
 } // namespace
 
@@ -25,6 +19,29 @@ std::vector<std::string> leftTemporaries(std::string_view records) {
     if (looksTemporary(p))
       out.push_back(p);
   return out;
+}
+
+size_t journalTemporaries(std::string_view records, size_t from,
+                          TempJournal &journal) {
+  size_t pos = from;
+  while (pos < records.size()) {
+    char kind = records[pos];
+    size_t end = records.find('\0', pos + 1);
+    if (end == std::string_view::npos)
+      return pos; // the rest comes later
+    size_t next = end + 1;
+    if (kind == 'N') {
+      next = records.find('\0', end + 1);
+      if (next == std::string_view::npos)
+        return pos;
+      ++next;
+    }
+    std::string path(records.substr(pos + 1, end - pos - 1));
+    if (kind == 'W' && isLldTemporary(path))
+      journal.note(path);
+    pos = next;
+  }
+  return pos;
 }
 
 size_t removeTemporaries(const std::vector<std::string> &paths) {

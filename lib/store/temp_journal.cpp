@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <string_view>
 #include <fstream>
 #include <vector>
 
@@ -25,7 +26,7 @@ std::vector<std::string> readLines(const std::string &path) {
 // Removes `p` if it is one of ours and (for age >= 0) old enough.
 bool removeIfLeft(const std::string &p, int64_t ageSeconds) {
   struct stat st{};
-  if (!isLinkdTemporary(p) || lstat(p.c_str(), &st) != 0 ||
+  if (!(isLinkdTemporary(p) || isLldTemporary(p)) || lstat(p.c_str(), &st) != 0 ||
       !S_ISREG(st.st_mode))
     return false;
   if (ageSeconds >= 0 && st.st_mtime > std::time(nullptr) - ageSeconds)
@@ -34,6 +35,15 @@ bool removeIfLeft(const std::string &p, int64_t ageSeconds) {
 }
 
 } // namespace
+
+bool isLldTemporary(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string_view base(path);
+  base.remove_prefix(slash == std::string::npos ? 0 : slash + 1);
+  size_t tmp = base.rfind(".tmp");
+  return !path.empty() && path[0] == '/' && tmp != std::string_view::npos &&
+         tmp > 0 && base.size() - (tmp + 4) >= 6;
+}
 
 bool isLinkdTemporary(const std::string &path) {
   size_t slash = path.rfind('/');

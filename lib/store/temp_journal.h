@@ -40,5 +40,9 @@ private:
 
 // A temporary's name: the hidden `.<base>.linkd-` form in `path`'s dir.
 bool isLinkdTemporary(const std::string &path);
+// LLD's (LLVM TempFile's) form: `<out>.tmp` and at least six characters.
+// A link child's temporaries are journaled too: a daemon killed mid-link
+// takes its children along, and they cannot remove what they were writing.
+bool isLldTemporary(const std::string &path);
 
 } // namespace linkd

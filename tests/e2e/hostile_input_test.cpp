@@ -215,6 +215,27 @@ TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next")));
   EXPECT_EQ(litterIn(*this, dir), "");
   EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
+
+  // The same during a cache miss: the link child writes out2.tmpXXXXXX and
+  // dies with the daemon; the next daemon removes what the child left.
+  auto again = daemonStatus();
+  ASSERT_TRUE(again);
+  client = start("exec " + ld() + " big.o -o out2");
+  copying = false;
+  for (int i = 0; i < 20000 && !copying; ++i) {
+    copying = !litterIn(*this, dir).empty();
+    if (!copying)
+      std::this_thread::sleep_for(200us);
+  }
+  ASSERT_TRUE(copying) << "never saw the link's temporary";
+  kill(static_cast<pid_t>(again->pid), SIGKILL);
+  ASSERT_TRUE(exitedZero(wait(client, 60s)));
+  EXPECT_EQ(run("./out2").exitCode, 3);
+  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(again->pid), 10s));
+  std::this_thread::sleep_for(500ms); // the zygote's children die too
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next2")));
+  EXPECT_EQ(litterIn(*this, dir), "");
+  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 2u);
 }
 
 } // namespace

@@ -120,6 +120,8 @@ bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
 struct Streams {
   std::string out, err, records;
   bool keepOutput = false; // capture stdout/stderr for the cache
+  TempJournal *journal = nullptr; // where the child's temporaries go
+  size_t journaled = 0;           // records scanned for them
 };
 
 // Streams stdout/stderr to the client (and captures them and the access
@@ -156,6 +158,8 @@ bool pumpOutput(grpc::ServerContext *ctx,
       std::string_view data(buf.data(), static_cast<size_t>(r));
       if (i == 2) {
         s.records.append(data);
+        if (s.journal)
+          s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
         continue;
       }
       if (s.keepOutput)
@@ -465,6 +469,7 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
       fcntl(records.write, F_SETPIPE_SZ, 1 << 20);
     run.streams = Streams{};
     run.streams.keepOutput = record;
+    run.streams.journal = cache.journal;
     run.startWallNanos = wallNanos();
     ZygoteClient::Spawned child =
         zygote.spawn(req, out.write, err.write, record ? records.write : -1);
