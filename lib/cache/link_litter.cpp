@@ -47,7 +47,7 @@ size_t journalTemporaries(std::string_view records, size_t from,
 size_t removeTemporaries(const std::vector<std::string> &paths) {
   size_t n = 0;
   for (const std::string &p : paths) {
-    struct stat st{};
+    struct stat st {};
     if (lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         unlink(p.c_str()) == 0)
       ++n;

@@ -34,7 +34,7 @@ struct GnuOptions {
   std::optional<std::string> value(size_t &i, std::string_view name,
                                    bool joined = false) const {
     std::string_view a = args[i];
-    std::string_view bare = a.starts_with("--") ? a.substr(2)
+    std::string_view bare = a.starts_with("--")  ? a.substr(2)
                             : a.starts_with("-") ? a.substr(1)
                                                  : std::string_view();
     if (bare.empty())
@@ -151,7 +151,8 @@ void coffOutputs(const std::vector<std::string> &args, Collect &c) {
     std::string body = a.substr(a.starts_with("--") ? 2 : 1);
     size_t colon = body.find(':');
     std::string name = lower(body.substr(0, colon));
-    std::string value = colon == std::string::npos ? "" : body.substr(colon + 1);
+    std::string value =
+        colon == std::string::npos ? "" : body.substr(colon + 1);
     if (name == "out")
       output = value;
     else if (name == "implib" || name == "pdb" || name == "pdbstripped" ||
@@ -194,8 +195,8 @@ std::string tidyPath(const std::string &path) {
   std::string out;
   for (size_t i = 0; i < path.size();) {
     size_t next = path.find('/', i + 1);
-    std::string part =
-        path.substr(i, next == std::string::npos ? std::string::npos : next - i);
+    std::string part = path.substr(
+        i, next == std::string::npos ? std::string::npos : next - i);
     if (part != "/" && part != "/.")
       out += part;
     if (next == std::string::npos)

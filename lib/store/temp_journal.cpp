@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <string_view>
 #include <fstream>
+#include <string_view>
 #include <vector>
 
 namespace linkd {
@@ -25,9 +25,9 @@ std::vector<std::string> readLines(const std::string &path) {
 
 // Removes `p` if it is one of ours and (for age >= 0) old enough.
 bool removeIfLeft(const std::string &p, int64_t ageSeconds) {
-  struct stat st{};
-  if (!(isLinkdTemporary(p) || isLldTemporary(p)) || lstat(p.c_str(), &st) != 0 ||
-      !S_ISREG(st.st_mode))
+  struct stat st {};
+  if (!(isLinkdTemporary(p) || isLldTemporary(p)) ||
+      lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return false;
   if (ageSeconds >= 0 && st.st_mtime > std::time(nullptr) - ageSeconds)
     return false;
@@ -71,7 +71,7 @@ void TempJournal::note(const std::string &tmp) {
   std::lock_guard lock(mu);
   if (fd < 0)
     return;
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) == 0 && st.st_size > kMaxJournalBytes)
     (void)!ftruncate(fd, 0);
   std::string line = tmp + "\n";

@@ -34,8 +34,8 @@ class FarmTrustTest : public E2eTest {
 protected:
   void SetUp() override {
     E2eTest::SetUp();
-    writeFile("tokens", std::string(kToken) + " alice 4\n" + kOtherToken +
-                            " bob 4\n");
+    writeFile("tokens",
+              std::string(kToken) + " alice 4\n" + kOtherToken + " bob 4\n");
     writeFile("tok", std::string(kToken) + "\n");
     writeFile("tok2", std::string(kOtherToken) + "\n");
   }
@@ -60,11 +60,11 @@ protected:
     nodeEnv = "export LINKD_SOCKET=" + path("n1/run/linkd.sock") +
               " LINKD_STATE_DIR=" + path("n1/state") +
               " LINKD_CACHE_DIR=" + path("n1/cache") + "; ";
-    nodePid = startListener(nodeEnv + "exec " + binPath("linkd") +
-                                " serve --listen 127.0.0.1:" +
-                                std::to_string(port) + " --token-file " +
-                                path("tokens") + " --jobs 2 " + extra,
-                            port);
+    nodePid = startListener(
+        nodeEnv + "exec " + binPath("linkd") +
+            " serve --listen 127.0.0.1:" + std::to_string(port) +
+            " --token-file " + path("tokens") + " --jobs 2 " + extra,
+        port);
     return port;
   }
 
@@ -81,9 +81,9 @@ protected:
   RunResult offload(int port, const std::string &json,
                     const std::string &tokenFile = "tok") {
     writeFile("req.json", json);
-    return run(binPath("farm_peer") + " offload 127.0.0.1:" +
-               std::to_string(port) + " - \"$(cat " + tokenFile + ")\" " +
-               path("req.json"));
+    return run(binPath("farm_peer") +
+               " offload 127.0.0.1:" + std::to_string(port) + " - \"$(cat " +
+               tokenFile + ")\" " + path("req.json"));
   }
 
   std::string nodeEnv;
@@ -110,7 +110,8 @@ TEST_F(FarmTrustTest, TheNodeRefusesEveryFieldOnlyALocalDaemonMaySet) {
   // (here: the test directory, which the node can see) and whose input is a
   // file of the node. Applied, it would write plan/0 outside the sandbox.
   std::string plan = R"("rewritePlan": {"match": "*", "internalPrefix": "x_",
-      "inputs": [{"path": ")" + path("p.o") +
+      "inputs": [{"path": ")" +
+                     path("p.o") +
                      R"(", "scope": "SCOPE_RUNTIME"}], "dir": ")" +
                      path("plan") + "\"}";
   struct Case {
@@ -151,16 +152,15 @@ class FakeNodeTest : public FarmTrustTest {
 protected:
   void attack(const std::string &mode) {
     int port = freePort();
-    startListener("exec " + binPath("farm_peer") + " fake-node " + std::to_string(port) +
-                      " " + mode,
+    startListener("exec " + binPath("farm_peer") + " fake-node " +
+                      std::to_string(port) + " " + mode,
                   port);
     writeFile("p.c", kExit3);
     ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
-    ASSERT_TRUE(linkBoth(elfLinkers(),
-                         farmEnv(port) + "umask 022; {ld} p.o -o out",
-                         {"out"}));
+    ASSERT_TRUE(linkBoth(
+        elfLinkers(), farmEnv(port) + "umask 022; {ld} p.o -o out", {"out"}));
     EXPECT_EQ(run("./out").exitCode, 3);
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(stat(path("out").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07000, 0u);
     auto s = cacheStats();

@@ -80,8 +80,8 @@ TEST_F(HostileInputTest, ResponseFilesThatNeverEndDoNotHoldTheDaemon) {
   // `@rsp` (a FIFO nobody writes) and `@/dev/zero` (endless): the link
   // child does what stock does (waits, or reads), the daemon neither; each
   // client gives up, which cancels its link.
-  for (const std::string &arg : {"@rsp", "@rsp", "@rsp", "@rsp", "@rsp",
-                                 "@rsp", "@rsp", "@rsp", "@/dev/zero"}) {
+  for (const std::string &arg : {"@rsp", "@rsp", "@rsp", "@rsp", "@rsp", "@rsp",
+                                 "@rsp", "@rsp", "@/dev/zero"}) {
     Background client = start("exec " + ld() + " " + arg + " p.o -o never");
     std::this_thread::sleep_for(arg == "@rsp" ? 300ms : 1s);
     kill(client.pid, SIGKILL);
@@ -92,8 +92,8 @@ TEST_F(HostileInputTest, ResponseFilesThatNeverEndDoNotHoldTheDaemon) {
   EXPECT_LT(procStatus(before.pid, "VmRSS"), rss + 100 * 1024); // KiB
   // The daemon serves the next link, and a response file that is regular
   // but too big makes a link uncacheable, not a failed one.
-  ASSERT_TRUE(exitedZero(run("echo p.o > small.rsp && " + ld() +
-                             " @small.rsp -o out")));
+  ASSERT_TRUE(exitedZero(
+      run("echo p.o > small.rsp && " + ld() + " @small.rsp -o out")));
   EXPECT_EQ(run("./out").exitCode, 3);
   ASSERT_TRUE(exitedZero(
       run("(echo p.o; head -c 70M /dev/zero | tr '\\0' ' ') > big.rsp")));
@@ -150,8 +150,8 @@ std::string litterIn(HostileInputTest &t, const std::string &dir) {
 TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
   // A 128 MiB output: LLD writes it as out.tmpXXXXXX for a while, long
   // enough to stop the link in that window (seen by polling for the file).
-  writeFile("big.c", "const char big[128 << 20] = {1};\n" +
-                         std::string(kExit3));
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
   ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
   DaemonStatus d = warmDaemon();
   auto stopMidWrite = [&](const std::string &how) {
@@ -159,9 +159,9 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     // Without the cache the child records nothing; a cache miss records
     // its file accesses.
     bool recorded = how == "record" || how == "kill-child";
-    Background client = start("exec " + ld() +
-                              (recorded ? "" : " --linkd-no-cache") +
-                              " big.o -o out");
+    Background client =
+        start("exec " + ld() + (recorded ? "" : " --linkd-no-cache") +
+              " big.o -o out");
     bool writing = false;
     for (int i = 0; i < 20000 && !writing; ++i) {
       writing = !litterIn(*this, dir).empty();
@@ -180,9 +180,9 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     EXPECT_EQ(litterIn(*this, dir), "") << how;
     run("rm -f out.tmp* .out.linkd-*"); // each case on its own
   };
-  stopMidWrite("sigint");    // Ctrl-C: the client dies, the call is cancelled
-  stopMidWrite("sigkill");   // the same without the client's goodbye
-  stopMidWrite("record");    // a recorded link (a cache miss) cancelled
+  stopMidWrite("sigint");     // Ctrl-C: the client dies, the call is cancelled
+  stopMidWrite("sigkill");    // the same without the client's goodbye
+  stopMidWrite("record");     // a recorded link (a cache miss) cancelled
   stopMidWrite("kill-child"); // the link child killed under the daemon
   EXPECT_TRUE(exitedZero(run(ld() + " p.o -o after")));
 }
@@ -191,10 +191,10 @@ TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
   // renamed; the daemon is killed during the copy. The client links
   // locally; the next daemon removes the half-written copy.
-  writeFile("big.c", "const char big[128 << 20] = {1};\n" +
-                         std::string(kExit3));
-  ASSERT_TRUE(exitedZero(run("clang-19 -c big.c && " + ld() +
-                             " big.o -o out && rm out")));
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -c big.c && " + ld() + " big.o -o out && rm out")));
   DaemonStatus d = warmDaemon();
   for (int i = 0; i < 200 && cacheStats()["results_stored"] < 2; ++i)
     std::this_thread::sleep_for(100ms); // stored after the answer

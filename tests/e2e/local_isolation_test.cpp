@@ -61,13 +61,13 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
   // The socket made reachable, as a careless chmod would: the daemon still
   // refuses the other user's connection before gRPC reads it.
   std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
-  ASSERT_TRUE(exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " +
-                             socketPath)));
+  ASSERT_TRUE(
+      exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
   RunResult info = asOther(binPath("farm_peer") + " info unix:" + socketPath);
   EXPECT_EQ(info.out.find("status=0 "), std::string::npos) << describe(info);
-  EXPECT_GE(logLines("refused a connection: peer uid " + std::to_string(uid))
-                .size(),
-            1u);
+  EXPECT_GE(
+      logLines("refused a connection: peer uid " + std::to_string(uid)).size(),
+      1u);
   // Its client sees a socket it does not own, says so, and links locally.
   RunResult link = asOther(binPath("ld.linkd") + " p.o -o out",
                            "LINKD_SOCKET=" + socketPath);
@@ -101,7 +101,8 @@ TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
   RunResult stats = asOther(binPath("linkd") + " stats --json");
   EXPECT_NE(stats.out.find("\"requests\": 2"), std::string::npos)
       << describe(stats);
-  EXPECT_TRUE(exitedZero(run("test -S " + home + "/.cache/linkd/run/linkd.sock")));
+  EXPECT_TRUE(
+      exitedZero(run("test -S " + home + "/.cache/linkd/run/linkd.sock")));
   EXPECT_EQ(run("ls -A " + squat).out, "");
 }
 

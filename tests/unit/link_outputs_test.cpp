@@ -33,9 +33,9 @@ TEST(LinkOutputs, ElfJoinedOutputAndLookalikes) {
 }
 
 TEST(LinkOutputs, MinGWImportLibraryAndPdb) {
-  LinkOutputs o = outputs(Flavor::Elf, {"-m", "i386pep", "-o", "x.dll",
-                                        "--out-implib", "libx.dll.a",
-                                        "--pdb="});
+  LinkOutputs o =
+      outputs(Flavor::Elf, {"-m", "i386pep", "-o", "x.dll", "--out-implib",
+                            "libx.dll.a", "--pdb="});
   EXPECT_TRUE(o.allows("/w/x.dll"));
   EXPECT_TRUE(o.allows("/w/libx.dll.a"));
   EXPECT_TRUE(o.allows("/w/x.pdb"));
@@ -56,8 +56,8 @@ TEST(LinkOutputs, CoffDerivedNames) {
 }
 
 TEST(LinkOutputs, MachOAndWasm) {
-  LinkOutputs m = outputs(Flavor::MachO, {"-o", "h", "-map", "h.map",
-                                          "-object_path_lto", "lto.o"});
+  LinkOutputs m = outputs(
+      Flavor::MachO, {"-o", "h", "-map", "h.map", "-object_path_lto", "lto.o"});
   EXPECT_TRUE(m.allows("/w/h"));
   EXPECT_TRUE(m.allows("/w/h.map"));
   EXPECT_FALSE(m.allows("/w/bject_path_lto"));

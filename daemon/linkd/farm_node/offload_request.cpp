@@ -62,9 +62,10 @@ std::string checkEnvironment(const v1::LinkRequest &req) {
 std::string checkNoUnknownFields(const v1::LinkRequest &req) {
   if (!req.GetReflection()->GetUnknownFields(req).empty())
     return "the request has fields this node does not know";
-  if (req.has_rewrite_plan() &&
-      !req.rewrite_plan().GetReflection()->GetUnknownFields(req.rewrite_plan())
-           .empty())
+  if (req.has_rewrite_plan() && !req.rewrite_plan()
+                                     .GetReflection()
+                                     ->GetUnknownFields(req.rewrite_plan())
+                                     .empty())
     return "the request has fields this node does not know";
   return {};
 }

@@ -70,7 +70,8 @@ int client(bool stall, const std::string &target, const std::string &ca,
   }
   auto stub = v1::Farm::NewStub(grpc::CreateChannel(target, creds));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::seconds(120));
   ctx.AddMetadata("authorization", "Bearer " + token);
   auto stream = stub->Offload(&ctx);
   stream->Write(first);
@@ -115,10 +116,9 @@ std::string outputOf(const v1::LinkRequest &req) {
 class FakeNode final : public v1::Farm::Service {
 public:
   explicit FakeNode(std::string mode) : mode(std::move(mode)) {}
-  grpc::Status
-  Offload(grpc::ServerContext *,
-          grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp> *stream)
-      override {
+  grpc::Status Offload(grpc::ServerContext *,
+                       grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>
+                           *stream) override {
     v1::OffloadUp first;
     if (!stream->Read(&first) || !first.has_start())
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no start");
