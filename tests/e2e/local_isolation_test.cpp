@@ -1,4 +1,4 @@
-// Isolation between local users (docs/design.md, "Threat model"): a second
+// Isolation between local users (docs/design.md, "Trust boundaries"): a second
 // user, made with useradd and run with setpriv, tries the daemon of the
 // first, squats its runtime directory, and offers it a cache directory it
 // can write. The daemon serves only its own uid, the client keeps to a
