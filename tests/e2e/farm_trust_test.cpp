@@ -1,8 +1,9 @@
-// The farm's trust boundaries (docs/design.md, "Trust boundaries"; docs/farm.md), attacked from
-// each side with tests/e2e/tools/farm_peer: a token holder sending crafted
-// Offload requests to a real node, and a fake node answering a real farm
-// client (the test's own daemon) with outputs its link could not write.
-// Every attack must be refused, and every build still ends with stock bytes.
+// The farm's trust boundaries (docs/design.md, "Trust boundaries";
+// docs/farm.md), attacked from each side with tests/e2e/tools/farm_peer: a
+// token holder sending crafted Offload requests to a real node, and a fake node
+// answering a real farm client (the test's own daemon) with outputs its link
+// could not write. Every attack must be refused, and every build still ends
+// with stock bytes.
 #include "harness.h"
 
 #include <netinet/in.h>
