@@ -158,7 +158,7 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     run("rm -f out");
     // Without the cache the child records nothing; a cache miss records
     // its file accesses.
-    bool recorded = how == "record" || how == "kill-child";
+    bool recorded = how != "sigint" && how != "sigkill";
     Background client =
         start("exec " + ld() + (recorded ? "" : " --linkd-no-cache") +
               " big.o -o out");
@@ -172,6 +172,10 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     if (how == "kill-child") {
       for (pid_t c : childrenOf(static_cast<pid_t>(d.zygotePid)))
         kill(c, SIGKILL);
+    } else if (how == "kill-zygote") {
+      auto now = daemonStatus(); // the daemon restarts a dead zygote
+      ASSERT_TRUE(now);
+      kill(static_cast<pid_t>(now->zygotePid), SIGKILL);
     } else {
       kill(client.pid, how == "sigint" ? SIGINT : SIGKILL);
     }
@@ -180,10 +184,11 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
     EXPECT_EQ(litterIn(*this, dir), "") << how;
     run("rm -f out.tmp* .out.linkd-*"); // each case on its own
   };
-  stopMidWrite("sigint");     // Ctrl-C: the client dies, the call is cancelled
-  stopMidWrite("sigkill");    // the same without the client's goodbye
-  stopMidWrite("record");     // a recorded link (a cache miss) cancelled
-  stopMidWrite("kill-child"); // the link child killed under the daemon
+  stopMidWrite("sigint");      // Ctrl-C: the client dies, the call is cancelled
+  stopMidWrite("sigkill");     // the same without the client's goodbye
+  stopMidWrite("record");      // a recorded link (a cache miss) cancelled
+  stopMidWrite("kill-child");  // the link child killed under the daemon
+  stopMidWrite("kill-zygote"); // its zygote killed, which takes it along
   EXPECT_TRUE(exitedZero(run(ld() + " p.o -o after")));
 }
 

@@ -482,8 +482,9 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     if (!run.clientStayed && run.pid > 0)
       stopChild(run.pid, child.exit);
     run.exit = child.exit.get();
-    if (record && run.exit.ran &&
-        (!run.clientStayed || WIFSIGNALED(run.exit.waitStatus)))
+    // Killed, or lost with its zygote (which takes its children along).
+    if (record && (!run.clientStayed || !run.exit.ran ||
+                   WIFSIGNALED(run.exit.waitStatus)))
       removeLitter(records, run.streams, linkId);
     if (run.exit.ran || run.pid > 0 || !run.clientStayed)
       break;
