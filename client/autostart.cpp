@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -135,6 +136,17 @@ bool daemonAnswers(const std::string &socketPath) {
   return ok;
 }
 
+// A socket this user does not own is not this user's daemon (its owner
+// could be anyone who got at the directory); the daemon refuses other users
+// anyway (daemon/linkd/peer_check.h).
+static std::string socketOwnerProblem(const std::string &socketPath) {
+  struct stat st{};
+  if (lstat(socketPath.c_str(), &st) != 0 || st.st_uid == getuid())
+    return {};
+  return socketPath + " belongs to uid " + std::to_string(st.st_uid) +
+         ", not to this user";
+}
+
 std::string ensureDaemon(const RuntimePaths &paths, bool *lasting) {
   return ensureDaemon(paths, daemonBinary(), lasting);
 }
@@ -144,6 +156,8 @@ std::string ensureDaemon(const RuntimePaths &paths,
   bool ignored;
   bool &stays = lasting ? *lasting : ignored;
   stays = true;
+  if (std::string err = socketOwnerProblem(paths.socketPath); !err.empty())
+    return err;
   if (daemonAnswers(paths.socketPath))
     return {};
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())

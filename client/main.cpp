@@ -117,6 +117,11 @@ int main(int argc, char **argv) {
   }
 
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
+  if (!paths.squatted.empty() && !linkd::envFlag("LINKD_QUIET"))
+    std::fprintf(stderr,
+                 "linkd: warning: %s; using the daemon in %s instead "
+                 "(remove it, or set XDG_RUNTIME_DIR or LINKD_SOCKET)\n",
+                 paths.squatted.c_str(), paths.runtimeDir.c_str());
   bool lasting = false;
   if (std::string err = linkd::ensureDaemon(paths, &lasting); !err.empty()) {
     linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",

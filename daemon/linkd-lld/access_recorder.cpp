@@ -196,9 +196,14 @@ int doOpen(const char *path, int flags, mode_t mode) {
     return fd;
   bool writes =
       (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
-  if (fd >= 0)
+  if (fd >= 0) {
     record(writes ? 'W' : 'R', path);
-  else if (!writes && (errno == ENOENT || errno == ENOTDIR))
+    // Sent at once: if the child is killed before it renames the file, the
+    // daemon removes it by this record (lib/cache/link_litter.h). A link
+    // writes few files.
+    if (writes)
+      flushRecords();
+  } else if (!writes && (errno == ENOENT || errno == ENOTDIR))
     record('M', path);
   else
     record('E', path);

@@ -162,6 +162,16 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
     (void)!write(STDERR_FILENO, msg.data(), msg.size());
     _exit(1);
   }
+  // A plan is applied before the sandbox starts, with the node's own file
+  // system in view: a sandboxed link never carries one. The farm node
+  // refuses such requests already (offload_request.h); this holds if a
+  // later path forgets to.
+  if (sandboxFd >= 0 && req.has_rewrite_plan()) {
+    const char msg[] = "linkd: error: a sandboxed link carries a rewrite "
+                       "plan; refused\n";
+    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    _exit(125);
+  }
   if (req.has_rewrite_plan()) {
     if (std::string err = applyRewritePlan(req.rewrite_plan()); !err.empty()) {
       std::string msg = "linkd: error: link-time rewriting: " + err + "\n";

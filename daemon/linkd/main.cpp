@@ -30,6 +30,7 @@ commands:
       farm node (docs/farm.md): --listen HOST:PORT --token-file F
         [--tls-cert F --tls-key F [--client-ca F]] [--insecure]
         [--max-request-bytes N] [--max-links-per-token N] [--link-timeout S]
+        [--stall-timeout S]
   farm-health [--json]  load of the farm node(s) LINKD_FARM names
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
@@ -111,6 +112,8 @@ int cmdServe(int argc, char **argv) {
       opts.maxLinksPerToken = static_cast<unsigned>(n);
     else if (a == "--link-timeout" && parseUnsigned(v, n) && n > 0)
       opts.linkTimeoutSeconds = static_cast<uint64_t>(n);
+    else if (a == "--stall-timeout" && parseUnsigned(v, n) && n > 0)
+      opts.stallTimeoutSeconds = static_cast<uint64_t>(n);
     else
       return usageError("bad serve option " + std::string(a) + " " + v);
   }

@@ -1,5 +1,7 @@
 #include "daemon/linkd/serve.h"
 
+#include "daemon/linkd/peer_check.h"
+
 #include "config/config.h"
 #include "config/runtime_paths.h"
 #include "daemon/linkd/farm_client/farm_client.h"
@@ -94,6 +96,7 @@ struct CacheParts {
   std::unique_ptr<SpareCopies> spares;
   std::unique_ptr<LinkCache> cache;
   std::unique_ptr<CacheStats> stats;
+  std::unique_ptr<TempJournal> journal;
   KeyContext keyContext;
   uint64_t corruptSeen = 0;
   uint64_t maintainRounds = 0;
@@ -106,6 +109,7 @@ struct CacheParts {
     r.cache = cache.get();
     r.stats = stats.get();
     r.remote = remote.get();
+    r.journal = journal.get();
     r.keyContext = keyContext;
     return r;
   }
@@ -176,7 +180,13 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   StoreConfig sc;
   sc.root = settings.cacheDir;
   sc.maxBytes = settings.maxSize;
-  std::string err;
+  std::string err = ensureDirectoryTree(sc.root);
+  if (err.empty())
+    err = untrustedCacheDirectory(sc.root);
+  if (!err.empty()) {
+    spdlog::error("cache off: {}", err);
+    return parts;
+  }
   auto store = LocalStore::open(sc, &err);
   auto statCache =
       store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
@@ -186,6 +196,13 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   }
   parts.store = std::move(store);
   parts.statCache = std::move(statCache);
+  // What a killed daemon left half-written in build directories goes first.
+  size_t swept = 0;
+  parts.journal = std::make_unique<TempJournal>(
+      resolveRuntimePaths().stateDir + "/temporaries.journal", &swept);
+  if (swept)
+    spdlog::info("removed {} temporaries a previous daemon left", swept);
+  parts.store->setTempJournal(parts.journal.get());
   parts.remote = openRemote(settings);
   // Ready copies of outputs stored raw (above the compression limit), up to
   // an eighth of the cache's size (store/spare_copies.h).
@@ -196,6 +213,16 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
       inputHandleBudget(), settings.watchInputs);
   parts.stats = std::make_unique<CacheStats>(sc.root + "/stats");
   parts.stats->load();
+  for (auto [name, why] :
+       {std::pair{"index.sqlite", &parts.store->indexRebuilt()},
+        std::pair{"statcache.sqlite", &parts.statCache->rebuilt()}}) {
+    if (why->empty())
+      continue;
+    spdlog::warn("cache: {}/{} was damaged ({}); moved aside as {}.damaged "
+                 "and rebuilt empty",
+                 sc.root, name, *why, name);
+    parts.stats->addCounter("cache_db_rebuilt", 1);
+  }
   parts.keyContext.linkdVersion = LINKD_VERSION;
   parts.keyContext.lldVersion = lld;
   parts.keyContext.baseDir = settings.baseDir;
@@ -254,6 +281,8 @@ struct FarmNode {
       c.maxLinksPerToken = o.maxLinksPerToken;
     if (o.linkTimeoutSeconds)
       c.linkTimeoutSeconds = o.linkTimeoutSeconds;
+    if (o.stallTimeoutSeconds)
+      c.stallTimeoutSeconds = o.stallTimeoutSeconds;
     c.jobs = jobs;
     c.storeDir = settings.cacheDir + "/farm";
     c.storeMaxBytes = settings.maxSize;
@@ -342,6 +371,7 @@ struct Daemon {
   explicit Daemon(const ServeOptions &options) : options(options) {}
   const ServeOptions &options;
   int activated = -1; // a socket systemd passed, or -1
+  int listener = -1;  // the socket connections are accepted on
   RuntimePaths paths;
   int lockFd = -1;
   sigset_t stopSignals;
@@ -482,6 +512,8 @@ int openFarm(Daemon &d) {
   if (!settings.farm.empty()) {
     std::string err;
     d.farmClient = FarmClient::create(settings, d.parts.statCache.get(), &err);
+    if (d.farmClient)
+      d.farmClient->setTempJournal(d.parts.journal.get());
     if (!d.farmClient)
       spdlog::error("farm {} off: {}", settings.farm, err);
     else if (!d.parts.cache)
@@ -516,17 +548,23 @@ void startKernelSocket(Daemon &d) {
     spdlog::error("kernel socket off: {}", err);
 }
 
-// Accepts on the socket systemd owns and hands gRPC each connection.
-void acceptActivated(Daemon &d) {
+// Accepts on the socket (ours or systemd's) and hands gRPC each connection
+// of this daemon's user (peer_check.h).
+void acceptConnections(Daemon &d) {
   for (;;) {
-    int c = accept4(d.activated, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int c = accept4(d.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
       if (errno == EINTR || errno == ECONNABORTED)
         continue;
       return; // shut down in stopServing
     }
+    if (std::string why = refusePeer(c); !why.empty()) {
+      spdlog::warn("refused a connection: {}", why);
+      close(c);
+      continue;
+    }
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-    p.listener_fd = d.activated;
+    p.listener_fd = d.listener;
     p.fd = c;
     d.acceptor->HandleNewConnection(&p);
   }
@@ -540,15 +578,19 @@ int startServer(Daemon &d) {
       d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
       d.parts.cache ? d.farmClient.get() : nullptr);
   grpc::ServerBuilder &builder = d.builder.emplace();
-  if (d.activated >= 0) {
-    d.acceptor = builder.experimental().AddExternalConnectionAcceptor(
-        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
-        grpc::InsecureServerCredentials());
-  } else {
-    unlink(d.paths.socketPath.c_str());
-    builder.AddListeningPort("unix:" + d.paths.socketPath,
-                             grpc::InsecureServerCredentials());
+  d.listener = d.activated;
+  if (d.listener < 0) {
+    std::string err;
+    d.listener = listenUnix(d.paths.socketPath, &err);
+    if (d.listener < 0) {
+      spdlog::error("{}", err);
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1;
+    }
   }
+  d.acceptor = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      grpc::InsecureServerCredentials());
   builder.RegisterService(d.service.get());
   if (d.node.service) {
     if (std::string err = d.node.addPort(builder, d.options, &d.farmPort);
@@ -571,8 +613,7 @@ int startServer(Daemon &d) {
   }
   if (d.activated < 0)
     chmod(d.paths.socketPath.c_str(), 0600);
-  if (d.acceptor)
-    d.acceptThread = std::thread([&d] { acceptActivated(d); });
+  d.acceptThread = std::thread([&d] { acceptConnections(d); });
   if (d.node.service && d.farmPort == 0) {
     spdlog::error("farm node: cannot listen on {}", d.options.listen);
     std::fprintf(stderr, "linkd: error: cannot listen on %s\n",
@@ -637,13 +678,11 @@ void waitForShutdown(Daemon &d) {
 // locally, then let running links finish. An activated socket stays with
 // systemd, which starts us again on the next connection.
 void stopServing(Daemon &d) {
-  if (d.activated < 0) {
+  if (d.activated < 0)
     unlink(d.paths.socketPath.c_str());
-  } else {
-    ::shutdown(d.activated, SHUT_RDWR);
-    if (d.acceptThread.joinable())
-      d.acceptThread.join();
-  }
+  ::shutdown(d.listener, SHUT_RDWR);
+  if (d.acceptThread.joinable())
+    d.acceptThread.join();
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0;

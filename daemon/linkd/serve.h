@@ -23,6 +23,7 @@ struct ServeOptions {
   uint64_t maxRequestBytes = 0;    // 0: default
   unsigned maxLinksPerToken = 0;   // 0: default
   uint64_t linkTimeoutSeconds = 0; // 0: default
+  uint64_t stallTimeoutSeconds = 0; // 0: default
 };
 
 int serve(const ServeOptions &options);

@@ -55,8 +55,11 @@ CommandFacts arFacts(const LinkInvocation &inv,
 CommandFacts ranlibFacts(const LinkInvocation &inv) {
   using namespace archive;
   CommandFacts facts;
+  // The daemon refuses an empty argv; the fuzzer found this needs it.
   RanlibCommand cmd = parseRanlibCommandLine(
-      std::vector<std::string>(inv.argv.begin() + 1, inv.argv.end()));
+      inv.argv.empty()
+          ? std::vector<std::string>()
+          : std::vector<std::string>(inv.argv.begin() + 1, inv.argv.end()));
   if (cmd.stop != ArStop::None)
     facts.uncacheable.push_back(kNoOperation);
   else if (!cmd.deterministic)
@@ -125,6 +128,8 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   else
     facts = libFacts(expanded.args);
   out.uncacheable = facts.uncacheable;
+  if (!expanded.unread.empty())
+    out.uncacheable.push_back(expanded.unread);
 
   Sha256 h;
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);

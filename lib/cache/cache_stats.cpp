@@ -188,7 +188,7 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
        {"requests", "hits", "misses", "uncacheable", "errors", "cache_disabled",
         "results_stored", "results_not_stored", "bytes_read", "bytes_written",
         "time_saved_micros", "corrupt_hits", "rewrites_cached",
-        "rewrites_stored"})
+        "rewrites_stored", "cache_db_rebuilt"})
     o << jsonString(k) << ": " << get(k) << ", ";
   o << "\"evictions\": " << get("evictions") << ", ";
   o << "\"corrupt_entries\": " << get("corrupt_entries") << ", ";
@@ -296,6 +296,8 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
   line(o, 0, "evictions", std::to_string(get("evictions")));
   if (all || get("corrupt_entries") || get("corrupt_hits"))
     line(o, 0, "corrupt entries", std::to_string(get("corrupt_entries")));
+  if (uint64_t n = get("cache_db_rebuilt"))
+    line(o, 0, "damaged databases", std::to_string(n) + " (moved aside, rebuilt)");
   if (auto it = extra.find("held_inputs"); it != extra.end())
     line(o, 0, "held input files", std::to_string(it->second));
   if (auto it = extra.find("watched_inputs"); it != extra.end())

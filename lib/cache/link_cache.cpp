@@ -87,7 +87,9 @@ int64_t nowUnix() {
 } // namespace
 
 OutputSnapshot::OutputSnapshot(std::string p) : path(std::move(p)) {
-  fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // Non-blocking: an output that is a FIFO must not hold the daemon in
+  // open(2) (such links are uncacheable, but the file can change under us).
+  fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
     close(fd);
     fd = -1; // store() refuses it
@@ -505,7 +507,7 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
       // Not here: stream it from the remote (verified on the way) into a
       // temp file beside the output; keep the file open for the backfill.
       std::string tmp;
-      int fd = createTempBeside(path, tmp, error);
+      int fd = createTempBeside(path, tmp, error, blobs.tempJournal());
       if (fd < 0)
         return Lookup::Error;
       if (remote->fetchBlobToFile(*d, fd) &&

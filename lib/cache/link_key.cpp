@@ -2,7 +2,10 @@
 
 #include "cache/arg_roles.h"
 #include "cache/stat_cache.h"
+#include "link/link_outputs.h"
 #include "link/response_files.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -126,6 +129,20 @@ void genericReasons(const std::vector<std::string> &args,
     else if (a == "-o" && i + 1 < args.size() && args[i + 1] == "-")
       out.push_back("output to stdout");
   }
+}
+
+// A named output that exists and is neither a regular file nor a directory
+// (`-o fifo`, `-o /dev/null`): LLD writes into it, which a cache hit could
+// not replay. The output options are the farm's list (link_outputs.h).
+std::string specialOutput(const LinkInvocation &inv,
+                          const std::vector<std::string> &args) {
+  for (const std::string &p : linkOutputs(inv.flavor, args, inv.cwd).files) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+        !S_ISDIR(st.st_mode))
+      return "output to a FIFO or device";
+  }
+  return {};
 }
 
 } // namespace
@@ -254,6 +271,10 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   if (auto it = inv.env.find("LLD_REPRODUCE");
       it != inv.env.end() && !it->second.empty())
     out.uncacheable.push_back("--reproduce");
+  if (!expanded.unread.empty())
+    out.uncacheable.push_back(expanded.unread);
+  if (std::string special = specialOutput(inv, expanded.args); !special.empty())
+    out.uncacheable.push_back(special);
   switch (inv.flavor) {
   case Flavor::Elf:
     elfReasons(expanded.args, mingw, inv, ctx, out.uncacheable);

@@ -16,16 +16,21 @@ std::unique_ptr<StatCache> StatCache::open(const std::string &dbPath,
                                            std::string *error,
                                            int64_t racyNanos) {
   std::unique_ptr<SqliteDb> db;
+  std::string rebuilt;
   if (!dbPath.empty()) {
-    db = SqliteDb::open(dbPath, error);
-    if (!db || !db->exec("CREATE TABLE IF NOT EXISTS stat_cache("
-                         "path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, "
-                         "size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, "
-                         "digest BLOB) WITHOUT ROWID",
-                         error))
+    db = SqliteDb::openOrRebuild(
+        dbPath,
+        "CREATE TABLE IF NOT EXISTS stat_cache("
+        "path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, "
+        "size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, "
+        "digest BLOB) WITHOUT ROWID",
+        error, &rebuilt);
+    if (!db)
       return nullptr;
   }
-  return std::unique_ptr<StatCache>(new StatCache(std::move(db), racyNanos));
+  std::unique_ptr<StatCache> c(new StatCache(std::move(db), racyNanos));
+  c->rebuiltWhy = std::move(rebuilt);
+  return c;
 }
 
 StatCache::~StatCache() { flush(); }

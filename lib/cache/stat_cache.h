@@ -44,6 +44,8 @@ public:
                                          std::string *error,
                                          int64_t racyNanos = 2'000'000'000);
   ~StatCache();
+  // Non-empty: the file was damaged at open and rebuilt empty (why).
+  const std::string &rebuilt() const { return rebuiltWhy; }
 
   // Stats `path`; for a regular file returns its digest (hashing only when
   // its identity changed). nullopt when it cannot be read (not ENOENT:
@@ -69,6 +71,7 @@ public:
   uint64_t hashedBytes() const { return hashedBytesTotal; }
 
 private:
+  std::string rebuiltWhy;
   struct Identity {
     uint64_t dev = 0, ino = 0, size = 0;
     int64_t mtimeNs = 0, ctimeNs = 0;

@@ -23,14 +23,37 @@ std::string dirName(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// Why `dir` (which exists) is not this user's private directory, or "".
+std::string notPrivate(const std::string &dir) {
+  struct stat st{};
+  if (lstat(dir.c_str(), &st) != 0)
+    return {};
+  if (!S_ISDIR(st.st_mode))
+    return dir + " is not a directory";
+  if (st.st_uid != getuid())
+    return dir + " is owned by uid " + std::to_string(st.st_uid);
+  if (st.st_mode & 077)
+    return dir + " is open to other users";
+  return {};
+}
+
 } // namespace
 
 RuntimePaths resolveRuntimePaths() {
   RuntimePaths p;
   std::string uid = std::to_string(getuid());
   std::string defaultDir = "/tmp/linkd-" + uid;
-  if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+  if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
     defaultDir = std::string(xdg) + "/linkd";
+  } else if (!std::getenv("LINKD_SOCKET") || !*std::getenv("LINKD_SOCKET")) {
+    // Anyone can make /tmp/linkd-$UID first; then it is not ours to use.
+    const char *home = std::getenv("HOME");
+    if (std::string why = notPrivate(defaultDir);
+        !why.empty() && home && *home) {
+      p.squatted = why;
+      defaultDir = std::string(home) + "/.cache/linkd/run";
+    }
+  }
   p.socketPath = envOr("LINKD_SOCKET", defaultDir + "/linkd.sock");
   p.runtimeDir = dirName(p.socketPath);
   std::string base = p.socketPath;
@@ -77,6 +100,23 @@ std::string ensurePrivateDirectory(const std::string &dir) {
     std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
     return dir + " is accessible by other users (mode " + mode +
            "); expected 0700";
+  }
+  return {};
+}
+
+std::string untrustedCacheDirectory(const std::string &dir) {
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0)
+    return "cannot stat " + dir + ": " + std::strerror(errno);
+  if (!S_ISDIR(st.st_mode))
+    return dir + " is not a directory";
+  if (st.st_uid != geteuid())
+    return dir + " is owned by uid " + std::to_string(st.st_uid) +
+           ", not by this user";
+  if (st.st_mode & 022) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
+    return dir + " is writable by other users (mode " + mode + ")";
   }
   return {};
 }

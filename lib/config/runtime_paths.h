@@ -1,7 +1,8 @@
 // Where the daemon's socket, locks and logs live, for one user.
 //
 // Socket: $LINKD_SOCKET, else $XDG_RUNTIME_DIR/linkd/linkd.sock, else
-// /tmp/linkd-$UID/linkd.sock. The directory is created 0700 and must be owned
+// /tmp/linkd-$UID/linkd.sock (or, if another user holds that name,
+// $HOME/.cache/linkd/run/linkd.sock). The directory is created 0700 and must be owned
 // by the user (a directory someone else created in /tmp is refused, since
 // whoever owns it could impersonate the daemon). Locks sit next to the socket.
 //
@@ -21,6 +22,10 @@ struct RuntimePaths {
   std::string fallbackMark;  // exists while fallback has been warned about
   std::string stateDir;      // logs
   std::string logPath;
+  // Non-empty: /tmp/linkd-$UID is not this user's private directory (someone
+  // else made it first), so the paths above are in a private fallback under
+  // $HOME/.cache/linkd; the client says so on every link.
+  std::string squatted;
 };
 
 // Resolves the paths from the environment; creates nothing.
@@ -30,6 +35,11 @@ RuntimePaths resolveRuntimePaths();
 // owned by the current user and not accessible by others. Returns an empty
 // string on success, else a message naming the directory and the problem.
 std::string ensurePrivateDirectory(const std::string &dir);
+
+// Why the cache may not live in `dir` (which exists), or "": like ssh's
+// StrictModes, it must be this user's (after symbolic links) and not
+// writable by group or others, who could otherwise plant entries.
+std::string untrustedCacheDirectory(const std::string &dir);
 
 // Creates `dir` and its parents (mode 0700 for the ones created).
 std::string ensureDirectoryTree(const std::string &dir);

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -78,10 +79,19 @@ std::optional<FileDigest> sha256File(const std::string &path,
                                      std::string *error) {
   // read(2), not mmap: a file truncated under us by a concurrent build must be
   // an error, not a SIGBUS in the daemon.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and regular files only: a FIFO or a device named as an
+  // input must not hold (or fill) the daemon.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (error)
       *error = "cannot open " + path + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (error)
+      *error = path + " is not a regular file";
+    close(fd);
     return std::nullopt;
   }
   FileDigest out;

@@ -1,6 +1,7 @@
 #include "link/response_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,10 +13,24 @@ bool isWhitespace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-bool readFile(const std::string &path, std::string &out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Reads a response file the way the daemon may: never blocking (a FIFO or
+// a device is not read at all; the link child, which reads it as LLD does,
+// behaves like stock), and never more than `budget` bytes in all.
+enum class Read { Ok, Absent, Special, TooBig };
+Read readFile(const std::string &path, std::string &out, size_t &budget) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
-    return false;
+    return errno == ENXIO ? Read::Special : Read::Absent;
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    bool dir = S_ISDIR(st.st_mode);
+    close(fd);
+    return dir ? Read::Absent : Read::Special;
+  }
+  if (static_cast<uint64_t>(st.st_size) > budget) {
+    close(fd);
+    return Read::TooBig;
+  }
   char buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof(buf));
@@ -23,14 +38,19 @@ bool readFile(const std::string &path, std::string &out) {
       continue;
     if (n < 0) {
       close(fd);
-      return false;
+      return Read::Absent;
     }
     if (n == 0)
       break;
+    if (static_cast<size_t>(n) > budget) { // it grew while we read
+      close(fd);
+      return Read::TooBig;
+    }
+    budget -= static_cast<size_t>(n);
     out.append(buf, static_cast<size_t>(n));
   }
   close(fd);
-  return true;
+  return Read::Ok;
 }
 
 void expandInto(const std::vector<std::string> &args, const std::string &cwd,
@@ -39,12 +59,20 @@ void expandInto(const std::vector<std::string> &args, const std::string &cwd,
     if (a.size() > 1 && a[0] == '@' && depth < 20) {
       ResponseFile rf;
       rf.path = absolutePath(a.substr(1), cwd);
-      if (readFile(rf.path, rf.content)) {
+      Read r = readFile(rf.path, rf.content, out.budget);
+      if (r == Read::Ok) {
         std::vector<std::string> inner = tokenizeGnu(rf.content);
         out.files.push_back(std::move(rf));
         expandInto(inner, cwd, depth + 1, out);
         continue;
       }
+      if (r != Read::Absent && out.unread.empty())
+        out.unread = r == Read::Special
+                         ? "response file " + rf.path +
+                               " is not a regular file"
+                         : "response files larger than " +
+                               std::to_string(kMaxResponseFileBytes >> 20) +
+                               " MiB";
     }
     out.args.push_back(a);
   }

@@ -7,6 +7,7 @@
 // a file that cannot be read leaves the argument as it is.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,20 @@ struct ResponseFile {
   std::string content; // raw bytes
 };
 
+// What the daemon reads of response files in all, per request: far more
+// than any real link's, and small enough that `@/dev/zero`-like input
+// cannot grow the daemon. Beyond it the link is uncacheable (the child,
+// which expands them as LLD does, behaves like stock).
+constexpr size_t kMaxResponseFileBytes = 64u << 20;
+
 struct ExpandedArgs {
   std::vector<std::string> args;      // argv[1..] with all @files expanded
   std::vector<ResponseFile> files;    // every response file read, in order
+  // Non-empty: a response file was left unread because it is a FIFO or a
+  // device, or the files passed kMaxResponseFileBytes; the expansion is
+  // then incomplete and the link must not be cached.
+  std::string unread;
+  size_t budget = kMaxResponseFileBytes; // bytes still to read
 };
 
 // Expands argv[1..]. Nested response files are expanded too (depth-limited,

@@ -79,7 +79,8 @@ constexpr unsigned long long kSmallBlob = 4ull << 20;
 // its pages inside rename(2), on the link's critical path (LLD defers the
 // same work with its own background unlink).
 bool replaceFile(const std::string &tmp, const std::string &path) {
-  int old = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int old =
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     int saved = errno;
     if (old >= 0)
@@ -279,8 +280,10 @@ bool writeAll(int fd, std::string_view data) {
 }
 
 int createTempBeside(const std::string &path, std::string &tmp,
-                     std::string *error) {
+                     std::string *error, TempJournal *journal) {
   tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && error)
     *error = "cannot create " + tmp + ": " + std::strerror(errno);
@@ -298,9 +301,12 @@ bool commitTemp(int fd, const std::string &tmp, const std::string &path,
 }
 
 bool writeFileAtomically(const std::string &path, std::string_view data,
-                         mode_t mode, std::string *error) {
+                         mode_t mode, std::string *error,
+                         TempJournal *journal) {
   std::string tmp =
       dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (error)
@@ -327,14 +333,22 @@ std::unique_ptr<LocalStore> LocalStore::open(const StoreConfig &config,
       return nullptr;
     }
   }
-  auto db = SqliteDb::open(config.root + "/index.sqlite", error);
-  if (!db || !db->exec(kSchema, error))
+  std::string rebuilt;
+  auto db = SqliteDb::openOrRebuild(config.root + "/index.sqlite", kSchema,
+                                    error, &rebuilt);
+  if (!db)
     return nullptr;
   auto readDb = SqliteDb::open(config.root + "/index.sqlite", error);
   if (!readDb)
     return nullptr;
-  return std::unique_ptr<LocalStore>(
+  std::unique_ptr<LocalStore> store(
       new LocalStore(config, std::move(db), std::move(readDb)));
+  store->rebuilt = std::move(rebuilt);
+  return store;
+}
+
+bool LocalStore::markIndexDamaged() const {
+  return SqliteDb::markDamaged(cfg.root + "/index.sqlite");
 }
 
 LocalStore::~LocalStore() {
@@ -441,12 +455,15 @@ Lookup LocalStore::materializeBlob(const Digest &d, const std::string &path,
       Lookup why;
       if (!readBlob(d, data, why))
         return why;
-      return writeFileAtomically(path, data, mode, error) ? Lookup::Hit
-                                                          : Lookup::Error;
+      return writeFileAtomically(path, data, mode, error, journal)
+                 ? Lookup::Hit
+                 : Lookup::Error;
     }
   }
   std::string tmp =
       dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
+  if (journal)
+    journal->note(tmp);
   int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) {
     close(in);

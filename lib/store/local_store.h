@@ -22,6 +22,8 @@
 // the size cap, so lookups never wait for bookkeeping.
 #pragma once
 
+#include "store/temp_journal.h"
+
 #include "digest/digest.h"
 #include "store/sqlite_db.h"
 
@@ -60,8 +62,11 @@ struct StoreUsage {
 
 // Writes `data` to `path` through a temp file in the same directory and a
 // rename, with `mode`; the destination never holds a partial file.
+// `journal`: where the temporary's name is written down first
+// (store/temp_journal.h).
 bool writeFileAtomically(const std::string &path, std::string_view data,
-                         mode_t mode, std::string *error);
+                         mode_t mode, std::string *error,
+                         TempJournal *journal = nullptr);
 
 // write(2) until all of `data` is written; false on an error.
 bool writeAll(int fd, std::string_view data);
@@ -72,7 +77,7 @@ bool writeAll(int fd, std::string_view data);
 // thread when it is large.
 bool replaceFile(const std::string &tmp, const std::string &path);
 int createTempBeside(const std::string &path, std::string &tmp,
-                     std::string *error);
+                     std::string *error, TempJournal *journal = nullptr);
 // Sets `mode` on the temp file and renames it over `path` (the old file is
 // freed off the critical path). The fd stays open.
 bool commitTemp(int fd, const std::string &tmp, const std::string &path,
@@ -85,6 +90,13 @@ public:
   ~LocalStore();
 
   const StoreConfig &config() const { return cfg; }
+  // Temporaries beside outputs are journaled there (store/temp_journal.h).
+  void setTempJournal(TempJournal *j) { journal = j; }
+  TempJournal *tempJournal() const { return journal; }
+  // Non-empty: index.sqlite was damaged at open and rebuilt empty (why).
+  const std::string &indexRebuilt() const { return rebuilt; }
+  // Marks the index for rebuilding at the next open (a clear that failed).
+  bool markIndexDamaged() const;
 
   bool hasBlob(const Digest &d);
   Lookup getBlob(const Digest &d, std::string &out);
@@ -123,6 +135,8 @@ public:
   uint64_t evictionCount() const { return evictions.load(); }
 
 private:
+  std::string rebuilt;
+  TempJournal *journal = nullptr;
   LocalStore(StoreConfig cfg, std::unique_ptr<SqliteDb> db,
              std::unique_ptr<SqliteDb> readDb)
       : cfg(std::move(cfg)), db(std::move(db)), readDb(std::move(readDb)) {}

@@ -1,5 +1,10 @@
 #include "store/sqlite_db.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 namespace linkd {
 
 SqliteStatement::SqliteStatement(sqlite3 *db, const char *sql) {
@@ -66,6 +71,48 @@ std::unique_ptr<SqliteDb> SqliteDb::open(const std::string &path,
   if (!out->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", error))
     return nullptr;
   return out;
+}
+
+namespace {
+
+void moveAside(const std::string &path) {
+  for (const char *suffix : {"", "-wal", "-shm"}) {
+    std::string from = path + suffix;
+    if (::rename(from.c_str(), (path + ".damaged" + suffix).c_str()) != 0)
+      ::unlink(from.c_str());
+  }
+}
+
+} // namespace
+
+bool SqliteDb::markDamaged(const std::string &path) {
+  int fd = ::open((path + ".rebuild").c_str(),
+                  O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return false;
+  ::close(fd);
+  return true;
+}
+
+std::unique_ptr<SqliteDb> SqliteDb::openOrRebuild(const std::string &path,
+                                                  const char *schema,
+                                                  std::string *error,
+                                                  std::string *movedAside) {
+  std::string why;
+  if (::unlink((path + ".rebuild").c_str()) == 0)
+    why = "marked damaged";
+  if (why.empty()) {
+    auto db = open(path, &why);
+    if (db && db->exec(schema, &why))
+      return db;
+  }
+  moveAside(path);
+  if (movedAside)
+    *movedAside = why.empty() ? "damaged" : why;
+  auto db = open(path, error);
+  if (!db || !db->exec(schema, error))
+    return nullptr;
+  return db;
 }
 
 SqliteDb::~SqliteDb() {

@@ -40,6 +40,16 @@ public:
   // daemons can share one file. Returns nullptr and sets `error` on failure.
   static std::unique_ptr<SqliteDb> open(const std::string &path,
                                         std::string *error);
+  // open(), then `schema`. A file that is not a database or fails the
+  // schema, or one marked by markDamaged(), is moved aside (with its -wal
+  // and -shm) as `<path>.damaged` and made anew: a damaged index costs the
+  // cache its entries, never the cache. `movedAside` gets why, if it was.
+  static std::unique_ptr<SqliteDb> openOrRebuild(const std::string &path,
+                                                 const char *schema,
+                                                 std::string *error,
+                                                 std::string *movedAside);
+  // Marks `path` for openOrRebuild to move aside at the next start.
+  static bool markDamaged(const std::string &path);
   ~SqliteDb();
 
   sqlite3 *handle() { return db; }

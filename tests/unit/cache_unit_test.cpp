@@ -113,6 +113,36 @@ TEST(ResponseFiles, ExpandedRecursivelyRelativeToCwd) {
   EXPECT_EQ(e.files[0].path, t.path + "/outer.rsp");
 }
 
+TEST(ResponseFiles, SpecialFilesAndHugeOnesAreLeftUnread) {
+  TempDir t;
+  ASSERT_EQ(mkfifo((t.path + "/fifo").c_str(), 0600), 0);
+  ExpandedArgs fifo = expandResponseFiles({"ld", "@fifo", "@/dev/zero"}, t.path);
+  EXPECT_EQ(fifo.args, (std::vector<std::string>{"@fifo", "@/dev/zero"}));
+  EXPECT_EQ(fifo.unread, "response file " + t.path + "/fifo is not a regular file");
+  ASSERT_EQ(truncate((t.path + "/big").c_str(), 0), -1); // absent
+  writeFile(t.path + "/big", "");
+  ASSERT_EQ(truncate((t.path + "/big").c_str(), kMaxResponseFileBytes + 1), 0);
+  ExpandedArgs big = expandResponseFiles({"ld", "@big"}, t.path);
+  EXPECT_EQ(big.unread, "response files larger than 64 MiB");
+}
+
+// Found by tests/fuzz/request_fuzzer: the daemon refuses an empty argv,
+// but the analysis must not depend on it.
+TEST(RequestAnalysis, AnEmptyArgvIsNotACrash) {
+  std::string err;
+  auto stats = StatCache::open("", &err);
+  for (Flavor f : {Flavor::Ar, Flavor::Ranlib, Flavor::Lib}) {
+    LinkInvocation inv;
+    inv.flavor = f;
+    inv.cwd = "/";
+    (void)analyzeArchiveRequest(inv, KeyContext{"v", "lld", "", {}}, *stats);
+  }
+  LinkInvocation elf;
+  elf.flavor = Flavor::Elf;
+  elf.cwd = "/";
+  (void)analyzeLink(elf, KeyContext{"v", "lld", "", {}});
+}
+
 LinkInvocation elfLink(std::vector<std::string> args) {
   LinkInvocation inv;
   inv.flavor = Flavor::Elf;

@@ -1,6 +1,7 @@
 #include "daemon/linkd/farm_client/farm_client.h"
 
 #include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_client/output_writer.h"
 #include "store/local_store.h"
 
@@ -32,13 +33,14 @@ std::map<std::string, uint64_t> FarmCounters::snapshot() const {
           {"farm_blobs_skipped", blobsSkipped.load()},
           {"farm_remote_link_micros", remoteLinkMicros.load()},
           {"farm_round_trips", roundTrips.load()},
-          {"farm_retries", retries.load()}};
+          {"farm_retries", retries.load()},
+          {"farm_rejected", rejected.load()}};
 }
 
 void FarmCounters::zero() {
   for (auto *c : {&offloaded, &fallbacks, &notOffloadable, &bytesUp, &bytesDown,
                   &blobsUploaded, &blobsSkipped, &remoteLinkMicros, &roundTrips,
-                  &retries})
+                  &retries, &rejected})
     c->store(0);
 }
 
@@ -320,8 +322,10 @@ FarmClient::offload(const v1::LinkRequest &req,
 
 // One offload attempt's state, from connecting to committing its outputs.
 struct FarmClient::Attempt {
-  explicit Attempt(const v1::LinkRequest &req) : req(req) {}
+  explicit Attempt(const v1::LinkRequest &req) : req(req), policy(req) {}
   const v1::LinkRequest &req;
+  OutputPolicy policy; // where the node's outputs may go
+  bool rejected = false; // the node sent an output this link cannot write
   Result result;
   grpc::ClientContext ctx;
   std::unique_ptr<grpc::ClientReaderWriter<v1::OffloadUp, v1::OffloadDown>>
@@ -531,14 +535,20 @@ void FarmClient::beginOutput(Attempt &a, const v1::FarmOutputFile &f) {
   }
   if (a.phases.firstOutput == Clock::time_point())
     a.phases.firstOutput = Clock::now();
+  OutputPolicy::Admitted admitted = a.policy.admit(f.path(), f.mode());
+  if (admitted.path.empty()) {
+    a.fail = admitted.refusal;
+    a.rejected = true;
+    return;
+  }
   Incoming in;
-  in.path = f.path();
-  in.mode = f.mode() & 07777;
+  in.path = admitted.path;
+  in.mode = admitted.mode;
   in.size = f.size();
   in.digest = *d;
   in.digestLater = f.digest().empty();
   std::string e;
-  in.fd = createTempBeside(in.path, in.tmp, &e);
+  in.fd = createTempBeside(in.path, in.tmp, &e, journal);
   if (in.fd < 0) {
     a.fail = "cannot write " + in.path + ": " + e;
     return;
@@ -596,6 +606,10 @@ void FarmClient::receiveOutputData(Attempt &a, v1::FileData &fd) {
 // linked to the end and the link may stand as a local one.
 bool FarmClient::endStream(Attempt &a) {
   stats.bytesUp += a.up;
+  if (a.rejected) {
+    ++stats.rejected;
+    spdlog::warn("farm: rejected the answer of {}: {}", a.ctx.peer(), a.fail);
+  }
   if (!a.fail.empty())
     a.ctx.TryCancel();
   else

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "cache/stat_cache.h"
+#include "store/temp_journal.h"
 #include "config/config.h"
 #include "linkd/v1/farm.grpc.pb.h"
 
@@ -39,6 +40,7 @@ struct FarmCounters {
   std::atomic<uint64_t> bytesUp{0}, bytesDown{0};
   std::atomic<uint64_t> blobsUploaded{0}, blobsSkipped{0};
   std::atomic<uint64_t> remoteLinkMicros{0}, roundTrips{0}, retries{0};
+  std::atomic<uint64_t> rejected{0}; // answers with outputs we refused
   std::map<std::string, uint64_t> snapshot() const;
   void zero();
 };
@@ -82,6 +84,8 @@ public:
                  const std::vector<std::string> &outputs);
 
   FarmCounters &counters() { return stats; }
+  // Where output temporaries are written down (store/temp_journal.h).
+  void setTempJournal(TempJournal *j) { journal = j; }
   int printHealth(bool json);
   const std::string &target() const { return settings.farm; }
 
@@ -120,6 +124,7 @@ private:
 
   Config settings;
   StatCache *statCache;
+  TempJournal *journal = nullptr;
   std::string token;
   bool loopback = false; // the farm is on this machine: no compression
   std::shared_ptr<grpc::Channel> channel;

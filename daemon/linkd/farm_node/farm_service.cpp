@@ -2,6 +2,7 @@
 
 #include "cache/access_log.h"
 #include "daemon/linkd/farm_node/farm_view.h"
+#include "daemon/linkd/farm_node/offload_request.h"
 #include "digest/sha256_thread.h"
 
 #include <fcntl.h>
@@ -49,17 +50,6 @@ struct Fd {
     fd = f;
   }
 };
-
-std::string validateLink(const v1::LinkRequest &req) {
-  auto f = req.flavor();
-  if (f < v1::FLAVOR_ELF || f > v1::FLAVOR_WASM)
-    return "unknown linker flavor " + std::to_string(f);
-  if (req.argv().empty())
-    return "empty argv";
-  if (req.cwd().empty() || req.cwd()[0] != '/')
-    return "cwd must be an absolute path";
-  return {};
-}
 
 // Messages from the client, read on their own thread so that the link loop
 // can wait for them, the child and its pipes in one poll. While the loop
@@ -154,15 +144,19 @@ public:
   OffloadSession(FarmService &node, grpc::ServerContext *ctx, Stream *stream,
                  uint64_t id, std::string client)
       : node(node), ctx(ctx), stream(stream), id(id), client(std::move(client)),
-        view(node.blobs, node.config.storeDir + "/links/" +
-                             std::to_string(getpid()) + "-" +
-                             std::to_string(id)) {}
+        view(node.blobs,
+             node.config.storeDir + "/links/" + std::to_string(getpid()) +
+                 "-" + std::to_string(id),
+             [this](const Digest &d) {
+               return this->node.owners.owns(this->client, d);
+             }) {}
 
   grpc::Status run();
 
 private:
   grpc::Status runLink();
   grpc::Status start();
+  bool readFirst(v1::OffloadUp &first);
   grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
   grpc::Status finish(const ChildExit &exit);
   // Adds a client fact; false when the claimed bytes pass the node's limit.
@@ -242,13 +236,37 @@ void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
   }
 }
 
+// The first message, or false if it does not come within the stall
+// timeout (the call is then cancelled: a connection that says nothing must
+// not hold the token's slot).
+bool OffloadSession::readFirst(v1::OffloadUp &first) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool got = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock,
+                     std::chrono::seconds(node.config.stallTimeoutSeconds),
+                     [&] { return got; }))
+      ctx->TryCancel();
+  });
+  bool ok = stream->Read(&first);
+  {
+    std::lock_guard lock(mu);
+    got = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  return ok;
+}
+
 grpc::Status OffloadSession::start() {
   v1::OffloadUp first;
-  if (!stream->Read(&first) || !first.has_start())
+  if (!readFirst(first) || !first.has_start())
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "the first message must be OffloadStart");
   link = first.start().link();
-  if (std::string e = validateLink(link); !e.empty())
+  if (std::string e = validateOffloadedLink(link); !e.empty())
     return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
   for (const v1::PathFact &f : first.start().facts())
     if (!addFact(f))
@@ -317,6 +335,7 @@ grpc::Status OffloadSession::takeBlob(v1::BlobChunk &chunk) {
     }
     if (!node.blobs.commit(*d, &e, hashed))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
+    node.owners.add(client, *d);
     askedBlobs.erase(*d);
     if (askedBlobs.empty())
       blobsIn = Clock::now();
@@ -360,6 +379,8 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
                    {recordFd, POLLIN, 0},
                    {inbox.fd(), POLLIN, 0}};
   auto deadline = begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
+  auto stall = std::chrono::seconds(node.config.stallTimeoutSeconds);
+  Clock::time_point lastHeard = Clock::now(); // from the client
   std::string buf(1 << 16, '\0');
   bool clientClosed = false;
   while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
@@ -372,8 +393,18 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
       return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                   "link timeout (" +
                       std::to_string(node.config.linkTimeoutSeconds) + " s)");
+    bool waiting = pending.has_value() || !askedBlobs.empty();
+    if (waiting && Clock::now() - lastHeard > stall)
+      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "the client left a question unanswered for " +
+                      std::to_string(node.config.stallTimeoutSeconds) + " s");
+    if (!waiting)
+      lastHeard = Clock::now(); // the link's own time is not the client's
     if (fds[4].revents & POLLIN) {
-      for (v1::OffloadUp &m : inbox.take(clientClosed)) {
+      std::deque<v1::OffloadUp> messages = inbox.take(clientClosed);
+      if (!messages.empty())
+        lastHeard = Clock::now();
+      for (v1::OffloadUp &m : messages) {
         if (m.has_facts()) {
           for (const v1::PathFact &f : m.facts().facts()) {
             if (!askedPaths.erase(f.path()))

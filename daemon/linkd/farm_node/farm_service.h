@@ -14,6 +14,7 @@
 // bad client never costs more than its own link.
 #pragma once
 
+#include "daemon/linkd/farm_node/blob_owners.h"
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_node/farm_tokens.h"
 #include "daemon/linkd/service/job_slots.h"
@@ -34,6 +35,10 @@ struct FarmNodeConfig {
   uint64_t maxRequestBytes = 32ull << 30; // input bytes one link may claim
   unsigned maxLinksPerToken = 8;
   uint64_t linkTimeoutSeconds = 3600;
+  // A client that leaves a question or an upload unanswered this long is
+  // dropped, and its job slot goes to the next link (a stalled token must
+  // not starve the others until the link timeout).
+  uint64_t stallTimeoutSeconds = 30;
   unsigned jobs = 1;
   std::string storeDir; // input blobs
   uint64_t storeMaxBytes = 50ull << 30;
@@ -61,6 +66,7 @@ private:
   ZygoteClient &zygote;
   FarmBlobStore &blobs;
   FarmTokens &tokens;
+  BlobOwners owners; // which token sent which blob
   JobSlots slots;
   std::chrono::steady_clock::time_point started;
   std::atomic<unsigned> active{0};

@@ -60,8 +60,9 @@ std::string parentOf(const std::string &p) {
 
 } // namespace
 
-FarmView::FarmView(FarmBlobStore &blobs, std::string scratchDir)
-    : blobs(blobs), scratch(std::move(scratchDir)) {}
+FarmView::FarmView(FarmBlobStore &blobs, std::string scratchDir,
+                   std::function<bool(const Digest &)> usable)
+    : blobs(blobs), scratch(std::move(scratchDir)), usable(std::move(usable)) {}
 
 std::string FarmView::open() {
   for (const std::string &d : {scratch, scratch + "/out", scratch + "/empty"})
@@ -162,7 +163,7 @@ FarmView::Answer FarmView::readAnswer(const std::string &path) {
     auto d = Digest::fromRaw(e.fact.digest());
     if (!d)
       return ready(sandbox::KindError, EIO);
-    if (!blobs.has(*d)) {
+    if (!have(*d)) {
       Answer need;
       need.needBlob = *d;
       return need;
@@ -269,7 +270,7 @@ std::vector<Digest> FarmView::missingBlobs() {
     if (e.state != Entry::Fact || e.fact.kind() != v1::PathFact::FILE ||
         !e.fact.likely_read())
       continue;
-    if (auto d = Digest::fromRaw(e.fact.digest()); d && !blobs.has(*d))
+    if (auto d = Digest::fromRaw(e.fact.digest()); d && !have(*d))
       out.push_back(*d);
   }
   return out;

@@ -15,6 +15,7 @@
 #include "child/sandbox_protocol.h"
 #include "linkd/v1/farm.pb.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +25,10 @@ namespace linkd {
 
 class FarmView {
 public:
-  FarmView(FarmBlobStore &blobs, std::string scratchDir);
+  // `usable`: whether a stored blob may serve this link (blob_owners.h);
+  // one that may not is asked for like a missing one.
+  FarmView(FarmBlobStore &blobs, std::string scratchDir,
+           std::function<bool(const Digest &)> usable = nullptr);
 
   // Creates the scratch directory; "" or why not. The owner removes it
   // (daemon/linkd/farm_node/scratch_janitor.h).
@@ -76,8 +80,12 @@ private:
   Answer unlinkAnswer(const std::string &path);
   Answer chmodAnswer(const std::string &path, const std::string &mode);
 
+  bool have(const Digest &d) {
+    return blobs.has(d) && (!usable || usable(d));
+  }
   FarmBlobStore &blobs;
   std::string scratch;
+  std::function<bool(const Digest &)> usable;
   std::map<std::string, Entry> entries;
   unsigned nextOutput = 0;
 };

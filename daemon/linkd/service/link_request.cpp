@@ -10,6 +10,7 @@
 
 #include "archive/ar_command_line.h"
 #include "cache/archive_key.h"
+#include "cache/link_litter.h"
 #include "cache/link_output.h"
 #include "child/ordered_output.h"
 #include "daemon/linkd/service/rewrite_cache.h"
@@ -134,6 +135,8 @@ struct Streams {
   LinkOutput output;
   std::string records;
   bool keepOutput = false; // capture stdout/stderr for the cache
+  TempJournal *journal = nullptr; // where the child's temporaries go
+  size_t journaled = 0;           // records scanned for them
 };
 
 // The pipes a link child writes to. `ordered` carries its stdout and stderr
@@ -196,20 +199,46 @@ bool pumpOutput(grpc::ServerContext *ctx,
         continue;
       }
       std::string_view data(buf.data(), static_cast<size_t>(r));
-      if (i == kRecords)
+      if (i == kRecords) {
         s.records.append(data);
-      else if (i == kOrdered)
+        if (s.journal)
+          s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
+      } else if (i == kOrdered) {
         reader.feed(data, [&](int stream, std::string_view payload) {
           forward(stream == 2, payload);
         });
-      else
+      } else {
         forward(i == kErr, data);
+      }
       flush();
       if (!clientStayed)
         return false;
     }
   }
   return true;
+}
+
+// A cancelled link is asked to stop the way Ctrl-C asks stock LLD: SIGINT,
+// on which LLVM removes the temporary output it is writing. One that does
+// not stop within a second is killed.
+void stopChild(int pid, const std::shared_future<ChildExit> &exit) {
+  kill(pid, SIGINT);
+  if (exit.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
+    kill(pid, SIGKILL);
+}
+
+// After a link child died by a signal: the rest of its access records (the
+// child is gone, so the pipe ends), then the temporaries they name.
+void removeLitter(Pipe &records, Streams &s, uint64_t linkId) {
+  fcntl(records.read, F_SETFL, O_NONBLOCK);
+  std::string buf(65536, '\0');
+  for (ssize_t n; (n = read(records.read, buf.data(), buf.size())) > 0;)
+    s.records.append(buf.data(), static_cast<size_t>(n));
+  std::vector<std::string> left = leftTemporaries(s.records);
+  size_t removed = removeTemporaries(left);
+  if (removed)
+    spdlog::info("link id={} removed {} temporaries the killed link left",
+                 linkId, removed);
 }
 
 // Answers a request that cannot run (a bad rewrite spec): the message on
@@ -524,6 +553,7 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     fcntl(p.ordered.write, F_SETPIPE_SZ, 1 << 20);
     run.streams = Streams{};
     run.streams.keepOutput = record;
+    run.streams.journal = cache.journal;
     run.startWallNanos = wallNanos();
     ZygoteClient::Spawned child =
         zygote.spawn(req, p.out.write, p.err.write,
@@ -535,8 +565,12 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     run.clientStayed = pumpOutput(ctx, writer, p, record, run.streams);
     run.pid = child.pid.get();
     if (!run.clientStayed && run.pid > 0)
-      kill(run.pid, SIGKILL);
+      stopChild(run.pid, child.exit);
     run.exit = child.exit.get();
+    // Killed, or lost with its zygote (which takes its children along).
+    if (record && (!run.clientStayed || !run.exit.ran ||
+                   WIFSIGNALED(run.exit.waitStatus)))
+      removeLitter(p.records, run.streams, linkId);
     if (run.exit.ran || run.pid > 0 || !run.clientStayed)
       break;
     spdlog::warn("link id={} could not start: {}; retrying", linkId,

@@ -114,14 +114,26 @@ grpc::Status LinkService::CacheControl(grpc::ServerContext *,
                         "the cache is off in this daemon");
   if (req->op() == v1::CacheControlRequest::OP_CLEAR) {
     StoreUsage before = cache.store->usage();
-    if (!cache.store->clear())
-      return grpc::Status(grpc::StatusCode::INTERNAL, "clear failed");
+    if (!cache.store->clear()) {
+      // A damaged index: the next daemon moves it aside and starts empty
+      // (SqliteDb::openOrRebuild). This one stops once its links are done.
+      if (!cache.store->markIndexDamaged())
+        return grpc::Status(grpc::StatusCode::INTERNAL, "clear failed");
+      spdlog::warn("cache control: the index is damaged; it is rebuilt "
+                   "empty when the daemon restarts (now)");
+      reply->set_message("the cache index was damaged: the daemon restarts "
+                         "with an empty cache");
+      requestShutdown();
+      return grpc::Status::OK;
+    }
     cache.cache->forgetRecent();
     reply->set_removed(before.entries);
     reply->set_message("removed " + std::to_string(before.entries) +
                        " entries");
   } else if (req->op() == v1::CacheControlRequest::OP_TRIM) {
     uint64_t n = cache.store->trim();
+    if (cache.journal)
+      n += cache.journal->sweepOlderThan(3600);
     cache.cache->forgetRecent();
     reply->set_removed(n);
     reply->set_message("removed " + std::to_string(n) + " entries");

@@ -44,6 +44,7 @@ struct CacheRuntime {
   LinkCache *cache = nullptr;
   CacheStats *stats = nullptr;
   RemoteTiers *remote = nullptr;
+  TempJournal *journal = nullptr; // linkd's temporaries in build dirs
   KeyContext keyContext;
 };
 

@@ -1,0 +1,48 @@
+// linkd's own temporaries in build directories, written down before they
+// exist.
+//
+// Outputs reach their place through a hidden temporary beside them
+// (`.<out>.linkd-XXXXXX`, then a rename): a cache hit's outputs, a farm
+// link's outputs. A daemon killed in between (SIGKILL, OOM, power) would
+// leave that file in the build directory for good. So each temporary's name
+// is appended to a journal in the state directory first (one write), and
+// the next daemon, before it serves, removes every journaled temporary that
+// still exists, then starts the journal afresh; `linkd cache trim` sweeps
+// the entries older than an hour. The journal belongs to the daemon holding
+// the state directory (one per state directory); past 4 MiB it restarts
+// (the few names in flight at that moment are forgotten).
+#pragma once
+
+#include <mutex>
+#include <string>
+
+namespace linkd {
+
+class TempJournal {
+public:
+  // Removes what `path` names that is still there, then opens it afresh.
+  // How many it removed in `swept`.
+  explicit TempJournal(std::string path, size_t *swept = nullptr);
+  ~TempJournal();
+  TempJournal(const TempJournal &) = delete;
+
+  // Records `tmp` (a name `.<x>.linkd-<random>`) before it is created.
+  void note(const std::string &tmp);
+  // Removes journaled temporaries older than `ageSeconds` that still exist;
+  // how many.
+  size_t sweepOlderThan(int64_t ageSeconds);
+
+private:
+  std::string path;
+  std::mutex mu;
+  int fd = -1;
+};
+
+// A temporary's name: the hidden `.<base>.linkd-` form in `path`'s dir.
+bool isLinkdTemporary(const std::string &path);
+// LLD's (LLVM TempFile's) form: `<out>.tmp` and at least six characters.
+// A link child's temporaries are journaled too: a daemon killed mid-link
+// takes its children along, and they cannot remove what they were writing.
+bool isLldTemporary(const std::string &path);
+
+} // namespace linkd

@@ -1,0 +1,247 @@
+// Hostile input to the local daemon: special files where a link names
+// files, response files that never end, links cancelled mid-way, damaged
+// cache databases. Each case ends like stock LLD (same bytes, same status),
+// with a daemon that is no bigger, holds no more threads or links than
+// before, and left nothing behind in the build directory.
+#include "harness.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+namespace linkd::e2e {
+namespace {
+
+// A program without libc that exits with status 3.
+constexpr const char *kExit3 =
+    "void _start(void) { __asm__ volatile(\"mov $60, %eax; mov $3, %edi; "
+    "syscall\"); }\n";
+
+// A field of /proc/PID/status ("VmRSS", "Threads"), as a number.
+long long procStatus(long long pid, const std::string &field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(field + ":"))
+      return std::stoll(line.substr(field.size() + 1));
+  return -1;
+}
+
+class HostileInputTest : public E2eTest {
+protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    writeFile("p.c", kExit3);
+    ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
+  }
+  std::string ld() const { return binPath("ld.linkd"); }
+  // Starts the daemon with one ordinary link; its status.
+  DaemonStatus warmDaemon() {
+    EXPECT_TRUE(exitedZero(run(ld() + " p.o -o warm")));
+    auto st = daemonStatus();
+    EXPECT_TRUE(st.has_value());
+    return st.value_or(DaemonStatus{});
+  }
+  // Waits until the daemon runs no link; false if it never gets there.
+  bool idle() {
+    auto st = waitForStatus(
+        [](const DaemonStatus &s) { return s.activeLinks == 0; }, 20s);
+    return st && st->activeLinks == 0;
+  }
+};
+
+TEST_F(HostileInputTest, AnOutputFifoLinksLikeStockAndIsUncacheable) {
+  ASSERT_TRUE(exitedZero(run("mkfifo fifo")));
+  Background reader = start("exec cat fifo > stock.bin");
+  ASSERT_TRUE(exitedZero(run(tools::ldLld.path + " p.o -o fifo")));
+  ASSERT_TRUE(exitedZero(wait(reader)));
+  // Through the daemon: the link writes into the FIFO as stock does, and
+  // the daemon does not wait on it afterwards.
+  warmDaemon();
+  reader = start("exec cat fifo > mine.bin");
+  auto begin = std::chrono::steady_clock::now();
+  RunResult r = run("LINKD_TIMEOUT=30 " + ld() + " p.o -o fifo", 60s);
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 10s);
+  ASSERT_TRUE(exitedZero(wait(reader, 10s)));
+  EXPECT_TRUE(sameBytes("stock.bin", "mine.bin"));
+  EXPECT_TRUE(idle());
+  EXPECT_EQ(logLines("reason=\"output to a FIFO or device\"").size(), 1u);
+  EXPECT_EQ(cacheStats()["uncacheable"], 1);
+}
+
+TEST_F(HostileInputTest, ResponseFilesThatNeverEndDoNotHoldTheDaemon) {
+  DaemonStatus before = warmDaemon();
+  long long threads = procStatus(before.pid, "Threads");
+  long long rss = procStatus(before.pid, "VmRSS");
+  ASSERT_GT(threads, 0);
+  ASSERT_TRUE(exitedZero(run("mkfifo rsp")));
+  // `@rsp` (a FIFO nobody writes) and `@/dev/zero` (endless): the link
+  // child does what stock does (waits, or reads), the daemon neither; each
+  // client gives up, which cancels its link.
+  for (const std::string &arg : {"@rsp", "@rsp", "@rsp", "@rsp", "@rsp", "@rsp",
+                                 "@rsp", "@rsp", "@/dev/zero"}) {
+    Background client = start("exec " + ld() + " " + arg + " p.o -o never");
+    std::this_thread::sleep_for(arg == "@rsp" ? 300ms : 1s);
+    kill(client.pid, SIGKILL);
+    wait(client, 10s);
+  }
+  EXPECT_TRUE(idle());
+  EXPECT_LE(procStatus(before.pid, "Threads"), threads + 4);
+  EXPECT_LT(procStatus(before.pid, "VmRSS"), rss + 100 * 1024); // KiB
+  // The daemon serves the next link, and a response file that is regular
+  // but too big makes a link uncacheable, not a failed one.
+  ASSERT_TRUE(exitedZero(
+      run("echo p.o > small.rsp && " + ld() + " @small.rsp -o out")));
+  EXPECT_EQ(run("./out").exitCode, 3);
+  ASSERT_TRUE(exitedZero(
+      run("(echo p.o; head -c 70M /dev/zero | tr '\\0' ' ') > big.rsp")));
+  ASSERT_TRUE(exitedZero(run(ld() + " @big.rsp -o big")));
+  EXPECT_EQ(run("./big").exitCode, 3);
+  EXPECT_EQ(logLines("reason=\"response files larger than 64 MiB\"").size(),
+            1u);
+}
+
+TEST_F(HostileInputTest, DamagedCacheDatabasesAreRebuiltAtStart) {
+  // Garbage where both databases belong, as a crash or a full disk can
+  // leave them: the daemon moves them aside, starts with an empty cache,
+  // and says so.
+  ASSERT_TRUE(exitedZero(run("mkdir -p cache && head -c 20000 /dev/urandom "
+                             "> cache/index.sqlite && head -c 9000 "
+                             "/dev/urandom > cache/statcache.sqlite")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(run("./out").exitCode, 3);
+  auto s = cacheStats();
+  EXPECT_EQ(s["hits"], 1);
+  EXPECT_EQ(s["misses"], 1);
+  EXPECT_EQ(s["cache_db_rebuilt"], 2);
+  EXPECT_TRUE(exists("cache/index.sqlite.damaged"));
+  EXPECT_TRUE(exists("cache/statcache.sqlite.damaged"));
+  EXPECT_EQ(logLines("was damaged").size(), 2u);
+  // The next daemon finds them sound and keeps the entry.
+  ASSERT_TRUE(exitedZero(run(binPath("linkd") + " stop")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(cacheStats()["hits"], 2);
+  EXPECT_EQ(logLines("was damaged").size(), 2u);
+  ASSERT_TRUE(exitedZero(run(binPath("linkd") + " cache clear")));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o out")));
+  EXPECT_EQ(cacheStats()["misses"], 2);
+}
+
+// Files in the test directory that look like a link's or linkd's
+// temporaries (`out.tmpXXXXXX`, `.out.linkd-XXXXXX`).
+std::string litterIn(HostileInputTest &t, const std::string &dir) {
+  (void)t;
+  std::string found;
+  for (const char *glob : {"/*.tmp*", "/.*.linkd-*"}) {
+    std::string cmd = "ls -d " + dir + glob + " 2>/dev/null";
+    FILE *p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof(buf), p))
+      found += buf;
+    if (p)
+      pclose(p);
+  }
+  return found;
+}
+
+TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
+  // A 128 MiB output: LLD writes it as out.tmpXXXXXX for a while, long
+  // enough to stop the link in that window (seen by polling for the file).
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
+  ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
+  DaemonStatus d = warmDaemon();
+  auto stopMidWrite = [&](const std::string &how) {
+    run("rm -f out");
+    // Without the cache the child records nothing; a cache miss records
+    // its file accesses.
+    bool recorded = how != "sigint" && how != "sigkill";
+    Background client =
+        start("exec " + ld() + (recorded ? "" : " --linkd-no-cache") +
+              " big.o -o out");
+    bool writing = false;
+    for (int i = 0; i < 20000 && !writing; ++i) {
+      writing = !litterIn(*this, dir).empty();
+      if (!writing)
+        std::this_thread::sleep_for(500us);
+    }
+    ASSERT_TRUE(writing) << how << ": never saw the temporary output";
+    if (how == "kill-child") {
+      for (pid_t c : childrenOf(static_cast<pid_t>(d.zygotePid)))
+        kill(c, SIGKILL);
+    } else if (how == "kill-zygote") {
+      auto now = daemonStatus(); // the daemon restarts a dead zygote
+      ASSERT_TRUE(now);
+      kill(static_cast<pid_t>(now->zygotePid), SIGKILL);
+    } else {
+      kill(client.pid, how == "sigint" ? SIGINT : SIGKILL);
+    }
+    wait(client, 30s);
+    EXPECT_TRUE(idle());
+    EXPECT_EQ(litterIn(*this, dir), "") << how;
+    run("rm -f out.tmp* .out.linkd-*"); // each case on its own
+  };
+  stopMidWrite("sigint");      // Ctrl-C: the client dies, the call is cancelled
+  stopMidWrite("sigkill");     // the same without the client's goodbye
+  stopMidWrite("record");      // a recorded link (a cache miss) cancelled
+  stopMidWrite("kill-child");  // the link child killed under the daemon
+  stopMidWrite("kill-zygote"); // its zygote killed, which takes it along
+  EXPECT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+}
+
+TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
+  // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
+  // renamed; the daemon is killed during the copy. The client links
+  // locally; the next daemon removes the half-written copy.
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -c big.c && " + ld() + " big.o -o out && rm out")));
+  DaemonStatus d = warmDaemon();
+  for (int i = 0; i < 200 && cacheStats()["results_stored"] < 2; ++i)
+    std::this_thread::sleep_for(100ms); // stored after the answer
+  ASSERT_EQ(cacheStats()["results_stored"], 2);
+  Background client = start("exec " + ld() + " big.o -o out");
+  bool copying = false;
+  for (int i = 0; i < 20000 && !copying; ++i) {
+    copying = !litterIn(*this, dir).empty();
+    if (!copying)
+      std::this_thread::sleep_for(200us);
+  }
+  ASSERT_TRUE(copying) << "never saw the hit's temporary";
+  kill(static_cast<pid_t>(d.pid), SIGKILL);
+  ASSERT_TRUE(exitedZero(wait(client, 60s)));
+  EXPECT_EQ(run("./out").exitCode, 3);
+  EXPECT_NE(litterIn(*this, dir), "") << "the kill came too late";
+  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(d.pid), 10s));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next")));
+  EXPECT_EQ(litterIn(*this, dir), "");
+  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
+
+  // The same during a cache miss: the link child writes out2.tmpXXXXXX and
+  // dies with the daemon; the next daemon removes what the child left.
+  auto again = daemonStatus();
+  ASSERT_TRUE(again);
+  client = start("exec " + ld() + " big.o -o out2");
+  copying = false;
+  for (int i = 0; i < 20000 && !copying; ++i) {
+    copying = !litterIn(*this, dir).empty();
+    if (!copying)
+      std::this_thread::sleep_for(200us);
+  }
+  ASSERT_TRUE(copying) << "never saw the link's temporary";
+  kill(static_cast<pid_t>(again->pid), SIGKILL);
+  ASSERT_TRUE(exitedZero(wait(client, 60s)));
+  EXPECT_EQ(run("./out2").exitCode, 3);
+  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(again->pid), 10s));
+  std::this_thread::sleep_for(500ms); // the zygote's children die too
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next2")));
+  EXPECT_EQ(litterIn(*this, dir), "");
+  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 2u);
+}
+
+} // namespace
+} // namespace linkd::e2e

@@ -1,0 +1,123 @@
+// Isolation between local users (docs/design.md, "Trust boundaries"): a second
+// user, made with useradd and run with setpriv, tries the daemon of the
+// first, squats its runtime directory, and offers it a cache directory it
+// can write. The daemon serves only its own uid, the client keeps to a
+// private location, and an open cache directory turns the cache off.
+#include "harness.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+namespace linkd::e2e {
+namespace {
+
+constexpr const char *kUser = "linkd-e2e";
+const Tool setpriv{"/usr/bin/setpriv", "util-linux"};
+const Tool useradd{"/usr/sbin/useradd", "passwd"};
+
+// A program without libc that exits with status 3.
+constexpr const char *kExit3 =
+    "void _start(void) { __asm__ volatile(\"mov $60, %eax; mov $3, %edi; "
+    "syscall\"); }\n";
+
+class LocalIsolationTest : public E2eTest {
+protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    if (geteuid() != 0)
+      GTEST_SKIP() << "needs root (useradd, setpriv)";
+    ASSERT_TRUE(haveTool(setpriv));
+    ASSERT_TRUE(haveTool(useradd));
+    ASSERT_TRUE(exitedZero(
+        run(std::string("flock /tmp/linkd-e2e-useradd.lock sh -c 'id -u ") +
+            kUser + " >/dev/null 2>&1 || useradd -m " + kUser + "'")));
+    passwd *pw = getpwnam(kUser);
+    ASSERT_NE(pw, nullptr);
+    uid = pw->pw_uid;
+    home = pw->pw_dir;
+    // The other user works in a directory of its own inside the test's.
+    ASSERT_TRUE(exitedZero(run("chmod 711 . && mkdir -p other && chown " +
+                               std::string(kUser) + " other")));
+    writeFile("p.c", kExit3);
+    ASSERT_TRUE(exitedZero(run("clang-19 -c p.c -o other/p.o && chmod 644 "
+                               "other/p.o")));
+  }
+  // `command` as the other user, in other/, with a clean environment plus
+  // `env` (NAME=VALUE ...).
+  RunResult asOther(const std::string &command, const std::string &env = "") {
+    return run("cd other && setpriv --reuid=" + std::to_string(uid) +
+               " --regid=" + std::to_string(uid) +
+               " --clear-groups env -i PATH=/usr/bin:/bin HOME=" + home +
+               " LINKD_IDLE_TIMEOUT=30 " + env + " sh -c '" + command + "'");
+  }
+  uid_t uid = 0;
+  std::string home;
+};
+
+TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
+  ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")));
+  auto before = daemonStatus();
+  ASSERT_TRUE(before);
+  // The socket made reachable, as a careless chmod would: the daemon still
+  // refuses the other user's connection before gRPC reads it.
+  std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
+  ASSERT_TRUE(
+      exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
+  RunResult info = asOther(binPath("farm_peer") + " info unix:" + socketPath);
+  EXPECT_EQ(info.out.find("status=0 "), std::string::npos) << describe(info);
+  EXPECT_GE(
+      logLines("refused a connection: peer uid " + std::to_string(uid)).size(),
+      1u);
+  // Its client sees a socket it does not own, says so, and links locally.
+  RunResult link = asOther(binPath("ld.linkd") + " p.o -o out",
+                           "LINKD_SOCKET=" + socketPath);
+  ASSERT_TRUE(exitedZero(link));
+  EXPECT_NE(link.err.find("belongs to uid 0"), std::string::npos)
+      << describe(link);
+  EXPECT_EQ(run("./other/out").exitCode, 3);
+  auto after = daemonStatus();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->linksTotal, before->linksTotal);
+}
+
+TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
+  // Root made /tmp/linkd-<uid> of the other user first, open to all.
+  std::string squat = "/tmp/linkd-" + std::to_string(uid);
+  ASSERT_TRUE(exitedZero(run("rm -rf " + squat + " && mkdir -m 777 " + squat)));
+  atTeardown([this, squat] {
+    asOther(binPath("linkd") + " stop");
+    run("rm -rf " + squat + " " + home + "/.cache/linkd");
+  });
+  for (const char *out : {"a", "b"}) {
+    RunResult r = asOther(binPath("ld.linkd") + " p.o -o " + out);
+    ASSERT_TRUE(exitedZero(r));
+    EXPECT_NE(r.err.find("warning: " + squat + " is owned by uid 0"),
+              std::string::npos)
+        << describe(r);
+    EXPECT_EQ(run(std::string("./other/") + out).exitCode, 3);
+  }
+  // The links went through the user's own daemon, in the fallback place;
+  // nothing was made in the squatted directory.
+  RunResult stats = asOther(binPath("linkd") + " stats --json");
+  EXPECT_NE(stats.out.find("\"requests\": 2"), std::string::npos)
+      << describe(stats);
+  EXPECT_TRUE(
+      exitedZero(run("test -S " + home + "/.cache/linkd/run/linkd.sock")));
+  EXPECT_EQ(run("ls -A " + squat).out, "");
+}
+
+TEST_F(LocalIsolationTest, ACacheDirectoryOthersCanWriteIsNotUsed) {
+  ASSERT_TRUE(exitedZero(run("mkdir -m 777 shared")));
+  std::string env = "LINKD_CACHE_DIR=" + path("shared") + " ";
+  ASSERT_TRUE(exitedZero(run(env + binPath("ld.linkd") + " other/p.o -o x")));
+  EXPECT_EQ(run("./x").exitCode, 3);
+  EXPECT_EQ(logLines("cache off: " + path("shared") +
+                     " is writable by other users (mode 0777)")
+                .size(),
+            1u);
+  EXPECT_NE(run(binPath("linkd") + " stats --json").exitCode, 0);
+  EXPECT_EQ(run("ls -A shared").out, "");
+}
+
+} // namespace
+} // namespace linkd::e2e

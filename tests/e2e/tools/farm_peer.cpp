@@ -1,0 +1,196 @@
+// farm_peer: the other side of a farm connection, for the e2e tests. It
+// speaks the Farm protocol (proto/linkd/v1/farm.proto) the way a hostile
+// peer would, so a test can check what a node or a client does with it.
+//
+//   farm_peer offload TARGET CA TOKEN REQUEST.json
+//       A farm client: sends OffloadStart with the LinkRequest read from
+//       REQUEST.json (protobuf JSON), answers every question with "absent",
+//       prints `status=CODE message` (CODE as grpc::StatusCode) and the
+//       linker's stderr. CA "-" speaks plaintext.
+//   farm_peer stall TARGET CA TOKEN REQUEST.json
+//       The same, but never answers a question nor closes; prints the status
+//       the node ends the call with.
+//   farm_peer info TARGET
+//       One Linkd.Info call to a local daemon (e.g. unix:/path/linkd.sock),
+//       as whoever runs it; prints `status=CODE message`.
+//   farm_peer fake-node PORT MODE
+//       A farm node on 127.0.0.1:PORT (plaintext) that runs nothing and
+//       answers every link with one output and exit status 0. MODE says
+//       which output: `abs:PATH` (that absolute path), `setuid` (the -o
+//       output, mode 04755), `path:REL` (cwd/REL). Runs until killed.
+#include "linkd/v1/farm.grpc.pb.h"
+#include "linkd/v1/linkd.grpc.pb.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <openssl/sha.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace v1 = linkd::v1;
+
+namespace {
+
+std::string slurp(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string sha256(const std::string &data) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char *>(data.data()), data.size(), d);
+  return std::string(reinterpret_cast<char *>(d), sizeof(d));
+}
+
+int client(bool stall, const std::string &target, const std::string &ca,
+           const std::string &token, const std::string &requestFile) {
+  v1::OffloadUp first;
+  auto st = google::protobuf::util::JsonStringToMessage(
+      slurp(requestFile), first.mutable_start()->mutable_link());
+  if (!st.ok()) {
+    std::fprintf(stderr, "farm_peer: %s: %s\n", requestFile.c_str(),
+                 std::string(st.message()).c_str());
+    return 2;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (ca == "-") {
+    creds = grpc::InsecureChannelCredentials();
+  } else {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = slurp(ca);
+    creds = grpc::SslCredentials(ssl);
+  }
+  auto stub = v1::Farm::NewStub(grpc::CreateChannel(target, creds));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::seconds(120));
+  ctx.AddMetadata("authorization", "Bearer " + token);
+  auto stream = stub->Offload(&ctx);
+  stream->Write(first);
+  std::string err;
+  v1::OffloadDown m;
+  while (stream->Read(&m)) {
+    if (m.has_need_paths() && !stall) {
+      v1::OffloadUp a;
+      for (const std::string &p : m.need_paths().paths()) {
+        v1::PathFact *f = a.mutable_facts()->add_facts();
+        f->set_path(p);
+        f->set_kind(v1::PathFact::ABSENT);
+        f->set_error(2);
+      }
+      stream->Write(a);
+    } else if (m.has_output()) {
+      err += m.output().data();
+    } else if (m.has_done()) {
+      if (!m.done().error().empty())
+        err += "done.error: " + m.done().error() + "\n";
+      std::printf("exit_code=%d\n", m.done().exit_code());
+      stream->WritesDone();
+    }
+  }
+  grpc::Status s = stream->Finish();
+  std::printf("status=%d %s\n%s", static_cast<int>(s.error_code()),
+              s.error_message().c_str(), err.c_str());
+  return 0;
+}
+
+// The -o output of a GNU-style argv (enough for the tests' links).
+std::string outputOf(const v1::LinkRequest &req) {
+  for (int i = 1; i < req.argv_size(); ++i) {
+    if (req.argv(i - 1) == "-o")
+      return req.argv(i);
+    if (req.argv(i).starts_with("-o") && req.argv(i).size() > 2)
+      return req.argv(i).substr(2);
+  }
+  return "a.out";
+}
+
+class FakeNode final : public v1::Farm::Service {
+public:
+  explicit FakeNode(std::string mode) : mode(std::move(mode)) {}
+  grpc::Status Offload(grpc::ServerContext *,
+                       grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>
+                           *stream) override {
+    v1::OffloadUp first;
+    if (!stream->Read(&first) || !first.has_start())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no start");
+    const v1::LinkRequest &req = first.start().link();
+    std::string out = outputOf(req);
+    std::string path = out[0] == '/' ? out : req.cwd() + "/" + out;
+    uint32_t mode = 0755;
+    if (this->mode.starts_with("abs:"))
+      path = this->mode.substr(4);
+    else if (this->mode.starts_with("path:"))
+      path = req.cwd() + "/" + this->mode.substr(5);
+    else if (this->mode == "setuid")
+      mode = 04755;
+    std::string content = "#!/bin/sh\necho owned\n";
+    v1::OffloadDown m;
+    v1::FarmOutputFile *f = m.mutable_file();
+    f->set_path(path);
+    f->set_mode(mode);
+    f->set_size(content.size());
+    f->set_digest(sha256(content));
+    stream->Write(m);
+    v1::OffloadDown d;
+    d.mutable_file_data()->set_data(content);
+    d.mutable_file_data()->set_last(true);
+    stream->Write(d);
+    v1::OffloadDown done;
+    done.mutable_done()->set_exit_code(0);
+    stream->Write(done);
+    while (stream->Read(&first)) {
+    }
+    return grpc::Status::OK;
+  }
+
+private:
+  std::string mode;
+};
+
+int fakeNode(const std::string &port, const std::string &mode) {
+  FakeNode service(mode);
+  grpc::ServerBuilder b;
+  b.AddListeningPort("127.0.0.1:" + port, grpc::InsecureServerCredentials());
+  b.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = b.BuildAndStart();
+  if (!server)
+    return 1;
+  server->Wait();
+  return 0;
+}
+
+int info(const std::string &target) {
+  auto stub = v1::Linkd::NewStub(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoRequest req;
+  v1::InfoReply reply;
+  grpc::Status s = stub->Info(&ctx, req, &reply);
+  std::printf("status=%d %s\n", static_cast<int>(s.error_code()),
+              s.error_message().c_str());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string cmd = argc > 1 ? argv[1] : "";
+  if ((cmd == "offload" || cmd == "stall") && argc == 6)
+    return client(cmd == "stall", argv[2], argv[3], argv[4], argv[5]);
+  if (cmd == "info" && argc == 3)
+    return info(argv[2]);
+  if (cmd == "fake-node" && argc == 4)
+    return fakeNode(argv[2], argv[3]);
+  std::fprintf(stderr, "usage: see tests/e2e/tools/farm_peer.cpp\n");
+  return 2;
+}
