@@ -223,9 +223,15 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
               "malformed spawn request", {});
     return;
   }
+  pid_t zygotePid = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     close(z.controlFd);
+    // Dies with the zygote (becomeLinker); one that died between the fork
+    // and that request took its daemon's link along: nothing to do.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != zygotePid)
+      _exit(1);
     becomeLinker(req, frame.fds[0], frame.fds[1],
                  plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
                  ordered ? frame.fds.back() : -1);

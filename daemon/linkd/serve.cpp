@@ -540,7 +540,10 @@ int openFarm(Daemon &d) {
 void startKernelSocket(Daemon &d) {
   BlobListenerConfig c;
   c.socketPath = d.paths.socketPath + std::string(kernel::kSocketSuffix);
-  c.blobDir = d.settings.cacheDir + "/kernels";
+  // Under the cache directory only when the cache uses it (a directory it
+  // refused, e.g. one others can write, is not written to).
+  c.blobDir = d.parts.store ? d.settings.cacheDir + "/kernels"
+                            : d.paths.stateDir + "/kernels";
   c.jobs = d.config.jobs;
   d.kernels = std::make_unique<BlobListener>(
       std::move(c), *d.zygote, d.parts.store.get(), d.parts.stats.get());

@@ -347,8 +347,11 @@ TEST_F(FarmTest, RejectedClientsLinkLocallyAndTheNodeSurvives) {
   std::string farm = target({node});
   writeFile("p.c", "int main(void) { return 5; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c p.c")));
+  // A symbol per output: another output name alone is the same cache key
+  // (docs/cache.md), and each link here must miss.
   auto link = [&](const std::string &out) {
-    return "clang-19 --ld-path=" + binPath("ld.linkd") + " p.o -o " + out;
+    return "clang-19 --ld-path=" + binPath("ld.linkd") + " p.o -o " + out +
+           " -Wl,--defsym=farm_test_" + out + "=0";
   };
 
   // No token, then a wrong token: UNAUTHENTICATED, logged, nothing linked;
@@ -601,7 +604,8 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   for (int i = 0; i < 6; ++i)
     ASSERT_TRUE(
         exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
-                       " p.o -o p" + std::to_string(i))));
+                       " p.o -o p" + std::to_string(i) +
+                       " -Wl,--defsym=farm_test_round=" + std::to_string(i))));
   EXPECT_GE(nodeLog("na", "outputs=").size(), 1u);
   EXPECT_GE(nodeLog("nb", "outputs=").size(), 1u);
   EXPECT_EQ(cacheStats()["farm_offloaded"], 6);
@@ -625,7 +629,8 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(
         exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
-                       " p.o -o q" + std::to_string(i))));
+                       " p.o -o q" + std::to_string(i) +
+                       " -Wl,--defsym=farm_test_round=" + std::to_string(10 + i))));
   EXPECT_GE(cacheStats()["farm_offloaded"], 9);
 }
 

@@ -3,6 +3,7 @@
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_client/output_writer.h"
+#include "link/flavor.h"
 #include "store/local_store.h"
 
 #include <fcntl.h>
@@ -410,7 +411,16 @@ void FarmClient::sendStart(Attempt &a, const std::vector<std::string> &read,
                            const std::vector<std::string> &probed,
                            const std::vector<std::string> &outputs) {
   v1::OffloadUp first;
-  *first.mutable_start()->mutable_link() = a.req;
+  v1::LinkRequest *link = first.mutable_start()->mutable_link();
+  *link = a.req;
+  // Only what the linker reads goes to the node (which refuses the rest):
+  // the process's own variables (PATH, TMPDIR, HOME, ...; flavor.h) name
+  // this machine's directories, which the node does not have.
+  auto reads = flavorEnvironment(static_cast<Flavor>(a.req.flavor()));
+  for (auto it = link->mutable_env()->begin(); it != link->mutable_env()->end();)
+    it = std::find(reads.begin(), reads.end(), it->first) == reads.end()
+             ? link->mutable_env()->erase(it)
+             : std::next(it);
   auto *startFacts = first.mutable_start()->mutable_facts();
   std::set<std::string> seen;
   for (const std::string &p : outputs)
