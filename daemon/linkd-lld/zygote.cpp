@@ -135,7 +135,10 @@ void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
 // (daemon/linkd-lld/ordered_output.h).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
                                int recordFd, int sandboxFd, int orderedFd) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // SIGTERM, not SIGKILL: LLVM's handler (stock_process.h) removes the
+  // temporary output the link is writing, then the child dies of it. A
+  // daemon killed mid-link leaves nothing behind that it could not journal.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
   // A daemon setting, from the zygote's environment, before the client's
   // replaces it.
   bool stateRecord = stateRecordWanted();
@@ -229,7 +232,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
     close(z.controlFd);
     // Dies with the zygote (becomeLinker); one that died between the fork
     // and that request took its daemon's link along: nothing to do.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != zygotePid)
       _exit(1);
     becomeLinker(req, frame.fds[0], frame.fds[1],
