@@ -12,7 +12,8 @@
 // A child that crashes or is killed is only a failed link. If the zygote
 // itself dies, pending links fail (clients fall back to local links) and the
 // next link starts a new zygote. Children die with the zygote
-// (PR_SET_PDEATHSIG), and the zygote dies with the daemon.
+// (PR_SET_PDEATHSIG with SIGTERM, so LLVM removes the temporary output they
+// were writing), and the zygote dies with the daemon (SIGKILL).
 #pragma once
 
 
