@@ -142,17 +142,9 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   h.field("argv");
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
-    if (expands && a.size() > 1 && a[0] == '@') {
-      std::string path = absolutePath(a.substr(1), inv.cwd);
-      auto rf =
-          std::find_if(expanded.files.begin(), expanded.files.end(),
-                       [&](const ResponseFile &f) { return f.path == path; });
-      if (rf != expanded.files.end()) {
-        h.field("@").field(rf->content);
-        out.responseFiles.insert(path);
-        continue;
-      }
-    }
+    if (expands &&
+        keyResponseFile(a, inv.cwd, expanded, h, out.responseFiles))
+      continue;
     h.field(a);
   }
   // Nested response files are inputs by content too.

@@ -170,16 +170,8 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
   h.field(lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor));
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
-    if (a.size() > 1 && a[0] == '@') {
-      std::string path = absolutePath(a.substr(1), inv.cwd);
-      auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
-                             [&](const ResponseFile &f) { return f.path == path; });
-      if (rf != expanded.files.end()) {
-        h.field("@").field(rf->content);
-        out.responseFiles.insert(path);
-        continue;
-      }
-    }
+    if (keyResponseFile(a, inv.cwd, expanded, h, out.responseFiles))
+      continue;
     h.field(a);
     out.keyFields.push_back(a);
     out.localFields.push_back(a);
@@ -258,6 +250,21 @@ bool osoPrefixExpandsHome(Flavor flavor, const std::vector<std::string> &args) {
 }
 
 } // namespace
+
+bool keyResponseFile(const std::string &arg, const std::string &cwd,
+                     const ExpandedArgs &expanded, Sha256 &h,
+                     std::set<std::string> &responseFiles) {
+  if (arg.size() < 2 || arg[0] != '@')
+    return false;
+  std::string path = absolutePath(arg.substr(1), cwd);
+  auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
+                         [&](const ResponseFile &f) { return f.path == path; });
+  if (rf == expanded.files.end())
+    return false;
+  h.field("@").field(rf->content);
+  responseFiles.insert(path);
+  return true;
+}
 
 LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
                          StatCache *stats) {

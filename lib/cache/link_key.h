@@ -27,6 +27,7 @@
 #include "cache/link_names.h"
 #include "digest/digest.h"
 #include "link/link_invocation.h"
+#include "link/response_files.h"
 
 #include <set>
 #include <string>
@@ -77,6 +78,13 @@ struct LinkAnalysis {
 // a hit's cost.
 constexpr size_t kKeyedInputs = 16;
 class StatCache;
+
+// An `@file` argument that `expanded` read: keyed by its content (gcc's
+// collect2 names them /tmp/ccXXXXXX) and recorded in `responseFiles`.
+// False for any other argument (the caller keys it as written).
+bool keyResponseFile(const std::string &arg, const std::string &cwd,
+                     const ExpandedArgs &expanded, Sha256 &h,
+                     std::set<std::string> &responseFiles);
 LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
                          StatCache *stats = nullptr);
 
