@@ -20,17 +20,6 @@ namespace {
 const Tool openssl{"/usr/bin/openssl", "openssl"};
 const Tool unshare{"/usr/bin/unshare", "util-linux"};
 
-bool accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool up = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
-  close(fd);
-  return up;
-}
-
 constexpr const char *kToken = "test-token-0123456789abcdef";
 
 class FarmTest : public E2eTest {
@@ -75,9 +64,9 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 30s);
     });
-    for (int i = 0; i < 1000 && !accepts(n.port) && processAlive(bg.pid); ++i)
+    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid); ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(accepts(n.port)) << "farm node " << name << " did not start";
+    EXPECT_TRUE(portAccepts(n.port)) << "farm node " << name << " did not start";
     return n;
   }
 
@@ -501,9 +490,9 @@ while True:
   Background bg = start("exec python3 relay.py " + std::to_string(relay) + " " +
                         std::to_string(node.port));
   atTeardown([bg] { kill(bg.pid, SIGKILL); });
-  for (int i = 0; i < 500 && !accepts(relay); ++i)
+  for (int i = 0; i < 500 && !portAccepts(relay); ++i)
     std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(accepts(relay));
+  ASSERT_TRUE(portAccepts(relay));
   std::string env = farmEnv("ipv4:127.0.0.1:" + std::to_string(relay), "tok",
                             "LINKD_FARM_TLS_NAME=127.0.0.1");
   writeFile("big.c", "const char big[64 << 20] = {1};\n"

@@ -20,17 +20,6 @@ namespace {
 constexpr const char *kToken = "test-token-0123456789abcdef";
 constexpr const char *kOtherToken = "other-token-abcdefghijklmnop";
 
-bool accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool up = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
-  close(fd);
-  return up;
-}
-
 class FarmTrustTest : public E2eTest {
 protected:
   void SetUp() override {
@@ -48,9 +37,9 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 30s);
     });
-    for (int i = 0; i < 1000 && !accepts(port) && processAlive(bg.pid); ++i)
+    for (int i = 0; i < 1000 && !portAccepts(port) && processAlive(bg.pid); ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(accepts(port)) << command << " did not start";
+    EXPECT_TRUE(portAccepts(port)) << command << " did not start";
     return bg.pid;
   }
 

@@ -270,6 +270,17 @@ int freePort() {
   return ntohs(a.sin_port);
 }
 
+bool portAccepts(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool up = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0;
+  close(fd);
+  return up;
+}
+
 std::string replaceAll(std::string s, std::string_view from,
                        std::string_view to) {
   for (size_t at = s.find(from); at != std::string::npos;

@@ -119,6 +119,8 @@ bool waitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 // A loopback TCP port nobody listens on right now (tiny race; fine for
 // tests that start servers).
 int freePort();
+// Whether something accepts connections on loopback `port` now.
+bool portAccepts(int port);
 
 std::string replaceAll(std::string s, std::string_view from,
                        std::string_view to);
