@@ -38,6 +38,12 @@ protected:
     // The other user works in a directory of its own inside the test's.
     ASSERT_TRUE(exitedZero(run("chmod 711 . && mkdir -p other && chown " +
                                std::string(kUser) + " other")));
+    // The binaries where the other user can run them: the build tree may sit
+    // under a directory only root can enter (a CI clone in a mktemp dir).
+    ASSERT_TRUE(exitedZero(run(
+        "mkdir -p bin && chmod 755 bin && for b in ld.linkd linkd linkd-lld "
+        "farm_peer; do ln -f " + binPath("") + "/$b bin/$b 2>/dev/null || "
+        "cp -p " + binPath("") + "/$b bin/$b; done")));
     writeFile("p.c", kExit3);
     ASSERT_TRUE(exitedZero(run("clang-19 -c p.c -o other/p.o && chmod 644 "
                                "other/p.o")));
@@ -50,6 +56,8 @@ protected:
                " --clear-groups env -i PATH=/usr/bin:/bin HOME=" + home +
                " LINKD_IDLE_TIMEOUT=30 " + env + " sh -c '" + command + "'");
   }
+  // `name` from the copy the other user can run (SetUp).
+  std::string otherBin(const std::string &name) { return path("bin/" + name); }
   uid_t uid = 0;
   std::string home;
 };
@@ -63,13 +71,13 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
   std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
   ASSERT_TRUE(
       exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
-  RunResult info = asOther(binPath("farm_peer") + " info unix:" + socketPath);
+  RunResult info = asOther(otherBin("farm_peer") + " info unix:" + socketPath);
   EXPECT_EQ(info.out.find("status=0 "), std::string::npos) << describe(info);
   EXPECT_GE(
       logLines("refused a connection: peer uid " + std::to_string(uid)).size(),
       1u);
   // Its client sees a socket it does not own, says so, and links locally.
-  RunResult link = asOther(binPath("ld.linkd") + " p.o -o out",
+  RunResult link = asOther(otherBin("ld.linkd") + " p.o -o out",
                            "LINKD_SOCKET=" + socketPath);
   ASSERT_TRUE(exitedZero(link));
   EXPECT_NE(link.err.find("belongs to uid 0"), std::string::npos)
@@ -85,11 +93,11 @@ TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
   std::string squat = "/tmp/linkd-" + std::to_string(uid);
   ASSERT_TRUE(exitedZero(run("rm -rf " + squat + " && mkdir -m 777 " + squat)));
   atTeardown([this, squat] {
-    asOther(binPath("linkd") + " stop");
+    asOther(otherBin("linkd") + " stop");
     run("rm -rf " + squat + " " + home + "/.cache/linkd");
   });
   for (const char *out : {"a", "b"}) {
-    RunResult r = asOther(binPath("ld.linkd") + " p.o -o " + out);
+    RunResult r = asOther(otherBin("ld.linkd") + " p.o -o " + out);
     ASSERT_TRUE(exitedZero(r));
     EXPECT_NE(r.err.find("warning: " + squat + " is owned by uid 0"),
               std::string::npos)
@@ -98,7 +106,7 @@ TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
   }
   // The links went through the user's own daemon, in the fallback place;
   // nothing was made in the squatted directory.
-  RunResult stats = asOther(binPath("linkd") + " stats --json");
+  RunResult stats = asOther(otherBin("linkd") + " stats --json");
   EXPECT_NE(stats.out.find("\"requests\": 2"), std::string::npos)
       << describe(stats);
   EXPECT_TRUE(
