@@ -118,22 +118,34 @@ void reportConfigMistakes() {
   }
 }
 
+// A connected socket, or -1.
+int connectUnix(const std::string &socketPath) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socketPath.size() >= sizeof(addr.sun_path))
+    return -1;
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  int rc;
+  do
+    rc = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 } // namespace
 
 bool daemonAnswers(const std::string &socketPath) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socketPath.size() >= sizeof(addr.sun_path)) {
+  int fd = connectUnix(socketPath);
+  if (fd >= 0)
     close(fd);
-    return false;
-  }
-  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
+  return fd >= 0;
 }
 
 // A socket this user does not own is not this user's daemon (its owner
@@ -195,6 +207,25 @@ std::string ensureDaemon(const RuntimePaths &paths,
   }
   return "the daemon did not start within " +
          std::to_string(startTimeout().count()) + " ms";
+}
+
+int connectDaemon(const RuntimePaths &paths, std::string &error,
+                  bool *lasting) {
+  if (lasting)
+    *lasting = true;
+  if (error = socketOwnerProblem(paths.socketPath); !error.empty())
+    return -1;
+  if (int fd = connectUnix(paths.socketPath); fd >= 0)
+    return fd;
+  if (error = ensureDaemon(paths, lasting); !error.empty())
+    return -1;
+  int fd = connectUnix(paths.socketPath);
+  if (fd < 0) {
+    error = "the daemon stopped answering on " + paths.socketPath;
+    if (lasting)
+      *lasting = false;
+  }
+  return fd;
 }
 
 } // namespace linkd

@@ -17,6 +17,12 @@ namespace linkd {
 // True if something accepts connections on the socket.
 bool daemonAnswers(const std::string &socketPath);
 
+// A connection to the daemon on paths.socketPath, starting one if none
+// answers (ensureDaemon): one connect when it runs, no probe. -1 and why
+// not in `error` (with `lasting` as for ensureDaemon).
+int connectDaemon(const RuntimePaths &paths, std::string &error,
+                  bool *lasting = nullptr);
+
 // Ensures a daemon serves paths.socketPath. Returns an empty string on
 // success, else why not (the caller falls back to a local link); `lasting`
 // (optional) tells whether the cause stays until someone fixes it (the

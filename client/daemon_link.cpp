@@ -2,18 +2,19 @@
 
 #include "config/config.h"
 #include "config/env_flag.h"
-#include "linkd/v1/linkd.grpc.pb.h"
+#include "wire/link_wire.h"
 
-#include <grpcpp/grpcpp.h>
 #include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace linkd {
 namespace {
@@ -95,17 +96,20 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   return req;
 }
 
-struct Call {
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<v1::Linkd::Stub> stub;
-  grpc::ClientContext ctx;
-  std::unique_ptr<grpc::ClientReader<v1::LinkReply>> reader;
-};
-
-std::chrono::seconds requestTimeout() {
+// LINKD_TIMEOUT (seconds) bounds the whole link; an hour by default.
+std::chrono::steady_clock::time_point requestDeadline() {
+  long long seconds = 3600;
   if (const char *v = std::getenv("LINKD_TIMEOUT"); v && *v)
-    return std::chrono::seconds(std::atoll(v));
-  return std::chrono::seconds(3600);
+    seconds = std::atoll(v);
+  return std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+}
+
+// Milliseconds left until `deadline`, at least 1 (0 means "no limit").
+uint32_t millisLeft(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now())
+                  .count();
+  return static_cast<uint32_t>(std::clamp<long long>(left, 1, UINT32_MAX));
 }
 
 // A signal the tool sends itself when it crashes (abort, a fault, a trap):
@@ -119,7 +123,7 @@ bool crashedItself(int sig) {
 
 } // namespace
 
-DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
+DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
                                    const ClientArgs &args) {
   DaemonLinkResult result;
   v1::LinkRequest req = buildRequest(flavor, args);
@@ -127,24 +131,20 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
     result.failure = "cannot determine the working directory";
     return result;
   }
-  grpc::ChannelArguments channelArgs;
-  channelArgs.SetMaxReceiveMessageSize(-1);
-  channelArgs.SetMaxSendMessageSize(-1);
-  // Deliberately leaked: the process exits right after the link, and tearing
-  // gRPC down (grpc_shutdown) costs milliseconds of timer calibration and
-  // thread joins that a linker invocation must not pay.
-  auto *call = new Call;
-  call->channel = grpc::CreateCustomChannel("unix:" + paths.socketPath,
-                                            grpc::InsecureChannelCredentials(),
-                                            channelArgs);
-  call->stub = v1::Linkd::NewStub(call->channel);
-  grpc::ClientContext &ctx = call->ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + requestTimeout());
-  call->reader = call->stub->Link(&ctx, req);
-  auto &reader = call->reader;
+  auto deadline = requestDeadline();
+  if (!wire::sendRequest(fd, req)) {
+    result.failure = std::string("cannot send the request: ") +
+                     std::strerror(errno);
+    return result;
+  }
   v1::LinkReply reply;
   std::optional<v1::LinkDone> done;
-  while (reader->Read(&reply)) {
+  std::string error;
+  while (wire::readReply(fd, millisLeft(deadline), reply, error)) {
+    if (!error.empty()) {
+      result.failure = "the daemon failed: " + error;
+      return result;
+    }
     if (reply.has_output()) {
       const auto &chunk = reply.output();
       writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT ? STDOUT_FILENO
@@ -158,11 +158,8 @@ DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
       break; // the daemon may go on to store the result; we are done
     }
   }
-  grpc::Status st = done ? grpc::Status::OK : reader->Finish();
-  if (!st.ok()) {
-    result.failure = st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
-                         ? "the daemon did not finish the link in time"
-                         : "the daemon failed: " + st.error_message();
+  if (!done && std::chrono::steady_clock::now() >= deadline) {
+    result.failure = "the daemon did not finish the link in time";
     return result;
   }
   if (!done) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "client/client_args.h"
-#include "config/runtime_paths.h"
 #include "link/flavor.h"
 
 #include <optional>
@@ -22,7 +21,9 @@ struct DaemonLinkResult {
   std::string failure;
 };
 
-DaemonLinkResult linkThroughDaemon(const RuntimePaths &paths, Flavor flavor,
+// `fd`: a connection to the daemon (connectDaemon, autostart.h), read and
+// written on the framed wire (lib/wire/link_wire.h).
+DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
                                    const ClientArgs &args);
 
 } // namespace linkd

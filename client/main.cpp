@@ -11,7 +11,9 @@
 //      llvm-ar MRI script);
 //      LINKD_DISABLE=1, or a link the daemon cannot reproduce: link locally;
 //   3. find or start the daemon;
-//   4. link through it, replaying its stdout/stderr, exiting with its status;
+//   4. link through it on the framed wire (lib/wire/link_wire.h: one
+//      connect, no gRPC), replaying its stdout/stderr, exiting with its
+//      status;
 //   5. on any daemon failure, link locally (same LLD, same bytes).
 #include "client/autostart.h"
 #include "client/client_args.h"
@@ -21,8 +23,6 @@
 #include "config/runtime_paths.h"
 #include "link/daemon_constraints.h"
 #include "link/flavor.h"
-
-#include <absl/synchronization/mutex.h>
 
 #include <csignal>
 #include <cstdio>
@@ -90,9 +90,6 @@ int main(int argc, char **argv) {
   struct sigaction pipe{};
   pipe.sa_handler = [](int) { _exit(74); };
   sigaction(SIGPIPE, &pipe, nullptr);
-  // Debian's Abseil keeps a lock-order graph on every absl::Mutex::Lock
-  // (no NDEBUG); gRPC takes hundreds per call.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<std::string> argVector(argv, argv + argc);
   std::optional<linkd::Flavor> flavor = programFlavor(argVector);
   if (!flavor)
@@ -123,13 +120,15 @@ int main(int argc, char **argv) {
                  "(remove it, or set XDG_RUNTIME_DIR or LINKD_SOCKET)\n",
                  paths.squatted.c_str(), paths.runtimeDir.c_str());
   bool lasting = false;
-  if (std::string err = linkd::ensureDaemon(paths, &lasting); !err.empty()) {
+  std::string err;
+  int daemon = linkd::connectDaemon(paths, err, &lasting);
+  if (daemon < 0) {
     linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
                         lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }
-  linkd::DaemonLinkResult r = linkd::linkThroughDaemon(paths, *flavor, args);
+  linkd::DaemonLinkResult r = linkd::linkThroughDaemon(daemon, *flavor, args);
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
   if (r.crashSignal)

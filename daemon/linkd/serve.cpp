@@ -8,6 +8,7 @@
 #include "daemon/linkd/farm_node/farm_service.h"
 #include "daemon/linkd/service/blob_listener.h"
 #include "daemon/linkd/service/link_service.h"
+#include "daemon/linkd/service/local_link.h"
 #include "daemon/linkd/service/zygote_client.h"
 
 #include <absl/synchronization/mutex.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -392,6 +394,7 @@ struct Daemon {
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
   std::unique_ptr<grpc::Server> server;
   std::thread acceptThread;
+  std::atomic<int> connections{0}; // being routed or served (local_link.h)
   int farmPort = 0;
 };
 
@@ -551,8 +554,31 @@ void startKernelSocket(Daemon &d) {
     spdlog::error("kernel socket off: {}", err);
 }
 
-// Accepts on the socket (ours or systemd's) and hands gRPC each connection
-// of this daemon's user (peer_check.h).
+// One accepted connection of this daemon's user: the thin client's framed
+// wire is served here (local_link.h), anything else goes to gRPC.
+void routeConnection(Daemon &d, int c) {
+  switch (sniffProtocol(c, 10000)) {
+  case Protocol::Framed:
+    serveLocalLink(*d.service, c);
+    close(c);
+    break;
+  case Protocol::Other: {
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+    p.listener_fd = d.listener;
+    p.fd = c;
+    d.acceptor->HandleNewConnection(&p);
+    break;
+  }
+  case Protocol::Gone:
+    close(c);
+    break;
+  }
+}
+
+// Accepts on the socket (ours or systemd's), refuses peers of other users
+// (peer_check.h), and gives each connection a thread that routes it: a link
+// blocks its thread for the link's length, and a slow first byte must not
+// hold up the next client.
 void acceptConnections(Daemon &d) {
   for (;;) {
     int c = accept4(d.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -566,10 +592,11 @@ void acceptConnections(Daemon &d) {
       close(c);
       continue;
     }
-    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-    p.listener_fd = d.listener;
-    p.fd = c;
-    d.acceptor->HandleNewConnection(&p);
+    ++d.connections;
+    std::thread([&d, c] {
+      routeConnection(d, c);
+      --d.connections;
+    }).detach();
   }
 }
 
@@ -689,7 +716,7 @@ void stopServing(Daemon &d) {
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0;
-       i < 3000 && (d.service->activeLinks() > 0 ||
+       i < 3000 && (d.service->activeLinks() > 0 || d.connections.load() > 0 ||
                     (d.node.service && d.node.service->activeLinks()));
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

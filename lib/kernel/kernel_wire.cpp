@@ -323,14 +323,24 @@ bool writeFrame(int fd, std::initializer_list<std::string_view> parts) {
   return sendAll(fd, iov, n);
 }
 
-bool readFrame(int fd, std::string &payload, uint32_t timeoutMs) {
+bool writeRaw(int fd, std::initializer_list<std::string_view> parts) {
+  iovec iov[8];
+  int n = 0;
+  for (std::string_view s : parts)
+    if (n < 8 && !s.empty())
+      iov[n++] = {const_cast<char *>(s.data()), s.size()};
+  return sendAll(fd, iov, n);
+}
+
+bool readFrame(int fd, std::string &payload, uint32_t timeoutMs,
+               uint32_t maxBytes) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   unsigned char head[4];
   if (!recvAll(fd, reinterpret_cast<char *>(head), 4, deadline, timeoutMs > 0))
     return false;
   uint32_t n = head[0] | head[1] << 8 | head[2] << 16 | uint32_t(head[3]) << 24;
-  if (n == 0 || n > kMaxFrameBytes)
+  if (n == 0 || n > kMaxFrameBytes || n > maxBytes)
     return false;
   payload.resize(n);
   return recvAll(fd, payload.data(), n, deadline, timeoutMs > 0);

@@ -118,7 +118,10 @@ std::optional<std::string> decodeError(std::string_view p);
 // (writev). Reads wait at most `timeoutMs` in total (0: no limit); false on
 // EOF, error, timeout, or a length over kMaxFrameBytes.
 bool writeFrame(int fd, std::initializer_list<std::string_view> parts);
-bool readFrame(int fd, std::string &payload, uint32_t timeoutMs = 0);
+bool readFrame(int fd, std::string &payload, uint32_t timeoutMs = 0,
+               uint32_t maxBytes = kMaxFrameBytes);
+// `parts` as they are, in one writev (at most 7): a caller's own framing.
+bool writeRaw(int fd, std::initializer_list<std::string_view> parts);
 
 // A caller's input name is a path the link may refer to: non-empty, at most
 // kMaxNameBytes, no NUL, no empty, "." or ".." component (so that one name is

@@ -108,7 +108,7 @@ RequestKind kindOf(Flavor f) {
   return isArchiver(f) ? RequestKind::Archive : RequestKind::Link;
 }
 
-bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
+bool sendChunk(ReplyStream &out,
                v1::OutputChunk::Stream stream, std::string_view data) {
   constexpr size_t kChunk = 1 << 20;
   for (size_t off = 0; off < data.size(); off += kChunk) {
@@ -116,15 +116,15 @@ bool sendChunk(grpc::ServerWriter<v1::LinkReply> *writer,
     auto *chunk = reply.mutable_output();
     chunk->set_stream(stream);
     chunk->set_data(std::string(data.substr(off, kChunk)));
-    if (!writer->Write(reply))
+    if (!out.write(reply))
       return false;
   }
   return true;
 }
 
-bool sendPiece(grpc::ServerWriter<v1::LinkReply> *writer, bool isStderr,
+bool sendPiece(ReplyStream &out, bool isStderr,
                std::string_view data) {
-  return sendChunk(writer,
+  return sendChunk(out,
                    isStderr ? v1::OutputChunk::STREAM_STDERR
                             : v1::OutputChunk::STREAM_STDOUT,
                    data);
@@ -149,8 +149,7 @@ struct ChildPipes {
 // Streams stdout/stderr to the client (and captures them and the access
 // records when asked) until the child closes every pipe. False if the client
 // went away; the caller then kills the child.
-bool pumpOutput(grpc::ServerContext *ctx,
-                grpc::ServerWriter<v1::LinkReply> *writer, ChildPipes &p,
+bool pumpOutput(ReplyStream &out, ChildPipes &p,
                 bool records, Streams &s) {
   enum { kOrdered, kOut, kErr, kRecords };
   pollfd fds[4] = {{p.ordered.read, POLLIN, 0},
@@ -167,7 +166,7 @@ bool pumpOutput(grpc::ServerContext *ctx,
   bool pendingStderr = false;
   auto flush = [&] {
     if (!pending.empty())
-      clientStayed = clientStayed && sendPiece(writer, pendingStderr, pending);
+      clientStayed = clientStayed && sendPiece(out, pendingStderr, pending);
     pending.clear();
   };
   auto forward = [&](bool isStderr, std::string_view data) {
@@ -183,7 +182,7 @@ bool pumpOutput(grpc::ServerContext *ctx,
     int n = poll(fds, 4, 200);
     if (n < 0 && errno != EINTR)
       return false;
-    if (ctx->IsCancelled())
+    if (out.cancelled())
       return false;
     // The ordered channel first: the plain pipes carry only what bypassed
     // it, which has no order against it anyway.
@@ -243,14 +242,14 @@ void removeLitter(Pipe &records, Streams &s, uint64_t linkId) {
 
 // Answers a request that cannot run (a bad rewrite spec): the message on
 // stderr and status 1, as a failed link would; LLD never ran.
-grpc::Status failEarly(grpc::ServerWriter<v1::LinkReply> *writer,
+grpc::Status failEarly(ReplyStream &out,
                        const std::string &message, uint64_t linkId) {
   spdlog::info("link id={} refused: {}", linkId, message);
-  sendChunk(writer, v1::OutputChunk::STREAM_STDERR, message + "\n");
+  sendChunk(out, v1::OutputChunk::STREAM_STDERR, message + "\n");
   v1::LinkReply reply;
   reply.mutable_done()->set_exit_code(1);
   reply.mutable_done()->set_cache_result(v1::CACHE_DISABLED);
-  writer->Write(reply);
+  out.write(reply);
   return grpc::Status::OK;
 }
 
@@ -346,39 +345,38 @@ struct LinkService::LinkRun {
 };
 
 grpc::Status
-LinkService::serveRequest(grpc::ServerContext *ctx, const v1::LinkRequest &req,
-                          grpc::ServerWriter<v1::LinkReply> *writer,
+LinkService::serveRequest(const v1::LinkRequest &req,
+                          ReplyStream &out,
                           bool rewriteCall) {
   if (std::string err = validate(req, rewriteCall); !err.empty())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
   ++active;
-  noticeSettings(req, writer);
-  grpc::Status st = runLink(ctx, req, writer, linkId);
+  noticeSettings(req, out);
+  grpc::Status st = runLink(req, out, linkId);
   lastActivityNanos = Clock::now().time_since_epoch().count();
   --active;
   return st;
 }
 
-grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
-                                  const v1::LinkRequest &req,
-                                  grpc::ServerWriter<v1::LinkReply> *writer,
+grpc::Status LinkService::runLink(const v1::LinkRequest &req,
+                                  ReplyStream &out,
                                   uint64_t linkId) {
   Request r(req, linkId);
   analyse(r); // invocation, kind, action key
-  if (answerFromCache(r, writer))
+  if (answerFromCache(r, out))
     return grpc::Status::OK;
-  if (offloadToFarm(ctx, r, writer))
+  if (offloadToFarm(r, out))
     return grpc::Status::OK;
   if (std::string error = prepareLinkRewrite(r); !error.empty())
-    return failEarly(writer, "linkd: error: link-time rewriting: " + error,
+    return failEarly(out, "linkd: error: link-time rewriting: " + error,
                      linkId);
   LinkRun run;
   SlotHold slot(slots);
-  if (!waitForSlot(ctx, slot, run))
+  if (!waitForSlot(out, slot, run))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   if (grpc::Status st =
-          spawnAndPump(ctx, *r.childReq, writer, linkId, r.record, run);
+          spawnAndPump(*r.childReq, out, linkId, r.record, run);
       !st.ok())
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
@@ -389,7 +387,7 @@ grpc::Status LinkService::runLink(grpc::ServerContext *ctx,
   logOutcome(r, run);
   if (!run.clientStayed)
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-  writer->Write(run.reply);
+  out.write(run.reply);
   slot.release();
   storeAfterAnswer(r, run); // the client stops reading at LinkDone
   return grpc::Status::OK;
@@ -412,17 +410,17 @@ void LinkService::analyse(Request &r) {
 }
 
 bool LinkService::answerFromCache(Request &r,
-                                  grpc::ServerWriter<v1::LinkReply> *writer) {
+                                  ReplyStream &out) {
   if (!r.useCache || r.cacheResult == v1::CACHE_UNCACHEABLE)
     return false;
-  if (serveHit(r, writer))
+  if (serveHit(r, out))
     return true;
   // An identical link's result is being stored: wait for it rather than
   // link again (bounded: a store that takes longer lets this one link).
   if (storesInFlight.waitFor(r.analysis.key.hex(), std::chrono::seconds(30))) {
     r.log.log(spdlog::level::debug, "link id={} waited for its twin's store",
               r.linkId);
-    if (serveHit(r, writer))
+    if (serveHit(r, out))
       return true;
   }
   r.cacheResult = v1::CACHE_MISS;
@@ -447,10 +445,10 @@ std::string LinkService::prepareLinkRewrite(Request &r) {
   return {};
 }
 
-bool LinkService::waitForSlot(grpc::ServerContext *ctx, SlotHold &slot,
+bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot,
                               LinkRun &run) {
   auto queued = Clock::now();
-  if (!slot.acquire([ctx] { return ctx->IsCancelled(); }))
+  if (!slot.acquire([&out] { return out.cancelled(); }))
     return false;
   run.queueMicros = microsSince(queued);
   run.begin = Clock::now();
@@ -458,7 +456,7 @@ bool LinkService::waitForSlot(grpc::ServerContext *ctx, SlotHold &slot,
 }
 
 bool LinkService::serveHit(Request &r,
-                           grpc::ServerWriter<v1::LinkReply> *writer) {
+                           ReplyStream &out) {
   const LinkAnalysis &analysis = r.analysis;
   auto begin = Clock::now();
   auto result = cache.cache->lookup(analysis, &r.missReason);
@@ -493,7 +491,7 @@ bool LinkService::serveHit(Request &r,
   for (const auto &o : result->outputs())
     bytes += o.size();
   for (const OutputPiece &piece : replayOutput(*result, analysis.paths))
-    if (!sendPiece(writer, piece.isStderr, piece.data))
+    if (!sendPiece(out, piece.isStderr, piece.data))
       break;
   v1::LinkReply reply;
   v1::LinkDone *done = reply.mutable_done();
@@ -517,7 +515,7 @@ bool LinkService::serveHit(Request &r,
                 ? std::string("-")
                 : analysis.paths.toLocal(result->outputs(0).path()),
             r.req.cwd());
-  writer->Write(reply);
+  out.write(reply);
   // The client has its answer. Outputs that came from a remote tier are
   // copied into the local store; spare copies (for the next local hit) only
   // for a local hit: after a remote one, backfill already writes each large
@@ -531,8 +529,8 @@ bool LinkService::serveHit(Request &r,
 }
 
 grpc::Status
-LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
-                          grpc::ServerWriter<v1::LinkReply> *writer,
+LinkService::spawnAndPump(const v1::LinkRequest &req,
+                          ReplyStream &out,
                           uint64_t linkId, bool record, LinkRun &run) {
   // A zygote that died since the last link is only noticed when we talk to
   // it; the spawn then fails before LLD ran, so one retry (which starts a
@@ -562,7 +560,7 @@ LinkService::spawnAndPump(grpc::ServerContext *ctx, const v1::LinkRequest &req,
     p.err.closeWrite();
     p.ordered.closeWrite();
     p.records.closeWrite();
-    run.clientStayed = pumpOutput(ctx, writer, p, record, run.streams);
+    run.clientStayed = pumpOutput(out, p, record, run.streams);
     run.pid = child.pid.get();
     if (!run.clientStayed && run.pid > 0)
       stopChild(run.pid, child.exit);
@@ -872,13 +870,13 @@ void adoptFarmDigests(const std::vector<FarmClient::Result::Output> &written,
 
 } // namespace
 
-bool LinkService::offloadToFarm(grpc::ServerContext *ctx, const Request &rq,
-                                grpc::ServerWriter<v1::LinkReply> *writer) {
+bool LinkService::offloadToFarm(const Request &rq,
+                                ReplyStream &out) {
   // Only deterministic links go to the farm: their bytes do not depend on
   // where they ran, and the result can be cached like a local one. Only LLD
   // links, without link-time rewriting (which needs this machine's
   // rewritten-object cache); archive requests and `linkd rewrite` stay.
-  if (!farm || rq.cacheResult != v1::CACHE_MISS || ctx->IsCancelled() ||
+  if (!farm || rq.cacheResult != v1::CACHE_MISS || out.cancelled() ||
       !rq.req.rewrite_spec().empty() || rq.req.flavor() < v1::FLAVOR_ELF ||
       rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
@@ -903,8 +901,8 @@ bool LinkService::offloadToFarm(grpc::ServerContext *ctx, const Request &rq,
   ++farm->counters().offloaded;
   farm->counters().remoteLinkMicros += r.wallMicros;
   bool clientStayed =
-      sendChunk(writer, v1::OutputChunk::STREAM_STDOUT, r.out) &&
-      sendChunk(writer, v1::OutputChunk::STREAM_STDERR, r.err);
+      sendChunk(out, v1::OutputChunk::STREAM_STDOUT, r.out) &&
+      sendChunk(out, v1::OutputChunk::STREAM_STDERR, r.err);
   v1::CacheResult cacheResult = v1::CACHE_MISS;
   std::string reason;
   AccessLog log;
@@ -939,7 +937,7 @@ bool LinkService::offloadToFarm(grpc::ServerContext *ctx, const Request &rq,
                done->wall_micros() / 1000.0, r.wallMicros / 1000.0, req.cwd(),
                req.argv_size());
   if (clientStayed)
-    writer->Write(reply);
+    out.write(reply);
   if (storeIt) {
     // The farm returns the two streams apart (their order is not kept
     // there); they replay as they were sent, stdout first.

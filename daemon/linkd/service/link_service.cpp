@@ -30,13 +30,15 @@ uint64_t LinkService::idleSeconds() const {
 grpc::Status LinkService::Rewrite(grpc::ServerContext *ctx,
                                   const v1::LinkRequest *req,
                                   grpc::ServerWriter<v1::LinkReply> *writer) {
-  return serveRequest(ctx, *req, writer, /*rewriteCall=*/true);
+  GrpcReplyStream out(ctx, writer);
+  return serveRequest(*req, out, /*rewriteCall=*/true);
 }
 
 grpc::Status LinkService::Link(grpc::ServerContext *ctx,
                                const v1::LinkRequest *req,
                                grpc::ServerWriter<v1::LinkReply> *writer) {
-  return serveRequest(ctx, *req, writer, /*rewriteCall=*/false);
+  GrpcReplyStream out(ctx, writer);
+  return serveRequest(*req, out, /*rewriteCall=*/false);
 }
 
 grpc::Status LinkService::Info(grpc::ServerContext *, const v1::InfoRequest *,

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/reply_stream.h"
 #include "daemon/linkd/service/request_log.h"
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
@@ -70,6 +71,11 @@ public:
                             const v1::CacheControlRequest *req,
                             v1::CacheControlReply *reply) override;
 
+  // Link and Rewrite, from gRPC or from the thin client's framed connection
+  // (local_link.h): checks the request, counts it, runs it.
+  grpc::Status serveRequest(const v1::LinkRequest &req, ReplyStream &out,
+                            bool rewriteCall);
+
   // Seconds since the last request finished, or 0 while links are running.
   uint64_t idleSeconds() const;
   unsigned activeLinks() const { return active.load(); }
@@ -79,38 +85,28 @@ private:
   struct Request;
   struct LinkRun;
   class SlotHold;
-  // Link and Rewrite: checks the request, counts it, runs it.
-  grpc::Status serveRequest(grpc::ServerContext *ctx,
-                            const v1::LinkRequest &req,
-                            grpc::ServerWriter<v1::LinkReply> *writer,
-                            bool rewriteCall);
   // The table of contents of a request; the steps follow in its order.
-  grpc::Status runLink(grpc::ServerContext *ctx, const v1::LinkRequest &req,
-                       grpc::ServerWriter<v1::LinkReply> *writer,
+  grpc::Status runLink(const v1::LinkRequest &req, ReplyStream &out,
                        uint64_t linkId);
   void analyse(Request &r);
   // True when the client has its answer from the cache.
-  bool answerFromCache(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
+  bool answerFromCache(Request &r, ReplyStream &out);
   // Looks the request up and answers it on a hit; on a miss, why in
   // `r.missReason`.
-  bool serveHit(Request &r, grpc::ServerWriter<v1::LinkReply> *writer);
+  bool serveHit(Request &r, ReplyStream &out);
   // Tells the client about settings in its environment this daemon does not
   // follow (once per setting and value).
-  void noticeSettings(const v1::LinkRequest &req,
-                      grpc::ServerWriter<v1::LinkReply> *writer);
+  void noticeSettings(const v1::LinkRequest &req, ReplyStream &out);
   std::mutex noticedMu;
   std::set<std::string> noticedSettings; // "VAR=value" already told
   // Runs the link on the farm when the policy says so; true when the client
   // has its answer (else link locally).
-  bool offloadToFarm(grpc::ServerContext *ctx, const Request &r,
-                     grpc::ServerWriter<v1::LinkReply> *writer);
+  bool offloadToFarm(const Request &r, ReplyStream &out);
   // The link-time rewrite's plan and cached inputs; an error message if the
   // spec cannot be used (the link then fails before LLD runs).
   std::string prepareLinkRewrite(Request &r);
-  bool waitForSlot(grpc::ServerContext *ctx, SlotHold &slot, LinkRun &run);
-  grpc::Status spawnAndPump(grpc::ServerContext *ctx,
-                            const v1::LinkRequest &req,
-                            grpc::ServerWriter<v1::LinkReply> *writer,
+  bool waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run);
+  grpc::Status spawnAndPump(const v1::LinkRequest &req, ReplyStream &out,
                             uint64_t linkId, bool record, LinkRun &run);
   void classifyExit(const Request &r, LinkRun &run);
   void decideCaching(Request &r, LinkRun &run);

@@ -16,7 +16,7 @@
 namespace linkd {
 
 void LinkService::noticeSettings(const v1::LinkRequest &req,
-                                 grpc::ServerWriter<v1::LinkReply> *writer) {
+                                 ReplyStream &out) {
   std::string text;
   for (const auto &[var, value] : req.settings_env()) {
     if (var == "LINKD_LOG")
@@ -46,7 +46,7 @@ void LinkService::noticeSettings(const v1::LinkRequest &req,
     return;
   v1::LinkReply reply;
   reply.set_notice(text);
-  writer->Write(reply);
+  out.write(reply);
 }
 
 } // namespace linkd

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 namespace linkd {
 
@@ -48,26 +49,38 @@ std::string ZygoteClient::startLocked() {
   // process only async-signal-safe calls are allowed between fork and exec.
   std::string fdArg = std::to_string(3);
   const char *argv[] = {lldExe.c_str(), "__zygote", fdArg.c_str(), nullptr};
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (haveStartFdLimit)
-      setrlimit(RLIMIT_NOFILE, &startFdLimit); // async-signal-safe
-    if (sv[1] == 3) {
-      fcntl(3, F_SETFD, 0);
-    } else {
-      dup2(sv[1], 3); // dup2 clears FD_CLOEXEC on the new descriptor
+  // The zygote dies with the thread that forked it (PR_SET_PDEATHSIG fires
+  // when the parent *thread* exits), so its reader thread forks it: that
+  // thread lives exactly as long as the zygote. A request's thread would
+  // take the zygote with it when it ends.
+  std::promise<pid_t> forked;
+  std::future<pid_t> pidOf = forked.get_future();
+  reader = std::thread([&, child = sv[1], fd = sv[0]] {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (haveStartFdLimit)
+        setrlimit(RLIMIT_NOFILE, &startFdLimit); // async-signal-safe
+      if (child == 3)
+        fcntl(3, F_SETFD, 0);
+      else
+        dup2(child, 3); // dup2 clears FD_CLOEXEC on the new descriptor
+      execv(lldExe.c_str(), const_cast<char *const *>(argv));
+      _exit(127);
     }
-    execv(lldExe.c_str(), const_cast<char *const *>(argv));
-    _exit(127);
-  }
+    int err = errno;
+    forked.set_value(pid < 0 ? -err : pid);
+    if (pid > 0)
+      readerLoop(fd);
+  });
+  pid_t pid = pidOf.get(); // argv and `forked` outlive the fork
   close(sv[1]);
   if (pid < 0) {
+    reader.join();
     close(sv[0]);
-    return std::string("fork: ") + std::strerror(errno);
+    return std::string("fork: ") + std::strerror(-pid);
   }
   controlFd = sv[0];
   zygotePid = pid;
-  reader = std::thread([this, fd = sv[0]] { readerLoop(fd); });
   return {};
 }
 
