@@ -6,7 +6,11 @@
 #include "harness.h"
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <fstream>
 #include <thread>
@@ -26,6 +30,33 @@ long long procStatus(long long pid, const std::string &field) {
     if (line.starts_with(field + ":"))
       return std::stoll(line.substr(field.size() + 1));
   return -1;
+}
+
+// A raw connection to the daemon's socket, as any local process could
+// open; -1 on failure.
+int connectRaw(const std::string &socketPath) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 &&
+      connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything the daemon sends on `fd` until it closes the connection (or
+// 10 s pass).
+std::string readToEnd(int fd) {
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;)
+    got.append(buf, static_cast<size_t>(n));
+  return got;
 }
 
 class HostileInputTest : public E2eTest {
@@ -241,6 +272,71 @@ TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next2")));
   EXPECT_EQ(litterIn(*this, dir), "");
   EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 2u);
+}
+
+// The thin client's framed wire (lib/wire/link_wire.h) from a hostile local
+// process: frames that lie about their length, requests that do not parse
+// or that the daemon refuses, connections that say nothing or half the
+// magic. Each gets an error frame or a closed connection; none holds up the
+// next client or leaves a thread behind.
+TEST_F(HostileInputTest, HostileFramesOnTheLocalSocketLeaveTheDaemonServing) {
+  DaemonStatus before = warmDaemon();
+  long long threads = procStatus(before.pid, "Threads");
+  auto frame = [](std::string payload) {
+    std::string f = "LKD1";
+    uint32_t n = static_cast<uint32_t>(payload.size());
+    for (int i = 0; i < 4; ++i)
+      f.push_back(static_cast<char>(n >> (8 * i)));
+    return f + payload;
+  };
+  struct Case {
+    std::string bytes;
+    bool errorFrame; // else: the daemon just closes
+  };
+  const Case cases[] = {
+      {"LKD1\xff\xff\xff\x7fQ", false},   // 2 GiB announced
+      {"LKD1\x01\x00\x00\x04Q", false},   // 64 MiB + 1: over the cap
+      {frame("Q\xff\xff\xff\xff"), true}, // not a LinkRequest
+      {frame("Q"), true},                   // an empty request: no argv
+      {frame("X"), true},                   // not a request frame
+  };
+  for (const Case &c : cases) {
+    int fd = connectRaw(socketPath);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(send(fd, c.bytes.data(), c.bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(c.bytes.size()));
+    std::string got = readToEnd(fd);
+    close(fd);
+    if (c.errorFrame) {
+      ASSERT_GE(got.size(), 5u) << "no answer to " << c.bytes.size() << " bytes";
+      EXPECT_EQ(got[4], 'e') << got;
+    }
+  }
+  // Silent connections, and one that stops half-way through the magic, while
+  // a real client links: it is not held up.
+  int silent = connectRaw(socketPath), half = connectRaw(socketPath);
+  ASSERT_GE(silent, 0);
+  ASSERT_GE(half, 0);
+  ASSERT_EQ(send(half, "LK", 2, MSG_NOSIGNAL), 2);
+  RunResult linked = run(ld() + " p.o -o during", 20s);
+  ASSERT_TRUE(exitedZero(linked)) << linked.err;
+  EXPECT_EQ(run("./during").exitCode, 3);
+  EXPECT_EQ(logLines("link id=").size(), 2u)
+      << "the link fell back to a local one";
+  close(silent);
+  close(half);
+  EXPECT_TRUE(idle());
+  auto settled = waitForStatus(
+      [&](const DaemonStatus &s) {
+        return procStatus(s.pid, "Threads") <= threads + 2;
+      },
+      20s);
+  EXPECT_TRUE(settled.has_value())
+      << "threads: " << procStatus(before.pid, "Threads") << " (were "
+      << threads << ")";
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->pid, before.pid);
 }
 
 } // namespace
