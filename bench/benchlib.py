@@ -387,6 +387,66 @@ def summary(path):
     return 0
 
 
+def phases(client, obj, out, n, log):
+    """A small link's phases: the client's own times (LINKD_CLIENT_TIMES,
+    client/phase_times.h), the daemon's log line of each link (every *_ms
+    field it has: wall, queue, and the link child's own phases), and the
+    spawn and exit around the client as this process sees them."""
+    import os
+    import tempfile
+    import time
+    times = tempfile.mktemp(prefix="linkd-phases.")
+    env = dict(os.environ, LINKD_CLIENT_TIMES=times)
+    argv = [client, "--linkd-no-cache", obj, "-o", out]
+    outer = []
+    with open(log) as f:
+        f.seek(0, 2)
+        start = f.tell()
+    for _ in range(int(n)):
+        t0 = time.monotonic_ns()
+        pid = os.posix_spawn(client, argv, env)
+        _, st = os.waitpid(pid, 0)
+        t1 = time.monotonic_ns()
+        if st != 0:
+            print("benchlib: phases: the link failed", file=sys.stderr)
+            return 1
+        outer.append((t0, t1))
+    with open(times) as f:
+        inner = [list(map(int, line.split())) for line in f]
+    os.unlink(times)
+    if len(inner) != len(outer):
+        print("benchlib: phases: %d of %d links went through the daemon"
+              % (len(inner), len(outer)), file=sys.stderr)
+        return 1
+    fields = {}
+    with open(log) as f:
+        f.seek(start)
+        for line in f:
+            if " link id=" not in line:
+                continue
+            for k, v in LOG_FIELD.findall(line):
+                if k.endswith("_ms"):
+                    try:
+                        fields.setdefault(k, []).append(float(v))
+                    except ValueError:
+                        pass
+    ms = lambda xs: "%.2f" % (med(xs) / 1e6)
+    rows = [
+        ("client start (spawn to main)", [i[0] - o[0] for i, o in zip(inner, outer)]),
+        ("connect", [i[1] - i[0] for i in inner]),
+        ("request (build, send)", [i[2] - i[1] for i in inner]),
+        ("daemon (send to first reply)", [i[3] - i[2] for i in inner]),
+        ("reply (first reply to LinkDone)", [i[4] - i[3] for i in inner]),
+        ("exit (LinkDone to reaped)", [o[1] - i[4] for i, o in zip(inner, outer)]),
+        ("total (spawn to reaped)", [o[1] - o[0] for o in outer]),
+    ]
+    for name, xs in rows:
+        print("%s\t%s" % (name, ms(xs)))
+    for k in sorted(fields):
+        print("daemon log %s\t%.2f" % (k, med(fields[k])))
+    return 0
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -412,6 +472,8 @@ def main():
         return logstats(*args)
     if cmd == "summary" and len(args) == 1:
         return summary(args[0])
+    if cmd == "phases" and len(args) == 5:
+        return phases(*args)
     print(__doc__, file=sys.stderr)
     return 2
 

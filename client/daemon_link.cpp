@@ -124,7 +124,7 @@ bool crashedItself(int sig) {
 } // namespace
 
 DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
-                                   const ClientArgs &args) {
+                                   const ClientArgs &args, PhaseTimes &times) {
   DaemonLinkResult result;
   v1::LinkRequest req = buildRequest(flavor, args);
   if (req.cwd().empty()) {
@@ -137,10 +137,13 @@ DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
                      std::strerror(errno);
     return result;
   }
+  times.sent = PhaseTimes::now();
   v1::LinkReply reply;
   std::optional<v1::LinkDone> done;
   std::string error;
   while (wire::readReply(fd, millisLeft(deadline), reply, error)) {
+    if (!times.firstReply)
+      times.firstReply = PhaseTimes::now();
     if (!error.empty()) {
       result.failure = "the daemon failed: " + error;
       return result;
@@ -155,6 +158,7 @@ DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
         writeAll(STDERR_FILENO, reply.notice());
     } else if (reply.has_done()) {
       done = reply.done();
+      times.done = PhaseTimes::now();
       break; // the daemon may go on to store the result; we are done
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "client/client_args.h"
+#include "client/phase_times.h"
 #include "link/flavor.h"
 
 #include <optional>
@@ -23,7 +24,8 @@ struct DaemonLinkResult {
 
 // `fd`: a connection to the daemon (connectDaemon, autostart.h), read and
 // written on the framed wire (lib/wire/link_wire.h).
+// `times`: sent, firstReply and done are filled in.
 DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
-                                   const ClientArgs &args);
+                                   const ClientArgs &args, PhaseTimes &times);
 
 } // namespace linkd

@@ -84,6 +84,8 @@ int answerItself(const linkd::ClientArgs &args, linkd::Flavor flavor) {
 } // namespace
 
 int main(int argc, char **argv) {
+  linkd::PhaseTimes times;
+  times.main = linkd::PhaseTimes::now();
   // A write to a closed pipe ends LLVM's tools with EX_IOERR (InitLLVM's
   // sys::DefaultOneShotPipeSignalHandler), not with SIGPIPE; the replayed
   // stdout and stderr do the same. exec (the local fallback) resets it.
@@ -128,7 +130,10 @@ int main(int argc, char **argv) {
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }
-  linkd::DaemonLinkResult r = linkd::linkThroughDaemon(daemon, *flavor, args);
+  times.connected = linkd::PhaseTimes::now();
+  linkd::DaemonLinkResult r =
+      linkd::linkThroughDaemon(daemon, *flavor, args, times);
+  times.report();
   if (r.exitCode)
     _exit(*r.exitCode); // all output went out through write(2); skip teardown
   if (r.crashSignal)
