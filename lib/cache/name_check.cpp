@@ -101,7 +101,6 @@ void checkInputKinds(const PathMapper &names, const AccessLog &log,
   }
 }
 
-
 uint64_t threadCpuMicros() {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -165,20 +164,6 @@ void OutputScan::feed(std::string_view piece) {
   }
   micros += microsSince(begin);
   cpuMicros += threadCpuMicros() - cpuBegin;
-}
-
-void OutputScan::feedFile(int fd) {
-  std::function<void(std::string_view)> sink = startOutput();
-  if (!sink)
-    return;
-  std::string buf(1 << 20, '\0');
-  for (off_t off = 0;;) {
-    ssize_t n = pread(fd, buf.data(), buf.size(), off);
-    if (n <= 0)
-      break;
-    off += n;
-    sink(std::string_view(buf.data(), static_cast<size_t>(n)));
-  }
 }
 
 PatternScan::PatternScan(std::vector<std::string> in) {

@@ -1,13 +1,13 @@
 // Verification of a content key (lib/cache/link_names.h): which of the names
 // the key left out a result depends on.
 //
-// After a miss, while the result is stored:
+// After a miss, while the result is stored (before its manifest is written):
 // - each output's bytes (as the store reads them: OutputScan), stdout and
 //   stderr are searched for every left-out name (its spelling and its
-//   absolute form; the working directory and the base dir as prefixes),
-//   before the manifest is written. A name found in an output is required exactly:
-//   the manifest's input set records it, and a link with another name (or
-//   checkout) does not match that set. Output bytes are never patched.
+//   absolute form; the working directory and the base dir as prefixes). A
+//   name found in an output is required exactly: the manifest's input set
+//   records it, and a link with another name (or checkout) does not match
+//   that set. Output bytes are never patched.
 // - a name in a diagnostic standing as a whole word is stored as its token
 //   and replayed with the current link's name; one that is part of a longer
 //   word is required exactly instead.
@@ -61,15 +61,11 @@ public:
   OutputScan(const OutputScan &) = delete;
   OutputScan &operator=(const OutputScan &) = delete;
 
-  // Whether there is anything to search for (else the sink is empty and
-  // the store reads nothing for it).
-  bool active() const { return scan != nullptr; }
-  // The next output starts; the sink for its bytes (empty when inactive).
+  // The next output starts; the sink for its bytes, in order. Empty when
+  // no name was left out: nothing to search, the store reads nothing for it.
   std::function<void(std::string_view)> startOutput();
-  // The bytes of the current output, in order (what the sink calls).
+  // What the sink calls.
   void feed(std::string_view piece);
-  // Reads an output that is not stored through a sink (tests, benchmark).
-  void feedFile(int fd);
 
 private:
   friend NameCheck checkNames(const PathMapper &, const AccessLog &,
