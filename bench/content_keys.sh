@@ -10,7 +10,9 @@
 #      checkout A, then in checkout B, LINKD_BASE_DIR = each checkout;
 #   3. a cargo project (one dependency, a build script; Debian's
 #      librust-cfg-if-dev as a directory source): build, cargo clean, build.
+#   1b. binutils-source's libsframe (a real autotools project), the same way.
 # Needs autoconf automake googletest cmake ninja-build librust-cfg-if-dev,
+# libtool and binutils-source for 1b,
 # cargo (~/.cargo/bin or Debian's). Counts, not times: a loaded machine is fine.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -46,6 +48,31 @@ for mode in gcc clang; do
   done
   "$BIN/linkd" stop >/dev/null 2>&1
 done
+
+# 1b. a real autotools project from Debian (no gzip source is installable:
+# no deb-src): binutils-source's libsframe (autoconf + automake + libtool, a
+# static library), configured from its directory with the top level's
+# config/, include/ and libctf/ beside it; skipped without binutils-source.
+BU=/usr/src/binutils/binutils-2.40.tar.xz
+if [[ -f $BU ]]; then
+  mkdir -p "$T/bu" && tar -C "$T/bu" -xJf "$BU" || exit 2
+  S=$T/bu/binutils-2.40 && mkdir -p "$T/sf" && find "$S" -maxdepth 1 -type f -exec cp -a {} "$T/sf/" \; &&
+    cp -a "$S/config" "$S/include" "$S/libctf" "$S/libsframe" "$T/sf/" && rm -rf "$T/bu" || exit 2
+  for mode in gcc clang; do
+    daemon "libsframe-$mode"
+    cp -a "$T/sf" "$W/tree" && cd "$W/tree/libsframe" || exit 2
+    case $mode in gcc) CCV="gcc -B$BIN/gcc/" ;; clang) CCV="clang-19 --ld-path=$BIN/ld.linkd" ;; esac
+    for run in 1 2; do
+      [[ $run == 2 ]] && make distclean >/dev/null 2>&1
+      read -r r0 h0 u0 e0 a0 ah0 <<<"$(js requests hits uncacheable store_entries archive_requests archive_hits || echo 0 0 0 0 0 0)"
+      ./configure CC="$CCV" AR="$BIN/ar.linkd" RANLIB="$BIN/ranlib.linkd" >/dev/null 2>&1 || { echo "libsframe configure failed"; exit 1; }
+      make >/dev/null 2>&1 || { echo "libsframe make failed"; exit 1; }
+      sleep 1; read -r r1 h1 u1 e1 a1 ah1 <<<"$(js requests hits uncacheable store_entries archive_requests archive_hits)"
+      echo "libsframe configure+make ($mode) run $run: $((h1 - h0))/$((r1 - r0)) requests hit ($((u1 - u0)) uncacheable, $((ah1 - ah0))/$((a1 - a0)) archive requests hit); store entries added $((e1 - e0))"
+    done
+    "$BIN/linkd" stop >/dev/null 2>&1
+  done
+fi
 
 # 2. a CMake project in a second checkout
 daemon cmake

@@ -34,15 +34,17 @@ bool sameIdentity(const struct stat &a, const struct stat &b) {
 
 // Stores an output through its snapshot descriptor; its identity must still
 // be the one seen when the link exited, before and after it is read.
+// `sink`: handed the bytes as they are stored (LocalStore::putBlobFromFile).
 std::optional<Digest> storeStableFile(LocalStore &store,
-                                      const OutputSnapshot &snap) {
+                                      const OutputSnapshot &snap,
+                                      const LocalStore::ByteSink &sink) {
   if (snap.fd < 0)
     return std::nullopt;
   struct stat st;
   Digest d;
   bool ok = fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st) &&
             store.putBlobFromFile(snap.fd, static_cast<uint64_t>(st.st_size),
-                                  &d, snap.digest) &&
+                                  &d, snap.digest, sink) &&
             fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st);
   if (!ok)
     return std::nullopt;
@@ -742,14 +744,30 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   for (const std::string &p : log.missing)
     set.add_missing(link.paths.toStored(p));
 
-  std::vector<int> outputFds;
-  for (const OutputSnapshot &snap : outputs)
-    outputFds.push_back(snap.fd);
-  NameCheck names = checkNames(link.paths, log, outputFds,
-                               output.stream(false), output.stream(true));
+  // The outputs are stored first, searched for the left-out names as the
+  // store reads them (name_check.h); the manifest that records what they
+  // require is written last.
+  cache::v1::LinkResult result;
+  OutputScan scan(link.paths);
+  std::vector<Digest> outputDigests;
+  for (const OutputSnapshot &snap : outputs) {
+    std::optional<Digest> d = storeStableFile(blobs, snap, scan.startOutput());
+    if (!d)
+      return refuse("output changed, vanished or could not be stored: " +
+                    snap.path);
+    uint64_t size = static_cast<uint64_t>(snap.st.st_size);
+    outcome.bytesWritten += size;
+    auto *o = result.add_outputs();
+    o->set_path(link.paths.toStored(snap.path));
+    o->set_digest(std::string(d->raw()));
+    o->set_size(size);
+    o->set_mode(snap.st.st_mode & 07777);
+    outputDigests.push_back(*d);
+  }
+  NameCheck names = checkNames(link.paths, log, scan, output.stream(false),
+                               output.stream(true));
   // The diagnostics as stored, piece by piece in LLD's order; a name inside
   // a longer word in any piece is required exactly, as in the whole stream.
-  cache::v1::LinkResult result;
   std::set<std::string> embedded;
   storeOutput(output, link.paths, result, &embedded);
   for (const std::string &id : embedded)
@@ -768,21 +786,6 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
       r->set_absolute(n->absolute);
   }
 
-  std::vector<Digest> outputDigests;
-  for (const OutputSnapshot &snap : outputs) {
-    std::optional<Digest> d = storeStableFile(blobs, snap);
-    if (!d)
-      return refuse("output changed, vanished or could not be stored: " +
-                    snap.path);
-    uint64_t size = static_cast<uint64_t>(snap.st.st_size);
-    outcome.bytesWritten += size;
-    auto *o = result.add_outputs();
-    o->set_path(link.paths.toStored(snap.path));
-    o->set_digest(std::string(d->raw()));
-    o->set_size(size);
-    o->set_mode(snap.st.st_mode & 07777);
-    outputDigests.push_back(*d);
-  }
   result.set_exit_code(exitCode);
   result.set_link_micros(linkMicros);
   Digest resultDigest;

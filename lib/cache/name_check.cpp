@@ -14,10 +14,6 @@
 namespace linkd {
 namespace {
 
-// Small enough that each chunk is scanned while it is still in the cache the
-// copy brought it into (8 MiB chunks took twice as long).
-constexpr size_t kChunk = 1 << 20;
-
 // Length of the common prefix of `a` and `b`.
 size_t commonPrefix(std::string_view a, std::string_view b) {
   size_t n = std::min(a.size(), b.size()), i = 0;
@@ -50,12 +46,6 @@ bool isBitcode(int fd) {
          (head[0] == 0xde && head[1] == 0xc0 && head[2] == 0x17 &&
           head[3] == 0x0b);
 }
-
-struct Pattern {
-  std::string text;
-  std::string id;
-  bool absolute;
-};
 
 void requireAllInputs(const PathMapper &names, NameCheck &out,
                       const std::string &why) {
@@ -111,9 +101,25 @@ void checkInputKinds(const PathMapper &names, const AccessLog &log,
   }
 }
 
-void scanOutputs(const PathMapper &names, const std::vector<int> &fds,
-                 NameCheck &out) {
-  std::vector<Pattern> pats;
+uint64_t threadCpuMicros() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000 +
+         static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+uint64_t microsSince(std::chrono::steady_clock::time_point begin) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - begin)
+          .count());
+}
+
+} // namespace
+
+OutputScan::OutputScan(const PathMapper &names) {
+  if (!names.active())
+    return;
   for (const LeftOutName &n : names.names()) {
     pats.push_back({n.absolute, n.id, true});
     if (n.spelling != n.absolute)
@@ -122,41 +128,43 @@ void scanOutputs(const PathMapper &names, const std::vector<int> &fds,
   std::vector<std::string> texts;
   for (const Pattern &p : pats)
     texts.push_back(p.text);
-  PatternScan scan(std::move(texts));
-  std::vector<bool> found(pats.size());
-  // Sized to the largest output (most are small), not zero-filled.
-  off_t largest = 0;
-  for (int fd : fds) {
-    struct stat st;
-    if (fstat(fd, &st) == 0)
-      largest = std::max(largest, st.st_size);
-  }
-  size_t chunk = std::min(kChunk, static_cast<size_t>(largest) + 1);
-  std::unique_ptr<char[]> storage(new char[chunk + scan.longest()]);
-  char *buf = storage.get();
-  for (int fd : fds) {
-    size_t carry = 0;
-    for (off_t off = 0;;) {
-      ssize_t n = pread(fd, buf + carry, chunk, off);
-      if (n <= 0)
-        break;
-      off += n;
-      out.scannedBytes += static_cast<uint64_t>(n);
-      size_t len = carry + static_cast<size_t>(n);
-      scan.scan(std::string_view(buf, len), found);
-      carry = std::min(len, scan.longest() > 0 ? scan.longest() - 1 : 0);
-      std::memmove(buf, buf + len - carry, carry);
-    }
-  }
-  for (size_t i = 0; i < pats.size(); ++i)
-    if (found[i]) {
-      out.exact[pats[i].id] |= pats[i].absolute;
-      if (out.why.empty())
-        out.why = "an output contains " + pats[i].text;
-    }
+  scan = std::make_unique<PatternScan>(std::move(texts));
+  found.assign(pats.size(), false);
 }
 
-} // namespace
+OutputScan::~OutputScan() = default;
+
+std::function<void(std::string_view)> OutputScan::startOutput() {
+  tail.clear();
+  if (!scan)
+    return {};
+  return [this](std::string_view piece) { feed(piece); };
+}
+
+void OutputScan::feed(std::string_view piece) {
+  if (!scan || piece.empty())
+    return;
+  auto begin = std::chrono::steady_clock::now();
+  uint64_t cpuBegin = threadCpuMicros();
+  bytes += piece.size();
+  size_t keep = scan->longest() > 0 ? scan->longest() - 1 : 0;
+  // A match that starts in the tail ends within the piece's first `keep`
+  // bytes; one that starts in the piece is found in the piece.
+  if (!tail.empty()) {
+    std::string seam = tail;
+    seam.append(piece.substr(0, keep));
+    scan->scan(seam, found);
+  }
+  scan->scan(piece, found);
+  if (piece.size() >= keep)
+    tail.assign(piece.substr(piece.size() - keep));
+  else {
+    tail.append(piece);
+    tail.erase(0, tail.size() > keep ? tail.size() - keep : 0);
+  }
+  micros += microsSince(begin);
+  cpuMicros += threadCpuMicros() - cpuBegin;
+}
 
 PatternScan::PatternScan(std::vector<std::string> in) {
   std::erase_if(in, [](const std::string &s) { return s.empty(); });
@@ -223,20 +231,8 @@ void PatternScan::scan(std::string_view data, std::vector<bool> &found) const {
   }
 }
 
-namespace {
-
-uint64_t threadCpuMicros() {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000 +
-         static_cast<uint64_t>(ts.tv_nsec) / 1000;
-}
-
-} // namespace
-
 NameCheck checkNames(const PathMapper &names, const AccessLog &log,
-                     const std::vector<int> &outputFds,
-                     const std::string &stdoutData,
+                     const OutputScan &outputs, const std::string &stdoutData,
                      const std::string &stderrData) {
   auto begin = std::chrono::steady_clock::now();
   uint64_t cpuBegin = threadCpuMicros();
@@ -248,7 +244,12 @@ NameCheck checkNames(const PathMapper &names, const AccessLog &log,
   }
   checkRoles(names, log, out);
   checkInputKinds(names, log, out);
-  scanOutputs(names, outputFds, out);
+  for (size_t i = 0; i < outputs.pats.size(); ++i)
+    if (outputs.found[i]) {
+      out.exact[outputs.pats[i].id] |= outputs.pats[i].absolute;
+      if (out.why.empty())
+        out.why = "an output contains " + outputs.pats[i].text;
+    }
   std::set<std::string> embedded;
   out.stdoutStored = names.toStoredText(stdoutData, &embedded);
   out.stderrStored = names.toStoredText(stderrData, &embedded);
@@ -257,11 +258,9 @@ NameCheck checkNames(const PathMapper &names, const AccessLog &log,
     if (out.why.empty())
       out.why = "a diagnostic contains a name inside a longer word";
   }
-  out.micros = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - begin)
-          .count());
-  out.cpuMicros = threadCpuMicros() - cpuBegin;
+  out.scannedBytes = outputs.bytes;
+  out.micros = microsSince(begin) + outputs.micros;
+  out.cpuMicros = threadCpuMicros() - cpuBegin + outputs.cpuMicros;
   return out;
 }
 

@@ -142,10 +142,12 @@ bool copyRange(int in, off_t inOff, int out, off_t outOff, uint64_t size) {
   return true;
 }
 
-// SHA-256 of `size` bytes of `fd` from `off`, with pread (the offset of the
-// descriptor is left alone, so a copy can run on it at the same time).
-std::optional<Digest> hashRange(int fd, off_t off, uint64_t size) {
-  Sha256 h;
+// Reads `size` bytes of `fd` from `off` in 1 MiB pieces with pread (the
+// offset of the descriptor is left alone, so a copy can run on it at the
+// same time): each piece is hashed into `h` (when given) and handed to
+// `sink` (when set) while it is in cache.
+bool readRange(int fd, off_t off, uint64_t size, Sha256 *h,
+               const LocalStore::ByteSink &sink) {
   std::string buf(1 << 20, '\0');
   while (size > 0) {
     ssize_t n =
@@ -153,11 +155,24 @@ std::optional<Digest> hashRange(int fd, off_t off, uint64_t size) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return std::nullopt;
-    h.update({buf.data(), static_cast<size_t>(n)});
+      return false;
+    std::string_view piece(buf.data(), static_cast<size_t>(n));
+    if (h)
+      h->update(piece);
+    if (sink)
+      sink(piece);
     off += n;
     size -= static_cast<uint64_t>(n);
   }
+  return true;
+}
+
+// SHA-256 of `size` bytes of `fd` from `off` (readRange).
+std::optional<Digest> hashRange(int fd, off_t off, uint64_t size,
+                                const LocalStore::ByteSink &sink = {}) {
+  Sha256 h;
+  if (!readRange(fd, off, size, &h, sink))
+    return std::nullopt;
   return h.finish();
 }
 
@@ -542,11 +557,14 @@ bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
 }
 
 bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
-                                 const std::optional<Digest> &known) {
+                                 const std::optional<Digest> &known,
+                                 const ByteSink &sink) {
   if (size <= cfg.compressLimit) {
     std::string data(size, '\0');
     if (pread(fd, data.data(), size, 0) != static_cast<ssize_t>(size))
       return false;
+    if (sink)
+      sink(data);
     return putBlob(data, digestOut);
   }
   // Raw: copy into a temp file in the store, hash the copy, name it.
@@ -558,7 +576,10 @@ bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
             copyRange(fd, 0, out, static_cast<off_t>(kRawMagic.size()), size);
   std::optional<Digest> d = known;
   if (ok && !d)
-    d = hashRange(out, kRawMagic.size(), size);
+    d = hashRange(out, kRawMagic.size(), size, sink);
+  else if (ok && sink)
+    ok = readRange(out, static_cast<off_t>(kRawMagic.size()), size, nullptr,
+                   sink);
   ok = close(out) == 0 && ok && d;
   std::string path = ok ? blobPath(*d) : std::string();
   if (ok)

@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -106,8 +107,15 @@ public:
   // without holding them in memory when they are above the compression
   // limit. `known`: the content's digest, verified by the caller; a large
   // blob is then copied without hashing it again (reads verify anyway).
+  // `sink` (when set) is handed every byte stored, in order, in pieces, as
+  // the store reads them (the copy, for a large blob): a caller that must
+  // also search the content does it while the bytes are in cache, without
+  // reading them again (lib/cache/name_check.h). With `known`, a large blob
+  // is read for the sink alone.
+  using ByteSink = std::function<void(std::string_view)>;
   bool putBlobFromFile(int fd, uint64_t size, Digest *digest,
-                       const std::optional<Digest> &known = std::nullopt);
+                       const std::optional<Digest> &known = std::nullopt,
+                       const ByteSink &sink = {});
   // Writes the blob's content to `path` atomically with `mode`, after
   // verifying it. Error (with `error` set) when the destination is unwritable.
   Lookup materializeBlob(const Digest &d, const std::string &path, mode_t mode,

@@ -336,6 +336,70 @@ TEST(PatternScan, FindsEveryPatternAcrossPrefixes) {
   EXPECT_EQ(found, (std::vector<bool>{false, true, true, true, false}));
 }
 
+// The store hands the output over in pieces: a name split at any point
+// between two pieces (or spread over three) is found; one split between two
+// outputs is not there.
+TEST(OutputScan, FindsANameAcrossPiecesNotAcrossOutputs) {
+  const std::string name = "/tmp/cc1234.o";
+  PathMapper m({{NameRole::Input, "0", name, name}});
+  AccessLog log;
+  log.existing.insert(name); // a file of the link: only the scan requires it
+  std::string data = std::string(40, 'x') + name + std::string(40, 'y');
+  for (size_t cut = 0; cut <= data.size(); ++cut) {
+    OutputScan scan(m);
+    auto sink = scan.startOutput();
+    ASSERT_TRUE(sink);
+    sink(std::string_view(data).substr(0, cut));
+    sink(std::string_view(data).substr(cut, 3));
+    sink(std::string_view(data).substr(std::min(data.size(), cut + 3)));
+    NameCheck nc = checkNames(m, log, scan, "", "");
+    EXPECT_EQ(nc.exact, (std::map<std::string, bool>{{"0", true}}))
+        << "cut at " << cut;
+    EXPECT_EQ(nc.scannedBytes, data.size());
+  }
+  OutputScan scan(m);
+  scan.startOutput()(data.substr(0, 45));
+  scan.startOutput()(data.substr(45));
+  EXPECT_TRUE(checkNames(m, log, scan, "", "").exact.empty());
+  // Nothing left out: nothing to search, no sink.
+  EXPECT_FALSE(OutputScan(PathMapper()).startOutput());
+}
+
+// The store's sink sees every byte stored, in order: a small (compressed)
+// blob, a large (raw, copied) one, and a large one whose digest is known.
+TEST(LocalStore, SinkSeesEveryByteStored) {
+  TempDir t;
+  std::string err;
+  StoreConfig cfg{t.path, 1 << 30, 1};
+  cfg.compressLimit = 1000;
+  auto store = LocalStore::open(cfg, &err);
+  ASSERT_TRUE(store) << err;
+  for (size_t size : {size_t(999), size_t(3 << 20) + 17}) {
+    std::string content(size, '\0');
+    for (size_t i = 0; i < size; ++i)
+      content[i] = static_cast<char>(i * 7 + i / 251);
+    std::string path = t.path + "/f" + std::to_string(size);
+    std::ofstream(path, std::ios::binary) << content;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (bool known : {false, true}) {
+      std::string seen;
+      size_t pieces = 0;
+      Digest d;
+      ASSERT_TRUE(store->putBlobFromFile(
+          fd, size, &d, known ? std::optional(sha256(content)) : std::nullopt,
+          [&](std::string_view p) {
+            seen.append(p);
+            ++pieces;
+          }));
+      EXPECT_EQ(d, sha256(content));
+      EXPECT_TRUE(seen == content) << size << (known ? " known" : "");
+      EXPECT_GE(pieces, size > (1 << 20) ? 2u : 1u);
+    }
+    ::close(fd);
+  }
+}
+
 TEST(Config, Sizes) {
   EXPECT_EQ(parseSize("10G"), 10ull << 30);
   EXPECT_EQ(parseSize("512M"), 512ull << 20);
