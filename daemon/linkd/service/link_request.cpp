@@ -14,6 +14,7 @@
 #include "cache/link_output.h"
 #include "child/child_report.h"
 #include "child/ordered_output.h"
+#include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
@@ -588,9 +589,11 @@ bool LinkService::serveHit(Request &r,
   // output once more, and a shared-cache worker rarely hits it again.
   bool fromRemote = !later.empty();
   cache.cache->holdChecked();
-  cache.cache->backfill(later);
-  if (!fromRemote)
-    cache.cache->prepareSpares(*result);
+  runInBackground([&] {
+    cache.cache->backfill(later);
+    if (!fromRemote)
+      cache.cache->prepareSpares(*result);
+  });
   return true;
 }
 
@@ -774,19 +777,23 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
-  if (r.rewrite && run.succeeded && r.useCache) {
-    int stored = storeRewritten(*r.rewrite, *cache.store);
-    cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
-    cache.stats->addCounter("rewrites_stored", stored);
-    r.log.log(spdlog::level::debug,
-              "link id={} rewritten inputs: {} from the cache, {} stored",
-              r.linkId, r.rewrite->cachedInputs, stored);
-  }
-  const v1::LinkDone &done = run.reply.done();
-  if (run.storeIt)
-    storeResult(r.analysis, run.log, run.outputs, run.streams.output,
-                done.exit_code(), done.wall_micros(), run.startWallNanos,
-                r.linkId, r.log);
+  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt)
+    return;
+  runInBackground([&] {
+    if (r.rewrite && run.succeeded && r.useCache) {
+      int stored = storeRewritten(*r.rewrite, *cache.store);
+      cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
+      cache.stats->addCounter("rewrites_stored", stored);
+      r.log.log(spdlog::level::debug,
+                "link id={} rewritten inputs: {} from the cache, {} stored",
+                r.linkId, r.rewrite->cachedInputs, stored);
+    }
+    const v1::LinkDone &done = run.reply.done();
+    if (run.storeIt)
+      storeResult(r.analysis, run.log, run.outputs, run.streams.output,
+                  done.exit_code(), done.wall_micros(), run.startWallNanos,
+                  r.linkId, r.log);
+  });
 }
 
 void LinkService::countOutcome(RequestKind kind, bool ran,
