@@ -458,24 +458,24 @@ bench() {
 }
 # field NAME K COLUMN (1-based, see benchlib.py analyze)
 field() { awk -F'|' -v k="$(($2 + 1))" -v c="$3" 'NR == k { print $c }' "$T/res/$1/analysis.tsv"; }
-# child_phases NAME K: the daemon's per-phase figures for command K's links
-# (the outcome lines' child_* fields, medians in microseconds; issue 19).
+# child_phases NAME K: the link child's phases for command K's links (the
+# daemon's outcome lines, child_*_ms; medians; issue 19).
 child_phases() {
   python3 - "$T/res/$1/k$2.log" <<'PY' || true
 import re, statistics, sys
 rows = []
 try:
     for line in open(sys.argv[1], errors="replace"):
-        if " link id=" in line and "child_spawn_us=" in line:
+        if " link id=" in line and "child_spawn_ms=" in line:
             rows.append(dict(re.findall(r"(\w+)=([^\s\"]+)", line)))
 except OSError:
     pass
 if rows:
     m = lambda k: statistics.median(float(r.get(k, 0)) for r in rows)
-    print("  %-22s child phases (daemon, median us): request to child %.0f, set-up %.0f, "
-          "LLD %.0f, after output %.0f, exit report %.0f; wall %.2f ms; %.0f%% in a spare; "
-          "%.0f page faults" % ("", m("child_spawn_us"), m("child_setup_us"), m("child_tool_us"),
-          m("child_finish_us"), m("child_report_us"), m("wall_ms"),
+    print("  %-22s child (median ms): request to child %.2f, set-up %.2f, LLD %.2f, "
+          "after output %.2f, exit report %.2f; daemon wall %.2f; %.0f%% in a spare; "
+          "%.0f page faults" % ("", m("child_spawn_ms"), m("child_setup_ms"), m("child_lld_ms"),
+          m("child_finish_ms"), m("child_report_ms"), m("wall_ms"),
           100 * sum(r.get("spare") == "1" for r in rows) / len(rows), m("child_faults")))
 PY
 }

@@ -271,8 +271,11 @@ constexpr size_t kSpareMaxPayload = 64 << 10;
   v1::LinkRequest req;
   bool ordered = frame.kind == FrameKind::SpawnOrdered;
   size_t plain = frame.fds.size() - (ordered ? 1 : 0);
-  if (!req.ParseFromString(frame.payload))
-    _exit(125); // the zygote parsed it before forwarding
+  // The zygote checked the frame before forwarding it; this holds if the
+  // descriptors did not all arrive.
+  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
+      !req.ParseFromString(frame.payload))
+    _exit(125);
   becomeLinker(req, frame.fds[0], frame.fds[1],
                plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
                ordered ? frame.fds.back() : -1);
