@@ -276,9 +276,8 @@ constexpr size_t kSpareMaxPayload = 64 << 10;
   if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
       !req.ParseFromString(frame.payload))
     _exit(125);
-  becomeLinker(req, frame.fds[0], frame.fds[1],
-               plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
-               ordered ? frame.fds.back() : -1);
+  becomeLinker(req, frame.fds[0], frame.fds[1], plain >= 3 ? frame.fds[2] : -1,
+               plain == 4 ? frame.fds[3] : -1, ordered ? frame.fds.back() : -1);
 }
 
 void forkSpare(ZygoteState &z) {

@@ -69,9 +69,9 @@ TEST(OrderedRecords, TheChildsReportIsKeptNotEmitted) {
   sent.exitNs = 40;
   sent.faults = 7;
   sent.maxRssKib = 1234;
-  std::string bytes = record(2, "warning: w\n") +
-                      record(linkd::ordered::kReportStream,
-                             linkd::encodeChildReport(sent));
+  std::string bytes =
+      record(2, "warning: w\n") +
+      record(linkd::ordered::kReportStream, linkd::encodeChildReport(sent));
   linkd::ordered::Reader reader;
   Seen seen;
   auto emit = [&](int s, std::string_view p) { seen.emplace_back(s, p); };
