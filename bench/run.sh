@@ -461,6 +461,27 @@ bench() {
 }
 # field NAME K COLUMN (1-based, see benchlib.py analyze)
 field() { awk -F'|' -v k="$(($2 + 1))" -v c="$3" 'NR == k { print $c }' "$T/res/$1/analysis.tsv"; }
+# child_phases NAME K: the link child's phases for command K's links (the
+# daemon's outcome lines, child_*_ms; medians; issue 19).
+child_phases() {
+  python3 - "$T/res/$1/k$2.log" <<'PY' || true
+import re, statistics, sys
+rows = []
+try:
+    for line in open(sys.argv[1], errors="replace"):
+        if " link id=" in line and "child_spawn_ms=" in line:
+            rows.append(dict(re.findall(r"(\w+)=([^\s\"]+)", line)))
+except OSError:
+    pass
+if rows:
+    m = lambda k: statistics.median(float(r.get(k, 0)) for r in rows)
+    print("  %-22s child (median ms): request to child %.2f, set-up %.2f, LLD %.2f, "
+          "after output %.2f, exit report %.2f; daemon wall %.2f; %.0f%% in a spare; "
+          "%.0f page faults" % ("", m("child_spawn_ms"), m("child_setup_ms"), m("child_lld_ms"),
+          m("child_finish_ms"), m("child_report_ms"), m("wall_ms"),
+          100 * sum(r.get("spare") == "1" for r in rows) / len(rows), m("child_faults")))
+PY
+}
 # show NAME PER: prints one line per command; PER = links per run (for per-link figures)
 show() {
   local name="$1" per="$2" base
@@ -535,6 +556,7 @@ if ((DO_TRIVIAL)); then
     ${MOLD:+"mold" "$(q "$MOLD" "$T/trivial/e.o" -o "$T/trivial/out.mold")"}; then
     ext_end trivial
     show trivial 1
+    child_phases trivial 1
     check_links trivial 1 1 off
     cmp -s "$T/trivial/out.stock" "$T/trivial/out.off" || broken "trivial: output differs from stock"
     s=$(field trivial 0 2); l=$(field trivial 1 2)
@@ -585,6 +607,7 @@ for j in 1 2; do
     ${MOLD:+"mold" "$(w2cmd mold $j)"} || continue
   ext_end "W2 -j$j"
   show "w2_j$j" "$LINKS"
+  child_phases "w2_j$j" 1
   check_links "w2_j$j" 1 "$LINKS" off
   check_links "w2_j$j" 2 "$LINKS" miss
   check_links "w2_j$j" 3 "$LINKS" hit
@@ -783,6 +806,16 @@ if [[ -n "$DPID" && -r "/proc/$DPID/status" ]]; then
   say "  daemon  pid $DPID: VmRSS $(mib "$d_rss") MiB, Pss $(mib "$d_pss") MiB, $d_thr threads"
   say "  zygote  pid $ZPID: VmRSS $(mib "$z_rss") MiB, Pss $(mib "$z_pss") MiB, $kids live children"
   say "  sum     VmRSS $(mib "$tot") MiB, Pss $(mib $(( ${d_pss:-0} + ${z_pss:-0} ))) MiB"
+  # The zygote's pre-forked children (comm linkd-spare): mostly pages shared
+  # with the zygote, so Pss is what they add.
+  s_rss=0; s_pss=0; s_n=0
+  for c in $( (ps -o pid= --ppid "$ZPID" 2>/dev/null || true) ); do
+    [[ "$(cat "/proc/$c/comm" 2>/dev/null)" == linkd-spare ]] || continue
+    v=$(kib "$c" VmRSS); w=$(pss "$c")
+    s_n=$((s_n + 1)); s_rss=$((s_rss + ${v:-0})); s_pss=$((s_pss + ${w:-0}))
+  done
+  say "  spares  $s_n waiting: VmRSS $(mib "$s_rss") MiB, Pss $(mib "$s_pss") MiB"
+  row "idle Pss of the zygote's spares" "-" "$(mib "$s_pss") MiB" "-" "(info)" "-"
   rss_res=$(awk -v k="$tot" -v t="$RSS_TARGET_MIB" 'BEGIN{ print (k / 1024 <= t) ? "PASS" : "FAIL" }')
   row "idle VmRSS daemon alone" "-" "$(mib "$d_rss") MiB" "-" "(info)" "-"
   row "idle VmRSS daemon+zygote" "-" "$(mib "$tot") MiB" "-" "<= $RSS_TARGET_MIB MiB" "$rss_res"

@@ -1,5 +1,6 @@
 #include "daemon/linkd-lld/access_recorder.h"
 
+#include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/sandbox_child.h"
 
 #include <dirent.h>
@@ -352,6 +353,8 @@ int rename(const char *from, const char *to) {
   long rc = sandboxActive()
                 ? sbRename(from, to)
                 : syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
+  if (rc == 0)
+    linkd::child_report::noteOutput();
   if (recording() && rc == 0)
     record('N', from, to);
   return static_cast<int>(rc);
@@ -479,6 +482,8 @@ void exit(int status) {
 void _exit(int status) {
   runExitHook(status);
   flushRecords();
+  // After the records: the daemon may answer as soon as this arrives.
+  linkd::child_report::sendOnExit(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }

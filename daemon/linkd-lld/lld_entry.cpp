@@ -1,10 +1,12 @@
 #include "daemon/linkd-lld/lld_entry.h"
 
+#include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/client_stderr.h"
 #include "daemon/linkd-lld/stock_process.h"
 #include "lld/Common/Driver.h"
 #include "lld/Common/ErrorHandler.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Compiler.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -106,8 +108,11 @@ void runLldAndExit(const LldInvocation &inv) {
   std::optional<ClientStderr> colored;
   if (inv.stderrIsColorTty && !isatty(STDERR_FILENO))
     err = &colored.emplace(true);
+  child_report::noteTool();
   lldMainAndExit(args, *err);
 }
+
+void prepareForLink() { llvm::cl::ResetAllOptionOccurrences(); }
 
 std::string lldVersionString() { return lld::getLLDVersion(); }
 

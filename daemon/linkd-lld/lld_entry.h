@@ -27,6 +27,15 @@ struct LldInvocation {
 
 [[noreturn]] void runLldAndExit(const LldInvocation &inv);
 
+// What every link does first and that depends on no request, done by a
+// pre-forked child (zygote.cpp) before its request arrives: LLD resets every
+// LLVM option (cl::ResetAllOptionOccurrences) at the start of each link,
+// which writes to the pages holding them, a copy-on-write fault apiece in a
+// child fresh from the zygote (~130 per link). Done ahead, those pages are
+// the spare's own when LLD writes them again. The options hold their
+// defaults both before and after: nothing of a request is involved.
+void prepareForLink();
+
 // LLD's version line, e.g. "Debian LLD 19.1.7 (compatible with GNU linkers)".
 std::string lldVersionString();
 

@@ -75,6 +75,13 @@ void startOrderedOutput(int channelFd) {
     stderr = err;
 }
 
+bool writeOrderedReport(const std::string &payload) {
+  if (gChannelFd < 0)
+    return false;
+  return writeRecords(ordered::kReportStream, payload.data(), payload.size()) ==
+         static_cast<ssize_t>(payload.size());
+}
+
 } // namespace linkd
 
 extern "C" {

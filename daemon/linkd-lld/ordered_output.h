@@ -13,9 +13,15 @@
 // starts; the zygote and `linkd-lld link` never turn it on.
 #pragma once
 
+#include <string>
+
 namespace linkd {
 
 // From now on, writes to fds 1 and 2 go to `channelFd` as records.
 void startOrderedOutput(int channelFd);
+
+// Writes the child's report (lib/child/child_report.h) as one record, after
+// everything written so far. False without a channel.
+bool writeOrderedReport(const std::string &payload);
 
 } // namespace linkd

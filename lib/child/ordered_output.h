@@ -11,6 +11,8 @@
 // Longer writes become several records, in order. What bypasses the
 // interposed write (a raw system call, glibc's own messages) still arrives
 // on the plain stdout/stderr pipes, without an order against the records.
+// The child's last record may be its report (stream kReportStream,
+// lib/child/child_report.h): its exit status, before it exits.
 // Header-only and free of LLVM and gRPC: both sides include it.
 #pragma once
 
@@ -23,6 +25,7 @@
 namespace linkd::ordered {
 
 constexpr int kChildFd = 5;         // the channel's fd in the link child
+constexpr int kReportStream = 3;    // the child's report, not output
 constexpr size_t kHeader = 4;       // stream, 0, u16 length
 constexpr size_t kRecordMax = PIPE_BUF;
 constexpr size_t kPayloadMax = kRecordMax - kHeader;
@@ -32,8 +35,9 @@ constexpr size_t kPayloadMax = kRecordMax - kHeader;
 class Reader {
 public:
   // Calls `emit(int stream, std::string_view payload)` for each complete
-  // record in pending + data. False on a malformed record (the rest is then
-  // dropped: the child is not linkd's own any more).
+  // output record in pending + data; a report is kept (report()). False on
+  // a malformed record (the rest is then dropped: the child is not linkd's
+  // own any more).
   template <typename Emit> bool feed(std::string_view data, Emit &&emit) {
     pending.append(data);
     size_t off = 0;
@@ -44,25 +48,32 @@ public:
                    static_cast<size_t>(
                        static_cast<unsigned char>(pending[off + 3]))
                        << 8;
-      if ((stream != 1 && stream != 2) || pending[off + 1] != 0 ||
-          len > kPayloadMax) {
+      if ((stream != 1 && stream != 2 && stream != kReportStream) ||
+          pending[off + 1] != 0 || len > kPayloadMax) {
         ok = false;
         off = pending.size();
         break;
       }
       if (pending.size() - off - kHeader < len)
         break;
-      emit(static_cast<int>(stream),
-           std::string_view(pending).substr(off + kHeader, len));
+      std::string_view payload =
+          std::string_view(pending).substr(off + kHeader, len);
+      if (stream == kReportStream)
+        report_.assign(payload);
+      else
+        emit(static_cast<int>(stream), payload);
       off += kHeader + len;
     }
     pending.erase(0, off);
     return ok;
   }
   bool incomplete() const { return !pending.empty(); }
+  // The child's report (child_report.h), once it arrived; empty before.
+  const std::string &report() const { return report_; }
 
 private:
   std::string pending;
+  std::string report_;
 };
 
 } // namespace linkd::ordered

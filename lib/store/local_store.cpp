@@ -580,6 +580,12 @@ bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
   else if (ok && sink)
     ok = readRange(out, static_cast<off_t>(kRawMagic.size()), size, nullptr,
                    sink);
+  // Start writing the copy to disk now, while the store runs (after the
+  // answer, at its low priority: daemon/linkd/service/background_work.h),
+  // not ~30 s later when the kernel's flusher finds ~100 MB of it dirty in
+  // the middle of whatever request runs then.
+  if (ok)
+    sync_file_range(out, 0, 0, SYNC_FILE_RANGE_WRITE);
   ok = close(out) == 0 && ok && d;
   std::string path = ok ? blobPath(*d) : std::string();
   if (ok)

@@ -213,6 +213,17 @@ std::vector<pid_t> childrenOf(pid_t parent) {
   return kids;
 }
 
+std::vector<pid_t> linkChildrenOf(pid_t zygote) {
+  std::vector<pid_t> kids;
+  for (pid_t pid : childrenOf(zygote)) {
+    std::string comm =
+        slurpIfExists("/proc/" + std::to_string(pid) + "/comm").value_or("");
+    if (comm.rfind("linkd-spare", 0) != 0)
+      kids.push_back(pid);
+  }
+  return kids;
+}
+
 std::string commandLine(pid_t pid) {
   std::string raw =
       slurpIfExists("/proc/" + std::to_string(pid) + "/cmdline").value_or("");

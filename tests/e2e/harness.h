@@ -110,6 +110,9 @@ struct Background {
 // container's init does not reap orphans, so a dead daemon can linger as one.
 bool processAlive(pid_t pid);
 std::vector<pid_t> childrenOf(pid_t parent);
+// The zygote's children that run a link: not its pre-forked spares
+// (daemon/linkd-lld/zygote.cpp; their name is "linkd-spare").
+std::vector<pid_t> linkChildrenOf(pid_t zygote);
 std::string commandLine(pid_t pid); // argv joined with spaces
 // Live processes whose initial environment holds exactly `entry` (NAME=VALUE).
 std::vector<pid_t> processesWithEnvironment(const std::string &entry);

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -59,7 +60,7 @@ void _start(void) { result = value * 2; for (;;) {} }
     }
     daemonAtStart = *st;
     for (int i = 0; i < 1000; ++i) {
-      auto kids = childrenOf(static_cast<pid_t>(st->zygotePid));
+      auto kids = linkChildrenOf(static_cast<pid_t>(st->zygotePid));
       if (kids.size() == 1)
         return kids.front();
       std::this_thread::sleep_for(10ms);
@@ -150,6 +151,45 @@ TEST_F(Robustness, ZygoteKilledBetweenLinks) {
   EXPECT_EQ(after->pid, st->pid);
   EXPECT_GT(after->zygotePid, 0) << after->json;
   EXPECT_NE(after->zygotePid, st->zygotePid) << after->json;
+}
+
+// The zygote keeps a pre-forked child waiting (zygote.cpp). One killed
+// while it waits is replaced, and the next link runs in a spare as usual.
+TEST_F(Robustness, SpareKilledBetweenLinks) {
+  expectNextLinkServed("first");
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  auto zygote = static_cast<pid_t>(st->zygotePid);
+  auto spares = [&] {
+    std::vector<pid_t> all = childrenOf(zygote), spare;
+    std::vector<pid_t> linking = linkChildrenOf(zygote);
+    for (pid_t p : all)
+      if (std::find(linking.begin(), linking.end(), p) == linking.end())
+        spare.push_back(p);
+    return spare;
+  };
+  std::vector<pid_t> before;
+  for (int i = 0; i < 500 && before.empty(); ++i) {
+    before = spares();
+    if (before.empty())
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(before.size(), 1u) << "no spare under zygote " << zygote;
+  ASSERT_EQ(kill(before[0], SIGKILL), 0);
+  ASSERT_TRUE(waitUntilGone(before[0], 10s));
+  expectNextLinkServed("second");
+  auto after = daemonStatus();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->zygotePid, st->zygotePid) << after->json;
+  EXPECT_EQ(after->linksFailed, 0u) << after->json;
+  EXPECT_EQ(after->linksCrashed, 0u) << after->json;
+  std::vector<pid_t> now = spares();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], before[0]);
+  // The replacement ran "second" (the log's outcome line says spare=1).
+  auto lines = logLines("argc=");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find(" spare=1"), std::string::npos) << lines.back();
 }
 
 TEST_F(Robustness, ZygoteKilledMidLink) {

@@ -3,6 +3,7 @@
 // result keeps and a hit replays (lib/cache/link_output.h), including
 // entries that come from elsewhere and do not add up.
 #include "cache/link_output.h"
+#include "child/child_report.h"
 #include "child/ordered_output.h"
 
 #include <gtest/gtest.h>
@@ -48,7 +49,7 @@ TEST(OrderedRecords, MalformedIsRefused) {
   linkd::ordered::Reader reader;
   Seen seen;
   auto emit = [&](int s, std::string_view p) { seen.emplace_back(s, p); };
-  EXPECT_FALSE(reader.feed(record(3, "x"), emit)); // no such stream
+  EXPECT_FALSE(reader.feed(record(4, "x"), emit)); // no such stream
   EXPECT_TRUE(seen.empty());
   std::string tooLong = record(1, "");
   tooLong[2] = '\xff';
@@ -56,6 +57,37 @@ TEST(OrderedRecords, MalformedIsRefused) {
   linkd::ordered::Reader second;
   EXPECT_FALSE(second.feed(tooLong, emit));
   EXPECT_TRUE(seen.empty());
+}
+
+TEST(OrderedRecords, TheChildsReportIsKeptNotEmitted) {
+  linkd::ChildReport sent;
+  sent.status = 3;
+  sent.prestarted = 1;
+  sent.requestNs = 10;
+  sent.toolNs = 20;
+  sent.outputNs = 30;
+  sent.exitNs = 40;
+  sent.faults = 7;
+  sent.maxRssKib = 1234;
+  std::string bytes =
+      record(2, "warning: w\n") +
+      record(linkd::ordered::kReportStream, linkd::encodeChildReport(sent));
+  linkd::ordered::Reader reader;
+  Seen seen;
+  auto emit = [&](int s, std::string_view p) { seen.emplace_back(s, p); };
+  ASSERT_TRUE(reader.feed(bytes.substr(0, 9), emit));
+  EXPECT_TRUE(reader.report().empty());
+  ASSERT_TRUE(reader.feed(bytes.substr(9), emit));
+  ASSERT_EQ(seen.size(), 1u); // the report is not output
+  auto got = linkd::decodeChildReport(reader.report());
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->status, 3);
+  EXPECT_EQ(got->prestarted, 1u);
+  EXPECT_EQ(got->outputNs, 30);
+  EXPECT_EQ(got->exitNs, 40);
+  EXPECT_EQ(got->faults, 7);
+  EXPECT_EQ(got->maxRssKib, 1234u);
+  EXPECT_FALSE(linkd::decodeChildReport("short"));
 }
 
 TEST(LinkOutput, JoinsConsecutiveBytesOfAStream) {

@@ -12,7 +12,9 @@
 #include "cache/archive_key.h"
 #include "cache/link_litter.h"
 #include "cache/link_output.h"
+#include "child/child_report.h"
 #include "child/ordered_output.h"
+#include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
@@ -130,6 +132,12 @@ bool sendPiece(ReplyStream &out, bool isStderr,
                    data);
 }
 
+int64_t steadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             Clock::now().time_since_epoch())
+      .count();
+}
+
 // What one link child produced, gathered while streaming it to the client.
 struct Streams {
   LinkOutput output;
@@ -137,6 +145,8 @@ struct Streams {
   bool keepOutput = false; // capture stdout/stderr for the cache
   TempJournal *journal = nullptr; // where the child's temporaries go
   size_t journaled = 0;           // records scanned for them
+  std::string report;             // the child's report (child_report.h)
+  int64_t reportNanos = 0;        // when it arrived
 };
 
 // The pipes a link child writes to. `ordered` carries its stdout and stderr
@@ -147,8 +157,9 @@ struct ChildPipes {
 };
 
 // Streams stdout/stderr to the client (and captures them and the access
-// records when asked) until the child closes every pipe. False if the client
-// went away; the caller then kills the child.
+// records when asked) until the child closes every pipe, or until it sent
+// its report (it is exiting; what it wrote before is read now). False if the
+// client went away; the caller then kills the child.
 bool pumpOutput(ReplyStream &out, ChildPipes &p,
                 bool records, Streams &s) {
   enum { kOrdered, kOut, kErr, kRecords };
@@ -178,6 +189,38 @@ bool pumpOutput(ReplyStream &out, ChildPipes &p,
     pending.append(data);
   };
   std::string buf(65536, '\0');
+  // One read of fds[i]; false at its end.
+  auto take = [&](int i) {
+    ssize_t r = read(fds[i].fd, buf.data(), buf.size());
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      return true;
+    if (r <= 0) {
+      fds[i].fd = -1;
+      --open;
+      return false;
+    }
+    std::string_view data(buf.data(), static_cast<size_t>(r));
+    if (i == kRecords) {
+      s.records.append(data);
+      if (s.journal)
+        s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
+    } else if (i == kOrdered) {
+      reader.feed(data, [&](int stream, std::string_view payload) {
+        forward(stream == 2, payload);
+      });
+    } else {
+      forward(i == kErr, data);
+    }
+    flush();
+    return true;
+  };
+  // After the report: what the other pipes hold was written before it.
+  auto drain = [&] {
+    for (int i : {kErr, kOut, kRecords})
+      for (pollfd one{fds[i].fd, POLLIN, 0};
+           fds[i].fd >= 0 && poll(&one, 1, 0) > 0 && take(i);)
+        ;
+  };
   while (open > 0) {
     int n = poll(fds, 4, 200);
     if (n < 0 && errno != EINTR)
@@ -189,32 +232,52 @@ bool pumpOutput(ReplyStream &out, ChildPipes &p,
     for (int i : {kOrdered, kErr, kOut, kRecords}) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      ssize_t r = read(fds[i].fd, buf.data(), buf.size());
-      if (r < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (r <= 0) {
-        fds[i].fd = -1;
-        --open;
-        continue;
-      }
-      std::string_view data(buf.data(), static_cast<size_t>(r));
-      if (i == kRecords) {
-        s.records.append(data);
-        if (s.journal)
-          s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
-      } else if (i == kOrdered) {
-        reader.feed(data, [&](int stream, std::string_view payload) {
-          forward(stream == 2, payload);
-        });
-      } else {
-        forward(i == kErr, data);
-      }
-      flush();
+      take(i);
       if (!clientStayed)
         return false;
+      if (i == kOrdered && !reader.report().empty()) {
+        s.report = reader.report();
+        s.reportNanos = steadyNanos();
+        drain();
+        return clientStayed;
+      }
     }
   }
   return true;
+}
+
+// The child's exit as its report says, before it is reaped. False without a
+// (well-formed) report: the caller waits for the reap.
+bool exitFromReport(const Streams &s, std::optional<ChildReport> &report,
+                    ChildExit &exit) {
+  report = s.report.empty() ? std::nullopt : decodeChildReport(s.report);
+  if (!report || report->status < 0 || report->status > 255)
+    return false;
+  exit = ChildExit{};
+  exit.ran = true;
+  exit.waitStatus = W_EXITCODE(report->status, 0);
+  exit.userMicros = report->userMicros;
+  exit.sysMicros = report->sysMicros;
+  exit.maxRssKib = report->maxRssKib;
+  return true;
+}
+
+// The child's phases on the daemon's clock (the same CLOCK_MONOTONIC).
+v1::ChildPhases childPhases(const ChildReport &r, int64_t spawnNanos,
+                            int64_t reportNanos) {
+  auto us = [](int64_t from, int64_t to) -> uint64_t {
+    return from > 0 && to > from ? static_cast<uint64_t>(to - from) / 1000 : 0;
+  };
+  int64_t output = r.outputNs > r.toolNs ? r.outputNs : r.exitNs;
+  v1::ChildPhases p;
+  p.set_spawn_micros(us(spawnNanos, r.requestNs));
+  p.set_setup_micros(us(r.requestNs, r.toolNs));
+  p.set_tool_micros(us(r.toolNs, output));
+  p.set_finish_micros(us(output, r.exitNs));
+  p.set_report_micros(us(r.exitNs, reportNanos));
+  p.set_prestarted(r.prestarted != 0);
+  p.set_page_faults(r.faults > 0 ? static_cast<uint64_t>(r.faults) : 0);
+  return p;
 }
 
 // A cancelled link is asked to stop the way Ctrl-C asks stock LLD: SIGINT,
@@ -334,6 +397,8 @@ struct LinkService::LinkRun {
   uint64_t queueMicros = 0;
   Clock::time_point begin;
   int64_t startWallNanos = 0;
+  int64_t spawnNanos = 0;            // the request went to the zygote
+  std::optional<ChildReport> report; // the child's, before it exited
   // classifyExit
   v1::LinkReply reply;
   std::string outcome; // for the log: rc=N, signal=SIGX, internal_error=...
@@ -522,9 +587,11 @@ bool LinkService::serveHit(Request &r,
   // output once more, and a shared-cache worker rarely hits it again.
   bool fromRemote = !later.empty();
   cache.cache->holdChecked();
-  cache.cache->backfill(later);
-  if (!fromRemote)
-    cache.cache->prepareSpares(*result);
+  runInBackground([&] {
+    cache.cache->backfill(later);
+    if (!fromRemote)
+      cache.cache->prepareSpares(*result);
+  });
   return true;
 }
 
@@ -553,6 +620,7 @@ LinkService::spawnAndPump(const v1::LinkRequest &req,
     run.streams.keepOutput = record;
     run.streams.journal = cache.journal;
     run.startWallNanos = wallNanos();
+    run.spawnNanos = steadyNanos();
     ZygoteClient::Spawned child =
         zygote.spawn(req, p.out.write, p.err.write,
                      record ? p.records.write : -1, -1, p.ordered.write);
@@ -564,7 +632,10 @@ LinkService::spawnAndPump(const v1::LinkRequest &req,
     run.pid = child.pid.get();
     if (!run.clientStayed && run.pid > 0)
       stopChild(run.pid, child.exit);
-    run.exit = child.exit.get();
+    // A child that reported how it ends is answered now; its exit and
+    // reaping go on meanwhile (child_report.h).
+    if (!exitFromReport(run.streams, run.report, run.exit))
+      run.exit = child.exit.get();
     // Killed, or lost with its zygote (which takes its children along).
     if (record && (!run.clientStayed || !run.exit.ran ||
                    WIFSIGNALED(run.exit.waitStatus)))
@@ -579,6 +650,9 @@ LinkService::spawnAndPump(const v1::LinkRequest &req,
 
 void LinkService::classifyExit(const Request &r, LinkRun &run) {
   v1::LinkDone *done = run.reply.mutable_done();
+  if (run.report)
+    *done->mutable_child_phases() =
+        childPhases(*run.report, run.spawnNanos, run.streams.reportNanos);
   done->set_queue_micros(run.queueMicros);
   done->set_wall_micros(microsSince(run.begin));
   done->set_user_micros(run.exit.userMicros);
@@ -653,6 +727,23 @@ const char *cacheWord(v1::CacheResult result) {
   }
 }
 
+// The child's phases for the outcome line, in ms like the line's other
+// times (bench/run.sh reads every *_ms field): request to child, its set-up,
+// LLD (to its output's commit), the rest to _exit, the report's way back.
+std::string phasesForLog(const v1::LinkDone &done) {
+  if (!done.has_child_phases())
+    return {};
+  const v1::ChildPhases &p = done.child_phases();
+  auto ms = [](uint64_t us) { return us / 1000.0; };
+  return fmt::format(" child_spawn_ms={:.3f} child_setup_ms={:.3f} "
+                     "child_lld_ms={:.3f} child_finish_ms={:.3f} "
+                     "child_report_ms={:.3f} spare={} child_faults={}",
+                     ms(p.spawn_micros()), ms(p.setup_micros()),
+                     ms(p.tool_micros()), ms(p.finish_micros()),
+                     ms(p.report_micros()), p.prestarted() ? 1 : 0,
+                     p.page_faults());
+}
+
 } // namespace
 
 // Why the cache gave what it gave, for the log's reason="...".
@@ -678,28 +769,33 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
       c = '\'';
   r.log.log(spdlog::level::info,
             "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
-            "queue_ms={:.1f} rss_kib={} cwd={} argc={}",
+            "queue_ms={:.1f} rss_kib={} cwd={} argc={}{}",
             r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
             cacheWord(r.cacheResult),
             reason.empty() ? "" : " reason=\"" + reason + "\"",
             done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
-            run.exit.maxRssKib, r.req.cwd(), r.req.argv_size());
+            run.exit.maxRssKib, r.req.cwd(), r.req.argv_size(),
+            phasesForLog(done));
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
-  if (r.rewrite && run.succeeded && r.useCache) {
-    int stored = storeRewritten(*r.rewrite, *cache.store);
-    cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
-    cache.stats->addCounter("rewrites_stored", stored);
-    r.log.log(spdlog::level::debug,
-              "link id={} rewritten inputs: {} from the cache, {} stored",
-              r.linkId, r.rewrite->cachedInputs, stored);
-  }
-  const v1::LinkDone &done = run.reply.done();
-  if (run.storeIt)
-    storeResult(r.analysis, run.log, run.outputs, run.streams.output,
-                done.exit_code(), done.wall_micros(), run.startWallNanos,
-                r.linkId, r.log);
+  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt)
+    return;
+  runInBackground([&] {
+    if (r.rewrite && run.succeeded && r.useCache) {
+      int stored = storeRewritten(*r.rewrite, *cache.store);
+      cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
+      cache.stats->addCounter("rewrites_stored", stored);
+      r.log.log(spdlog::level::debug,
+                "link id={} rewritten inputs: {} from the cache, {} stored",
+                r.linkId, r.rewrite->cachedInputs, stored);
+    }
+    const v1::LinkDone &done = run.reply.done();
+    if (run.storeIt)
+      storeResult(r.analysis, run.log, run.outputs, run.streams.output,
+                  done.exit_code(), done.wall_micros(), run.startWallNanos,
+                  r.linkId, r.log);
+  });
 }
 
 void LinkService::countOutcome(RequestKind kind, bool ran,

@@ -12,7 +12,29 @@
 #include <cstring>
 #include <future>
 
+extern char **environ;
+
 namespace linkd {
+namespace {
+
+// The daemon's environment, with LD_BIND_NOW: the dynamic loader resolves
+// every symbol of libLLVM and the rest when the zygote starts, once, instead
+// of each link child resolving the ones it calls on first use (~80 page
+// faults and 0.4 ms of CPU per hello-world link). Link children start from
+// an empty environment (the client's variables), so it goes no further.
+constexpr char kBindNow[] = "LD_BIND_NOW=1";
+
+std::vector<char *> zygoteEnvironment() {
+  std::vector<char *> envp;
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, "LD_BIND_NOW=", 12) != 0)
+      envp.push_back(*e);
+  envp.push_back(const_cast<char *>(kBindNow));
+  envp.push_back(nullptr);
+  return envp;
+}
+
+} // namespace
 
 ZygoteClient::ZygoteClient(std::string lldExe) : lldExe(std::move(lldExe)) {
   haveStartFdLimit = getrlimit(RLIMIT_NOFILE, &startFdLimit) == 0;
@@ -53,6 +75,7 @@ std::string ZygoteClient::startLocked() {
   // when the parent *thread* exits), so its reader thread forks it: that
   // thread lives exactly as long as the zygote. A request's thread would
   // take the zygote with it when it ends.
+  std::vector<char *> envp = zygoteEnvironment();
   std::promise<pid_t> forked;
   std::future<pid_t> pidOf = forked.get_future();
   reader = std::thread([&, child = sv[1], fd = sv[0]] {
@@ -64,7 +87,7 @@ std::string ZygoteClient::startLocked() {
         fcntl(3, F_SETFD, 0);
       else
         dup2(child, 3); // dup2 clears FD_CLOEXEC on the new descriptor
-      execv(lldExe.c_str(), const_cast<char *const *>(argv));
+      execve(lldExe.c_str(), const_cast<char *const *>(argv), envp.data());
       _exit(127);
     }
     int err = errno;
