@@ -36,10 +36,14 @@ bool removeIfLeft(const std::string &p, int64_t ageSeconds) {
 
 } // namespace
 
-bool isLldTemporary(const std::string &path) {
+std::string tempJournalPath(const std::string &stateDir) {
+  return stateDir + "/temporaries.journal";
+}
+
+bool isLldTemporary(std::string_view path) {
   size_t slash = path.rfind('/');
   std::string_view base(path);
-  base.remove_prefix(slash == std::string::npos ? 0 : slash + 1);
+  base.remove_prefix(slash == std::string_view::npos ? 0 : slash + 1);
   size_t tmp = base.rfind(".tmp");
   return !path.empty() && path[0] == '/' && tmp != std::string_view::npos &&
          tmp > 0 && base.size() - (tmp + 4) >= 6;
