@@ -41,12 +41,15 @@ std::string tempJournalPath(const std::string &stateDir) {
 }
 
 bool isLldTemporary(std::string_view path) {
+  constexpr size_t kRandom = 7; // FileOutputBuffer's `.tmp%%%%%%%`
   size_t slash = path.rfind('/');
   std::string_view base(path);
   base.remove_prefix(slash == std::string_view::npos ? 0 : slash + 1);
-  size_t tmp = base.rfind(".tmp");
-  return !path.empty() && path[0] == '/' && tmp != std::string_view::npos &&
-         tmp > 0 && base.size() - (tmp + 4) >= 6;
+  if (path.empty() || path[0] != '/' || base.size() <= 4 + kRandom)
+    return false;
+  std::string_view tail = base.substr(base.size() - 4 - kRandom);
+  return tail.starts_with(".tmp") &&
+         tail.find_first_not_of("0123456789abcdef", 4) == std::string_view::npos;
 }
 
 bool isLinkdTemporary(const std::string &path) {

@@ -44,7 +44,8 @@ std::string tempJournalPath(const std::string &stateDir);
 
 // A temporary's name: the hidden `.<base>.linkd-` form in `path`'s dir.
 bool isLinkdTemporary(const std::string &path);
-// LLD's (LLVM TempFile's) form: `<out>.tmp` and at least six characters.
+// LLD's form (LLVM's FileOutputBuffer): `<out>.tmp` and seven lowercase hex
+// digits, exactly; a user's own file named otherwise is never taken for one.
 // A link child's temporaries are journaled too: a daemon killed mid-link
 // takes its children along, and they cannot remove what they were writing.
 // The child writes each name itself, before it creates the file
