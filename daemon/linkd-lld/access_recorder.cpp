@@ -224,8 +224,7 @@ size_t absoluteInto(const char *path, char *buf, size_t size) {
 // removal on a signal only later: whatever kills the link from here on,
 // the daemon, or the next one, knows the name. True if announced.
 bool announceTemporary(const char *path, int flags) {
-  if (!(flags & O_CREAT) || sandboxActive() ||
-      (gJournalFd < 0 && !recording()))
+  if (!(flags & O_CREAT) || sandboxActive() || (gJournalFd < 0 && !recording()))
     return false;
   char line[PATH_MAX + 2];
   size_t n = absoluteInto(path, line, sizeof(line));

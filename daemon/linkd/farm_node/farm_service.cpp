@@ -145,8 +145,8 @@ public:
                  uint64_t id, std::string client)
       : node(node), ctx(ctx), stream(stream), id(id), client(client),
         msgs(node.blobs, node.owners, id, std::move(client),
-             node.config.storeDir + "/links/" + std::to_string(getpid()) +
-                 "-" + std::to_string(id),
+             node.config.storeDir + "/links/" + std::to_string(getpid()) + "-" +
+                 std::to_string(id),
              node.config.maxRequestBytes,
              [stream](const v1::OffloadDown &m) { return stream->Write(m); }) {}
 
@@ -276,9 +276,8 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
       ssize_t r = recv(sandboxFd, q, sizeof(q), MSG_DONTWAIT);
       if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
         fds[0].fd = -1;
-      else if (r > 0 &&
-               !reply(sandboxFd,
-                      msgs.ask(std::string_view(q, static_cast<size_t>(r)))))
+      else if (r > 0 && !reply(sandboxFd, msgs.ask(std::string_view(
+                                              q, static_cast<size_t>(r)))))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
     }
     for (int i = 1; i <= 3; ++i) {
@@ -432,8 +431,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                outputs, outBytes, msgs.blobsUploaded(), msgs.blobsPresent(),
                msgs.resumedBytes(), msgs.roundTrips(), msgs.view().size(),
                done->wall_micros() / 1000.0, ms(begin, msgs.blobsIn()),
-               ms(spawned, exited),
-               ms(exited, Clock::now()));
+               ms(spawned, exited), ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }
