@@ -192,57 +192,6 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
   EXPECT_TRUE(exitedZero(run(ld() + " p.o -o after")));
 }
 
-TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
-  // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
-  // renamed; the daemon is killed during the copy. The client links
-  // locally; the next daemon removes the half-written copy.
-  writeFile("big.c",
-            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
-  ASSERT_TRUE(exitedZero(
-      run("clang-19 -c big.c && " + ld() + " big.o -o out && rm out")));
-  DaemonStatus d = warmDaemon();
-  for (int i = 0; i < 200 && cacheStats()["results_stored"] < 2; ++i)
-    std::this_thread::sleep_for(100ms); // stored after the answer
-  ASSERT_EQ(cacheStats()["results_stored"], 2);
-  Background client = start("exec " + ld() + " big.o -o out");
-  bool copying = false;
-  for (int i = 0; i < 20000 && !copying; ++i) {
-    copying = !litterIn(*this, dir).empty();
-    if (!copying)
-      std::this_thread::sleep_for(200us);
-  }
-  ASSERT_TRUE(copying) << "never saw the hit's temporary";
-  kill(static_cast<pid_t>(d.pid), SIGKILL);
-  ASSERT_TRUE(exitedZero(wait(client, 60s)));
-  EXPECT_EQ(run("./out").exitCode, 3);
-  EXPECT_NE(litterIn(*this, dir), "") << "the kill came too late";
-  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(d.pid), 10s));
-  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next")));
-  EXPECT_EQ(litterIn(*this, dir), "");
-  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
-
-  // The same during a cache miss: the link child writes out2.tmpXXXXXX and
-  // dies with the daemon; the next daemon removes what the child left.
-  auto again = daemonStatus();
-  ASSERT_TRUE(again);
-  client = start("exec " + ld() + " big.o -o out2");
-  copying = false;
-  for (int i = 0; i < 20000 && !copying; ++i) {
-    copying = !litterIn(*this, dir).empty();
-    if (!copying)
-      std::this_thread::sleep_for(200us);
-  }
-  ASSERT_TRUE(copying) << "never saw the link's temporary";
-  kill(static_cast<pid_t>(again->pid), SIGKILL);
-  ASSERT_TRUE(exitedZero(wait(client, 60s)));
-  EXPECT_EQ(run("./out2").exitCode, 3);
-  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(again->pid), 10s));
-  std::this_thread::sleep_for(500ms); // the zygote's children die too
-  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next2")));
-  EXPECT_EQ(litterIn(*this, dir), "");
-  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 2u);
-}
-
 TEST_F(HostileInputTest, TemporariesNoDaemonHeardOfAreRemovedByTheNext) {
   // The crash soak's litter: a link child creates out.tmpXXXXXXX while its
   // daemon cannot take the record of it (here: stopped; in the soak: just
@@ -294,6 +243,58 @@ TEST_F(HostileInputTest, TemporariesNoDaemonHeardOfAreRemovedByTheNext) {
     EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
     break;
   }
+}
+
+
+TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
+  // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
+  // renamed; the daemon is killed during the copy. The client links
+  // locally; the next daemon removes the half-written copy.
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -c big.c && " + ld() + " big.o -o out && rm out")));
+  DaemonStatus d = warmDaemon();
+  for (int i = 0; i < 200 && cacheStats()["results_stored"] < 2; ++i)
+    std::this_thread::sleep_for(100ms); // stored after the answer
+  ASSERT_EQ(cacheStats()["results_stored"], 2);
+  Background client = start("exec " + ld() + " big.o -o out");
+  bool copying = false;
+  for (int i = 0; i < 20000 && !copying; ++i) {
+    copying = !litterIn(*this, dir).empty();
+    if (!copying)
+      std::this_thread::sleep_for(200us);
+  }
+  ASSERT_TRUE(copying) << "never saw the hit's temporary";
+  kill(static_cast<pid_t>(d.pid), SIGKILL);
+  ASSERT_TRUE(exitedZero(wait(client, 60s)));
+  EXPECT_EQ(run("./out").exitCode, 3);
+  EXPECT_NE(litterIn(*this, dir), "") << "the kill came too late";
+  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(d.pid), 10s));
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next")));
+  EXPECT_EQ(litterIn(*this, dir), "");
+  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
+
+  // The same during a cache miss: the link child writes out2.tmpXXXXXX and
+  // dies with the daemon; the next daemon removes what the child left.
+  auto again = daemonStatus();
+  ASSERT_TRUE(again);
+  client = start("exec " + ld() + " big.o -o out2");
+  copying = false;
+  for (int i = 0; i < 20000 && !copying; ++i) {
+    copying = !litterIn(*this, dir).empty();
+    if (!copying)
+      std::this_thread::sleep_for(200us);
+  }
+  ASSERT_TRUE(copying) << "never saw the link's temporary";
+  kill(static_cast<pid_t>(again->pid), SIGKILL);
+  ASSERT_TRUE(exitedZero(wait(client, 60s)));
+  EXPECT_EQ(run("./out2").exitCode, 3);
+  ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(again->pid), 10s));
+  std::this_thread::sleep_for(500ms); // the zygote's children die too
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next2")));
+  EXPECT_EQ(litterIn(*this, dir), "");
+  EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 2u);
 }
 
 } // namespace
