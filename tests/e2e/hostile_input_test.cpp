@@ -245,7 +245,6 @@ TEST_F(HostileInputTest, TemporariesNoDaemonHeardOfAreRemovedByTheNext) {
   }
 }
 
-
 TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
   // renamed; the daemon is killed during the copy. The client links
