@@ -2,6 +2,7 @@
 
 #include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/sandbox_child.h"
+#include "store/temp_journal.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -35,6 +36,7 @@ size_t gBufLen = 0;
 bool gUnbuffered = false; // after exit() began: atexit handlers write directly
 char gCwd[PATH_MAX];
 size_t gCwdLen = 0;
+int gJournalFd = -1; // the daemon's temporaries journal (startTempJournal)
 
 using RealpathFn = char *(*)(const char *, char *);
 using OpendirFn = DIR *(*)(const char *);
@@ -75,6 +77,17 @@ template <typename Fn> Fn next(Fn &slot, const char *name) {
 
 bool recording() { return gRecordFd >= 0; }
 
+// Whether this thread holds gBufMu. A signal handler that runs on it
+// meanwhile (LLVM's, which stats and removes files on SIGTERM and exits on
+// SIGPIPE, the very signal a write to a dead daemon's pipe raises inside
+// writeRecords) records nothing rather than wait for itself forever.
+thread_local bool tHoldsBuf = false;
+struct BufLock {
+  std::lock_guard<std::mutex> lock{gBufMu};
+  BufLock() { tHoldsBuf = true; }
+  ~BufLock() { tHoldsBuf = false; }
+};
+
 void writeRecords(const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(gRecordFd, p, n);
@@ -109,6 +122,8 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
     buf[n++] = '\0';
     return true;
   };
+  if (tHoldsBuf)
+    return;
   buf[n++] = kind;
   if (!put(path) || !put(path2)) {
     buf[0] = 'E';
@@ -117,7 +132,7 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
   }
   int saved = errno;
   {
-    std::lock_guard lock(gBufMu);
+    BufLock lock;
     if (gUnbuffered) {
       writeRecords(buf, n);
     } else {
@@ -135,10 +150,10 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
 // Writes out what record() collected. `direct`: later records are written
 // one by one (the process is on its way out).
 void flushRecords(bool direct = false) {
-  if (!recording())
+  if (!recording() || tHoldsBuf)
     return;
   int saved = errno;
-  std::lock_guard lock(gBufMu);
+  BufLock lock;
   writeRecords(gBuf, gBufLen);
   gBufLen = 0;
   gUnbuffered = gUnbuffered || direct;
@@ -186,7 +201,55 @@ const char *redirected(const char *path, int flags) {
   return path;
 }
 
+// `path` made absolute into `buf` (against the link's cwd); its length, or
+// 0 if it does not fit.
+size_t absoluteInto(const char *path, char *buf, size_t size) {
+  size_t len = std::strlen(path), n = 0;
+  bool relative = path[0] != '/';
+  if ((relative ? gCwdLen + 1 : 0) + len + 2 > size)
+    return 0;
+  if (relative) {
+    std::memcpy(buf, gCwd, gCwdLen);
+    n = gCwdLen;
+    buf[n++] = '/';
+  }
+  std::memcpy(buf + n, path, len);
+  return n + len;
+}
+
+// Before an O_CREAT open: if it is about to create one of LLD's temporaries
+// (`<out>.tmpXXXXXXX`, store/temp_journal.h: so named, and not there yet),
+// says so first, to the journal and as a 'W' record sent at once. A signal
+// that arrives while the file is created is delivered when the system call
+// returns, before any code after it, and LLVM registers the file for
+// removal on a signal only later: whatever kills the link from here on,
+// the daemon, or the next one, knows the name. True if announced.
+bool announceTemporary(const char *path, int flags) {
+  if (!(flags & O_CREAT) || sandboxActive() || (gJournalFd < 0 && !recording()))
+    return false;
+  char line[PATH_MAX + 2];
+  size_t n = absoluteInto(path, line, sizeof(line));
+  std::string_view name(line, n);
+  struct stat st;
+  int saved = errno;
+  bool announce =
+      n > 0 && linkd::isLldTemporary(name) && name.find('\n') == name.npos &&
+      syscall(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0;
+  if (announce && gJournalFd >= 0) {
+    line[n] = '\n';
+    while (::write(gJournalFd, line, n + 1) < 0 && errno == EINTR) {
+    }
+  }
+  errno = saved;
+  if (announce && recording()) {
+    record('W', path);
+    flushRecords();
+  }
+  return announce;
+}
+
 int doOpen(const char *path, int flags, mode_t mode) {
+  bool announced = announceTemporary(path, flags);
   // Never both: the farm does not take link-time rewriting.
   int fd =
       sandboxActive()
@@ -197,7 +260,12 @@ int doOpen(const char *path, int flags, mode_t mode) {
     return fd;
   bool writes =
       (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
-  if (fd >= 0) {
+  if (announced) {
+    if (fd < 0) { // announced, never created
+      record('U', path);
+      record('E', path);
+    }
+  } else if (fd >= 0) {
     record(writes ? 'W' : 'R', path);
     // Sent at once: if the child is killed before it renames the file, the
     // daemon removes it by this record (lib/cache/link_litter.h). A link
@@ -241,21 +309,34 @@ std::string redirectReads(const std::string &original,
   return {};
 }
 
-void startAccessRecording(int fd, const std::string &cwd) {
-  prepareAccessRecording();
+namespace {
+
+void setCwd(const std::string &cwd) {
   gCwdLen = std::min(cwd.size(), sizeof(gCwd) - 1);
   std::memcpy(gCwd, cwd.data(), gCwdLen);
   gCwd[gCwdLen] = '\0';
+}
+
+} // namespace
+
+void startAccessRecording(int fd, const std::string &cwd) {
+  prepareAccessRecording();
+  setCwd(cwd);
   gRecordFd = fd;
+}
+
+void startTempJournal(int fd, const std::string &cwd) {
+  setCwd(cwd);
+  gJournalFd = fd;
 }
 
 void setExitHook(void (*hook)(int status)) { gExitHook = hook; }
 
 void recordText(char kind, std::string_view text) {
-  if (!recording())
+  if (!recording() || tHoldsBuf)
     return;
   flushRecords();
-  std::lock_guard lock(gBufMu);
+  BufLock lock;
   std::string rec(1, kind);
   rec.append(text);
   rec.push_back('\0');

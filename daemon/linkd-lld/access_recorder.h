@@ -40,6 +40,19 @@ namespace linkd {
 // process's working directory (relative paths are resolved against it).
 void startAccessRecording(int fd, const std::string &cwd);
 
+// From now on, before this process creates one of LLD's temporary outputs
+// (`<out>.tmpXXXXXXX`, store/temp_journal.h), it appends the file's name to
+// the daemon's temporaries journal on `fd` (O_APPEND), so that the next
+// daemon removes it if this process dies before renaming it: killed
+// (SIGKILL, the OOM killer), or dying of SIGPIPE or SIGTERM in the moment
+// between the file's creation and LLVM's registering it for removal on a
+// signal (a daemon killed mid-link does both: its pipes close, its zygote
+// dies). Written before the file exists, so no kill comes between; a name
+// that exists already is not journaled (not this process's to create).
+// Not in the sandbox (its paths are the client's). `cwd` as for
+// startAccessRecording.
+void startTempJournal(int fd, const std::string &cwd);
+
 // From now on, opening `original` (any path to the same file) for reading
 // opens `target` instead; the access is recorded as a read of the path the
 // linker used. Link-time rewriting: LLD reads the rewritten object, and its

@@ -12,6 +12,8 @@
 #include "daemon/linkd-lld/state_record_child.h"
 #include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
+#include "config/runtime_paths.h"
+#include "store/temp_journal.h"
 #include "daemon/linkd-lld/ordered_output.h"
 #include "daemon/linkd-lld/stock_process.h"
 #include "linkd/v1/linkd.pb.h"
@@ -67,29 +69,43 @@ void setUpStdin(const v1::LinkRequest &req) {
 }
 
 constexpr int kRecordFdNumber = 3;
+constexpr int kJournalFdNumber = 6; // above ordered::kChildFd
 
 // The channels a link child was given move to their fixed numbers (records
-// 3, sandbox 4, ordered output 5; those absent stay closed), and every other
-// inherited fd is closed. Each moves above those numbers first, so that no
-// dup2 overwrites one still to be moved.
-void placeChildFds(int recordFd, int sandboxFd, int orderedFd) {
-  static_assert(ordered::kChildFd > sandbox::kSandboxFd &&
+// 3, sandbox 4, ordered output 5, temporaries journal 6; those absent stay
+// closed), and every other inherited fd is closed. Each moves above those
+// numbers first, so that no dup2 overwrites one still to be moved.
+void placeChildFds(int recordFd, int sandboxFd, int orderedFd, int journalFd) {
+  static_assert(kJournalFdNumber > ordered::kChildFd &&
+                ordered::kChildFd > sandbox::kSandboxFd &&
                 sandbox::kSandboxFd > kRecordFdNumber);
-  int high[3] = {recordFd, sandboxFd, orderedFd};
+  int high[4] = {recordFd, sandboxFd, orderedFd, journalFd};
   for (int &fd : high)
-    if (fd >= 0 && fd <= ordered::kChildFd)
-      fd = fcntl(fd, F_DUPFD, ordered::kChildFd + 1);
+    if (fd >= 0 && fd <= kJournalFdNumber)
+      fd = fcntl(fd, F_DUPFD, kJournalFdNumber + 1);
   if (high[0] >= 0)
     dup2(high[0], kRecordFdNumber);
   if (high[1] >= 0)
     dup2(high[1], sandbox::kSandboxFd);
   if (high[2] >= 0)
     dup2(high[2], ordered::kChildFd);
-  close_range(orderedFd >= 0   ? ordered::kChildFd + 1
+  if (high[3] >= 0)
+    dup2(high[3], kJournalFdNumber);
+  close_range(journalFd >= 0   ? kJournalFdNumber + 1
+              : orderedFd >= 0 ? ordered::kChildFd + 1
               : sandboxFd >= 0 ? sandbox::kSandboxFd + 1
               : recordFd >= 0  ? kRecordFdNumber + 1
                                : kRecordFdNumber,
               ~0U, 0);
+}
+
+// The daemon's temporaries journal (store/temp_journal.h), opened by the
+// zygote for its children: -1 until the state directory exists (the daemon
+// makes it after the zygote starts), so each spawn tries again until then.
+void openTempJournal(int &fd) {
+  if (fd < 0)
+    fd = open(tempJournalPath(resolveRuntimePaths().stateDir).c_str(),
+              O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
 // The link sees the client's environment, never the daemon's: it starts
@@ -149,8 +165,10 @@ void tuneMalloc() {
 // file system through the node's daemon (daemon/linkd-lld/sandbox_child.h).
 // `orderedFd` >= 0: stdout and stderr writes go there as ordered records
 // (daemon/linkd-lld/ordered_output.h).
+// `journalFd` >= 0: the daemon's temporaries journal (access_recorder.h).
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
-                               int recordFd, int sandboxFd, int orderedFd) {
+                               int recordFd, int sandboxFd, int orderedFd,
+                               int journalFd) {
   // SIGTERM, not SIGKILL: LLVM's handler (stock_process.h) removes the
   // temporary output the link is writing, then the child dies of it. A
   // daemon killed mid-link leaves nothing behind that it could not journal.
@@ -162,7 +180,8 @@ void tuneMalloc() {
   setUpStdin(req);
   dup2(outFd, STDOUT_FILENO);
   dup2(errFd, STDERR_FILENO);
-  placeChildFds(recordFd, sandboxFd, orderedFd);
+  placeChildFds(recordFd, sandboxFd, orderedFd,
+                sandboxFd >= 0 ? -1 : journalFd);
   if (orderedFd >= 0)
     startOrderedOutput(ordered::kChildFd);
 
@@ -199,6 +218,8 @@ void tuneMalloc() {
       _exit(1);
     }
   }
+  if (journalFd >= 0 && sandboxFd < 0)
+    startTempJournal(kJournalFdNumber, req.cwd());
   if (recordFd >= 0)
     startAccessRecording(kRecordFdNumber, req.cwd());
   if (sandboxFd >= 0) {
@@ -246,6 +267,7 @@ struct ZygoteState {
   pid_t pid;
   std::map<pid_t, uint64_t> children; // pid -> link id
   std::vector<Spare> spares;
+  int journalFd = -1;                 // openTempJournal
 };
 
 // Spares kept waiting. A taken spare is replaced when a child has been
@@ -256,7 +278,7 @@ constexpr size_t kSpares = 1;
 constexpr size_t kSpareMaxPayload = 64 << 10;
 // Body of a spare after fork: waits for its request, then becomes the
 // linker. Never returns.
-[[noreturn]] void serveAsSpare(int fd, pid_t zygotePid) {
+[[noreturn]] void serveAsSpare(int fd, pid_t zygotePid, int journalFd) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != zygotePid)
     _exit(1);
@@ -277,10 +299,12 @@ constexpr size_t kSpareMaxPayload = 64 << 10;
       !req.ParseFromString(frame.payload))
     _exit(125);
   becomeLinker(req, frame.fds[0], frame.fds[1], plain >= 3 ? frame.fds[2] : -1,
-               plain == 4 ? frame.fds[3] : -1, ordered ? frame.fds.back() : -1);
+               plain == 4 ? frame.fds[3] : -1, ordered ? frame.fds.back() : -1,
+               journalFd);
 }
 
 void forkSpare(ZygoteState &z) {
+  openTempJournal(z.journalFd); // the spare's link announces its temporaries
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return;
@@ -291,7 +315,7 @@ void forkSpare(ZygoteState &z) {
     for (const Spare &other : z.spares)
       close(other.fd);
     close(sv[0]);
-    serveAsSpare(sv[1], z.pid);
+    serveAsSpare(sv[1], z.pid, z.journalFd);
   }
   close(sv[1]);
   if (pid < 0) {
@@ -345,7 +369,7 @@ pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req, Frame &frame) {
       _exit(1);
     becomeLinker(req, frame.fds[0], frame.fds[1],
                  plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
-                 ordered ? frame.fds.back() : -1);
+                 ordered ? frame.fds.back() : -1, z.journalFd);
   }
   return pid;
 }
@@ -360,6 +384,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
               "malformed spawn request", {});
     return;
   }
+  openTempJournal(z.journalFd);
   pid_t pid = handToSpare(z, frame);
   if (pid < 0)
     pid = forkChild(z, req, frame);
@@ -456,7 +481,7 @@ int runZygote(int controlFd) {
 
   prepareAccessRecording();
   dropCodePages();
-  ZygoteState z{controlFd, sigFd, getpid(), {}, {}};
+  ZygoteState z{controlFd, sigFd, getpid(), {}, {}, -1};
   if (!sendFrame(controlFd, FrameKind::Hello, 0, lldVersionString(), {}))
     return 1;
   replenishSpares(z);

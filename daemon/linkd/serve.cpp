@@ -201,7 +201,7 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   // What a killed daemon left half-written in build directories goes first.
   size_t swept = 0;
   parts.journal = std::make_unique<TempJournal>(
-      resolveRuntimePaths().stateDir + "/temporaries.journal", &swept);
+      tempJournalPath(resolveRuntimePaths().stateDir), &swept);
   if (swept)
     spdlog::info("removed {} temporaries a previous daemon left", swept);
   parts.store->setTempJournal(parts.journal.get());

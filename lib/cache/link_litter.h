@@ -19,7 +19,7 @@ namespace linkd {
 class TempJournal;
 
 // Files the records say the link wrote and left under a temporary name
-// (`*.tmp` followed by at least six characters, LLVM's TempFile pattern).
+// (`<out>.tmp` and seven hex digits, store/temp_journal.h: isLldTemporary).
 std::vector<std::string> leftTemporaries(std::string_view records);
 
 // Journals every LLD temporary the records from offset `from` say the link

@@ -36,13 +36,20 @@ bool removeIfLeft(const std::string &p, int64_t ageSeconds) {
 
 } // namespace
 
-bool isLldTemporary(const std::string &path) {
+std::string tempJournalPath(const std::string &stateDir) {
+  return stateDir + "/temporaries.journal";
+}
+
+bool isLldTemporary(std::string_view path) {
+  constexpr size_t kRandom = 7; // FileOutputBuffer's `.tmp%%%%%%%`
   size_t slash = path.rfind('/');
   std::string_view base(path);
-  base.remove_prefix(slash == std::string::npos ? 0 : slash + 1);
-  size_t tmp = base.rfind(".tmp");
-  return !path.empty() && path[0] == '/' && tmp != std::string_view::npos &&
-         tmp > 0 && base.size() - (tmp + 4) >= 6;
+  base.remove_prefix(slash == std::string_view::npos ? 0 : slash + 1);
+  if (path.empty() || path[0] != '/' || base.size() <= 4 + kRandom)
+    return false;
+  std::string_view tail = base.substr(base.size() - 4 - kRandom);
+  return tail.starts_with(".tmp") &&
+         tail.find_first_not_of("0123456789abcdef", 4) == std::string_view::npos;
 }
 
 bool isLinkdTemporary(const std::string &path) {

@@ -15,6 +15,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace linkd {
 
@@ -38,11 +39,21 @@ private:
   int fd = -1;
 };
 
+// The journal of the daemon whose state directory is `stateDir`.
+std::string tempJournalPath(const std::string &stateDir);
+
 // A temporary's name: the hidden `.<base>.linkd-` form in `path`'s dir.
 bool isLinkdTemporary(const std::string &path);
-// LLD's (LLVM TempFile's) form: `<out>.tmp` and at least six characters.
+// LLD's form (LLVM's FileOutputBuffer): `<out>.tmp` and seven lowercase hex
+// digits, exactly; a user's own file named otherwise is never taken for one.
 // A link child's temporaries are journaled too: a daemon killed mid-link
 // takes its children along, and they cannot remove what they were writing.
-bool isLldTemporary(const std::string &path);
+// The child writes each name itself, before it creates the file
+// (daemon/linkd-lld/access_recorder.h: startTempJournal): the daemon could
+// only journal it once the child's record reached it, and a daemon killed
+// in between (or a child killed before its record went out) left the file
+// unnamed. The daemon journals what the records name as well, for a child
+// that could not open the journal.
+bool isLldTemporary(std::string_view path);
 
 } // namespace linkd

@@ -223,6 +223,59 @@ TEST_F(HostileInputTest, ALinkStoppedMidWriteLeavesNoTemporaries) {
   EXPECT_TRUE(exitedZero(run(ld() + " p.o -o after")));
 }
 
+TEST_F(HostileInputTest, TemporariesNoDaemonHeardOfAreRemovedByTheNext) {
+  // The crash soak's litter: a link child creates out.tmpXXXXXXX while its
+  // daemon cannot take the record of it (here: stopped; in the soak: just
+  // killed, so the child's write of the record fails and SIGPIPE ends it
+  // before LLVM has registered the file for removal). Then the child and
+  // the daemon die. Only the child can have told anyone of that file: it
+  // journals the name itself, before it creates it, and the next daemon
+  // removes it.
+  writeFile("big.c",
+            "const char big[128 << 20] = {1};\n" + std::string(kExit3));
+  ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
+  for (int attempt = 0;; ++attempt) {
+    ASSERT_LT(attempt, 5) << "never stopped a child before its output";
+    DaemonStatus d = warmDaemon();
+    run("rm -f out");
+    Background client = start("exec " + ld() + " big.o -o out"); // a miss
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 40000 && kids.empty(); ++i) {
+      kids = childrenOf(static_cast<pid_t>(d.zygotePid));
+      if (kids.empty())
+        std::this_thread::sleep_for(100us);
+    }
+    ASSERT_FALSE(kids.empty()) << "never saw the link child";
+    for (pid_t c : kids)
+      kill(c, SIGSTOP);
+    bool early = litterIn(*this, dir).empty(); // before its output exists
+    kill(static_cast<pid_t>(d.pid), SIGSTOP);
+    for (pid_t c : kids)
+      kill(c, SIGCONT);
+    bool writing = false;
+    for (int i = 0; i < 20000 && !writing; ++i) {
+      writing = !litterIn(*this, dir).empty();
+      if (!writing)
+        std::this_thread::sleep_for(500us);
+    }
+    for (pid_t c : kids)
+      kill(c, SIGKILL);
+    kill(static_cast<pid_t>(d.pid), SIGKILL);
+    ASSERT_TRUE(exitedZero(wait(client, 60s))); // linked locally
+    EXPECT_EQ(run("./out").exitCode, 3);
+    ASSERT_TRUE(waitUntilGone(static_cast<pid_t>(d.pid), 10s));
+    if (!early || !writing) { // the daemon may have seen it: again
+      run("rm -f out.tmp* .out.linkd-*");
+      continue;
+    }
+    ASSERT_NE(litterIn(*this, dir), "") << "the child's temporary";
+    ASSERT_TRUE(exitedZero(run(ld() + " p.o -o next")));
+    EXPECT_EQ(litterIn(*this, dir), "");
+    EXPECT_EQ(logLines("temporaries a previous daemon left").size(), 1u);
+    break;
+  }
+}
+
 TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   // A cache hit of a 128 MiB output is copied into `.out.linkd-XXXXXX` and
   // renamed; the daemon is killed during the copy. The client links

@@ -17,8 +17,19 @@
 # (MinGW and MSVC) runtime with stdcall/fastcall names; LTO bitcode with
 # constructors and destructors; a host object with a .hip_fatbin bundle.
 # The sources need no headers, so every target compiles without a sysroot.
+#
+#   tests/fuzz/make_corpus.sh --farm DIR   # seeds for farm_node_fuzzer.cpp
+#
+# The farm seeds are whole offloaded links in the fuzzer's frame format
+# (kind, 16-bit length, payload): an OffloadStart with its facts, the
+# uploads the node asks for (plain and zstd), and the link child's
+# questions (stat, read, write, rename, chmod, unlink, a path the node must
+# ask the client for, then the client's answer). Encoded with protoc.
 set -euo pipefail
 
+if [[ ${1:-} == --farm ]]; then
+  exec "$(dirname "$0")/make_farm_corpus.sh" "${2:?usage: make_corpus.sh --farm DIR}"
+fi
 out=${1:?usage: make_corpus.sh DIR}
 CXX=${CXX_FOR_CORPUS:-clang++-19}
 CC=${CC_FOR_CORPUS:-clang-19}

@@ -14,6 +14,7 @@
 #include "store/local_store.h"
 #include "store/remote_backend.h"
 #include "store/remote_tiers.h"
+#include "store/temp_journal.h"
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,20 @@ TEST(AccessLog, RenamedTempFileIsTheOutputAndNeverAnInput) {
   EXPECT_TRUE(log.existing.empty()); // /w/out was touched by the link
   EXPECT_EQ(log.outputs, std::set<std::string>({"/w/out", "/w/out.map"}));
   EXPECT_TRUE(log.uncacheable.empty());
+}
+
+TEST(TempJournal, OnlyLldsOwnTemporaryNamesAreTakenForLitter) {
+  // FileOutputBuffer's `<out>.tmp%%%%%%%`: seven lowercase hex digits.
+  EXPECT_TRUE(isLldTemporary("/w/a.out.tmp5afd4ba"));
+  EXPECT_TRUE(isLldTemporary("/w/small.20139.out.tmp696abef"));
+  // A user's own files that merely look alike are left alone.
+  EXPECT_FALSE(isLldTemporary("/w/a.out.tmpfoobar"));
+  EXPECT_FALSE(isLldTemporary("/w/a.out.tmp5AFD4BA"));
+  EXPECT_FALSE(isLldTemporary("/w/a.out.tmp5afd4ba0"));
+  EXPECT_FALSE(isLldTemporary("/w/a.out.tmp123"));
+  EXPECT_FALSE(isLldTemporary("/w/.tmp5afd4ba"));
+  EXPECT_FALSE(isLldTemporary("a.out.tmp5afd4ba")); // relative
+  EXPECT_FALSE(isLldTemporary(""));
 }
 
 TEST(AccessLog, KernelPseudoFilesAreNotInputs) {

@@ -1,9 +1,7 @@
 #include "daemon/linkd/farm_node/farm_service.h"
 
 #include "cache/access_log.h"
-#include "daemon/linkd/farm_node/farm_view.h"
-#include "daemon/linkd/farm_node/offload_request.h"
-#include "digest/sha256_thread.h"
+#include "daemon/linkd/farm_node/offload_messages.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -138,18 +136,19 @@ private:
 
 } // namespace
 
-// One offloaded link, from the first message to OffloadDone.
+// One offloaded link, from the first message to OffloadDone: the stream,
+// the link child and its pipes; what the messages mean is in
+// offload_messages.h.
 class OffloadSession {
 public:
   OffloadSession(FarmService &node, grpc::ServerContext *ctx, Stream *stream,
                  uint64_t id, std::string client)
-      : node(node), ctx(ctx), stream(stream), id(id), client(std::move(client)),
-        view(node.blobs,
-             node.config.storeDir + "/links/" + std::to_string(getpid()) +
-                 "-" + std::to_string(id),
-             [this](const Digest &d) {
-               return this->node.owners.owns(this->client, d);
-             }) {}
+      : node(node), ctx(ctx), stream(stream), id(id), client(client),
+        msgs(node.blobs, node.owners, id, std::move(client),
+             node.config.storeDir + "/links/" + std::to_string(getpid()) + "-" +
+                 std::to_string(id),
+             node.config.maxRequestBytes,
+             [stream](const v1::OffloadDown &m) { return stream->Write(m); }) {}
 
   grpc::Status run();
 
@@ -159,13 +158,13 @@ private:
   bool readFirst(v1::OffloadUp &first);
   grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
   grpc::Status finish(const ChildExit &exit);
-  // Adds a client fact; false when the claimed bytes pass the node's limit.
-  bool addFact(const v1::PathFact &f);
-  grpc::Status takeBlob(v1::BlobChunk &chunk); // takes its data
-  void askForBlobs(const std::vector<Digest> &digests);
-  // Answers the child's pending question if the view can; else asks the
-  // client for what is missing (once). False if the reply cannot be sent.
-  bool tryAnswer(int sandboxFd);
+  // Sends the child the reply to its question, if there is one yet; false
+  // if the client could not be reached when the node asked it.
+  bool reply(int sandboxFd, const std::optional<std::string> &r) {
+    if (r)
+      (void)!::send(sandboxFd, r->data(), r->size(), MSG_NOSIGNAL);
+    return msgs.clientReachable();
+  }
   bool send(const v1::OffloadDown &m) {
     if (!stream->Write(m))
       return false;
@@ -185,56 +184,14 @@ private:
   Stream *stream;
   uint64_t id;
   std::string client;
-  FarmView view;
+  OffloadMessages msgs;
   Inbox inbox;
   bool inboxStarted = false;
-  v1::LinkRequest link;
-  uint64_t claimedBytes = 0;
-  uint64_t receivedBytes = 0;
-  std::optional<FarmView::Question> pending;
-  std::set<std::string> askedPaths;
-  std::set<Digest> askedBlobs;
-  std::set<Digest> uploaded, present; // blobs this link sent / found stored
-  // Uploads received from offset 0, hashed as they arrive.
-  // Hashed on a helper thread each: this one writes, answers the link's
-  // questions, and was the bottleneck of a cold upload.
-  std::map<Digest, std::unique_ptr<Sha256Thread>> arriving;
-  uint64_t blobsUploaded = 0, roundTrips = 0;
-  uint64_t resumedBytes = 0; // partial uploads asked to continue, not redone
   std::string out, err, records;
   Clock::time_point begin = Clock::now();
-  // For the per-link log line: the last asked-for blob arrived, the link
-  // child was spawned, it exited.
-  Clock::time_point blobsIn, spawned, exited;
+  // For the per-link log line: the link child was spawned, it exited.
+  Clock::time_point spawned, exited;
 };
-
-bool OffloadSession::addFact(const v1::PathFact &f) {
-  if (f.kind() == v1::PathFact::FILE && !view.knows(f.path())) {
-    claimedBytes += f.size();
-    if (claimedBytes > node.config.maxRequestBytes)
-      return false;
-  }
-  view.addFact(f);
-  return true;
-}
-
-void OffloadSession::askForBlobs(const std::vector<Digest> &digests) {
-  v1::OffloadDown m;
-  for (const Digest &d : digests) {
-    if (!askedBlobs.insert(d).second)
-      continue;
-    auto *w = m.mutable_need_blobs()->add_blobs();
-    w->set_digest(std::string(d.raw()));
-    w->set_offset(node.blobs.partialSize(d));
-    resumedBytes += w->offset();
-    spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
-                  w->offset());
-  }
-  if (m.has_need_blobs()) {
-    ++roundTrips;
-    send(m);
-  }
-}
 
 // The first message, or false if it does not come within the stall
 // timeout (the call is then cancelled: a connection that says nothing must
@@ -262,113 +219,14 @@ bool OffloadSession::readFirst(v1::OffloadUp &first) {
 
 grpc::Status OffloadSession::start() {
   v1::OffloadUp first;
-  if (!readFirst(first) || !first.has_start())
+  if (!readFirst(first))
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "the first message must be OffloadStart");
-  link = first.start().link();
-  if (std::string e = validateOffloadedLink(link); !e.empty())
-    return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
-  for (const v1::PathFact &f : first.start().facts())
-    if (!addFact(f))
-      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "the link's inputs (" + std::to_string(claimedBytes) +
-                      " bytes claimed) exceed the node's limit of " +
-                      std::to_string(node.config.maxRequestBytes) + " bytes");
-  if (std::string e = view.open(); !e.empty())
-    return fail(grpc::StatusCode::INTERNAL, e);
-  // Missing blobs are asked for in the client's order (the command line's,
-  // roughly the order the link reads them), so the link can start on the
-  // first while the rest arrive.
-  std::vector<Digest> missing = view.missingBlobs();
-  std::set<Digest> missingSet(missing.begin(), missing.end()), queued;
-  std::vector<Digest> ordered;
-  for (const v1::PathFact &f : first.start().facts()) {
-    auto d = f.kind() == v1::PathFact::FILE && f.likely_read()
-                 ? Digest::fromRaw(f.digest())
-                 : std::nullopt;
-    if (!d)
-      continue;
-    if (!missingSet.count(*d))
-      present.insert(*d);
-    else if (queued.insert(*d).second)
-      ordered.push_back(*d);
-  }
+  if (grpc::Status st = msgs.start(first); !st.ok())
+    return st;
   inbox.start(stream);
   inboxStarted = true;
-  askForBlobs(ordered);
   return grpc::Status::OK;
-}
-
-grpc::Status OffloadSession::takeBlob(v1::BlobChunk &chunk) {
-  auto d = Digest::fromRaw(chunk.digest());
-  if (!d || !askedBlobs.count(*d))
-    return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                "a blob chunk the node did not ask for");
-  std::optional<std::string> raw;
-  if (chunk.compressed())
-    raw = decompressChunk(chunk.data());
-  else if (chunk.data().size() <= 4 * kFarmChunkBytes)
-    raw = std::move(*chunk.mutable_data());
-  if (!raw)
-    return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                "a malformed blob chunk for " + d->hex());
-  receivedBytes += raw->size();
-  if (receivedBytes > node.config.maxRequestBytes)
-    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                "uploads exceed the node's limit of " +
-                    std::to_string(node.config.maxRequestBytes) + " bytes");
-  if (!node.blobs.append(*d, chunk.offset(), *raw))
-    return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                "blob " + d->hex() + ": chunk at offset " +
-                    std::to_string(chunk.offset()) + " does not continue it");
-  if (chunk.offset() == 0)
-    arriving[*d] = std::make_unique<Sha256Thread>();
-  auto hashing = arriving.find(*d);
-  if (hashing != arriving.end())
-    hashing->second->update(std::move(*raw));
-  if (chunk.last()) {
-    std::string e;
-    std::optional<Digest> hashed;
-    if (hashing != arriving.end()) {
-      hashed = hashing->second->finish();
-      arriving.erase(hashing);
-    }
-    if (!node.blobs.commit(*d, &e, hashed))
-      return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
-    node.owners.add(client, *d);
-    askedBlobs.erase(*d);
-    if (askedBlobs.empty())
-      blobsIn = Clock::now();
-    uploaded.insert(*d);
-    ++blobsUploaded;
-  }
-  return grpc::Status::OK;
-}
-
-bool OffloadSession::tryAnswer(int sandboxFd) {
-  if (!pending)
-    return true;
-  FarmView::Answer a = view.answer(*pending);
-  if (!a.ready) {
-    if (!a.needPath.empty() && askedPaths.insert(a.needPath).second) {
-      v1::OffloadDown m;
-      m.mutable_need_paths()->add_paths(a.needPath);
-      ++roundTrips;
-      spdlog::debug("farm link id={} needs path {}", id, a.needPath);
-      return send(m);
-    }
-    if (a.needBlob)
-      askForBlobs({*a.needBlob});
-    return true;
-  }
-  if (a.blob && !uploaded.count(*a.blob))
-    present.insert(*a.blob);
-  std::string msg(sizeof(a.reply) + a.real.size(), '\0');
-  std::memcpy(msg.data(), &a.reply, sizeof(a.reply));
-  std::memcpy(msg.data() + sizeof(a.reply), a.real.data(), a.real.size());
-  pending.reset();
-  (void)!::send(sandboxFd, msg.data(), msg.size(), MSG_NOSIGNAL);
-  return true;
 }
 
 grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
@@ -393,7 +251,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
       return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                   "link timeout (" +
                       std::to_string(node.config.linkTimeoutSeconds) + " s)");
-    bool waiting = pending.has_value() || !askedBlobs.empty();
+    bool waiting = msgs.waiting();
     if (waiting && Clock::now() - lastHeard > stall)
       return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                   "the client left a question unanswered for " +
@@ -404,47 +262,23 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
       std::deque<v1::OffloadUp> messages = inbox.take(clientClosed);
       if (!messages.empty())
         lastHeard = Clock::now();
-      for (v1::OffloadUp &m : messages) {
-        if (m.has_facts()) {
-          for (const v1::PathFact &f : m.facts().facts()) {
-            if (!askedPaths.erase(f.path()))
-              continue; // only answers to our questions
-            if (!addFact(f))
-              return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "the link's inputs exceed the node's limit of " +
-                              std::to_string(node.config.maxRequestBytes) +
-                              " bytes");
-          }
-        } else if (m.has_blob()) {
-          if (grpc::Status st = takeBlob(*m.mutable_blob()); !st.ok())
-            return st;
-        } else {
-          return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                      "unexpected message from the client");
-        }
-      }
-      if (!tryAnswer(sandboxFd))
+      for (v1::OffloadUp &m : messages)
+        if (grpc::Status st = msgs.take(m); !st.ok())
+          return st;
+      if (!reply(sandboxFd, msgs.answerPending()))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-      if (clientClosed && pending)
+      if (clientClosed && msgs.questionOpen())
         return fail(grpc::StatusCode::INVALID_ARGUMENT,
                     "the client closed its side with questions open");
     }
     if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       char q[2 * 4096 + 8];
       ssize_t r = recv(sandboxFd, q, sizeof(q), MSG_DONTWAIT);
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
         fds[0].fd = -1;
-      } else if (r > 0) {
-        pending = FarmView::parse(std::string_view(q, static_cast<size_t>(r)));
-        if (!pending) {
-          sandbox::SandboxReply bad;
-          bad.kind = sandbox::KindError;
-          bad.err = EINVAL;
-          (void)!::send(sandboxFd, &bad, sizeof(bad), MSG_NOSIGNAL);
-        } else if (!tryAnswer(sandboxFd)) {
-          return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-        }
-      }
+      else if (r > 0 && !reply(sandboxFd, msgs.ask(std::string_view(
+                                              q, static_cast<size_t>(r)))))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
     }
     for (int i = 1; i <= 3; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -567,7 +401,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   uint64_t outBytes = 0;
   size_t outputs = 0;
   if (done->not_offloadable().empty() && !done->term_signal()) {
-    for (const FarmView::Output &o : view.outputs()) {
+    for (const FarmView::Output &o : msgs.view().outputs()) {
       if (!sendOutput(stream, o, !isLoopbackPeer(ctx->peer()), outBytes))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
       ++outputs;
@@ -578,9 +412,9 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   done->set_sys_micros(exit.sysMicros);
   done->set_max_rss_kib(exit.maxRssKib);
   done->set_access_records(records);
-  done->set_blobs_uploaded(blobsUploaded);
-  done->set_blobs_present(present.size());
-  done->set_round_trips(roundTrips);
+  done->set_blobs_uploaded(msgs.blobsUploaded());
+  done->set_blobs_present(msgs.blobsPresent());
+  done->set_round_trips(msgs.roundTrips());
   auto ms = [](Clock::time_point from, Clock::time_point to) {
     return from == Clock::time_point() || to == Clock::time_point()
                ? 0.0
@@ -594,10 +428,10 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
-               outputs, outBytes, blobsUploaded, present.size(), resumedBytes,
-               roundTrips, view.size(), done->wall_micros() / 1000.0,
-               ms(begin, blobsIn), ms(spawned, exited),
-               ms(exited, Clock::now()));
+               outputs, outBytes, msgs.blobsUploaded(), msgs.blobsPresent(),
+               msgs.resumedBytes(), msgs.roundTrips(), msgs.view().size(),
+               done->wall_micros() / 1000.0, ms(begin, msgs.blobsIn()),
+               ms(spawned, exited), ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }
@@ -615,7 +449,7 @@ grpc::Status OffloadSession::run() {
     told = send(m);
   }
   inbox.stop(ctx, !st.ok() && !told);
-  node.janitor.remove(view.scratchDir());
+  node.janitor.remove(msgs.view().scratchDir());
   return st;
 }
 
@@ -638,8 +472,9 @@ grpc::Status OffloadSession::runLink() {
   Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]), errR(errP[0]),
       errW(errP[1]), recR(recP[0]), recW(recP[1]);
   // Whatever the client sent under these keys is replaced.
+  v1::LinkRequest &link = msgs.link();
   (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
-  (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
+  (*link.mutable_env())[sandbox::kWriteDirKey] = msgs.view().scratchDir();
   (*link.mutable_env())[sandbox::kRequireKey] =
       node.landlockAbi > 0 ? "1" : "0";
   ZygoteClient::Spawned child =

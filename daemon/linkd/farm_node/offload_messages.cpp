@@ -1,0 +1,208 @@
+#include "daemon/linkd/farm_node/offload_messages.h"
+
+#include "daemon/linkd/farm_node/offload_request.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace linkd {
+namespace {
+
+std::string replyBytes(const FarmView::Answer &a) {
+  std::string msg(sizeof(a.reply) + a.real.size(), '\0');
+  std::memcpy(msg.data(), &a.reply, sizeof(a.reply));
+  std::memcpy(msg.data() + sizeof(a.reply), a.real.data(), a.real.size());
+  return msg;
+}
+
+} // namespace
+
+OffloadMessages::OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners,
+                                 uint64_t id, std::string client,
+                                 std::string scratchDir,
+                                 uint64_t maxRequestBytes, Send send)
+    : blobs(blobs), owners(owners), id(id), client(std::move(client)),
+      maxRequestBytes(maxRequestBytes), send(std::move(send)),
+      files(blobs, std::move(scratchDir), [this](const Digest &d) {
+        return this->owners.owns(this->client, d);
+      }) {}
+
+grpc::Status OffloadMessages::fail(grpc::StatusCode code,
+                                   const std::string &msg) const {
+  spdlog::warn("farm link id={} client={} {}: {}", id, client,
+               code == grpc::StatusCode::RESOURCE_EXHAUSTED
+                   ? "RESOURCE_EXHAUSTED"
+                   : "failed",
+               msg);
+  return grpc::Status(code, msg);
+}
+
+bool OffloadMessages::addFact(const v1::PathFact &f) {
+  if (f.kind() == v1::PathFact::FILE && !files.knows(f.path())) {
+    claimedBytes += f.size();
+    if (claimedBytes > maxRequestBytes)
+      return false;
+  }
+  files.addFact(f);
+  return true;
+}
+
+void OffloadMessages::askForBlobs(const std::vector<Digest> &digests) {
+  v1::OffloadDown m;
+  for (const Digest &d : digests) {
+    if (!askedBlobs.insert(d).second)
+      continue;
+    auto *w = m.mutable_need_blobs()->add_blobs();
+    w->set_digest(std::string(d.raw()));
+    w->set_offset(blobs.partialSize(d));
+    resumed += w->offset();
+    spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
+                  w->offset());
+  }
+  if (m.has_need_blobs()) {
+    ++trips;
+    toClient(m);
+  }
+}
+
+grpc::Status OffloadMessages::start(const v1::OffloadUp &first) {
+  if (!first.has_start())
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "the first message must be OffloadStart");
+  request = first.start().link();
+  if (std::string e = validateOffloadedLink(request); !e.empty())
+    return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
+  for (const v1::PathFact &f : first.start().facts())
+    if (!addFact(f))
+      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  "the link's inputs (" + std::to_string(claimedBytes) +
+                      " bytes claimed) exceed the node's limit of " +
+                      std::to_string(maxRequestBytes) + " bytes");
+  if (std::string e = files.open(); !e.empty())
+    return fail(grpc::StatusCode::INTERNAL, e);
+  // Missing blobs are asked for in the client's order (the command line's,
+  // roughly the order the link reads them), so the link can start on the
+  // first while the rest arrive.
+  std::vector<Digest> missing = files.missingBlobs();
+  std::set<Digest> missingSet(missing.begin(), missing.end()), queued;
+  std::vector<Digest> ordered;
+  for (const v1::PathFact &f : first.start().facts()) {
+    auto d = f.kind() == v1::PathFact::FILE && f.likely_read()
+                 ? Digest::fromRaw(f.digest())
+                 : std::nullopt;
+    if (!d)
+      continue;
+    if (!missingSet.count(*d))
+      present.insert(*d);
+    else if (queued.insert(*d).second)
+      ordered.push_back(*d);
+  }
+  askForBlobs(ordered);
+  return grpc::Status::OK;
+}
+
+grpc::Status OffloadMessages::take(v1::OffloadUp &m) {
+  if (m.has_facts()) {
+    for (const v1::PathFact &f : m.facts().facts()) {
+      if (!askedPaths.erase(f.path()))
+        continue; // only answers to our questions
+      if (!addFact(f))
+        return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                    "the link's inputs exceed the node's limit of " +
+                        std::to_string(maxRequestBytes) + " bytes");
+    }
+    return grpc::Status::OK;
+  }
+  if (m.has_blob())
+    return takeBlob(*m.mutable_blob());
+  return fail(grpc::StatusCode::INVALID_ARGUMENT,
+              "unexpected message from the client");
+}
+
+grpc::Status OffloadMessages::takeBlob(v1::BlobChunk &chunk) {
+  auto d = Digest::fromRaw(chunk.digest());
+  if (!d || !askedBlobs.count(*d))
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "a blob chunk the node did not ask for");
+  std::optional<std::string> raw;
+  if (chunk.compressed())
+    raw = decompressChunk(chunk.data());
+  else if (chunk.data().size() <= 4 * kFarmChunkBytes)
+    raw = std::move(*chunk.mutable_data());
+  if (!raw)
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "a malformed blob chunk for " + d->hex());
+  receivedBytes += raw->size();
+  if (receivedBytes > maxRequestBytes)
+    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "uploads exceed the node's limit of " +
+                    std::to_string(maxRequestBytes) + " bytes");
+  if (!blobs.append(*d, chunk.offset(), *raw))
+    return fail(grpc::StatusCode::INVALID_ARGUMENT,
+                "blob " + d->hex() + ": chunk at offset " +
+                    std::to_string(chunk.offset()) + " does not continue it");
+  if (chunk.offset() == 0)
+    arriving[*d] = std::make_unique<Sha256Thread>();
+  auto hashing = arriving.find(*d);
+  if (hashing != arriving.end())
+    hashing->second->update(std::move(*raw));
+  if (chunk.last()) {
+    std::string e;
+    std::optional<Digest> hashed;
+    if (hashing != arriving.end()) {
+      hashed = hashing->second->finish();
+      arriving.erase(hashing);
+    }
+    if (!blobs.commit(*d, &e, hashed))
+      return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
+    owners.add(client, *d);
+    askedBlobs.erase(*d);
+    if (askedBlobs.empty())
+      lastBlob = std::chrono::steady_clock::now();
+    uploaded.insert(*d);
+    ++uploadedCount;
+  }
+  return grpc::Status::OK;
+}
+
+std::optional<std::string> OffloadMessages::ask(std::string_view question) {
+  pending = FarmView::parse(question);
+  if (!pending) {
+    sandbox::SandboxReply bad;
+    bad.kind = sandbox::KindError;
+    bad.err = EINVAL;
+    return std::string(reinterpret_cast<const char *>(&bad), sizeof(bad));
+  }
+  return tryAnswer();
+}
+
+std::optional<std::string> OffloadMessages::answerPending() {
+  return tryAnswer();
+}
+
+std::optional<std::string> OffloadMessages::tryAnswer() {
+  if (!pending)
+    return std::nullopt;
+  FarmView::Answer a = files.answer(*pending);
+  if (!a.ready) {
+    if (!a.needPath.empty() && askedPaths.insert(a.needPath).second) {
+      v1::OffloadDown m;
+      m.mutable_need_paths()->add_paths(a.needPath);
+      ++trips;
+      spdlog::debug("farm link id={} needs path {}", id, a.needPath);
+      toClient(m);
+      return std::nullopt;
+    }
+    if (a.needBlob)
+      askForBlobs({*a.needBlob});
+    return std::nullopt;
+  }
+  if (a.blob && !uploaded.count(*a.blob))
+    present.insert(*a.blob);
+  pending.reset();
+  return replyBytes(a);
+}
+
+} // namespace linkd
