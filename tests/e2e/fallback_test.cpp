@@ -5,8 +5,13 @@
 // (a directory to fix), once for a passing one; LINKD_QUIET=1 silences it.
 #include "harness.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstring>
 
 namespace linkd::e2e {
 namespace {
@@ -143,6 +148,43 @@ TEST_F(Fallback, DisableLinksLocallyWithoutDaemon) {
   EXPECT_EQ(mineErr.exitCode, stockErr.exitCode) << describe(mineErr);
   EXPECT_EQ(mineErr.err, stockErr.err);
   expectNoDaemon(socketPath);
+}
+
+// Something on the socket that accepts and never reads (a stopped or wedged
+// daemon): a request too big for the socket's buffer (1 MiB of -L paths)
+// must not hold the client past LINKD_TIMEOUT; it links locally.
+TEST_F(Fallback, ADaemonThatNeverReadsTheRequestTimesOut) {
+  ASSERT_TRUE(exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")));
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+            0)
+      << std::strerror(errno);
+  ASSERT_EQ(listen(listener, 8), 0);
+  // In scripts: `sh -c` would take the 1 MiB as one argument, over the
+  // kernel's 128 KiB limit for one. ld.linkd itself: clang would pass so
+  // long a command line in a response file.
+  std::string paths;
+  for (int i = 0; i < 10; ++i)
+    paths += " -L/" + std::string(100000, 'a' + i);
+  writeFile("start.c", "void _start(void) {}\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c start.c")));
+  writeFile("stock.sh", tools::ldLld.path + " start.o -o start.stock" + paths);
+  writeFile("linkd.sh", "LINKD_TIMEOUT=2 exec " + binPath("ld.linkd") +
+                            " start.o -o start" + paths);
+  ASSERT_TRUE(exitedZero(run("sh stock.sh")));
+  auto begin = std::chrono::steady_clock::now();
+  RunResult r = run("sh linkd.sh", 60s);
+  auto took = std::chrono::steady_clock::now() - begin;
+  close(listener);
+  r.command = "LINKD_TIMEOUT=2 ld.linkd start.o -o start -L<1 MiB>";
+  EXPECT_FALSE(r.timedOut) << "the client waited for the socket forever";
+  EXPECT_LT(took, 20s);
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_EQ(linesStartingWith(r.err, kWarning).size(), 1u) << describe(r);
+  EXPECT_TRUE(sameBytes("start.stock", "start"));
 }
 
 } // namespace
