@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -449,6 +450,33 @@ TEST_F(HostileInputTest, AFloodOfSilentConnectionsIsCapped) {
   EXPECT_EQ(st->pid, before.pid);
   EXPECT_EQ(logLines("link id=").size(), 2u) << "the last link fell back";
   EXPECT_EQ(logLines("connections open; turning new ones away").size(), 1u);
+}
+
+// No thread to be had for a connection (in the field: the user's process
+// limit; here: the daemon's address space capped below a thread's stack).
+// The connection is turned away and its client links locally; the daemon
+// lives on (std::thread's exception used to end it).
+TEST_F(HostileInputTest, NoThreadForAConnectionTurnsItAwayAndTheDaemonLives) {
+  DaemonStatus before = warmDaemon();
+  long long vm = procStatus(before.pid, "VmSize"); // KiB
+  ASSERT_GT(vm, 0);
+  rlimit cap{static_cast<rlim_t>(vm) * 1024 + (40 << 20), RLIM_INFINITY};
+  ASSERT_EQ(prlimit(static_cast<pid_t>(before.pid), RLIMIT_AS, &cap, nullptr),
+            0)
+      << std::strerror(errno);
+  std::vector<int> held = holdConnections(socketPath, 30, "");
+  std::this_thread::sleep_for(1s);
+  bool alive = processAlive(static_cast<pid_t>(before.pid));
+  rlimit open{RLIM_INFINITY, RLIM_INFINITY};
+  prlimit(static_cast<pid_t>(before.pid), RLIMIT_AS, &open, nullptr);
+  closeAll(held);
+  ASSERT_TRUE(alive) << "the daemon died for want of a thread";
+  EXPECT_GE(logLines("no thread for a connection").size(), 1u);
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+  EXPECT_EQ(run("./after").exitCode, 3);
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->pid, before.pid);
 }
 
 } // namespace
