@@ -479,5 +479,23 @@ TEST_F(HostileInputTest, NoThreadForAConnectionTurnsItAwayAndTheDaemonLives) {
   EXPECT_EQ(st->pid, before.pid);
 }
 
+// A request's rewrite spec is read by the daemon itself: a FIFO nobody
+// writes (or a device) there is refused with a message naming it, as a bad
+// spec is, rather than blocking a daemon thread, and its link, for good.
+TEST_F(HostileInputTest, ARewriteSpecThatIsAFifoOrADeviceIsRefused) {
+  warmDaemon();
+  ASSERT_TRUE(exitedZero(run("mkfifo spec.fifo")));
+  for (const std::string &spec : {path("spec.fifo"), std::string("/dev/null")}) {
+    RunResult r =
+        run(ld() + " --linkd-rewrite=" + spec + " p.o -o out", 20s);
+    EXPECT_FALSE(r.timedOut) << spec;
+    EXPECT_EQ(r.exitCode, 1) << describe(r);
+    EXPECT_NE(r.err.find(spec + ": not a regular file"), std::string::npos)
+        << describe(r);
+  }
+  EXPECT_TRUE(idle());
+  EXPECT_EQ(logLines("refused: linkd: error: link-time rewriting").size(), 2u);
+}
+
 } // namespace
 } // namespace linkd::e2e
