@@ -142,10 +142,10 @@ DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
                     static_cast<suseconds_t>(ms % 1000 * 1000)};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, sizeof(sendLimit));
   if (!wire::sendRequest(fd, req)) {
-    result.failure = errno == EAGAIN
-                         ? "the daemon did not take the request in time"
-                         : std::string("cannot send the request: ") +
-                               std::strerror(errno);
+    result.failure =
+        errno == EAGAIN
+            ? "the daemon did not take the request in time"
+            : std::string("cannot send the request: ") + std::strerror(errno);
     return result;
   }
   times.sent = PhaseTimes::now();

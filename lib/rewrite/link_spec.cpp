@@ -45,8 +45,9 @@ bool readText(const std::string &path, std::string *out, std::string *error) {
       continue;
     if (n <= 0 || out->size() + n > static_cast<size_t>(kMaxSpecBytes)) {
       if (n != 0)
-        *error = path + (n < 0 ? ": cannot read: " + std::string(strerror(errno))
-                               : std::string(": larger than 16 MiB"));
+        *error =
+            path + (n < 0 ? ": cannot read: " + std::string(strerror(errno))
+                          : std::string(": larger than 16 MiB"));
       close(fd);
       return n == 0;
     }

@@ -388,8 +388,8 @@ TEST_F(HostileInputTest, AnnouncedFrameLengthsCostOnlyWhatArrives) {
   DaemonStatus before = warmDaemon();
   long long rss = procStatus(before.pid, "VmRSS");
   ASSERT_GT(rss, 0);
-  std::vector<int> held = holdConnections(
-      socketPath, 16, std::string("LKD1\x00\x00\x00\x04Q", 9));
+  std::vector<int> held =
+      holdConnections(socketPath, 16, std::string("LKD1\x00\x00\x00\x04Q", 9));
   ASSERT_EQ(held.size(), 16u);
   std::this_thread::sleep_for(1s);
   long long grown = procStatus(before.pid, "VmRSS") - rss;
@@ -485,9 +485,9 @@ TEST_F(HostileInputTest, NoThreadForAConnectionTurnsItAwayAndTheDaemonLives) {
 TEST_F(HostileInputTest, ARewriteSpecThatIsAFifoOrADeviceIsRefused) {
   warmDaemon();
   ASSERT_TRUE(exitedZero(run("mkfifo spec.fifo")));
-  for (const std::string &spec : {path("spec.fifo"), std::string("/dev/null")}) {
-    RunResult r =
-        run(ld() + " --linkd-rewrite=" + spec + " p.o -o out", 20s);
+  for (const std::string &spec :
+       {path("spec.fifo"), std::string("/dev/null")}) {
+    RunResult r = run(ld() + " --linkd-rewrite=" + spec + " p.o -o out", 20s);
     EXPECT_FALSE(r.timedOut) << spec;
     EXPECT_EQ(r.exitCode, 1) << describe(r);
     EXPECT_NE(r.err.find(spec + ": not a regular file"), std::string::npos)
