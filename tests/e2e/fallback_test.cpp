@@ -38,7 +38,7 @@ int main(void) { puts("local"); return 0; }
   RunResult linkWith(const std::string &env, const std::string &output,
                      std::chrono::milliseconds timeout = 120s) {
     return run(env + " clang-19 --ld-path=" + binPath("ld.linkd") +
-               " hello.o -o " + output,
+                   " hello.o -o " + output,
                timeout);
   }
 
@@ -218,10 +218,12 @@ TEST_F(Fallback, ADaemonThatNeverAcceptsTimesOut) {
   // local link runs the one next to LINKD_BIN).
   ASSERT_TRUE(exitedZero(run("mkdir fakebin && printf '#!/bin/sh\\nexit 1\\n' "
                              "> fakebin/linkd && chmod +x fakebin/linkd && "
-                             "ln -s " + binPath("linkd-lld") + " fakebin/")));
+                             "ln -s " +
+                             binPath("linkd-lld") + " fakebin/")));
   auto begin = std::chrono::steady_clock::now();
   RunResult r = linkWith("LINKD_START_TIMEOUT_MS=1000 LINKD_TIMEOUT=5 "
-                         "LINKD_BIN=" + path("fakebin/linkd"),
+                         "LINKD_BIN=" +
+                             path("fakebin/linkd"),
                          "hello", 60s);
   auto took = std::chrono::steady_clock::now() - begin;
   for (int fd : queued)
