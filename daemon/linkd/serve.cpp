@@ -756,8 +756,9 @@ void stopServing(Daemon &d) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   // Links still running are cancelled, as gRPC's Shutdown cancels its calls:
   // their connections are hung up, and their threads, which use the service
-  // and the zygote, are waited for before those go.
-  if (!d.connections.hangUpAll(std::chrono::seconds(10)))
+  // and the zygote, are waited for before those go (a cancel takes a second
+  // or so; `linkd stop` waits 40 s in all).
+  if (!d.connections.hangUpAll(std::chrono::seconds(5)))
     spdlog::warn("{} connections did not end; stopping under them",
                  d.connections.open());
   d.kernels->stop();
