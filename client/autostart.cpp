@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -128,6 +129,12 @@ int connectUnix(const std::string &socketPath) {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
+  // A daemon that does not accept (stopped, its backlog full) makes connect
+  // wait, for good by default; no longer than a start may take.
+  auto ms = startTimeout().count();
+  timeval limit{static_cast<time_t>(ms / 1000),
+                static_cast<suseconds_t>(ms % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
   int rc;
   do
     rc = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));

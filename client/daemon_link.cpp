@@ -5,7 +5,9 @@
 #include "wire/link_wire.h"
 
 #include <csignal>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,9 +134,18 @@ DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
     return result;
   }
   auto deadline = requestDeadline();
+  // A request larger than the socket's buffer waits for the daemon to read
+  // it: one that does not (stopped, wedged) must not hold the link past its
+  // deadline either.
+  uint32_t ms = millisLeft(deadline);
+  timeval sendLimit{static_cast<time_t>(ms / 1000),
+                    static_cast<suseconds_t>(ms % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendLimit, sizeof(sendLimit));
   if (!wire::sendRequest(fd, req)) {
-    result.failure = std::string("cannot send the request: ") +
-                     std::strerror(errno);
+    result.failure =
+        errno == EAGAIN
+            ? "the daemon did not take the request in time"
+            : std::string("cannot send the request: ") + std::strerror(errno);
     return result;
   }
   times.sent = PhaseTimes::now();

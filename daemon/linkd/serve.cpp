@@ -30,7 +30,9 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
+#include <utility>
 
 namespace linkd {
 namespace {
@@ -368,6 +370,11 @@ int activatedSocket() {
   return 3;
 }
 
+// Connections served at once, a thread each (local_link.h's Connections);
+// gRPC's own pool, which served the thin client before, was capped at 1024
+// threads too.
+constexpr size_t kMaxConnections = 1024;
+
 // The daemon between the steps of its life (serve() below, in order).
 struct Daemon {
   explicit Daemon(const ServeOptions &options) : options(options) {}
@@ -394,7 +401,7 @@ struct Daemon {
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
   std::unique_ptr<grpc::Server> server;
   std::thread acceptThread;
-  std::atomic<int> connections{0}; // being routed or served (local_link.h)
+  Connections connections{kMaxConnections}; // given a thread (local_link.h)
   int farmPort = 0;
 };
 
@@ -560,26 +567,47 @@ void routeConnection(Daemon &d, int c) {
   switch (sniffProtocol(c, 10000)) {
   case Protocol::Framed:
     serveLocalLink(*d.service, c);
-    close(c);
     break;
   case Protocol::Other: {
+    d.connections.disown(c); // gRPC's from here on
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
     p.listener_fd = d.listener;
     p.fd = c;
     d.acceptor->HandleNewConnection(&p);
-    break;
+    return;
   }
   case Protocol::Gone:
-    close(c);
     break;
+  }
+  d.connections.disown(c);
+  close(c);
+}
+
+// A thread that routes the connection. None to be had (the user's process
+// limit, which a flood of our own threads would otherwise reach first)
+// turns it away like the cap does: std::thread throws, and an exception out
+// of the accept loop would end the daemon.
+void startRouting(Daemon &d, int c) {
+  try {
+    std::thread([&d, c] {
+      routeConnection(d, c);
+      d.connections.leave();
+    }).detach();
+  } catch (const std::system_error &e) {
+    spdlog::warn("no thread for a connection: {}", e.what());
+    d.connections.disown(c);
+    turnAway(c, std::string("the daemon has no thread for it: ") + e.what());
+    d.connections.leave();
   }
 }
 
 // Accepts on the socket (ours or systemd's), refuses peers of other users
 // (peer_check.h), and gives each connection a thread that routes it: a link
 // blocks its thread for the link's length, and a slow first byte must not
-// hold up the next client.
+// hold up the next client. Over kMaxConnections, new ones are turned away
+// (their clients link locally).
 void acceptConnections(Daemon &d) {
+  bool full = false; // said once, until half of them have gone
   for (;;) {
     int c = accept4(d.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
@@ -592,11 +620,17 @@ void acceptConnections(Daemon &d) {
       close(c);
       continue;
     }
-    ++d.connections;
-    std::thread([&d, c] {
-      routeConnection(d, c);
-      --d.connections;
-    }).detach();
+    if (!d.connections.admit(c)) {
+      if (!std::exchange(full, true))
+        spdlog::warn("{} connections open; turning new ones away",
+                     kMaxConnections);
+      turnAway(c, "the daemon has " + std::to_string(kMaxConnections) +
+                      " connections open");
+      continue;
+    }
+    if (d.connections.open() < kMaxConnections / 2)
+      full = false;
+    startRouting(d, c);
   }
 }
 
@@ -716,10 +750,17 @@ void stopServing(Daemon &d) {
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0;
-       i < 3000 && (d.service->activeLinks() > 0 || d.connections.load() > 0 ||
+       i < 3000 && (d.service->activeLinks() > 0 || d.connections.open() > 0 ||
                     (d.node.service && d.node.service->activeLinks()));
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Links still running are cancelled, as gRPC's Shutdown cancels its calls:
+  // their connections are hung up, and their threads, which use the service
+  // and the zygote, are waited for before those go (a cancel takes a second
+  // or so; `linkd stop` waits 40 s in all).
+  if (!d.connections.hangUpAll(std::chrono::seconds(5)))
+    spdlog::warn("{} connections did not end; stopping under them",
+                 d.connections.open());
   d.kernels->stop();
   d.server->Shutdown(std::chrono::system_clock::now());
   d.zygote->stop();

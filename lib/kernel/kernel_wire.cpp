@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -342,8 +343,19 @@ bool readFrame(int fd, std::string &payload, uint32_t timeoutMs,
   uint32_t n = head[0] | head[1] << 8 | head[2] << 16 | uint32_t(head[3]) << 24;
   if (n == 0 || n > kMaxFrameBytes || n > maxBytes)
     return false;
-  payload.resize(n);
-  return recvAll(fd, payload.data(), n, deadline, timeoutMs > 0);
+  // The length is the sender's claim: the buffer grows with what arrives
+  // (a MiB at a time), so a connection that announces a GiB and sends a byte
+  // costs a MiB, not a GiB.
+  constexpr size_t kStep = 1 << 20;
+  payload.clear();
+  while (payload.size() < n) {
+    size_t have = payload.size();
+    size_t more = std::min<size_t>(n - have, kStep);
+    payload.resize(have + more);
+    if (!recvAll(fd, payload.data() + have, more, deadline, timeoutMs > 0))
+      return false;
+  }
+  return true;
 }
 
 std::string checkInputName(std::string_view name) {

@@ -3,9 +3,12 @@
 
 #include "link/response_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace linkd::rewrite {
@@ -16,16 +19,40 @@ std::string dirOf(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// A spec is read by the daemon itself (a link's other files are read by its
+// child): a regular file of at most 16 MiB, never a FIFO or a device, which
+// would block the daemon's thread for good or fill its heap (`/dev/zero`).
 bool readText(const std::string &path, std::string *out, std::string *error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  constexpr off_t kMaxSpecBytes = 16 << 20;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
     *error = path + ": cannot read: " + std::strerror(errno);
     return false;
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size > kMaxSpecBytes) {
+    *error = path + (S_ISREG(st.st_mode) ? ": larger than 16 MiB"
+                                         : ": not a regular file");
+    close(fd);
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0 || out->size() + n > static_cast<size_t>(kMaxSpecBytes)) {
+      if (n != 0)
+        *error =
+            path + (n < 0 ? ": cannot read: " + std::string(strerror(errno))
+                          : std::string(": larger than 16 MiB"));
+      close(fd);
+      return n == 0;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
 }
 
 } // namespace

@@ -5,8 +5,14 @@
 // (a directory to fix), once for a passing one; LINKD_QUIET=1 silences it.
 #include "harness.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
 
 namespace linkd::e2e {
 namespace {
@@ -29,9 +35,11 @@ int main(void) { puts("local"); return 0; }
   }
 
   // Links hello.o through ld.linkd with `env` prefixed to the command.
-  RunResult linkWith(const std::string &env, const std::string &output) {
+  RunResult linkWith(const std::string &env, const std::string &output,
+                     std::chrono::milliseconds timeout = 120s) {
     return run(env + " clang-19 --ld-path=" + binPath("ld.linkd") +
-               " hello.o -o " + output);
+                   " hello.o -o " + output,
+               timeout);
   }
 
   // The link worked and produced the stock bytes and stock diagnostics,
@@ -143,6 +151,87 @@ TEST_F(Fallback, DisableLinksLocallyWithoutDaemon) {
   EXPECT_EQ(mineErr.exitCode, stockErr.exitCode) << describe(mineErr);
   EXPECT_EQ(mineErr.err, stockErr.err);
   expectNoDaemon(socketPath);
+}
+
+// Something on the socket that accepts and never reads (a stopped or wedged
+// daemon): a request too big for the socket's buffer (1 MiB of -L paths)
+// must not hold the client past LINKD_TIMEOUT; it links locally.
+TEST_F(Fallback, ADaemonThatNeverReadsTheRequestTimesOut) {
+  ASSERT_TRUE(exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")));
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+            0)
+      << std::strerror(errno);
+  ASSERT_EQ(listen(listener, 8), 0);
+  // In scripts: `sh -c` would take the 1 MiB as one argument, over the
+  // kernel's 128 KiB limit for one. ld.linkd itself: clang would pass so
+  // long a command line in a response file.
+  std::string paths;
+  for (int i = 0; i < 10; ++i)
+    paths += " -L/" + std::string(100000, 'a' + i);
+  writeFile("start.c", "void _start(void) {}\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c start.c")));
+  writeFile("stock.sh", tools::ldLld.path + " start.o -o start.stock" + paths);
+  writeFile("linkd.sh", "LINKD_TIMEOUT=2 exec " + binPath("ld.linkd") +
+                            " start.o -o start" + paths);
+  ASSERT_TRUE(exitedZero(run("sh stock.sh")));
+  auto begin = std::chrono::steady_clock::now();
+  RunResult r = run("sh linkd.sh", 60s);
+  auto took = std::chrono::steady_clock::now() - begin;
+  close(listener);
+  r.command = "LINKD_TIMEOUT=2 ld.linkd start.o -o start -L<1 MiB>";
+  EXPECT_FALSE(r.timedOut) << "the client waited for the socket forever";
+  EXPECT_LT(took, 20s);
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_EQ(linesStartingWith(r.err, kWarning).size(), 1u) << describe(r);
+  EXPECT_TRUE(sameBytes("start.stock", "start"));
+}
+
+// A socket whose owner never accepts (a stopped daemon) with its backlog
+// full: connect waits there, and the client must not wait with it past the
+// start timeout; it links locally (and starts no daemon in its place: the
+// one it finds exits at once).
+TEST_F(Fallback, ADaemonThatNeverAcceptsTimesOut) {
+  ASSERT_TRUE(exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")));
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+            0)
+      << std::strerror(errno);
+  ASSERT_EQ(listen(listener, 0), 0);
+  std::vector<int> queued;
+  for (int i = 0; i < 64; ++i) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+      close(fd);
+      break;
+    }
+    queued.push_back(fd);
+  }
+  ASSERT_LT(queued.size(), 64u) << "the backlog never filled";
+  // A daemon binary that exits at once, beside the real linkd-lld (the
+  // local link runs the one next to LINKD_BIN).
+  ASSERT_TRUE(exitedZero(run("mkdir fakebin && printf '#!/bin/sh\\nexit 1\\n' "
+                             "> fakebin/linkd && chmod +x fakebin/linkd && "
+                             "ln -s " +
+                             binPath("linkd-lld") + " fakebin/")));
+  auto begin = std::chrono::steady_clock::now();
+  RunResult r = linkWith("LINKD_START_TIMEOUT_MS=1000 LINKD_TIMEOUT=5 "
+                         "LINKD_BIN=" +
+                             path("fakebin/linkd"),
+                         "hello", 60s);
+  auto took = std::chrono::steady_clock::now() - begin;
+  for (int fd : queued)
+    close(fd);
+  close(listener);
+  EXPECT_FALSE(r.timedOut) << "the client waited in connect forever";
+  EXPECT_LT(took, 30s);
+  expectLocalLink(r, "hello", 1);
 }
 
 } // namespace

@@ -6,11 +6,15 @@
 #include "harness.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
+#include <sstream>
+#include <vector>
 
 #include <fstream>
 #include <thread>
@@ -57,6 +61,44 @@ std::string readToEnd(int fd) {
   for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;)
     got.append(buf, static_cast<size_t>(n));
   return got;
+}
+
+// CPU time (user + system) the process has used, in clock ticks.
+long long cpuTicks(long long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14)
+      utime = std::stoll(field);
+    if (i == 15)
+      stime = std::stoll(field);
+  }
+  return utime + stime;
+}
+
+// `n` connections to the daemon, each sent `bytes` (nothing if empty) and
+// held open.
+std::vector<int> holdConnections(const std::string &socketPath, int n,
+                                 const std::string &bytes) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    int fd = connectRaw(socketPath);
+    if (fd < 0)
+      break;
+    if (!bytes.empty())
+      send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+void closeAll(std::vector<int> &fds) {
+  for (int fd : fds)
+    close(fd);
+  fds.clear();
 }
 
 class HostileInputTest : public E2eTest {
@@ -390,6 +432,122 @@ TEST_F(HostileInputTest, HostileFramesOnTheLocalSocketLeaveTheDaemonServing) {
   auto st = daemonStatus();
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->pid, before.pid);
+}
+
+// A frame's length is a claim, not a payload: connections that announce the
+// largest request the daemon takes (64 MiB) and send nothing more cost the
+// daemon what they sent, not what they announced.
+TEST_F(HostileInputTest, AnnouncedFrameLengthsCostOnlyWhatArrives) {
+  DaemonStatus before = warmDaemon();
+  long long rss = procStatus(before.pid, "VmRSS");
+  ASSERT_GT(rss, 0);
+  std::vector<int> held =
+      holdConnections(socketPath, 16, std::string("LKD1\x00\x00\x00\x04Q", 9));
+  ASSERT_EQ(held.size(), 16u);
+  std::this_thread::sleep_for(1s);
+  long long grown = procStatus(before.pid, "VmRSS") - rss;
+  closeAll(held);
+  EXPECT_LT(grown, 64 * 1024) << "KiB more for 16 announced 64 MiB frames";
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+  EXPECT_EQ(run("./after").exitCode, 3);
+  EXPECT_EQ(logLines("link id=").size(), 2u);
+}
+
+// Connections that stop after half the magic (slowloris) wait for the rest
+// without spinning: the daemon's CPU stays idle while they hang on.
+TEST_F(HostileInputTest, HalfAMagicCostsTheDaemonNoCpu) {
+  DaemonStatus before = warmDaemon();
+  std::vector<int> held = holdConnections(socketPath, 200, "LK");
+  ASSERT_EQ(held.size(), 200u);
+  std::this_thread::sleep_for(500ms);
+  long long ticks = cpuTicks(before.pid);
+  std::this_thread::sleep_for(2s);
+  long long used = cpuTicks(before.pid) - ticks;
+  closeAll(held);
+  EXPECT_LT(used, sysconf(_SC_CLK_TCK) / 5)
+      << "ticks of CPU in 2 s with 200 half-magic connections";
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+  EXPECT_EQ(logLines("link id=").size(), 2u);
+}
+
+// More connections than the daemon takes at once (1024): it turns the rest
+// away at once with an error frame, so their clients link locally, rather
+// than spend a thread on each; once they go, it serves again.
+TEST_F(HostileInputTest, AFloodOfSilentConnectionsIsCapped) {
+  DaemonStatus before = warmDaemon();
+  long long threads = procStatus(before.pid, "Threads");
+  std::vector<int> held = holdConnections(socketPath, 1100, "");
+  ASSERT_EQ(held.size(), 1100u);
+  // The last one is over the cap (the daemon accepts in order): told so at
+  // once, not after the 10 s a silent connection is given.
+  auto asked = std::chrono::steady_clock::now();
+  std::string got = readToEnd(held.back());
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);
+  ASSERT_GE(got.size(), 5u) << "no error frame over the cap";
+  EXPECT_EQ(got[4], 'e') << got;
+  EXPECT_LE(procStatus(before.pid, "Threads"), threads + 1024 + 8);
+  RunResult during = run(ld() + " p.o -o during", 30s);
+  ASSERT_TRUE(exitedZero(during)) << during.err;
+  EXPECT_EQ(run("./during").exitCode, 3);
+  closeAll(held);
+  auto settled = waitForStatus(
+      [&](const DaemonStatus &s) {
+        return procStatus(s.pid, "Threads") <= threads + 4;
+      },
+      20s);
+  EXPECT_TRUE(settled.has_value());
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+  EXPECT_EQ(run("./after").exitCode, 3);
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->pid, before.pid);
+  EXPECT_EQ(logLines("link id=").size(), 2u) << "the last link fell back";
+  EXPECT_EQ(logLines("connections open; turning new ones away").size(), 1u);
+}
+
+// No thread to be had for a connection (in the field: the user's process
+// limit; here: the daemon's address space capped below a thread's stack).
+// The connection is turned away and its client links locally; the daemon
+// lives on (std::thread's exception used to end it).
+TEST_F(HostileInputTest, NoThreadForAConnectionTurnsItAwayAndTheDaemonLives) {
+  DaemonStatus before = warmDaemon();
+  long long vm = procStatus(before.pid, "VmSize"); // KiB
+  ASSERT_GT(vm, 0);
+  rlimit cap{static_cast<rlim_t>(vm) * 1024 + (40 << 20), RLIM_INFINITY};
+  ASSERT_EQ(prlimit(static_cast<pid_t>(before.pid), RLIMIT_AS, &cap, nullptr),
+            0)
+      << std::strerror(errno);
+  std::vector<int> held = holdConnections(socketPath, 30, "");
+  std::this_thread::sleep_for(1s);
+  bool alive = processAlive(static_cast<pid_t>(before.pid));
+  rlimit open{RLIM_INFINITY, RLIM_INFINITY};
+  prlimit(static_cast<pid_t>(before.pid), RLIMIT_AS, &open, nullptr);
+  closeAll(held);
+  ASSERT_TRUE(alive) << "the daemon died for want of a thread";
+  EXPECT_GE(logLines("no thread for a connection").size(), 1u);
+  ASSERT_TRUE(exitedZero(run(ld() + " p.o -o after")));
+  EXPECT_EQ(run("./after").exitCode, 3);
+  auto st = daemonStatus();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->pid, before.pid);
+}
+
+// A request's rewrite spec is read by the daemon itself: a FIFO nobody
+// writes (or a device) there is refused with a message naming it, as a bad
+// spec is, rather than blocking a daemon thread, and its link, for good.
+TEST_F(HostileInputTest, ARewriteSpecThatIsAFifoOrADeviceIsRefused) {
+  warmDaemon();
+  ASSERT_TRUE(exitedZero(run("mkfifo spec.fifo")));
+  for (const std::string &spec :
+       {path("spec.fifo"), std::string("/dev/null")}) {
+    RunResult r = run(ld() + " --linkd-rewrite=" + spec + " p.o -o out", 20s);
+    EXPECT_FALSE(r.timedOut) << spec;
+    EXPECT_EQ(r.exitCode, 1) << describe(r);
+    EXPECT_NE(r.err.find(spec + ": not a regular file"), std::string::npos)
+        << describe(r);
+  }
+  EXPECT_TRUE(idle());
+  EXPECT_EQ(logLines("refused: linkd: error: link-time rewriting").size(), 2u);
 }
 
 } // namespace

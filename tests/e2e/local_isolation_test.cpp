@@ -88,6 +88,31 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
   EXPECT_EQ(after->linksTotal, before->linksTotal);
 }
 
+// The thin client's framed wire from the other user: its client reaches the
+// socket through a symlink of its own (so the owner check passes) and sends
+// a well-formed request; the daemon refuses the peer before reading it, and
+// the client links locally.
+TEST_F(LocalIsolationTest, AnotherUsersFramedRequestIsRefusedUnread) {
+  ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")));
+  auto before = daemonStatus();
+  ASSERT_TRUE(before);
+  std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
+  ASSERT_TRUE(
+      exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
+  ASSERT_TRUE(exitedZero(asOther("ln -s " + socketPath + " sock")));
+  RunResult link = asOther(otherBin("ld.linkd") + " p.o -o out",
+                           "LINKD_SOCKET=" + path("other/sock"));
+  ASSERT_TRUE(exitedZero(link)) << describe(link);
+  EXPECT_EQ(run("./other/out").exitCode, 3);
+  EXPECT_GE(
+      logLines("refused a connection: peer uid " + std::to_string(uid)).size(),
+      1u);
+  auto after = daemonStatus();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->linksTotal, before->linksTotal);
+  EXPECT_EQ(after->pid, before->pid);
+}
+
 TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
   // Root made /tmp/linkd-<uid> of the other user first, open to all.
   std::string squat = "/tmp/linkd-" + std::to_string(uid);

@@ -232,6 +232,34 @@ TEST_F(Robustness, DaemonKilledMidLink) {
   EXPECT_EQ(logLines("serving").size(), 2u);
 }
 
+// `linkd stop` gives running links 30 s; one still running then is
+// cancelled, as gRPC's shutdown cancelled its calls: its child killed and
+// its outcome logged before the daemon says it stopped, and its client links
+// locally. The daemon does not leave the link's thread running on a torn-down
+// service.
+TEST_F(Robustness, StopCancelsALinkThatOutlastsTheGrace) {
+  Background client;
+  pid_t child = startBlockedLink(client);
+  ASSERT_GT(child, 0);
+  RunResult stop = run(binPath("linkd") + " stop", 60s);
+  EXPECT_TRUE(exitedZero(stop)) << describe(stop);
+  EXPECT_TRUE(waitUntilGone(static_cast<pid_t>(daemonAtStart.pid), 20s));
+  EXPECT_TRUE(waitUntilGone(child, 10s)) << "link child outlived the stop";
+  ASSERT_TRUE(feedFifo());
+  expectCorrectResult(wait(client));
+  std::vector<std::string> lines = logLines("");
+  auto at = [&](const std::string &needle) {
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find(needle) != std::string::npos)
+        return static_cast<long>(i);
+    return -1L;
+  };
+  long cancelled = at(" signal=SIG"); // stopped by linkd, as a cancel is
+  long stopped = at("pid=" + std::to_string(daemonAtStart.pid) + " stopped");
+  EXPECT_GE(cancelled, 0) << "the link was not cancelled";
+  EXPECT_GT(stopped, cancelled) << "the daemon stopped under its link";
+}
+
 // ---------------------------------------------------------------------------
 // Garbage on the socket
 

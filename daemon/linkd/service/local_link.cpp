@@ -6,11 +6,11 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 namespace linkd {
 namespace {
@@ -40,37 +40,52 @@ private:
   bool gone = false;
 };
 
+// Waits until `fd` has bytes (or a hang-up) to read; false at `deadline`.
+bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(left));
+    if (r > 0)
+      return true;
+    if (r == 0 || errno != EINTR)
+      return false;
+  }
+}
+
 } // namespace
 
 Protocol sniffProtocol(int fd, int timeoutMs) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  // Only the first byte is peeked at, after poll says it is there: it tells
+  // the two apart (HTTP/2 starts with 'P'), and gRPC's bytes stay unread for
+  // it. A peek for the whole magic could not wait in poll once a prefix had
+  // arrived (the socket stays readable): it would spin.
+  char first;
+  if (!waitReadable(fd, deadline) ||
+      recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
+    return Protocol::Gone;
+  if (first != wire::kMagic[0])
+    return Protocol::Other;
+  // Ours, or nobody's: the magic is read, not peeked.
   char head[wire::kMagic.size()];
-  for (;;) {
-    ssize_t n = recv(fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0)
+  size_t got = 0;
+  while (got < sizeof(head)) {
+    if (!waitReadable(fd, deadline))
       return Protocol::Gone;
-    if (n > 0 && std::memcmp(head, wire::kMagic.data(), n) != 0)
-      return Protocol::Other;
-    if (n == static_cast<ssize_t>(sizeof(head)))
-      break;
-    if (n < 0 && errno != EAGAIN && errno != EINTR)
+    ssize_t n = recv(fd, head + got, sizeof(head) - got, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
       return Protocol::Gone;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0)
-      return n > 0 ? Protocol::Other : Protocol::Gone;
-    // A prefix of the magic arrived alone (the socket stays readable, so
-    // poll would not wait): sleep a little for the rest.
-    pollfd p{fd, POLLIN, 0};
-    if (n > 0)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    else
-      poll(&p, 1, static_cast<int>(left));
+    got += n > 0 ? static_cast<size_t>(n) : 0;
   }
-  return recv(fd, head, sizeof(head), 0) == sizeof(head) ? Protocol::Framed
-                                                         : Protocol::Gone;
+  return std::memcmp(head, wire::kMagic.data(), sizeof(head)) == 0
+             ? Protocol::Framed
+             : Protocol::Gone;
 }
 
 void serveLocalLink(LinkService &service, int fd) {
@@ -86,6 +101,47 @@ void serveLocalLink(LinkService &service, int fd) {
   grpc::Status st = service.serveRequest(req, out, /*rewriteCall=*/false);
   if (!st.ok() && !out.cancelled())
     wire::sendError(fd, st.error_message());
+}
+
+void turnAway(int fd, std::string_view why) {
+  wire::sendError(fd, why); // a small frame on a fresh socket: it fits
+  close(fd);
+}
+
+bool Connections::admit(int fd) {
+  std::lock_guard lock(mu);
+  if (count >= cap)
+    return false;
+  ++count;
+  owned.insert(fd);
+  return true;
+}
+
+void Connections::disown(int fd) {
+  std::lock_guard lock(mu);
+  owned.erase(fd);
+}
+
+void Connections::leave() {
+  // Notified under the lock: the waiter in hangUpAll may destroy this as
+  // soon as it sees the count reach 0.
+  std::lock_guard lock(mu);
+  --count;
+  left.notify_all();
+}
+
+size_t Connections::open() const {
+  std::lock_guard lock(mu);
+  return count;
+}
+
+bool Connections::hangUpAll(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu);
+  // Under the lock, so no descriptor here was closed (and its number reused)
+  // since: disown() comes first.
+  for (int fd : owned)
+    shutdown(fd, SHUT_RDWR);
+  return left.wait_for(lock, timeout, [this] { return count == 0; });
 }
 
 } // namespace linkd
