@@ -283,7 +283,7 @@ TEST_F(HostileInputTest, TemporariesNoDaemonHeardOfAreRemovedByTheNext) {
     Background client = start("exec " + ld() + " big.o -o out"); // a miss
     std::vector<pid_t> kids;
     for (int i = 0; i < 40000 && kids.empty(); ++i) {
-      kids = childrenOf(static_cast<pid_t>(d.zygotePid));
+      kids = linkChildrenOf(static_cast<pid_t>(d.zygotePid));
       if (kids.empty())
         std::this_thread::sleep_for(100us);
     }
