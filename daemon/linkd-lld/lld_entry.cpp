@@ -9,8 +9,11 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Compiler.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/Parallel.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <unistd.h>
@@ -112,7 +115,15 @@ void runLldAndExit(const LldInvocation &inv) {
   lldMainAndExit(args, *err);
 }
 
-void prepareForLink() { llvm::cl::ResetAllOptionOccurrences(); }
+void prepareForLink() {
+  llvm::cl::ResetAllOptionOccurrences();
+  // Starts llvm::parallel's executor (its threads) with the default
+  // strategy, as LLD's first parallel loop would: one per hardware thread,
+  // at most 16 (LLD's own cap without --threads).
+  llvm::parallel::strategy = llvm::hardware_concurrency(
+      std::min(llvm::hardware_concurrency().compute_thread_count(), 16u));
+  llvm::parallelFor(0, 2, [](size_t) {});
+}
 
 std::string lldVersionString() { return lld::getLLDVersion(); }
 

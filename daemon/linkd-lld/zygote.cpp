@@ -336,6 +336,21 @@ void replenishSpares(ZygoteState &z) {
 
 // Hands the request to a waiting spare. Its pid, or -1 if none took it (a
 // spare that died meanwhile cannot receive: the next one is tried).
+// True if the request's argv may set LLD's thread count: --threads=N,
+// -threads=N, --threads N (ELF, Mach-O, Wasm), /threads:N or -threads:N
+// (COFF), or a response file that could hold any of them. Such a link does
+// not go to a spare, whose thread pool already has the default size
+// (prepareForLink, lld_entry.h).
+bool setsThreadCount(const v1::LinkRequest &req) {
+  for (const std::string &a : req.argv()) {
+    std::string_view v = a;
+    if (v.starts_with("--threads") || v.starts_with("-threads") ||
+        v.starts_with("/threads") || v.starts_with("@"))
+      return true;
+  }
+  return false;
+}
+
 pid_t handToSpare(ZygoteState &z, const Frame &frame) {
   if (frame.payload.size() > kSpareMaxPayload)
     return -1;
@@ -385,7 +400,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
     return;
   }
   openTempJournal(z.journalFd);
-  pid_t pid = handToSpare(z, frame);
+  pid_t pid = setsThreadCount(req) ? -1 : handToSpare(z, frame);
   if (pid < 0)
     pid = forkChild(z, req, frame);
   int savedErrno = errno;

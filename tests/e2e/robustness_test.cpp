@@ -192,6 +192,26 @@ TEST_F(Robustness, SpareKilledBetweenLinks) {
   EXPECT_NE(lines.back().find(" spare=1"), std::string::npos) << lines.back();
 }
 
+// A spare's thread pool is started before its request with LLD's default
+// size (lld_entry.h, prepareForLink): a link that sets its own thread count
+// gets a child of its own, and both are identical to stock.
+TEST_F(Robustness, ThreadCountOptionsGetTheirOwnChild) {
+  expectNextLinkServed("warm");
+  for (const char *threads : {"", "--threads=1", "--threads=2"}) {
+    std::string name = std::string("t") + (threads[0] ? threads + 10 : "def");
+    EXPECT_TRUE(linkBoth(elfLinkers(),
+                         std::string("LINKD_NOCACHE=1 {ld} ") + threads +
+                             " other.o -o " + name,
+                         {name}));
+    if (!threads[0])
+      continue; // a spare if one was ready (not asserted: timing)
+    auto lines = logLines("argc=");
+    ASSERT_FALSE(lines.empty());
+    EXPECT_NE(lines.back().find(" spare=0"), std::string::npos)
+        << threads << ": " << lines.back();
+  }
+}
+
 TEST_F(Robustness, ZygoteKilledMidLink) {
   Background client;
   pid_t child = startBlockedLink(client);
