@@ -116,19 +116,8 @@ bool sendAll(int fd, iovec *iov, int n) {
 bool recvAll(int fd, char *buf, size_t n,
              std::chrono::steady_clock::time_point deadline, bool limited) {
   while (n > 0) {
-    if (limited) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now())
-                      .count();
-      if (left <= 0)
-        return false;
-      pollfd p{fd, POLLIN, 0};
-      int r = poll(&p, 1, static_cast<int>(left));
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return false;
-    }
+    if (limited && !waitReadable(fd, deadline))
+      return false;
     ssize_t got = recv(fd, buf, n, 0);
     if (got < 0 && errno == EINTR)
       continue;
@@ -322,6 +311,22 @@ bool writeFrame(int fd, std::initializer_list<std::string_view> parts) {
     if (n < 8 && !s.empty())
       iov[n++] = {const_cast<char *>(s.data()), s.size()};
   return sendAll(fd, iov, n);
+}
+
+bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(left));
+    if (r > 0)
+      return true;
+    if (r == 0 || errno != EINTR)
+      return false;
+  }
 }
 
 bool writeRaw(int fd, std::initializer_list<std::string_view> parts) {

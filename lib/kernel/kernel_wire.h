@@ -27,6 +27,7 @@
 // Header-only types, codec in kernel_wire.cpp; no LLVM, no gRPC, no globals.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -120,6 +121,9 @@ std::optional<std::string> decodeError(std::string_view p);
 bool writeFrame(int fd, std::initializer_list<std::string_view> parts);
 bool readFrame(int fd, std::string &payload, uint32_t timeoutMs = 0,
                uint32_t maxBytes = kMaxFrameBytes);
+// Waits until `fd` has bytes (or a hang-up) to read; false at `deadline`
+// or on an error (EINTR is waited through).
+bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline);
 // `parts` as they are, in one writev (at most 7): a caller's own framing.
 bool writeRaw(int fd, std::initializer_list<std::string_view> parts);
 

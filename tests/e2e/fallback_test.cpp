@@ -57,6 +57,26 @@ int main(void) { puts("local"); return 0; }
     EXPECT_EQ(ran.out, "local\n");
   }
 
+  // Something listening on the test's socket that is no daemon (it never
+  // accepts, or never reads): the listener, its address in `addr`; -1 on
+  // failure (reported).
+  int listenWithoutDaemon(int backlog, sockaddr_un &addr) {
+    if (!exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")))
+      return -1;
+    int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    addr = sockaddr_un{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+    if (bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) !=
+            0 ||
+        listen(listener, backlog) != 0) {
+      ADD_FAILURE() << socketPath << ": " << std::strerror(errno);
+      close(listener);
+      return -1;
+    }
+    return listener;
+  }
+
   // No daemon was started for `socket`, and none runs for this test.
   void expectNoDaemon(const std::string &socket) {
     EXPECT_TRUE(processesWithEnvironment("LINKD_SOCKET=" + socket).empty());
@@ -157,15 +177,9 @@ TEST_F(Fallback, DisableLinksLocallyWithoutDaemon) {
 // daemon): a request too big for the socket's buffer (1 MiB of -L paths)
 // must not hold the client past LINKD_TIMEOUT; it links locally.
 TEST_F(Fallback, ADaemonThatNeverReadsTheRequestTimesOut) {
-  ASSERT_TRUE(exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")));
-  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
-            0)
-      << std::strerror(errno);
-  ASSERT_EQ(listen(listener, 8), 0);
+  int listener = listenWithoutDaemon(8, addr);
+  ASSERT_GE(listener, 0);
   // In scripts: `sh -c` would take the 1 MiB as one argument, over the
   // kernel's 128 KiB limit for one. ld.linkd itself: clang would pass so
   // long a command line in a response file.
@@ -195,15 +209,9 @@ TEST_F(Fallback, ADaemonThatNeverReadsTheRequestTimesOut) {
 // start timeout; it links locally (and starts no daemon in its place: the
 // one it finds exits at once).
 TEST_F(Fallback, ADaemonThatNeverAcceptsTimesOut) {
-  ASSERT_TRUE(exitedZero(run("mkdir -p -m 700 $(dirname " + socketPath + ")")));
-  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
-            0)
-      << std::strerror(errno);
-  ASSERT_EQ(listen(listener, 0), 0);
+  int listener = listenWithoutDaemon(0, addr);
+  ASSERT_GE(listener, 0);
   std::vector<int> queued;
   for (int i = 0; i < 64; ++i) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -56,6 +56,18 @@ protected:
                " --clear-groups env -i PATH=/usr/bin:/bin HOME=" + home +
                " LINKD_IDLE_TIMEOUT=30 " + env + " sh -c '" + command + "'");
   }
+  // A daemon started by one link of ours, its socket and directory opened
+  // to everyone; its status (nullopt: reported).
+  std::optional<DaemonStatus> daemonOpenToOthers() {
+    std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
+    if (!exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")) ||
+        !exitedZero(
+            run("chmod 755 " + sockDir + " && chmod 666 " + socketPath))) {
+      ADD_FAILURE() << "cannot start the daemon or open its socket";
+      return std::nullopt;
+    }
+    return daemonStatus();
+  }
   // `name` from the copy the other user can run (SetUp).
   std::string otherBin(const std::string &name) { return path("bin/" + name); }
   uid_t uid = 0;
@@ -63,14 +75,10 @@ protected:
 };
 
 TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
-  ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")));
-  auto before = daemonStatus();
-  ASSERT_TRUE(before);
   // The socket made reachable, as a careless chmod would: the daemon still
   // refuses the other user's connection before gRPC reads it.
-  std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
-  ASSERT_TRUE(
-      exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
+  auto before = daemonOpenToOthers();
+  ASSERT_TRUE(before);
   RunResult info = asOther(otherBin("farm_peer") + " info unix:" + socketPath);
   EXPECT_EQ(info.out.find("status=0 "), std::string::npos) << describe(info);
   EXPECT_GE(
@@ -93,12 +101,8 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
 // a well-formed request; the daemon refuses the peer before reading it, and
 // the client links locally.
 TEST_F(LocalIsolationTest, AnotherUsersFramedRequestIsRefusedUnread) {
-  ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")));
-  auto before = daemonStatus();
+  auto before = daemonOpenToOthers();
   ASSERT_TRUE(before);
-  std::string sockDir = socketPath.substr(0, socketPath.rfind('/'));
-  ASSERT_TRUE(
-      exitedZero(run("chmod 755 " + sockDir + " && chmod 666 " + socketPath)));
   ASSERT_TRUE(exitedZero(asOther("ln -s " + socketPath + " sock")));
   RunResult link = asOther(otherBin("ld.linkd") + " p.o -o out",
                            "LINKD_SOCKET=" + path("other/sock"));

@@ -171,12 +171,7 @@ private:
     return true;
   }
   grpc::Status fail(grpc::StatusCode code, const std::string &msg) {
-    spdlog::warn("farm link id={} client={} {}: {}", id, client,
-                 code == grpc::StatusCode::RESOURCE_EXHAUSTED
-                     ? "RESOURCE_EXHAUSTED"
-                     : "failed",
-                 msg);
-    return grpc::Status(code, msg);
+    return msgs.fail(code, msg);
   }
 
   FarmService &node;

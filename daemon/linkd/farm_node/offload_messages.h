@@ -67,6 +67,9 @@ public:
   uint64_t resumedBytes() const { return resumed; }
   // When the last blob asked for arrived (the epoch if none was).
   std::chrono::steady_clock::time_point blobsIn() const { return lastBlob; }
+  // How the node ends this call: a warning naming the link and the client,
+  // and the status to return (the session's own failures use it too).
+  grpc::Status fail(grpc::StatusCode code, const std::string &msg) const;
 
 private:
   // Adds a client fact; false when the claimed bytes pass the node's limit.
@@ -75,7 +78,6 @@ private:
   void askForBlobs(const std::vector<Digest> &digests);
   std::optional<std::string> tryAnswer();
   void toClient(const v1::OffloadDown &m) { reachable = reachable && send(m); }
-  grpc::Status fail(grpc::StatusCode code, const std::string &msg) const;
 
   FarmBlobStore &blobs;
   BlobOwners &owners;

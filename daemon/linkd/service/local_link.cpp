@@ -1,5 +1,6 @@
 #include "daemon/linkd/service/local_link.h"
 
+#include "kernel/kernel_wire.h"
 #include "wire/link_wire.h"
 
 #include <fcntl.h>
@@ -40,23 +41,6 @@ private:
   bool gone = false;
 };
 
-// Waits until `fd` has bytes (or a hang-up) to read; false at `deadline`.
-bool waitReadable(int fd, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now())
-                    .count();
-    if (left <= 0)
-      return false;
-    pollfd p{fd, POLLIN, 0};
-    int r = poll(&p, 1, static_cast<int>(left));
-    if (r > 0)
-      return true;
-    if (r == 0 || errno != EINTR)
-      return false;
-  }
-}
-
 } // namespace
 
 Protocol sniffProtocol(int fd, int timeoutMs) {
@@ -67,7 +51,7 @@ Protocol sniffProtocol(int fd, int timeoutMs) {
   // it. A peek for the whole magic could not wait in poll once a prefix had
   // arrived (the socket stays readable): it would spin.
   char first;
-  if (!waitReadable(fd, deadline) ||
+  if (!kernel::waitReadable(fd, deadline) ||
       recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT) != 1)
     return Protocol::Gone;
   if (first != wire::kMagic[0])
@@ -76,7 +60,7 @@ Protocol sniffProtocol(int fd, int timeoutMs) {
   char head[wire::kMagic.size()];
   size_t got = 0;
   while (got < sizeof(head)) {
-    if (!waitReadable(fd, deadline))
+    if (!kernel::waitReadable(fd, deadline))
       return Protocol::Gone;
     ssize_t n = recv(fd, head + got, sizeof(head) - got, MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
