@@ -274,12 +274,16 @@ status_field() { # field -> value from `linkd status --json`
 refresh_pids() { DPID=$(status_field pid); ZPID=$(status_field zygote_pid); }
 log_lines() { wc -l <"$T/state/linkd.log" 2>/dev/null || echo 0; }
 # CPU seconds used so far by the daemon and its zygote, including the link
-# children the zygote has reaped (its cutime/cstime).
+# children the zygote has reaped (its cutime/cstime) and those still alive
+# (spares, reusable workers: daemon/linkd-lld/link_worker.h).
 daemon_cpu() {
   [[ -n "$ZPID" && -r "/proc/$ZPID/stat" ]] || refresh_pids
-  awk -v hz="$(getconf CLK_TCK)" -v z="/proc/$ZPID/stat" '
-    { sub(/^.*\) /, ""); t += $12 + $13; if (FILENAME == z) t += $14 + $15 }
-    END { printf "%.3f", t / hz }' "/proc/$DPID/stat" "/proc/$ZPID/stat" 2>/dev/null || echo 0
+  local kid
+  { sed 's/^/own /' "/proc/$DPID/stat"; sed 's/^/zyg /' "/proc/$ZPID/stat"
+    for kid in $(pgrep -P "$ZPID"); do sed 's/^/own /' "/proc/$kid/stat"; done
+  } 2>/dev/null | awk -v hz="$(getconf CLK_TCK)" '
+    { z = $1 == "zyg"; sub(/^.*\) /, ""); t += $12 + $13; if (z) t += $14 + $15 }
+    END { printf "%.3f", t / hz }'
 }
 daemon_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$DPID/stat" 2>/dev/null || echo 0; }
 # Waits until the daemon has no link in progress (a link counts as active until

@@ -332,6 +332,18 @@ void startTempJournal(int fd, const std::string &cwd) {
 
 void setExitHook(void (*hook)(int status)) { gExitHook = hook; }
 
+void endLinkRecording(int status) {
+  runExitHook(status);
+  flushRecords();
+  std::lock_guard lock(gBufMu);
+  gRecordFd = -1;
+  gJournalFd = -1;
+  gBufLen = 0;
+  gUnbuffered = false;
+}
+
+bool readsRedirected() { return !gRedirects.empty(); }
+
 void recordText(char kind, std::string_view text) {
   if (!recording() || tHoldsBuf)
     return;
@@ -435,7 +447,7 @@ int rename(const char *from, const char *to) {
                 ? sbRename(from, to)
                 : syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
   if (rc == 0)
-    linkd::child_report::noteOutput();
+    linkd::child_report::noteOutput(to);
   if (recording() && rc == 0)
     record('N', from, to);
   return static_cast<int>(rc);
@@ -564,7 +576,8 @@ void _exit(int status) {
   runExitHook(status);
   flushRecords();
   // After the records: the daemon may answer as soon as this arrives.
-  linkd::child_report::sendOnExit(status);
+  if (linkd::child_report::sendOnExit(status))
+    linkd::child_report::yieldTheExit();
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }

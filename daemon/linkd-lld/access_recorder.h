@@ -68,6 +68,15 @@ void setExitHook(void (*hook)(int status));
 // buffered.
 void recordText(char kind, std::string_view text);
 
+// The end of a link in a process that goes on (a reusable worker,
+// link_worker.h), in the order of _exit's: the exit hook with `status`, then
+// the records collected so far are written out. Then nothing more is
+// recorded or journaled, until the next start*.
+void endLinkRecording(int status);
+// True if the link read through a redirect (redirectReads): such a process
+// is never reused.
+bool readsRedirected();
+
 // Resolves libc's own functions ahead of time (call in the zygote, so that
 // children do not each pay for dlsym).
 void prepareAccessRecording();

@@ -3,6 +3,7 @@
 #include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/client_stderr.h"
 #include "daemon/linkd-lld/stock_process.h"
+#include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"
 #include "lld/Common/ErrorHandler.h"
 #include "llvm/ADT/StringRef.h"
@@ -113,6 +114,130 @@ void runLldAndExit(const LldInvocation &inv) {
     err = &colored.emplace(true);
   child_report::noteTool();
   lldMainAndExit(args, *err);
+}
+
+// LLD 19's ELF driver keeps 22 pointers in static members (lld::elf::ElfSym
+// and lld::elf::Out: _GLOBAL_OFFSET_TABLE_, __rela_iplt_*, _end/_etext/
+// _edata, __bss_start, _TLS_MODULE_BASE_, the MIPS _gp symbols, the output
+// buffer, the ELF header, the init arrays, ...) that it sets only when a
+// link has them and never clears: the next link in the same process would
+// see the previous one's, freed by CommonLinkerContext::destroy (an extra
+// .got.plt, writes to freed memory, a crash in -r; docs/lld19-reuse-audit.md
+// has the audit of LLD 19's sources). A fresh process starts with all of
+// them null; so does every link in a worker. They are hidden symbols of
+// liblldELF.a, which linkd-lld links statically, named here by their
+// mangled names (an LLD without one of them does not link).
+} // namespace linkd
+
+namespace linkd_lld_statics {
+extern void *elfStatic0 __asm__("_ZN3lld3elf3Out11bufferStartE");
+extern void *elfStatic1 __asm__("_ZN3lld3elf3Out12preinitArrayE");
+extern void *elfStatic2 __asm__("_ZN3lld3elf3Out14programHeadersE");
+extern void *elfStatic3 __asm__("_ZN3lld3elf3Out7tlsPhdrE");
+extern void *elfStatic4 __asm__("_ZN3lld3elf3Out9elfHeaderE");
+extern void *elfStatic5 __asm__("_ZN3lld3elf3Out9finiArrayE");
+extern void *elfStatic6 __asm__("_ZN3lld3elf3Out9initArrayE");
+extern void *elfStatic7 __asm__("_ZN3lld3elf6ElfSym10mipsGpDispE");
+extern void *elfStatic8 __asm__("_ZN3lld3elf6ElfSym11mipsLocalGpE");
+extern void *elfStatic9 __asm__("_ZN3lld3elf6ElfSym11relaIpltEndE");
+extern void *elfStatic10 __asm__("_ZN3lld3elf6ElfSym13relaIpltStartE");
+extern void *elfStatic11 __asm__("_ZN3lld3elf6ElfSym13tlsModuleBaseE");
+extern void *elfStatic12 __asm__("_ZN3lld3elf6ElfSym17globalOffsetTableE");
+extern void *elfStatic13 __asm__("_ZN3lld3elf6ElfSym18riscvGlobalPointerE");
+extern void *elfStatic14 __asm__("_ZN3lld3elf6ElfSym3bssE");
+extern void *elfStatic15 __asm__("_ZN3lld3elf6ElfSym4end1E");
+extern void *elfStatic16 __asm__("_ZN3lld3elf6ElfSym4end2E");
+extern void *elfStatic17 __asm__("_ZN3lld3elf6ElfSym6edata1E");
+extern void *elfStatic18 __asm__("_ZN3lld3elf6ElfSym6edata2E");
+extern void *elfStatic19 __asm__("_ZN3lld3elf6ElfSym6etext1E");
+extern void *elfStatic20 __asm__("_ZN3lld3elf6ElfSym6etext2E");
+extern void *elfStatic21 __asm__("_ZN3lld3elf6ElfSym6mipsGpE");
+} // namespace linkd_lld_statics
+
+namespace linkd {
+namespace {
+
+void clearElfStatics() {
+  void **statics[] = {
+    &linkd_lld_statics::elfStatic0,
+    &linkd_lld_statics::elfStatic1,
+    &linkd_lld_statics::elfStatic2,
+    &linkd_lld_statics::elfStatic3,
+    &linkd_lld_statics::elfStatic4,
+    &linkd_lld_statics::elfStatic5,
+    &linkd_lld_statics::elfStatic6,
+    &linkd_lld_statics::elfStatic7,
+    &linkd_lld_statics::elfStatic8,
+    &linkd_lld_statics::elfStatic9,
+    &linkd_lld_statics::elfStatic10,
+    &linkd_lld_statics::elfStatic11,
+    &linkd_lld_statics::elfStatic12,
+    &linkd_lld_statics::elfStatic13,
+    &linkd_lld_statics::elfStatic14,
+    &linkd_lld_statics::elfStatic15,
+    &linkd_lld_statics::elfStatic16,
+    &linkd_lld_statics::elfStatic17,
+    &linkd_lld_statics::elfStatic18,
+    &linkd_lld_statics::elfStatic19,
+    &linkd_lld_statics::elfStatic20,
+    &linkd_lld_statics::elfStatic21};
+  for (void **p : statics)
+    *p = nullptr;
+}
+} // namespace
+
+struct WorkerLld::State {
+  std::optional<StockProcess> process;
+  // LLD's diagnostics stream while a link runs (it keeps a pointer to it
+  // until cleanUp).
+  std::optional<ClientStderr> colored;
+  // LLD sets these from --color-diagnostics; the next link starts from
+  // the defaults.
+  bool errColors = llvm::errs().colors_enabled();
+  bool outColors = llvm::outs().colors_enabled();
+};
+
+WorkerLld::WorkerLld() : s(std::make_unique<State>()) {}
+WorkerLld::~WorkerLld() = default;
+
+void WorkerLld::link(const LldInvocation &inv) {
+  std::string progName = lldProgramName(inv.argv.at(0), inv.flavor);
+  std::vector<std::string> stockArgv = {progName};
+  stockArgv.insert(stockArgv.end(), inv.argv.begin() + 1, inv.argv.end());
+  if (s->process)
+    s->process->rearm(stockArgv);
+  else
+    s->process.emplace(stockArgv);
+  // As runLldAndExit's, without "-flavor gnu": lld::unsafeLldMain would
+  // remove it before calling the driver, as here nobody does.
+  std::vector<const char *> args;
+  args.reserve(inv.argv.size());
+  args.push_back(progName.c_str());
+  for (size_t i = 1; i < inv.argv.size(); ++i)
+    args.push_back(inv.argv[i].c_str());
+  llvm::raw_ostream *err = &llvm::errs();
+  if (inv.stderrIsColorTty && !isatty(STDERR_FILENO))
+    err = &s->colored.emplace(true);
+  clearElfStatics();
+  child_report::noteTool();
+  // lld::unsafeLldMain, for the ELF driver, without its exitLld at the end.
+  bool ok = lld::elf::link(args, llvm::outs(), *err, /*exitEarly=*/true,
+                           /*disableOutput=*/false);
+  if (!ok)
+    lld::exitLld(1);
+  // What exitLld does before it exits.
+  lld::errorHandler().flushStreams();
+}
+
+void WorkerLld::cleanUp() {
+  lld::CommonLinkerContext::destroy();
+  s->colored.reset();
+  llvm::errs().enable_colors(s->errColors);
+  llvm::outs().enable_colors(s->outColors);
+}
+
+bool WorkerLld::streamsHealthy() const {
+  return !llvm::outs().has_error() && !llvm::errs().has_error();
 }
 
 void prepareForLink() {

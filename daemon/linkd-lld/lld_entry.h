@@ -11,6 +11,7 @@
 
 #include "link/flavor.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,31 @@ struct LldInvocation {
 };
 
 [[noreturn]] void runLldAndExit(const LldInvocation &inv);
+
+// LLD in a reusable worker (daemon/linkd-lld/link_worker.h), which runs ELF
+// links one after another. Each runs as runLldAndExit runs it, through
+// LLD's ELF driver with exitEarly (the stock tool's path: the error limit
+// and fatal() end the process), except that when the driver returns with no
+// error, link() returns too instead of exiting: LLD's streams are flushed,
+// its state is still in place. cleanUp() then frees it as lldMain does
+// between two links (CommonLinkerContext::destroy) and puts LLVM's streams
+// back as they were. A link with errors ends the process as stock's does.
+class WorkerLld {
+public:
+  WorkerLld();
+  ~WorkerLld();
+  WorkerLld(const WorkerLld &) = delete;
+  WorkerLld &operator=(const WorkerLld &) = delete;
+
+  void link(const LldInvocation &inv); // inv.flavor == Elf
+  void cleanUp();
+  // False if writing to stdout or stderr failed (the stream keeps the error).
+  bool streamsHealthy() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> s;
+};
 
 // What every link does first and that depends on no request, done by a
 // pre-forked child (zygote.cpp) before its request arrives: LLD resets every

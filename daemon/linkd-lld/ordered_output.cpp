@@ -14,6 +14,8 @@ namespace {
 
 // Process-global by necessity (see the header).
 int gChannelFd = -1;
+FILE *gOut = nullptr; // stdio's stdout and stderr once they are ours
+FILE *gErr = nullptr;
 
 ssize_t rawWrite(int fd, const void *buf, size_t n) {
   return syscall(SYS_write, fd, buf, n);
@@ -69,10 +71,18 @@ namespace linkd {
 void startOrderedOutput(int channelFd) {
   std::fflush(nullptr);
   gChannelFd = channelFd;
-  if (FILE *out = orderedFile(STDOUT_FILENO, _IOFBF))
-    stdout = out;
-  if (FILE *err = orderedFile(STDERR_FILENO, _IONBF))
-    stderr = err;
+  // A reused worker's streams are these already.
+  if (!gOut || stdout != gOut)
+    if (FILE *out = orderedFile(STDOUT_FILENO, _IOFBF))
+      stdout = gOut = out;
+  if (!gErr || stderr != gErr)
+    if (FILE *err = orderedFile(STDERR_FILENO, _IONBF))
+      stderr = gErr = err;
+}
+
+void stopOrderedOutput() {
+  std::fflush(nullptr);
+  gChannelFd = -1;
 }
 
 bool writeOrderedReport(const std::string &payload) {

@@ -20,6 +20,10 @@ namespace linkd {
 // From now on, writes to fds 1 and 2 go to `channelFd` as records.
 void startOrderedOutput(int channelFd);
 
+// The end of a link in a reusable worker (link_worker.h): stdio is flushed
+// and fds 1 and 2 are plain descriptors again until the next start.
+void stopOrderedOutput();
+
 // Writes the child's report (lib/child/child_report.h) as one record, after
 // everything written so far. False without a channel.
 bool writeOrderedReport(const std::string &payload);

@@ -25,4 +25,15 @@ StockProcess::StockProcess(const std::vector<std::string> &argv)
 
 StockProcess::~StockProcess() = default;
 
+void StockProcess::rearm(const std::vector<std::string> &argv) {
+  stackPrinter.reset();
+  args = argv;
+  argvPtrs.clear();
+  for (const std::string &a : args)
+    argvPtrs.push_back(a.c_str());
+  argvPtrs.push_back(nullptr);
+  stackPrinter = std::make_unique<llvm::PrettyStackTraceProgram>(
+      static_cast<int>(args.size()), argvPtrs.data());
+}
+
 } // namespace linkd

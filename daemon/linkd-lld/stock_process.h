@@ -28,6 +28,10 @@ public:
   // the process exits (tools never return through their caller's frame).
   explicit StockProcess(const std::vector<std::string> &argv);
   ~StockProcess();
+  // The next link of a reused worker (link_worker.h): the crash banner names
+  // `argv` from now on. The handlers stay as installed (a second install
+  // would print the stack twice).
+  void rearm(const std::vector<std::string> &argv);
   StockProcess(const StockProcess &) = delete;
   StockProcess &operator=(const StockProcess &) = delete;
 

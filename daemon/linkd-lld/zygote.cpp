@@ -1,10 +1,9 @@
 #include "daemon/linkd-lld/zygote.h"
 
-#include "daemon/linkd-lld/archiver_main.h"
 #include "daemon/linkd-lld/child_report.h"
 #include "child/frame.h"
-#include "daemon/linkd-lld/link_rewrite.h"
-#include "daemon/linkd-lld/rewrite_command.h"
+#include "daemon/linkd-lld/link_child.h"
+#include "daemon/linkd-lld/link_worker.h"
 #include "daemon/linkd-lld/access_recorder.h"
 #include "link/flavor.h"
 #include "daemon/linkd-lld/lld_entry.h"
@@ -31,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -41,64 +41,6 @@
 namespace linkd {
 namespace {
 
-// The child's stdin: the client's, if it sent it (an MRI script), in an
-// anonymous file (a pipe could not hold more than its buffer before the tool
-// reads); else /dev/null.
-void setUpStdin(const v1::LinkRequest &req) {
-  int fd = -1;
-  if (req.has_stdin_data()) {
-    fd = memfd_create("linkd-stdin", MFD_CLOEXEC);
-    const std::string &data = req.stdin_data();
-    for (size_t off = 0; fd >= 0 && off < data.size();) {
-      ssize_t n = write(fd, data.data() + off, data.size() - off);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        close(fd);
-        fd = -1;
-        break;
-      }
-      off += static_cast<size_t>(n);
-    }
-    if (fd >= 0)
-      lseek(fd, 0, SEEK_SET);
-  }
-  if (fd < 0)
-    fd = open("/dev/null", O_RDONLY);
-  dup2(fd, STDIN_FILENO);
-}
-
-constexpr int kRecordFdNumber = 3;
-constexpr int kJournalFdNumber = 6; // above ordered::kChildFd
-
-// The channels a link child was given move to their fixed numbers (records
-// 3, sandbox 4, ordered output 5, temporaries journal 6; those absent stay
-// closed), and every other inherited fd is closed. Each moves above those
-// numbers first, so that no dup2 overwrites one still to be moved.
-void placeChildFds(int recordFd, int sandboxFd, int orderedFd, int journalFd) {
-  static_assert(kJournalFdNumber > ordered::kChildFd &&
-                ordered::kChildFd > sandbox::kSandboxFd &&
-                sandbox::kSandboxFd > kRecordFdNumber);
-  int high[4] = {recordFd, sandboxFd, orderedFd, journalFd};
-  for (int &fd : high)
-    if (fd >= 0 && fd <= kJournalFdNumber)
-      fd = fcntl(fd, F_DUPFD, kJournalFdNumber + 1);
-  if (high[0] >= 0)
-    dup2(high[0], kRecordFdNumber);
-  if (high[1] >= 0)
-    dup2(high[1], sandbox::kSandboxFd);
-  if (high[2] >= 0)
-    dup2(high[2], ordered::kChildFd);
-  if (high[3] >= 0)
-    dup2(high[3], kJournalFdNumber);
-  close_range(journalFd >= 0   ? kJournalFdNumber + 1
-              : orderedFd >= 0 ? ordered::kChildFd + 1
-              : sandboxFd >= 0 ? sandbox::kSandboxFd + 1
-              : recordFd >= 0  ? kRecordFdNumber + 1
-                               : kRecordFdNumber,
-              ~0U, 0);
-}
-
 // The daemon's temporaries journal (store/temp_journal.h), opened by the
 // zygote for its children: -1 until the state directory exists (the daemon
 // makes it after the zygote starts), so each spawn tries again until then.
@@ -108,157 +50,29 @@ void openTempJournal(int &fd) {
               O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
-// The link sees the client's environment, never the daemon's: it starts
-// empty and gets the variables the tool reads (lib/link/flavor.h) that the
-// client had set.
-void useClientEnvironment(const v1::LinkRequest &req, Flavor flavor) {
-  clearenv();
-  for (auto names : {flavorEnvironment(flavor), processEnvironment()})
-    for (std::string_view name : names) {
-      std::string n(name);
-      if (auto it = req.env().find(n); it != req.env().end())
-        setenv(n.c_str(), it->second.c_str(), 1);
-    }
-}
-
-// The rewriter and the archivers, after the same set-up as a link.
-[[noreturn]] void becomeOtherTool(const v1::LinkRequest &req, Flavor flavor) {
-  child_report::noteTool();
-  std::vector<std::string> args(req.argv().begin(), req.argv().end());
-  if (flavor == Flavor::Rewrite) {
-    StockProcess process(args);
-    std::vector<char *> argv;
-    for (std::string &a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    int rc = cmdRewrite(static_cast<int>(args.size()), argv.data());
-    std::fflush(nullptr);
-    _exit(rc);
-  }
-  args[0] = lldProgramName(args[0], flavor);
-  StockProcess process(args);
-  archive::ArchiverInvocation inv;
-  inv.flavor = flavor;
-  inv.argv.assign(req.argv().begin(), req.argv().end());
-  inv.stderrIsColorTty = req.stderr_is_color_tty();
-  inv.stdinAvailable = req.has_stdin_data();
-  archive::runArchiverAndExit(inv);
-}
-
-// The tool's heap, set in each child (the zygote keeps glibc's defaults, so
-// that a large request it parsed is given back): allocations up to 32 MiB
-// (the most glibc's adaptive threshold would reach) come from the heap
-// rather than from mmap, so that a growing hash table (LLD's symbol map)
-// reuses what its previous size freed instead of faulting in fresh pages,
-// and freed memory stays for the rest of the link. A hello-world link:
-// ~150 page faults fewer (1820 -> 1670), ~0.5 ms of CPU.
-void tuneMalloc() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  mallopt(M_TOP_PAD, 1 << 20);
-}
-
-// Body of a link child, after fork. Never returns.
-// `recordFd` >= 0: report file accesses there (the cache wants them).
-// `sandboxFd` >= 0 (farm nodes, with a record fd): the link sees the client's
-// file system through the node's daemon (daemon/linkd-lld/sandbox_child.h).
-// `orderedFd` >= 0: stdout and stderr writes go there as ordered records
-// (daemon/linkd-lld/ordered_output.h).
-// `journalFd` >= 0: the daemon's temporaries journal (access_recorder.h).
-[[noreturn]] void becomeLinker(const v1::LinkRequest &req, int outFd, int errFd,
-                               int recordFd, int sandboxFd, int orderedFd,
-                               int journalFd) {
-  // SIGTERM, not SIGKILL: LLVM's handler (stock_process.h) removes the
-  // temporary output the link is writing, then the child dies of it. A
-  // daemon killed mid-link leaves nothing behind that it could not journal.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  tuneMalloc();
-  // A daemon setting, from the zygote's environment, before the client's
-  // replaces it.
-  bool stateRecord = stateRecordWanted();
-  setUpStdin(req);
-  dup2(outFd, STDOUT_FILENO);
-  dup2(errFd, STDERR_FILENO);
-  placeChildFds(recordFd, sandboxFd, orderedFd,
-                sandboxFd >= 0 ? -1 : journalFd);
-  if (orderedFd >= 0)
-    startOrderedOutput(ordered::kChildFd);
-
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  umask(static_cast<mode_t>(req.umask() & 0777));
-
-  auto flavor = static_cast<Flavor>(req.flavor());
-  useClientEnvironment(req, flavor);
-  // In the sandbox the client's cwd exists only as a name (every relative
-  // path is resolved against it by the sandbox); the real one is "/".
-  const std::string &dir = sandboxFd >= 0 ? std::string("/") : req.cwd();
-  if (chdir(dir.c_str()) != 0) {
-    std::string msg = "linkd: error: cannot change to directory " + req.cwd() +
-                      ": " + std::strerror(errno) + "\n";
-    (void)!write(STDERR_FILENO, msg.data(), msg.size());
-    _exit(1);
-  }
-  // A plan is applied before the sandbox starts, with the node's own file
-  // system in view: a sandboxed link never carries one. The farm node
-  // refuses such requests already (offload_request.h); this holds if a
-  // later path forgets to.
-  if (sandboxFd >= 0 && req.has_rewrite_plan()) {
-    const char msg[] = "linkd: error: a sandboxed link carries a rewrite "
-                       "plan; refused\n";
-    (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    _exit(125);
-  }
-  if (req.has_rewrite_plan()) {
-    if (std::string err = applyRewritePlan(req.rewrite_plan()); !err.empty()) {
-      std::string msg = "linkd: error: link-time rewriting: " + err + "\n";
-      (void)!write(STDERR_FILENO, msg.data(), msg.size());
-      _exit(1);
-    }
-  }
-  if (journalFd >= 0 && sandboxFd < 0)
-    startTempJournal(kJournalFdNumber, req.cwd());
-  if (recordFd >= 0)
-    startAccessRecording(kRecordFdNumber, req.cwd());
-  if (sandboxFd >= 0) {
-    sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
-    // The farm names the only directories the link may touch; a node that
-    // cannot confine the link refuses to run it.
-    auto dir = [&](const char *key) {
-      auto it = req.env().find(key);
-      return it == req.env().end() ? std::string() : it->second;
-    };
-    std::string err = sandbox::confineSandbox(dir(sandbox::kReadDirKey),
-                                              dir(sandbox::kWriteDirKey));
-    if (!err.empty() && dir(sandbox::kRequireKey) == "1") {
-      std::string msg = "linkd: error: cannot confine the link: " + err + "\n";
-      (void)!write(STDERR_FILENO, msg.data(), msg.size());
-      _exit(125);
-    }
-  }
-  if (flavor == Flavor::Rewrite || isArchiver(flavor))
-    becomeOtherTool(req, flavor);
-  LldInvocation inv;
-  inv.flavor = flavor;
-  inv.argv.assign(req.argv().begin(), req.argv().end());
-  inv.stderrIsColorTty = req.stderr_is_color_tty();
-  if (recordFd >= 0 && sandboxFd < 0)
-    armStateRecord(inv, stateRecord);
-  runLldAndExit(inv);
-}
-
 // A pre-forked link child (a spare): forked ahead of a request, it waits on
 // its own socket for the Spawn frame the zygote forwards, then does all of a
-// link child's per-request set-up (becomeLinker). It has never run a tool
-// and carries nothing from a previous link; before the request all it does
-// is what every link does first and no request changes (prepareForLink,
-// lld_entry.h). What it saves a link: the fork (~0.6 ms of wall time on the
-// request's path) and ~220 copy-on-write faults.
+// link child's per-request set-up (link_child.h). A fresh spare has never
+// run a tool and carries nothing from a previous link; before the request
+// all it does is what every link does first and no request changes
+// (prepareForLink, lld_entry.h). What it saves a link: the fork (~0.6 ms of
+// wall time on the request's path) and ~220 copy-on-write faults. A spare
+// that served a link and stayed (`used`) is a reusable worker
+// (link_worker.h): only requests that mayRunInWorker go to it.
 struct Spare {
   pid_t pid = -1;
   int fd = -1; // the zygote's end of the spare's socket
+  bool used = false;
+};
+
+// A worker running a reusable link: it is back in the pool once it said it
+// is idle and the daemon released the link (the daemon may still signal the
+// link's pid until then, and that must not reach the worker's next link).
+struct Busy {
+  int fd = -1;
+  uint64_t linkId = 0;
+  bool idle = false;
+  bool released = false;
 };
 
 struct ZygoteState {
@@ -267,40 +81,31 @@ struct ZygoteState {
   pid_t pid;
   std::map<pid_t, uint64_t> children; // pid -> link id
   std::vector<Spare> spares;
+  std::map<pid_t, Busy> workers;      // pid -> the reusable link it runs
   int journalFd = -1;                 // openTempJournal
 };
 
-// Spares kept waiting. A taken spare is replaced when a child has been
-// reaped (reapChildren), not while the link it took runs.
+// Fresh spares kept waiting. A taken one is replaced after a link, never
+// while one runs: when a child has been reaped (reapChildren) or a worker
+// came back (takeBackWorker).
 constexpr size_t kSpares = 1;
+// Used workers kept waiting at most (one per link that may run at once on
+// this machine, up to 16); a worker beyond that is let go.
+size_t maxIdleWorkers() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<size_t>(std::clamp(n, 1L, 16L));
+}
 // A request larger than this is not forwarded to a spare (the zygote would
 // wait for the spare to read it); it gets a child of its own.
 constexpr size_t kSpareMaxPayload = 64 << 10;
-// Body of a spare after fork: waits for its request, then becomes the
-// linker. Never returns.
-[[noreturn]] void serveAsSpare(int fd, pid_t zygotePid, int journalFd) {
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != zygotePid)
-    _exit(1);
-  prctl(PR_SET_NAME, "linkd-spare");
-  prepareForLink();
-  Frame frame;
-  if (recvFrame(fd, frame) != FrameStatus::Ok)
-    _exit(0); // the zygote closed it: no longer wanted
-  child_report::noteRequest(/*prestarted=*/true);
-  close(fd);
-  prctl(PR_SET_NAME, "linkd-lld");
-  v1::LinkRequest req;
-  bool ordered = frame.kind == FrameKind::SpawnOrdered;
-  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
-  // The zygote checked the frame before forwarding it; this holds if the
-  // descriptors did not all arrive.
-  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
-      !req.ParseFromString(frame.payload))
-    _exit(125);
-  becomeLinker(req, frame.fds[0], frame.fds[1], plain >= 3 ? frame.fds[2] : -1,
-               plain == 4 ? frame.fds[3] : -1, ordered ? frame.fds.back() : -1,
-               journalFd);
+
+void closeSpareFds(const ZygoteState &z) {
+  close(z.controlFd);
+  close(z.sigFd);
+  for (const Spare &other : z.spares)
+    close(other.fd);
+  for (const auto &[pid, busy] : z.workers)
+    close(busy.fd);
 }
 
 void forkSpare(ZygoteState &z) {
@@ -310,23 +115,25 @@ void forkSpare(ZygoteState &z) {
     return;
   pid_t pid = fork();
   if (pid == 0) {
-    close(z.controlFd);
-    close(z.sigFd);
-    for (const Spare &other : z.spares)
-      close(other.fd);
+    closeSpareFds(z);
     close(sv[0]);
-    serveAsSpare(sv[1], z.pid, z.journalFd);
+    serveLinks(sv[1], z.pid, z.journalFd);
   }
   close(sv[1]);
   if (pid < 0) {
     close(sv[0]);
     return;
   }
-  z.spares.push_back({pid, sv[0]});
+  z.spares.push_back({pid, sv[0], false});
 }
 
 void replenishSpares(ZygoteState &z) {
-  while (z.spares.size() < kSpares) {
+  auto fresh = [&z] {
+    return static_cast<size_t>(std::count_if(
+        z.spares.begin(), z.spares.end(),
+        [](const Spare &s) { return !s.used; }));
+  };
+  while (fresh() < kSpares) {
     size_t before = z.spares.size();
     forkSpare(z);
     if (z.spares.size() == before)
@@ -334,8 +141,6 @@ void replenishSpares(ZygoteState &z) {
   }
 }
 
-// Hands the request to a waiting spare. Its pid, or -1 if none took it (a
-// spare that died meanwhile cannot receive: the next one is tried).
 // True if the request's argv may set LLD's thread count: --threads=N,
 // -threads=N, --threads N (ELF, Mach-O, Wasm), /threads:N or -threads:N
 // (COFF), or a response file that could hold any of them. Such a link does
@@ -351,17 +156,34 @@ bool setsThreadCount(const v1::LinkRequest &req) {
   return false;
 }
 
-pid_t handToSpare(ZygoteState &z, const Frame &frame) {
+// Hands the request to a waiting spare: for a reusable request a used
+// worker first (warm), else a fresh spare; other requests only to a fresh
+// one. Its pid, or -1 if none took it (a spare that died meanwhile cannot
+// receive: the next one is tried).
+pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable) {
   if (frame.payload.size() > kSpareMaxPayload)
     return -1;
-  while (!z.spares.empty()) {
-    Spare spare = z.spares.front();
-    z.spares.erase(z.spares.begin());
-    bool sent =
-        sendFrame(spare.fd, frame.kind, frame.id, frame.payload, frame.fds);
-    close(spare.fd);
-    if (sent)
+  for (bool used : {true, false}) {
+    if (used && !reusable)
+      continue;
+    for (auto it = z.spares.begin(); it != z.spares.end();) {
+      if (it->used != used) {
+        ++it;
+        continue;
+      }
+      Spare spare = *it;
+      it = z.spares.erase(it);
+      if (!sendFrame(spare.fd, frame.kind, frame.id, frame.payload,
+                     frame.fds)) {
+        close(spare.fd);
+        continue;
+      }
+      if (reusable)
+        z.workers[spare.pid] = Busy{spare.fd, frame.id};
+      else
+        close(spare.fd); // it runs this one link and exits
       return spare.pid;
+    }
   }
   return -1;
 }
@@ -373,25 +195,28 @@ pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req, Frame &frame) {
   pid_t pid = fork();
   if (pid == 0) {
     child_report::noteRequest(/*prestarted=*/false);
-    close(z.controlFd);
-    close(z.sigFd);
-    for (const Spare &spare : z.spares)
-      close(spare.fd);
+    closeSpareFds(z);
     // Dies with the zygote (becomeLinker); one that died between the fork
     // and that request took its daemon's link along: nothing to do.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != z.pid)
       _exit(1);
-    becomeLinker(req, frame.fds[0], frame.fds[1],
-                 plain >= 3 ? frame.fds[2] : -1, plain == 4 ? frame.fds[3] : -1,
-                 ordered ? frame.fds.back() : -1, z.journalFd);
+    LinkChannels ch;
+    ch.outFd = frame.fds[0];
+    ch.errFd = frame.fds[1];
+    ch.recordFd = plain >= 3 ? frame.fds[2] : -1;
+    ch.sandboxFd = plain == 4 ? frame.fds[3] : -1;
+    ch.orderedFd = ordered ? frame.fds.back() : -1;
+    ch.journalFd = z.journalFd;
+    becomeLinker(req, ch);
   }
   return pid;
 }
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  bool ordered = frame.kind == FrameKind::SpawnOrdered;
+  bool ordered = frame.kind == FrameKind::SpawnOrdered ||
+                 frame.kind == FrameKind::SpawnReusable;
   size_t plain = frame.fds.size() - (ordered ? 1 : 0);
   if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
       !req.ParseFromString(frame.payload)) {
@@ -400,9 +225,24 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
     return;
   }
   openTempJournal(z.journalFd);
-  pid_t pid = setsThreadCount(req) ? -1 : handToSpare(z, frame);
-  if (pid < 0)
+  bool reusable =
+      frame.kind == FrameKind::SpawnReusable && mayRunInWorker(req);
+  if (frame.kind == FrameKind::SpawnReusable && !reusable)
+    frame.kind = FrameKind::SpawnOrdered; // its child exits after it
+  pid_t pid = -1;
+  if (!setsThreadCount(req)) {
+    pid = handToSpare(z, frame, reusable);
+    // A reusable link without a spare: a new worker, so that it can stay.
+    if (pid < 0 && reusable) {
+      forkSpare(z);
+      pid = handToSpare(z, frame, reusable);
+    }
+  }
+  if (pid < 0) {
+    if (frame.kind == FrameKind::SpawnReusable)
+      frame.kind = FrameKind::SpawnOrdered;
     pid = forkChild(z, req, frame);
+  }
   int savedErrno = errno;
   frame.closeFds();
   if (pid < 0) {
@@ -415,6 +255,54 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   // The next spare is forked when a child has been reaped, not now: a fork
   // while this link runs would take CPU from it (measured on 2 cores: the
   // trivial link's LLD phase 2.3 -> 4.4 ms).
+}
+
+// A worker whose link is over on both sides waits for the next, or goes if
+// enough are waiting already (its socket closes: it exits).
+void takeBackWorker(ZygoteState &z, pid_t pid) {
+  auto it = z.workers.find(pid);
+  if (it == z.workers.end() || !it->second.idle || !it->second.released)
+    return;
+  int fd = it->second.fd;
+  z.workers.erase(it);
+  z.children.erase(pid);
+  size_t idle = static_cast<size_t>(
+      std::count_if(z.spares.begin(), z.spares.end(),
+                    [](const Spare &s) { return s.used; }));
+  if (idle < maxIdleWorkers())
+    z.spares.push_back({pid, fd, true});
+  else
+    close(fd);
+  replenishSpares(z);
+}
+
+// The daemon is done with link `id`'s pid.
+void handleRelease(ZygoteState &z, uint64_t id) {
+  for (auto &[pid, busy] : z.workers)
+    if (busy.linkId == id) {
+      busy.released = true;
+      takeBackWorker(z, pid);
+      return;
+    }
+}
+
+// A busy worker's socket is readable: its Idle frame, or its end.
+void handleWorker(ZygoteState &z, pid_t pid) {
+  auto it = z.workers.find(pid);
+  if (it == z.workers.end())
+    return;
+  Frame frame;
+  if (recvFrame(it->second.fd, frame) != FrameStatus::Ok ||
+      frame.kind != FrameKind::Idle || frame.id != it->second.linkId) {
+    // Gone, or talking nonsense: not reused (it exits on the closed socket,
+    // and is reaped as a child).
+    close(it->second.fd);
+    z.workers.erase(it);
+    return;
+  }
+  frame.closeFds();
+  it->second.idle = true;
+  takeBackWorker(z, pid);
 }
 
 void forgetSpare(ZygoteState &z, pid_t pid) {
@@ -433,6 +321,10 @@ void reapChildren(ZygoteState &z) {
     pid_t pid = wait4(-1, &status, WNOHANG, &ru);
     if (pid <= 0)
       break;
+    if (auto w = z.workers.find(pid); w != z.workers.end()) {
+      close(w->second.fd);
+      z.workers.erase(w);
+    }
     auto it = z.children.find(pid);
     if (it == z.children.end()) {
       forgetSpare(z, pid); // killed while it waited
@@ -496,13 +388,21 @@ int runZygote(int controlFd) {
 
   prepareAccessRecording();
   dropCodePages();
-  ZygoteState z{controlFd, sigFd, getpid(), {}, {}, -1};
+  ZygoteState z{controlFd, sigFd, getpid(), {}, {}, {}, -1};
   if (!sendFrame(controlFd, FrameKind::Hello, 0, lldVersionString(), {}))
     return 1;
   replenishSpares(z);
+  std::vector<pollfd> fds;
+  std::vector<pid_t> polled; // the busy worker of fds[2 + i]
   for (;;) {
-    pollfd fds[2] = {{controlFd, POLLIN, 0}, {sigFd, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    fds.assign({{controlFd, POLLIN, 0}, {sigFd, POLLIN, 0}});
+    polled.clear();
+    for (const auto &[pid, busy] : z.workers)
+      if (!busy.idle) {
+        fds.push_back({busy.fd, POLLIN, 0});
+        polled.push_back(pid);
+      }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR)
         continue;
       return 1;
@@ -513,14 +413,20 @@ int runZygote(int controlFd) {
       }
       reapChildren(z);
     }
+    for (size_t i = 0; i < polled.size(); ++i)
+      if (fds[2 + i].revents & (POLLIN | POLLHUP | POLLERR))
+        handleWorker(z, polled[i]);
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       Frame frame;
       FrameStatus st = recvFrame(controlFd, frame);
       if (st == FrameStatus::Eof || st == FrameStatus::Error)
         return 0; // daemon went away; children die with us
       if (frame.kind == FrameKind::Spawn ||
-          frame.kind == FrameKind::SpawnOrdered)
+          frame.kind == FrameKind::SpawnOrdered ||
+          frame.kind == FrameKind::SpawnReusable)
         handleSpawn(z, frame);
+      else if (frame.kind == FrameKind::Release)
+        handleRelease(z, frame.id);
       else
         frame.closeFds();
     }

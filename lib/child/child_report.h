@@ -28,17 +28,19 @@ namespace linkd {
 struct ChildReport {
   int32_t status = 0;      // the argument of _exit
   uint32_t prestarted = 0; // 1: a pre-forked child (zygote.h) ran it
+  uint32_t linksBefore = 0; // links its process served before this one
+  uint32_t reserved = 0;
   int64_t requestNs = 0;   // the child has its request (after fork or wait)
   int64_t toolNs = 0;      // LLD (or the archiver, the rewriter) starts
   int64_t outputNs = 0;    // its last rename (the output committed); 0: none
   int64_t exitNs = 0;      // _exit called
   int64_t faults = 0;      // page faults from the request to _exit
-  uint64_t userMicros = 0;
+  uint64_t userMicros = 0; // CPU time from the request to _exit
   uint64_t sysMicros = 0;
-  uint64_t maxRssKib = 0;
+  uint64_t maxRssKib = 0;  // the process's peak
 };
 
-inline constexpr size_t kChildReportSize = 8 + 5 * 8 + 3 * 8;
+inline constexpr size_t kChildReportSize = 16 + 5 * 8 + 3 * 8;
 
 inline std::string encodeChildReport(const ChildReport &r) {
   std::string s(kChildReportSize, '\0');
@@ -49,6 +51,8 @@ inline std::string encodeChildReport(const ChildReport &r) {
   };
   put(r.status);
   put(r.prestarted);
+  put(r.linksBefore);
+  put(r.reserved);
   put(r.requestNs);
   put(r.toolNs);
   put(r.outputNs);
@@ -71,6 +75,8 @@ inline std::optional<ChildReport> decodeChildReport(std::string_view s) {
   };
   get(r.status);
   get(r.prestarted);
+  get(r.linksBefore);
+  get(r.reserved);
   get(r.requestNs);
   get(r.toolNs);
   get(r.outputNs);

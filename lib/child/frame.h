@@ -20,6 +20,16 @@ enum class FrameKind : uint32_t {
   // As Spawn, and the last fd is the ordered output channel
   // (lib/child/ordered_output.h), the child's fd 5.
   SpawnOrdered = 6,
+  // As SpawnOrdered, from a caller that sends Release (below) when it is
+  // done with the link's pid: the child may then serve further links (a
+  // reusable worker, daemon/linkd-lld/link_worker.h).
+  SpawnReusable = 7,
+  // worker -> zygote, on the worker's own socket: the link `id` is over and
+  // the worker waits for another.
+  Idle = 8,
+  // daemon -> zygote: the daemon has the report of link `id` and will not
+  // signal its pid again; the worker may take another link.
+  Release = 9,
 };
 
 struct Frame {

@@ -276,6 +276,7 @@ v1::ChildPhases childPhases(const ChildReport &r, int64_t spawnNanos,
   p.set_finish_micros(us(output, r.exitNs));
   p.set_report_micros(us(r.exitNs, reportNanos));
   p.set_prestarted(r.prestarted != 0);
+  p.set_links_before(r.linksBefore);
   p.set_page_faults(r.faults > 0 ? static_cast<uint64_t>(r.faults) : 0);
   return p;
 }
@@ -623,7 +624,8 @@ LinkService::spawnAndPump(const v1::LinkRequest &req,
     run.spawnNanos = steadyNanos();
     ZygoteClient::Spawned child =
         zygote.spawn(req, p.out.write, p.err.write,
-                     record ? p.records.write : -1, -1, p.ordered.write);
+                     record ? p.records.write : -1, -1, p.ordered.write,
+                     /*reusable=*/true);
     p.out.closeWrite();
     p.err.closeWrite();
     p.ordered.closeWrite();
@@ -633,9 +635,12 @@ LinkService::spawnAndPump(const v1::LinkRequest &req,
     if (!run.clientStayed && run.pid > 0)
       stopChild(run.pid, child.exit);
     // A child that reported how it ends is answered now; its exit and
-    // reaping go on meanwhile (child_report.h).
+    // reaping go on meanwhile (child_report.h), or, a reusable worker, it
+    // takes another link once released (its pid is not signalled again).
     if (!exitFromReport(run.streams, run.report, run.exit))
       run.exit = child.exit.get();
+    else if (run.clientStayed)
+      zygote.release(child.id, run.exit);
     // Killed, or lost with its zygote (which takes its children along).
     if (record && (!run.clientStayed || !run.exit.ran ||
                    WIFSIGNALED(run.exit.waitStatus)))
@@ -737,11 +742,12 @@ std::string phasesForLog(const v1::LinkDone &done) {
   auto ms = [](uint64_t us) { return us / 1000.0; };
   return fmt::format(" child_spawn_ms={:.3f} child_setup_ms={:.3f} "
                      "child_lld_ms={:.3f} child_finish_ms={:.3f} "
-                     "child_report_ms={:.3f} spare={} child_faults={}",
+                     "child_report_ms={:.3f} spare={} reused={} "
+                     "child_faults={}",
                      ms(p.spawn_micros()), ms(p.setup_micros()),
                      ms(p.tool_micros()), ms(p.finish_micros()),
                      ms(p.report_micros()), p.prestarted() ? 1 : 0,
-                     p.page_faults());
+                     p.links_before(), p.page_faults());
 }
 
 } // namespace

@@ -184,7 +184,8 @@ void ZygoteClient::failAllLocked(const std::string &why) {
 
 ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
                                           int outFd, int errFd, int recordFd,
-                                          int sandboxFd, int orderedFd) {
+                                          int sandboxFd, int orderedFd,
+                                          bool reusable) {
   Spawned result;
   uint64_t id;
   int fd;
@@ -193,6 +194,7 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
     std::lock_guard lock(mu);
     err = startLocked();
     id = nextId++;
+    result.id = id;
     Pending &p = pending[id];
     result.pid = p.pid.get_future().share();
     result.exit = p.exit.get_future().share();
@@ -210,9 +212,10 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
       fds.push_back(sandboxFd);
     if (orderedFd >= 0)
       fds.push_back(orderedFd);
-    bool sent = sendFrame(
-        fd, orderedFd >= 0 ? FrameKind::SpawnOrdered : FrameKind::Spawn, id,
-        payload, fds);
+    FrameKind kind = orderedFd < 0 ? FrameKind::Spawn
+                     : reusable    ? FrameKind::SpawnReusable
+                                   : FrameKind::SpawnOrdered;
+    bool sent = sendFrame(fd, kind, id, payload, fds);
     if (!sent)
       err =
           std::string("cannot reach the link zygote: ") + std::strerror(errno);
@@ -228,6 +231,24 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
     }
   }
   return result;
+}
+
+void ZygoteClient::release(uint64_t id, const ChildExit &reported) {
+  // Lock order: sendMu, then mu (readerLoop). Holding sendMu keeps the
+  // descriptor from being closed under us; the frame is a few bytes.
+  std::lock_guard send(sendMu);
+  int fd;
+  {
+    std::lock_guard lock(mu);
+    auto it = pending.find(id);
+    if (it == pending.end())
+      return; // reaped already, or its zygote is gone
+    it->second.exit.set_value(reported);
+    pending.erase(it);
+    fd = controlFd;
+  }
+  if (fd >= 0)
+    sendFrame(fd, FrameKind::Release, id, {}, {});
 }
 
 int64_t ZygoteClient::pid() const {

@@ -44,6 +44,7 @@ public:
   std::string start();
 
   struct Spawned {
+    uint64_t id = 0;                    // for release()
     std::shared_future<int> pid;        // the link child's pid, or -1
     std::shared_future<ChildExit> exit; // fulfilled when it is reaped
   };
@@ -56,8 +57,16 @@ public:
   // its stdout and stderr there as ordered records
   // (lib/child/ordered_output.h); only what bypasses LLVM's write reaches
   // `outFd`/`errFd`.
+  // With `reusable` (needs `orderedFd`), the child may be a reusable
+  // worker that goes on after the link (daemon/linkd-lld/link_worker.h):
+  // the caller must then call release() once it has the child's report and
+  // will not signal its pid again.
   Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
-                int recordFd = -1, int sandboxFd = -1, int orderedFd = -1);
+                int recordFd = -1, int sandboxFd = -1, int orderedFd = -1,
+                bool reusable = false);
+  // The link `id` ended as `reported` (the child's report): its exit future
+  // gets that, and the zygote may give its process another link.
+  void release(uint64_t id, const ChildExit &reported);
 
   int64_t pid() const;
   // Ends the zygote (and with it any link child) and joins the reader.

@@ -1,0 +1,54 @@
+// What a link child does with its request, in the order it does it: the
+// per-request set-up (descriptors, signal mask, umask, the client's
+// environment and cwd, the rewrite plan, the access recorder, the
+// temporaries journal, the sandbox), then the tool (LLD, an archiver, the
+// rewriter). Used by a child forked for its request, by a pre-forked spare
+// once its request arrived (zygote.cpp), and by a reusable worker for each
+// of its links (link_worker.h).
+#pragma once
+
+#include "daemon/linkd-lld/lld_entry.h"
+#include "linkd/v1/linkd.pb.h"
+
+namespace linkd {
+
+// The fixed descriptor numbers of a link child (placeChildFds).
+constexpr int kRecordFdNumber = 3;
+constexpr int kJournalFdNumber = 6; // above ordered::kChildFd
+// A reusable worker's socket to the zygote; every other descriptor above
+// the journal's is closed at set-up.
+constexpr int kWorkerFdNumber = 7;
+
+// What the request came with, as descriptors of this process (-1: none).
+// `recordFd`: report file accesses there (the cache wants them).
+// `sandboxFd` (farm nodes, with a record fd): the link sees the client's
+// file system through the node's daemon (daemon/linkd-lld/sandbox_child.h).
+// `orderedFd`: stdout and stderr writes go there as ordered records
+// (daemon/linkd-lld/ordered_output.h).
+// `journalFd`: the daemon's temporaries journal (access_recorder.h).
+struct LinkChannels {
+  int outFd = -1;
+  int errFd = -1;
+  int recordFd = -1;
+  int sandboxFd = -1;
+  int orderedFd = -1;
+  int journalFd = -1;
+  bool keepWorkerFd = false; // a reusable worker's (kWorkerFdNumber)
+};
+
+// All of the per-request set-up, up to the tool. A set-up error ends the
+// process with its message on stderr.
+void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch);
+// The link as LLD will run it; with `stateRecord` (stateRecordWanted, read
+// before the client's environment replaced the zygote's) and a record fd,
+// the audit's map option is added (state_record_child.h).
+LldInvocation lldInvocation(const v1::LinkRequest &req,
+                            const LinkChannels &ch, bool stateRecord);
+// The tool, to the end of the process.
+[[noreturn]] void runTool(const v1::LinkRequest &req, const LinkChannels &ch,
+                          bool stateRecord);
+// Both, in a child that serves exactly this request.
+[[noreturn]] void becomeLinker(const v1::LinkRequest &req,
+                               const LinkChannels &ch);
+
+} // namespace linkd

@@ -1,0 +1,262 @@
+#include "daemon/linkd-lld/link_worker.h"
+
+#include "child/frame.h"
+#include "daemon/linkd-lld/access_recorder.h"
+#include "daemon/linkd-lld/bitcode_probe.h"
+#include "daemon/linkd-lld/child_report.h"
+#include "daemon/linkd-lld/link_child.h"
+#include "daemon/linkd-lld/lld_entry.h"
+#include "daemon/linkd-lld/ordered_output.h"
+#include "daemon/linkd-lld/proc_entries.h"
+#include "daemon/linkd-lld/state_record_child.h"
+#include "link/flavor.h"
+
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace linkd {
+namespace {
+
+// Links a worker serves before it makes way for a fresh one: a bound on
+// whatever LLVM keeps growing across links (interned strings, caches).
+constexpr uint32_t kMaxLinksPerWorker = 1000;
+// A worker whose resident memory is above this after LLD's clean-up (a big
+// link's heap, which glibc keeps) is not kept waiting.
+constexpr long kMaxIdleResidentKib = 384 << 10;
+// An idle worker gives its free heap back to the system after this long.
+constexpr int kTrimAfterIdleMs = 5000;
+
+// Options, in either spelling (-x or --x, =value or a separate value), that
+// set state destroy() does not reset, or that are rare enough not to trust:
+// LLVM's own options and LTO (codegen state), the time-trace profiler, the
+// reproduce tarball, the thread pool's size, the linker plugin's options.
+constexpr std::array<std::string_view, 10> kOptionPrefixes = {
+    "mllvm",      "plugin",    "lto",           "thinlto",
+    "time-trace", "reproduce", "threads",       "fat-lto-objects",
+    "save-temps", "flavor"};
+
+// Variables that change how the tool runs (lld_entry.cpp, LLD's driver).
+constexpr std::array<std::string_view, 4> kEnvironment = {
+    "LLD_REPRODUCE", "LLD_IN_TEST", "FORCE_LLD_DIAGNOSTICS_CRASH",
+    "LLD_VERSION"};
+
+// ELF machines whose LLD 19 target state is per link (docs/design.md).
+constexpr std::array<uint16_t, 3> kMachines = {62 /* EM_X86_64 */,
+                                              3 /* EM_386 */,
+                                              224 /* EM_AMDGPU */};
+
+std::string_view optionName(std::string_view a) {
+  if (a.starts_with("--"))
+    return a.substr(2);
+  if (a.starts_with("-"))
+    return a.substr(1);
+  return {};
+}
+
+// -m i386pep, -mthumb2pe, ... (LLD's isPETarget): the MinGW driver, not
+// the ELF one.
+bool peTarget(std::string_view a, std::string_view next) {
+  std::string_view emulation = a == "-m" ? next
+                               : a.starts_with("-m") ? a.substr(2)
+                                                     : std::string_view();
+  return emulation.ends_with("pe") || emulation.ends_with("pep");
+}
+
+// The ELF machine of the file at `path`, 0 if it is not an ELF file.
+uint16_t elfMachine(const char *path) {
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0)
+    return 0;
+  unsigned char h[20] = {};
+  long n = syscall(SYS_pread64, fd, h, sizeof(h), 0);
+  syscall(SYS_close, fd);
+  if (n != sizeof(h) || std::memcmp(h, "\x7f" "ELF", 4) != 0)
+    return 0;
+  return h[5] == 2 ? static_cast<uint16_t>(h[18] << 8 | h[19])
+                   : static_cast<uint16_t>(h[19] << 8 | h[18]);
+}
+
+size_t threadCount() {
+  size_t n = 0;
+  forEachNumberedEntry("/proc/self/task", [&](int, int) { ++n; });
+  return n;
+}
+
+// Only what a waiting worker holds: stdio, the journal, its socket (and the
+// directory being read).
+bool onlyWorkerDescriptors() {
+  bool clean = true;
+  bool read = forEachNumberedEntry("/proc/self/fd", [&](int fd, int dirFd) {
+    clean = clean && (fd <= STDERR_FILENO || fd == kJournalFdNumber ||
+                      fd == kWorkerFdNumber || fd == dirFd);
+  });
+  return read && clean;
+}
+
+long residentKib() {
+  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/statm",
+                                    O_RDONLY | O_CLOEXEC));
+  if (fd < 0)
+    return -1;
+  char buf[128] = {};
+  long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+  syscall(SYS_close, fd);
+  long size = 0, resident = -1;
+  if (n <= 0 || std::sscanf(buf, "%ld %ld", &size, &resident) != 2)
+    return -1;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// Whether this worker may wait for another link, now that its link ended
+// well and its report went out.
+bool linkLeftItReusable(const WorkerLld &lld, size_t baseThreads,
+                        uint32_t served) {
+  if (served + 1 >= kMaxLinksPerWorker || sawBitcode() || readsRedirected() ||
+      !lld.streamsHealthy() || threadCount() != baseThreads)
+    return false;
+  uint16_t machine = elfMachine(child_report::lastOutput());
+  for (uint16_t m : kMachines)
+    if (m == machine)
+      return true;
+  return false;
+}
+
+// The link's descriptors go: the daemon's pipes see their end.
+void closeLinkChannels() {
+  int null = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd)
+    if (null >= 0)
+      dup2(null, fd);
+  if (null > STDERR_FILENO)
+    close(null);
+  for (int fd = kRecordFdNumber; fd < kJournalFdNumber; ++fd)
+    close(fd);
+}
+
+// Waits for the zygote's next frame; an idle worker trims its heap once.
+bool awaitRequest(Frame &frame, bool idle) {
+  if (idle) {
+    pollfd p{kWorkerFdNumber, POLLIN, 0};
+    if (poll(&p, 1, kTrimAfterIdleMs) == 0)
+      malloc_trim(0);
+  }
+  return recvFrame(kWorkerFdNumber, frame) == FrameStatus::Ok;
+}
+
+// The frame's descriptors as the link's channels (as the zygote checked
+// them before forwarding; false if they did not all arrive).
+bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch) {
+  bool ordered = frame.kind == FrameKind::SpawnOrdered ||
+                 frame.kind == FrameKind::SpawnReusable;
+  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
+  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4)
+    return false;
+  ch.outFd = frame.fds[0];
+  ch.errFd = frame.fds[1];
+  ch.recordFd = plain >= 3 ? frame.fds[2] : -1;
+  ch.sandboxFd = plain == 4 ? frame.fds[3] : -1;
+  ch.orderedFd = ordered ? frame.fds.back() : -1;
+  ch.journalFd = journalFd;
+  return true;
+}
+
+// The spare's socket at its fixed number, out of the journal's way.
+void placeWorkerSocket(int fd, int &journalFd) {
+  if (journalFd == kWorkerFdNumber)
+    journalFd = fcntl(journalFd, F_DUPFD_CLOEXEC, kWorkerFdNumber + 1);
+  if (fd != kWorkerFdNumber) {
+    dup2(fd, kWorkerFdNumber);
+    close(fd);
+  }
+}
+
+} // namespace
+
+bool mayRunInWorker(const v1::LinkRequest &req) {
+  if (static_cast<Flavor>(req.flavor()) != Flavor::Elf ||
+      req.has_rewrite_plan() || req.has_stdin_data() || req.argv_size() < 1)
+    return false;
+  for (std::string_view name : kEnvironment)
+    if (req.env().count(std::string(name)) != 0)
+      return false;
+  for (int i = 1; i < req.argv_size(); ++i) {
+    std::string_view a = req.argv(i);
+    std::string_view next;
+    if (i + 1 < req.argv_size())
+      next = req.argv(i + 1);
+    if (a.starts_with("@") || peTarget(a, next))
+      return false;
+    std::string_view name = optionName(a);
+    for (std::string_view prefix : kOptionPrefixes)
+      if (name.starts_with(prefix))
+        return false;
+  }
+  return true;
+}
+
+void serveLinks(int fd, pid_t zygotePid, int journalFd) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != zygotePid)
+    _exit(1);
+  prctl(PR_SET_NAME, "linkd-spare");
+  placeWorkerSocket(fd, journalFd);
+  prepareForLink();
+  // A daemon setting, from the zygote's environment (a worker's is the last
+  // client's); the audit's state record is a fresh child's job.
+  bool stateRecord = stateRecordWanted();
+  size_t baseThreads = threadCount();
+  WorkerLld lld;
+  for (uint32_t served = 0;; ++served) {
+    Frame frame;
+    if (!awaitRequest(frame, served > 0))
+      _exit(0); // the zygote closed it: no longer wanted
+    child_report::noteRequest(/*prestarted=*/true, served);
+    prctl(PR_SET_NAME, "linkd-lld");
+    v1::LinkRequest req;
+    LinkChannels ch;
+    if (!channelsOf(frame, journalFd, ch) ||
+        !req.ParseFromString(frame.payload))
+      _exit(125);
+    bool reusable = frame.kind == FrameKind::SpawnReusable && !stateRecord &&
+                    mayRunInWorker(req);
+    if (!reusable)
+      becomeLinker(req, ch);
+    ch.keepWorkerFd = true;
+    setUpLinkChild(req, ch);
+    journalFd = journalFd >= 0 ? kJournalFdNumber : -1;
+    lld.link(lldInvocation(req, ch, /*stateRecord=*/false));
+    // Status 0 (errors end the process in lld.link), in _exit's order: the
+    // records, then the report, on which the daemon answers.
+    endLinkRecording(0);
+    child_report::sendOnExit(0);
+    stopOrderedOutput();
+    bool again = linkLeftItReusable(lld, baseThreads, served);
+    closeLinkChannels();
+    if (!again) {
+      child_report::yieldTheExit();
+      _exit(0);
+    }
+    chdir("/");
+    lld.cleanUp();
+    if (!onlyWorkerDescriptors() || residentKib() > kMaxIdleResidentKib)
+      _exit(0);
+    prctl(PR_SET_NAME, "linkd-spare");
+    if (!sendFrame(kWorkerFdNumber, FrameKind::Idle, frame.id, {}, {}))
+      _exit(0);
+  }
+}
+
+} // namespace linkd

@@ -1,0 +1,236 @@
+// Reusable link workers (daemon/linkd-lld/link_worker.h): one process runs
+// ELF links one after another. Every link must still be byte-identical to
+// stock ld.lld, with the same diagnostics, whatever ran in the worker
+// before it; links that could leave state behind must get a fresh process,
+// and the worker after them too. The log's `pid=` (the link's process) and
+// `reused=` (links that process ran before) say which process ran a link.
+#include "harness.h"
+
+#include <map>
+#include <regex>
+#include <set>
+
+namespace linkd::e2e {
+namespace {
+
+class WorkerReuse : public E2eTest {
+protected:
+  // The link process and its earlier links, from the daemon's log line of
+  // the last link.
+  struct Served {
+    long pid = -1;
+    long reused = -1;
+  };
+  Served lastServed() const {
+    auto lines = logLines(" argc=");
+    Served s;
+    if (lines.empty())
+      return s;
+    std::smatch m;
+    if (std::regex_search(lines.back(), m,
+                          std::regex("flavor=\\w+ pid=(\\d+) ")))
+      s.pid = std::stol(m[1]);
+    if (std::regex_search(lines.back(), m, std::regex(" reused=(\\d+) ")))
+      s.reused = std::stol(m[1]);
+    return s;
+  }
+
+  // Objects the links below use: C with TLS, a constructor and a shared
+  // library's worth of exports, an i386 one, an AArch64 one.
+  void compileObjects() {
+    writeFile("main.c", R"(#include <stdio.h>
+extern int lib_value(void);
+static __thread int counter = 3;
+__attribute__((constructor)) static void early(void) { counter += 1; }
+int main(void) {
+  printf("main %d %d\n", counter, lib_value());
+  return 0;
+}
+)");
+    writeFile("lib.c", R"(int lib_hidden_helper(int x) { return x * 7; }
+int lib_value(void) { return lib_hidden_helper(6); }
+__attribute__((weak)) int lib_weak = 5;
+)");
+    writeFile("start.s", R"(.globl _start
+.section .text._start,"ax",@progbits
+_start:
+  xor %edi, %edi
+  mov $60, %eax
+  syscall
+.section .text.unused,"ax",@progbits
+unused:
+  ret
+.section .data.keep,"aw",@progbits
+.quad _start
+)");
+    writeFile("start32.s", ".globl _start\n_start:\n  ret\n");
+    writeFile("vers.map", "LIBX_1 { global: lib_value; local: *; };\n");
+    writeFile("script.ld", R"(SECTIONS {
+  . = 0x400000 + SIZEOF_HEADERS;
+  .text : { *(.text*) }
+  .data : { *(.data*) }
+  /DISCARD/ : { *(.comment) }
+}
+)");
+    ASSERT_TRUE(exitedZero(run(
+        "clang-19 -O2 -fPIC -c main.c lib.c && clang-19 -c start.s -o start.o "
+        "&& clang-19 --target=i386-linux-gnu -c start32.s -o start32.o "
+        "&& clang-19 --target=aarch64-linux-gnu -O2 -fPIC -c lib.c "
+        "-o lib_arm.o")));
+  }
+};
+
+// Links that differ in what LLD's state would remember, one after another
+// through one daemon, twice in opposite orders: each must match stock.
+TEST_F(WorkerReuse, DiverseLinksInSequenceMatchStock) {
+  compileObjects();
+  const std::vector<std::pair<std::string, std::string>> links = {
+      {"shared", "-shared -soname libx.so.1 -rpath /opt/x/lib "
+                 "--version-script vers.map -z now -z relro lib.o -o lib.so"},
+      {"gc", "--gc-sections --icf=all -Map=gc.map start.o -o gc"},
+      {"relr", "-pie --pack-dyn-relocs=relr -z separate-code start.o -o relr"},
+      {"retpoline", "-z retpolineplt -z now -shared lib.o -o retpoline.so"},
+      {"ibt", "-z force-ibt -z ibtplt -shared lib.o -o ibt.so"},
+      {"script", "-T script.ld --build-id=sha1 start.o -o script"},
+      {"reloc", "-r lib.o start.o -o reloc.o"},
+      {"defsym", "--export-dynamic --defsym=alias=_start --hash-style=sysv "
+                 "start.o -o defsym"},
+      {"i386", "-m elf_i386 start32.o -o i386"},
+      {"static", "-static -e _start start.o -o static"},
+  };
+  for (bool reverse : {false, true}) {
+    std::vector<std::pair<std::string, std::string>> order = links;
+    if (reverse)
+      std::reverse(order.begin() + 1, order.end()); // lib.so stays first
+    for (const auto &[name, args] : order) {
+      std::vector<std::string> outputs;
+      std::smatch m;
+      std::regex_search(args, m, std::regex("-o (\\S+)$"));
+      outputs.push_back(m[1]);
+      if (name == "gc")
+        outputs.push_back("gc.map");
+      EXPECT_TRUE(linkBoth(elfLinkers(),
+                           "LINKD_NOCACHE=1 {ld} " + args, outputs))
+          << name << (reverse ? " (second round)" : "");
+    }
+  }
+  // The dynamic program built from the shared library runs.
+  ASSERT_TRUE(linkBoth(
+      elfLinkers(),
+      "LINKD_NOCACHE=1 clang-19 --ld-path={ld} main.o ./lib.so -o main "
+      "-Wl,-rpath," + dir,
+      {"main"}));
+  RunResult r = run("ln -sf lib.so libx.so.1 && ./main");
+  EXPECT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_EQ(r.out, "main 4 42\n");
+  // Most of these ran in a used worker (not all: the first, and any that
+  // came while the worker was still cleaning up).
+  auto lines = logLines(" reused=");
+  size_t reused = 0;
+  for (const std::string &l : lines)
+    if (l.find(" reused=0 ") == std::string::npos)
+      ++reused;
+  EXPECT_GE(reused, lines.size() / 2) << lines.size() << " links";
+}
+
+// A link that may leave state (an LLVM option, an LTO input, an AArch64
+// target, an error) runs in no used worker, and its process serves no
+// other link.
+TEST_F(WorkerReuse, LinksThatMayLeaveStateGetAProcessOfTheirOwn) {
+  compileObjects();
+  writeFile("lto.c", "int lto_fn(int x) { return x + 1; }\n");
+  writeFile("undef.c", "int missing(void); int _start(void) { return missing(); }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -flto -fPIC -c lto.c && "
+                             "clang-19 -O2 -c undef.c")));
+  auto plain = [&](const std::string &out) {
+    EXPECT_TRUE(linkBoth(elfLinkers(),
+                         "LINKD_NOCACHE=1 {ld} -shared lib.o -o " + out,
+                         {out}));
+    return lastServed();
+  };
+  plain("warm1.so");
+  Served warm = plain("warm2.so");
+  EXPECT_GE(warm.reused, 1) << "two plain links in a row: the second "
+                               "should run in the first one's worker";
+  struct Case {
+    std::string name, args;
+    bool fails = false;
+  };
+  const std::vector<Case> cases = {
+      {"mllvm", "-mllvm -debug-pass=Structure -shared lib.o -o mllvm.so"},
+      {"lto", "-shared lto.o -o lto.so"},
+      {"aarch64", "-shared lib_arm.o -o arm.so"},
+      {"undefined", "undef.o -o undef", true},
+  };
+  for (const Case &c : cases) {
+    if (c.fails)
+      EXPECT_TRUE(sameDiagnostics(elfLinkers(), c.args)) << c.name;
+    else
+      EXPECT_TRUE(linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + c.args,
+                           {c.args.substr(c.args.rfind(' ') + 1)}))
+          << c.name;
+    Served odd = lastServed();
+    Served next = plain("after-" + c.name + ".so");
+    EXPECT_NE(next.pid, odd.pid)
+        << c.name << ": the link after it ran in its process";
+    if (c.name == "mllvm")
+      EXPECT_EQ(odd.reused, 0) << "an -mllvm link ran in a used worker";
+  }
+}
+
+// LLD keeps symbols like _GLOBAL_OFFSET_TABLE_, __rela_iplt_* and _end in
+// static pointers it sets only when a link has them (the worker clears
+// them before each link: lld_entry.cpp). Without that, the second link of
+// each pair below reads the first one's, freed: an extra .got.plt, a crash
+// in -r, writes to freed memory.
+TEST_F(WorkerReuse, StaticPointersOfOneLinkDoNotReachTheNext) {
+  writeFile("got_ref.s", ".globl _start\n_start:\n"
+                         "  leaq _GLOBAL_OFFSET_TABLE_(%rip), %rax\n  ret\n");
+  writeFile("plain.s", ".globl _start\n_start:\n  movl $60, %eax\n"
+                       "  syscall\n.data\n.quad 1\n");
+  writeFile("iplt_ref.s", ".globl _start\n_start:\n  ret\n"
+                          ".weak __rela_iplt_start\n.weak __rela_iplt_end\n"
+                          ".data\n.quad __rela_iplt_start\n"
+                          ".quad __rela_iplt_end\n.quad _end\n");
+  writeFile("pie.s", ".globl _start\n_start:\n  ret\n.data\np: .quad _start\n");
+  writeFile("script.lds", "SECTIONS { . = 0x10000; .text : { *(.text) } "
+                          ".data : { *(.data) } }\n");
+  for (const char *f : {"got_ref", "plain", "iplt_ref", "pie"})
+    ASSERT_TRUE(exitedZero(run(std::string("clang-19 -c ") + f + ".s")));
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"got_ref.o -o got1", "plain.o -o plain"},
+      {"got_ref.o -o got2", "-r plain.o -o plain_r.o"},
+      {"-static iplt_ref.o -o static1", "-pie pie.o -o pie"},
+      {"-static iplt_ref.o -o static2", "plain.o -T script.lds -o script"},
+  };
+  size_t reusedSeconds = 0;
+  for (const auto &pair : pairs)
+    for (int i = 0; i < 2; ++i) {
+      const std::string &args = i == 0 ? pair.first : pair.second;
+      std::string out = args.substr(args.rfind(' ') + 1);
+      EXPECT_TRUE(linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args,
+                           {out}))
+          << args;
+      if (i == 1 && lastServed().reused > 0)
+        ++reusedSeconds;
+    }
+  // The stock link before each runs long enough for the worker to be back.
+  EXPECT_GE(reusedSeconds, 3u) << "the second links did not run in a used "
+                                  "worker: the test proves nothing";
+}
+
+// --color-diagnostics=always sets LLVM's stream state; the next link's
+// diagnostics are stock's again.
+TEST_F(WorkerReuse, ColourSettingsDoNotCarryOver) {
+  compileObjects();
+  for (const char *colour : {"--color-diagnostics=always", "", "--color-diagnostics=never", ""}) {
+    std::string args = std::string(colour) +
+                       " --warn-common -z unknown-keyword -shared lib.o -o w.so";
+    EXPECT_TRUE(linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args,
+                         {"w.so"}))
+        << colour;
+  }
+}
+
+} // namespace
+} // namespace linkd::e2e
