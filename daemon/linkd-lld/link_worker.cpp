@@ -31,8 +31,8 @@ namespace {
 // Links a worker serves before it makes way for a fresh one: a bound on
 // whatever LLVM keeps growing across links (interned strings, caches).
 constexpr uint32_t kMaxLinksPerWorker = 1000;
-// A worker whose resident memory is above this after LLD's clean-up (a big
-// link's heap, which glibc keeps) is not kept waiting.
+// A worker whose resident memory is above this after its link (a big
+// link's heap, which glibc would keep after LLD's clean-up) is not kept.
 constexpr long kMaxIdleResidentKib = 384 << 10;
 // An idle worker gives its free heap back to the system after this long.
 constexpr int kTrimAfterIdleMs = 5000;
@@ -123,8 +123,11 @@ long residentKib() {
 // well and its report went out.
 bool linkLeftItReusable(const WorkerLld &lld, size_t baseThreads,
                         uint32_t served) {
+  // A big link's heap stays with glibc after destroy: such a worker exits
+  // rather than pay for the clean-up of what it would not keep.
   if (served + 1 >= kMaxLinksPerWorker || sawBitcode() || readsRedirected() ||
-      !lld.streamsHealthy() || threadCount() != baseThreads)
+      !lld.streamsHealthy() || threadCount() != baseThreads ||
+      residentKib() > kMaxIdleResidentKib)
     return false;
   uint16_t machine = elfMachine(child_report::lastOutput());
   for (uint16_t m : kMachines)
@@ -251,7 +254,7 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
     }
     chdir("/");
     lld.cleanUp();
-    if (!onlyWorkerDescriptors() || residentKib() > kMaxIdleResidentKib)
+    if (!onlyWorkerDescriptors())
       _exit(0);
     prctl(PR_SET_NAME, "linkd-spare");
     if (!sendFrame(kWorkerFdNumber, FrameKind::Idle, frame.id, {}, {}))

@@ -174,9 +174,13 @@ TEST_F(Robustness, SpareKilledBetweenLinks) {
     if (before.empty())
       std::this_thread::sleep_for(10ms);
   }
-  ASSERT_EQ(before.size(), 1u) << "no spare under zygote " << zygote;
-  ASSERT_EQ(kill(before[0], SIGKILL), 0);
-  ASSERT_TRUE(waitUntilGone(before[0], 10s));
+  // A fresh spare, and after a link an idle reusable worker as well
+  // (link_worker.h): both wait, and either may die while it does.
+  ASSERT_GE(before.size(), 1u) << "no spare under zygote " << zygote;
+  for (pid_t p : before)
+    ASSERT_EQ(kill(p, SIGKILL), 0);
+  for (pid_t p : before)
+    ASSERT_TRUE(waitUntilGone(p, 10s));
   expectNextLinkServed("second");
   auto after = daemonStatus();
   ASSERT_TRUE(after.has_value());
@@ -184,8 +188,9 @@ TEST_F(Robustness, SpareKilledBetweenLinks) {
   EXPECT_EQ(after->linksFailed, 0u) << after->json;
   EXPECT_EQ(after->linksCrashed, 0u) << after->json;
   std::vector<pid_t> now = spares();
-  ASSERT_EQ(now.size(), 1u);
-  EXPECT_NE(now[0], before[0]);
+  ASSERT_GE(now.size(), 1u);
+  for (pid_t p : now)
+    EXPECT_EQ(std::count(before.begin(), before.end(), p), 0) << p;
   // The replacement ran "second" (the log's outcome line says spare=1).
   auto lines = logLines("argc=");
   ASSERT_FALSE(lines.empty());
