@@ -4,6 +4,7 @@
 #include "child/frame.h"
 #include "daemon/linkd-lld/link_child.h"
 #include "daemon/linkd-lld/link_worker.h"
+#include "daemon/linkd-lld/code_pages.h"
 #include "daemon/linkd-lld/access_recorder.h"
 #include "link/flavor.h"
 #include "daemon/linkd-lld/lld_entry.h"
@@ -340,32 +341,6 @@ void reapChildren(ZygoteState &z) {
     z.children.erase(it);
   }
   replenishSpares(z);
-}
-
-// Drops the zygote's page-table entries for executable file mappings
-// (libLLVM's code, mostly). They are clean copies of page-cache pages, so
-// nothing is lost; children fault them in anyway, because fork does not copy
-// page tables of file mappings that were never written. Only r-x mappings:
-// read-only data may be RELRO, written during relocation, and discarding it
-// would revert it to the file's bytes. This keeps the zygote's idle RSS small.
-void dropCodePages() {
-  FILE *maps = std::fopen("/proc/self/maps", "r");
-  if (!maps)
-    return;
-  char line[4096];
-  while (std::fgets(line, sizeof(line), maps)) {
-    unsigned long start = 0, end = 0;
-    char perms[8] = {};
-    int pathStart = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms,
-                    &pathStart) < 3)
-      continue;
-    const char *path = line + pathStart;
-    if (std::strcmp(perms, "r-xp") != 0 || path[0] != '/')
-      continue;
-    madvise(reinterpret_cast<void *>(start), end - start, MADV_DONTNEED);
-  }
-  std::fclose(maps);
 }
 
 } // namespace
