@@ -1,5 +1,6 @@
 #include "daemon/linkd-lld/link_child.h"
 
+#include "child/frame.h"
 #include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd-lld/access_recorder.h"
@@ -148,6 +149,22 @@ void tuneMalloc() {
 }
 
 } // namespace
+
+bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch) {
+  bool ordered = frame.kind == FrameKind::SpawnOrdered ||
+                 frame.kind == FrameKind::SpawnReusable;
+  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
+  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4)
+    return false;
+  ch.outFd = frame.fds[0];
+  ch.errFd = frame.fds[1];
+  ch.recordFd = plain >= 3 ? frame.fds[2] : -1;
+  ch.sandboxFd = plain == 4 ? frame.fds[3] : -1;
+  ch.orderedFd = ordered ? frame.fds.back() : -1;
+  ch.journalFd = journalFd;
+  return true;
+}
+
 
 void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch) {
   int outFd = ch.outFd, errFd = ch.errFd, recordFd = ch.recordFd;

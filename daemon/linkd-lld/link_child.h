@@ -7,6 +7,7 @@
 // of its links (link_worker.h).
 #pragma once
 
+#include "child/frame.h"
 #include "daemon/linkd-lld/lld_entry.h"
 #include "linkd/v1/linkd.pb.h"
 
@@ -35,6 +36,12 @@ struct LinkChannels {
   int journalFd = -1;
   bool keepWorkerFd = false; // a reusable worker's (kWorkerFdNumber)
 };
+
+// A Spawn frame's descriptors as the link's channels, with the zygote's
+// `journalFd`: false if the frame does not carry stdout, stderr (and, for
+// SpawnOrdered and SpawnReusable, the ordered channel last) with at most two
+// more.
+bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch);
 
 // All of the per-request set-up, up to the tool. A set-up error ends the
 // process with its message on stderr.

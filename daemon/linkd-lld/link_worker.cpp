@@ -165,23 +165,6 @@ bool awaitRequest(Frame &frame, bool idle) {
   return recvFrame(kWorkerFdNumber, frame) == FrameStatus::Ok;
 }
 
-// The frame's descriptors as the link's channels (as the zygote checked
-// them before forwarding; false if they did not all arrive).
-bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch) {
-  bool ordered = frame.kind == FrameKind::SpawnOrdered ||
-                 frame.kind == FrameKind::SpawnReusable;
-  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
-  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4)
-    return false;
-  ch.outFd = frame.fds[0];
-  ch.errFd = frame.fds[1];
-  ch.recordFd = plain >= 3 ? frame.fds[2] : -1;
-  ch.sandboxFd = plain == 4 ? frame.fds[3] : -1;
-  ch.orderedFd = ordered ? frame.fds.back() : -1;
-  ch.journalFd = journalFd;
-  return true;
-}
-
 // The spare's socket at its fixed number, out of the journal's way.
 void placeWorkerSocket(int fd, int &journalFd) {
   if (journalFd == kWorkerFdNumber)

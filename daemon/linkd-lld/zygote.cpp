@@ -190,9 +190,8 @@ pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable) {
 }
 
 // A child of its own for the request, forked now.
-pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req, Frame &frame) {
-  bool ordered = frame.kind == FrameKind::SpawnOrdered;
-  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
+pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req,
+                const LinkChannels &ch) {
   pid_t pid = fork();
   if (pid == 0) {
     child_report::noteRequest(/*prestarted=*/false);
@@ -202,13 +201,6 @@ pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req, Frame &frame) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != z.pid)
       _exit(1);
-    LinkChannels ch;
-    ch.outFd = frame.fds[0];
-    ch.errFd = frame.fds[1];
-    ch.recordFd = plain >= 3 ? frame.fds[2] : -1;
-    ch.sandboxFd = plain == 4 ? frame.fds[3] : -1;
-    ch.orderedFd = ordered ? frame.fds.back() : -1;
-    ch.journalFd = z.journalFd;
     becomeLinker(req, ch);
   }
   return pid;
@@ -216,16 +208,14 @@ pid_t forkChild(ZygoteState &z, const v1::LinkRequest &req, Frame &frame) {
 
 void handleSpawn(ZygoteState &z, Frame &frame) {
   v1::LinkRequest req;
-  bool ordered = frame.kind == FrameKind::SpawnOrdered ||
-                 frame.kind == FrameKind::SpawnReusable;
-  size_t plain = frame.fds.size() - (ordered ? 1 : 0);
-  if (frame.fds.size() < (ordered ? 3u : 2u) || plain > 4 ||
+  LinkChannels ch;
+  openTempJournal(z.journalFd);
+  if (!channelsOf(frame, z.journalFd, ch) ||
       !req.ParseFromString(frame.payload)) {
     sendFrame(z.controlFd, FrameKind::Failed, frame.id,
               "malformed spawn request", {});
     return;
   }
-  openTempJournal(z.journalFd);
   bool reusable =
       frame.kind == FrameKind::SpawnReusable && mayRunInWorker(req);
   if (frame.kind == FrameKind::SpawnReusable && !reusable)
@@ -242,7 +232,7 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (pid < 0) {
     if (frame.kind == FrameKind::SpawnReusable)
       frame.kind = FrameKind::SpawnOrdered;
-    pid = forkChild(z, req, frame);
+    pid = forkChild(z, req, ch);
   }
   int savedErrno = errno;
   frame.closeFds();
