@@ -85,9 +85,9 @@ bool sendOnExit(int status) {
     gReport.maxRssKib = static_cast<uint64_t>(ru.ru_maxrss);
     gReport.faults = ru.ru_minflt + ru.ru_majflt - gFaultsAtRequest;
   }
-  writeOrderedReport(encodeChildReport(gReport));
+  bool written = writeOrderedReport(encodeChildReport(gReport));
   errno = saved;
-  return true;
+  return written;
 }
 
 void yieldTheExit() {

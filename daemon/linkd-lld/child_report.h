@@ -23,7 +23,9 @@ void noteOutput(const char *to);
 // too long to keep).
 const char *lastOutput();
 // On the way out with `status`, or at the end of a link in a reusable
-// worker: sends the report (once per request). True if this call sent it.
+// worker: sends the report (once per request). True if this call sent it
+// whole (a worker whose report did not reach the daemon must not go on: the
+// daemon then waits for its exit).
 bool sendOnExit(int status);
 // After the report: the rest of the exit (the address space's teardown) runs
 // at the lowest priority, behind the next link (every thread of the process:

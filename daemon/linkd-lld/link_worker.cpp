@@ -233,9 +233,9 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
     // Status 0 (errors end the process in lld.link), in _exit's order: the
     // records, then the report, on which the daemon answers.
     endLinkRecording(0);
-    child_report::sendOnExit(0);
+    bool reported = child_report::sendOnExit(0);
     stopOrderedOutput();
-    bool again = linkLeftItReusable(lld, baseThreads, served);
+    bool again = reported && linkLeftItReusable(lld, baseThreads, served);
     closeLinkChannels();
     if (!again) {
       child_report::yieldTheExit();
