@@ -52,10 +52,21 @@ constexpr std::array<std::string_view, 4> kEnvironment = {
     "LLD_REPRODUCE", "LLD_IN_TEST", "FORCE_LLD_DIAGNOSTICS_CRASH",
     "LLD_VERSION"};
 
-// ELF machines whose LLD 19 target state is per link (docs/design.md).
-constexpr std::array<uint16_t, 3> kMachines = {62 /* EM_X86_64 */,
-                                              3 /* EM_386 */,
-                                              224 /* EM_AMDGPU */};
+// ELF machines and classes whose LLD 19 target state is per link
+// (docs/design.md). Each target object is built by the first link of its
+// machine in the process and its base class takes the GOT entry size from
+// that link's word size: x86-64 sets 8 itself (x32 too), i386 is only
+// ELF32, but AMDGPU has both classes (r600 is ELF32) and sets none, so an
+// r600 link would leave 4-byte GOT entries for the amdgcn links after it.
+struct ReusableTarget {
+  uint16_t machine;
+  unsigned char elfClass; // 0: either
+};
+constexpr std::array<ReusableTarget, 3> kTargets = {{
+    {62 /* EM_X86_64 */, 0},
+    {3 /* EM_386 */, 0},
+    {224 /* EM_AMDGPU */, 2 /* ELFCLASS64 */},
+}};
 
 std::string_view optionName(std::string_view a) {
   if (a.starts_with("--"))
@@ -74,19 +85,21 @@ bool peTarget(std::string_view a, std::string_view next) {
   return emulation.ends_with("pe") || emulation.ends_with("pep");
 }
 
-// The ELF machine of the file at `path`, 0 if it is not an ELF file.
-uint16_t elfMachine(const char *path) {
+// The ELF machine and class of the file at `path`, {0, 0} if it is not an
+// ELF file.
+ReusableTarget elfTarget(const char *path) {
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0)
-    return 0;
+    return {0, 0};
   unsigned char h[20] = {};
   long n = syscall(SYS_pread64, fd, h, sizeof(h), 0);
   syscall(SYS_close, fd);
   if (n != sizeof(h) || std::memcmp(h, "\x7f" "ELF", 4) != 0)
-    return 0;
-  return h[5] == 2 ? static_cast<uint16_t>(h[18] << 8 | h[19])
-                   : static_cast<uint16_t>(h[19] << 8 | h[18]);
+    return {0, 0};
+  uint16_t machine = h[5] == 2 ? static_cast<uint16_t>(h[18] << 8 | h[19])
+                               : static_cast<uint16_t>(h[19] << 8 | h[18]);
+  return {machine, h[4]};
 }
 
 size_t threadCount() {
@@ -130,9 +143,10 @@ bool linkLeftItReusable(const WorkerLld &lld, size_t baseThreads,
       !lld.streamsHealthy() || threadCount() != baseThreads ||
       residentKib() > kMaxIdleResidentKib)
     return false;
-  uint16_t machine = elfMachine(child_report::lastOutput());
-  for (uint16_t m : kMachines)
-    if (m == machine)
+  ReusableTarget out = elfTarget(child_report::lastOutput());
+  for (const ReusableTarget &t : kTargets)
+    if (t.machine == out.machine &&
+        (t.elfClass == 0 || t.elfClass == out.elfClass))
       return true;
   return false;
 }

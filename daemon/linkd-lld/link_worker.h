@@ -19,8 +19,8 @@
 // FORCE_LLD_DIAGNOSTICS_CRASH, no rewrite plan, no sandbox); and a worker
 // is used again only if its link ended with status 0 through the driver's
 // normal return, read no bitcode, wrote an output for a target whose LLD
-// state is known to be per link (x86-64, i386, AMDGPU), left no descriptor
-// or thread behind, and is still small. Everything else ends the process
+// state is known to be per link (x86-64, i386, 64-bit AMDGPU), left no
+// descriptor or thread behind, and is still small. Everything else ends the process
 // after the report, as every link child did before.
 #pragma once
 

@@ -1,0 +1,123 @@
+// Attacks on reusable link workers (daemon/linkd-lld/link_worker.h): links
+// run after others in one process must still be stock ld.lld's, byte for
+// byte and diagnostic for diagnostic, and nothing of one link (its target,
+// its files, its client) may reach the next. Each test found a difference
+// between a used worker and a fresh ld.lld, or guards a sequence the audit
+// (docs/lld19-reuse-audit.md) singled out; the log's `reused=` (links the
+// process ran before) proves a link ran in a used worker.
+#include "harness.h"
+
+#include <regex>
+
+namespace linkd::e2e {
+namespace {
+
+class WorkerReuseAttack : public E2eTest {
+protected:
+  // The link process and its earlier links, from the daemon's log line of
+  // the last link.
+  struct Served {
+    long pid = -1;
+    long reused = -1;
+  };
+  Served lastServed() const {
+    auto lines = logLines(" argc=");
+    Served s;
+    if (lines.empty())
+      return s;
+    std::smatch m;
+    if (std::regex_search(lines.back(), m,
+                          std::regex("flavor=\\w+ pid=(\\d+) ")))
+      s.pid = std::stol(m[1]);
+    if (std::regex_search(lines.back(), m, std::regex(" reused=(\\d+) ")))
+      s.reused = std::stol(m[1]);
+    return s;
+  }
+
+  ::testing::AssertionResult link(const std::string &args,
+                                  const std::string &out) {
+    return linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args, {out});
+  }
+};
+
+// LLD builds each target's object once per process, and its base class
+// takes the GOT entry size from the word size of the link that built it.
+// AMDGPU has both classes (r600 code objects are ELF32) and sets no size of
+// its own: after an r600 link, an amdgcn link in the same worker got 4-byte
+// GOT entries (.got aligned to 4, the second entry at +4, the kernel loading
+// half a pointer). x86-64 sets 8 itself, so x32 and x86-64 may share a
+// worker in either order; the links below check that too.
+TEST_F(WorkerReuseAttack, AmdgpuGotEntrySizeIsNotTheFirstLinksWordSize) {
+  writeFile("r600.cl", "__kernel void inc(__global int *a) { a[0] += 1; }\n");
+  writeFile("got.cl", R"(__global int gvar = 1;
+extern __global int evar;
+__kernel void k(__global int *o) { o[0] = gvar + evar; }
+)");
+  writeFile("plt.c", R"(extern int ext_fn(int);
+extern int ext_data;
+int call(int x) { return ext_fn(x) + ext_data; }
+)");
+  writeFile("ext.c", "int ext_data = 3;\nint ext_fn(int x) { return x; }\n");
+  ASSERT_TRUE(exitedZero(run(
+      "clang-19 -x cl --target=r600 -mcpu=cypress -nogpulib -c r600.cl "
+      "&& clang-19 -x cl -cl-std=CL2.0 --target=amdgcn-amd-amdhsa "
+      "-mcpu=gfx90a -nogpulib -fvisibility=default -c got.cl "
+      "&& for t in x86_64-linux-gnu x86_64-linux-gnux32; do "
+      "clang-19 --target=$t -O2 -fPIC -c plt.c -o plt-$t.o && "
+      "clang-19 --target=$t -O2 -fPIC -c ext.c -o ext-$t.o; done")));
+  // The daemon's first link, so its worker has built no AMDGPU target yet.
+  ASSERT_TRUE(link("-shared r600.o -o r600.so", "r600.so"));
+  Served r600 = lastServed();
+  EXPECT_TRUE(link("-shared got.o -o got.so", "got.so"))
+      << "an amdgcn link after an r600 one";
+  Served amdgcn = lastServed();
+  EXPECT_NE(amdgcn.pid, r600.pid) << "the amdgcn link ran in the worker "
+                                     "that built the target for ELF32";
+  // x86-64 and x32 alternate in one worker; each GOT as stock's.
+  size_t reused = 0;
+  for (const char *m : {"elf_x86_64", "elf32_x86_64", "elf_x86_64",
+                        "elf32_x86_64"}) {
+    std::string t = std::string(m) == "elf_x86_64" ? "x86_64-linux-gnu"
+                                                   : "x86_64-linux-gnux32";
+    std::string so = std::string("lib-") + m + ".so";
+    EXPECT_TRUE(link("-m " + std::string(m) + " -shared ext-" + t + ".o -o " +
+                         so,
+                     so));
+    std::string out = std::string("plt-") + m + ".so";
+    EXPECT_TRUE(link("-m " + std::string(m) + " -shared -z now plt-" + t +
+                         ".o " + so + " -o " + out,
+                     out))
+        << m;
+    reused += lastServed().reused > 0 ? 1 : 0;
+  }
+  EXPECT_GE(reused, 3u) << "the x86-64/x32 links did not run in a used "
+                           "worker: they prove nothing";
+}
+
+// lld::elf::target is chosen only once a link has read its inputs, and LLD
+// tests it for null before then: a linker script's PHDRS FLAGS(...) is
+// evaluated while the script is parsed, and CONSTANT(COMMONPAGESIZE) there
+// is "unable to calculate page size". In a used worker the previous link's
+// target was still there: no error, a different one later (here, the
+// undefined __real_ symbol stock never gets to).
+TEST_F(WorkerReuseAttack, TargetOfThePreviousLinkIsNotThereWhileParsing) {
+  writeFile("start.s", ".globl _start\n_start:\n  ret\n");
+  writeFile("wrap.c", "int __real_f(void);\nint __wrap_f(void) { return "
+                      "__real_f(); }\nint main(void) { return __wrap_f(); }\n");
+  writeFile("flags.ld", R"(PHDRS { text PT_LOAD FILEHDR PHDRS FLAGS(CONSTANT(COMMONPAGESIZE) & 5); }
+SECTIONS { . = 0x10000 + SIZEOF_HEADERS; .text : { *(.text*) } :text }
+)");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c start.s && clang-19 -c wrap.c")));
+  size_t reused = 0;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(link("-shared start.o -o warm.so", "warm.so"));
+    EXPECT_TRUE(sameDiagnostics(elfLinkers(),
+                                "-T flags.ld wrap.o -e main -o flags"));
+    reused += lastServed().reused > 0 ? 1 : 0;
+  }
+  EXPECT_GE(reused, 1u) << "the script links did not run in a used worker: "
+                           "the test proves nothing";
+}
+
+} // namespace
+} // namespace linkd::e2e
