@@ -108,6 +108,23 @@ size_t threadCount() {
   return n;
 }
 
+// The main thread and llvm::parallel's whole pool. Its first thread starts
+// the others while prepareForLink's loop may already be done (with 16
+// threads, 4-6 of the 17 were there right after it): a count taken then
+// would never match again after a link, and on a machine with many cores
+// no worker would ever be reused. (A pool of one is no pool: LLVM then
+// runs its loops on the calling thread.)
+size_t settledThreadCount() {
+  unsigned pool = toolThreadPoolSize();
+  size_t want = pool > 1 ? 1 + pool : 1;
+  size_t n = threadCount();
+  for (int i = 0; i < 1000 && n < want; ++i) {
+    usleep(100);
+    n = threadCount();
+  }
+  return n;
+}
+
 // Only what a waiting worker holds: stdio, the journal, its socket (and the
 // directory being read).
 bool onlyWorkerDescriptors() {
@@ -240,7 +257,7 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
   // A daemon setting, from the zygote's environment (a worker's is the last
   // client's); the audit's state record is a fresh child's job.
   bool stateRecord = stateRecordWanted();
-  size_t baseThreads = threadCount();
+  size_t baseThreads = settledThreadCount();
   WorkerLld lld;
   for (uint32_t served = 0;; ++served) {
     Frame frame;

@@ -255,6 +255,10 @@ void prepareForLink() {
   llvm::parallelFor(0, 2, [](size_t) {});
 }
 
+unsigned toolThreadPoolSize() {
+  return llvm::parallel::strategy.compute_thread_count();
+}
+
 std::string lldVersionString() { return lld::getLLDVersion(); }
 
 } // namespace linkd
