@@ -7,7 +7,12 @@
 // process ran before) proves a link ran in a used worker.
 #include "harness.h"
 
+#include <signal.h>
+
+#include <algorithm>
+#include <map>
 #include <regex>
+#include <thread>
 
 namespace linkd::e2e {
 namespace {
@@ -117,6 +122,117 @@ SECTIONS { . = 0x10000 + SIZEOF_HEADERS; .text : { *(.text*) } :text }
   }
   EXPECT_GE(reused, 1u) << "the script links did not run in a used worker: "
                            "the test proves nothing";
+}
+
+// A client that goes away mid-link (killed, or interrupted) takes its link
+// along: the daemon signals the link's process, which must then be gone,
+// not back in the pool, and the next link runs elsewhere and is stock's.
+// The link is held mid-link by a FIFO among its inputs.
+TEST_F(WorkerReuseAttack, ClientGoneMidLinkTakesItsWorkerAlong) {
+  writeFile("lib.c", "int lib_value(void) { return 42; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c lib.c && mkfifo slow.o")));
+  for (int sig : {SIGKILL, SIGINT}) {
+    ASSERT_TRUE(link("-shared lib.o -o warm1.so", "warm1.so"));
+    ASSERT_TRUE(link("-shared lib.o -o warm2.so", "warm2.so"));
+    Served warm = lastServed();
+    auto st = daemonStatus();
+    ASSERT_TRUE(st.has_value());
+    Background client = start("LINKD_NOCACHE=1 exec " + binPath("ld.linkd") +
+                              " -shared lib.o slow.o -o killed.so");
+    bool inWorker = false;
+    for (int i = 0; i < 500 && !inWorker; ++i) {
+      auto kids = linkChildrenOf(static_cast<pid_t>(st->zygotePid));
+      inWorker = std::count(kids.begin(), kids.end(), warm.pid) == 1;
+      if (!inWorker)
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_TRUE(inWorker) << "the held link did not run in worker "
+                          << warm.pid << " (signal " << sig << ")";
+    std::this_thread::sleep_for(50ms); // blocked opening the FIFO by now
+    ASSERT_EQ(kill(client.pid, sig), 0);
+    RunResult r = wait(client, 20s);
+    EXPECT_NE(r.exitCode, 0) << describe(r);
+    EXPECT_TRUE(waitUntilGone(static_cast<pid_t>(warm.pid), 10s))
+        << "the worker of a link whose client left is still there";
+    EXPECT_TRUE(link("-shared lib.o -o after.so", "after.so"));
+    EXPECT_NE(lastServed().pid, warm.pid);
+    RunResult left = run("ls killed.so* 2>/dev/null | wc -l");
+    EXPECT_EQ(left.out, "0\n") << "temporaries left behind";
+  }
+}
+
+// Runs that write no ELF output (--version, -v, --help, -o -, -o /dev/null,
+// an output that is a directory) in a used worker: each as stock's, and the
+// link after each as stock's too.
+TEST_F(WorkerReuseAttack, RunsWithoutAnOutputFileLeaveTheNextLinkStock) {
+  writeFile("lib.c", "int lib_value(void) { return 42; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c lib.c && mkdir outdir")));
+  const std::vector<std::string> runs = {
+      "--version", "-v", "-shared lib.o -o - | cat > stdout.so",
+      "-shared lib.o -o /dev/null", "-shared lib.o --Map=- -o mapped.so"};
+  size_t reused = 0;
+  for (const std::string &args : runs) {
+    ASSERT_TRUE(link("-shared lib.o -o warm.so", "warm.so"));
+    std::vector<std::string> outs;
+    if (args.find("stdout.so") != std::string::npos)
+      outs.push_back("stdout.so");
+    if (args.find("mapped.so") != std::string::npos)
+      outs.push_back("mapped.so");
+    EXPECT_TRUE(
+        linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args, outs))
+        << args;
+    reused += lastServed().reused > 0 ? 1 : 0;
+    EXPECT_TRUE(link("-shared lib.o -o after.so", "after.so")) << args;
+  }
+  EXPECT_TRUE(sameDiagnostics(elfLinkers(), "-shared lib.o -o outdir"));
+  EXPECT_TRUE(link("-shared lib.o -o after.so", "after.so"));
+  EXPECT_GE(reused, 3u) << "the runs did not run in a used worker";
+}
+
+// 300 C++ hello-world links, back to back: the workers serve them (a few
+// processes, not one each) and their memory stays bounded (LLD's
+// thread-local arenas keep what each link allocated: ~45 KiB per link
+// here; a worker retires at 384 MiB resident or 1,000 links).
+TEST_F(WorkerReuseAttack, HundredsOfLinksKeepTheWorkersSmall) {
+  writeFile("hello.cpp",
+            "#include <iostream>\nint main() { std::cout << \"hello\\n\"; }\n");
+  ASSERT_TRUE(exitedZero(run("clang++-19 -O1 -c hello.cpp")));
+  // The driver's link line, run through ld.linkd without the driver.
+  RunResult line = run("clang++-19 -### hello.o -o hello 2>&1 | tail -1");
+  ASSERT_TRUE(exitedZero(line));
+  std::string args = line.out.substr(line.out.find("\" ") + 2);
+  writeFile("link.sh", "exec " + binPath("ld.linkd") + " " + args);
+  RunResult loop = run("for i in $(seq 300); do LINKD_NOCACHE=1 sh link.sh "
+                       "|| exit 1; done",
+                       60s);
+  ASSERT_TRUE(exitedZero(loop));
+  auto lines = logLines(" reused=");
+  ASSERT_GE(lines.size(), 300u);
+  std::map<long, std::pair<long, long>> rssByPid; // pid -> first, last
+  long most = 0;
+  for (const std::string &l : lines) {
+    std::smatch m;
+    if (!std::regex_search(l, m,
+                           std::regex("flavor=elf pid=(\\d+) .*rss_kib=(\\d+)"
+                                      " .* reused=(\\d+) ")))
+      continue;
+    long pid = std::stol(m[1]), rss = std::stol(m[2]);
+    most = std::max(most, std::stol(m[3]));
+    auto [it, fresh] = rssByPid.try_emplace(pid, rss, rss);
+    it->second.second = rss;
+  }
+  EXPECT_GE(most, 50) << "no worker served 50 links: " << rssByPid.size()
+                       << " processes";
+  for (const auto &[pid, rss] : rssByPid)
+    EXPECT_LT(rss.second - rss.first, 32 << 10)
+        << "worker " << pid << ": " << rss.first << " -> " << rss.second
+        << " KiB";
+  ASSERT_TRUE(linkBoth(elfLinkers(),
+                       "LINKD_NOCACHE=1 clang++-19 --ld-path={ld} hello.o "
+                       "-o hello",
+                       {"hello"}));
+  RunResult hello = run("./hello");
+  EXPECT_EQ(hello.out, "hello\n") << describe(hello);
 }
 
 } // namespace
