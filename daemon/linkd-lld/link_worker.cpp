@@ -68,6 +68,23 @@ constexpr std::array<ReusableTarget, 3> kTargets = {{
     {224 /* EM_AMDGPU */, 2 /* ELFCLASS64 */},
 }};
 
+// What GCC's collect2 passes for its LTO plugin, which LLD 19 ignores
+// (ELF/Options.td: "plugin", "plugin-opt=-fresolution=",
+// "plugin-opt=-pass-through=", and a "plugin-opt=" naming lto-wrapper,
+// Driver.cpp): no LLVM option, no LTO state. Without them no link that gcc
+// drives (gcc -B, -fuse-ld=lld) would ever run in a used worker.
+bool gccPluginOption(std::string_view name) {
+  if (name == "plugin" || name.starts_with("plugin="))
+    return true;
+  if (!name.starts_with("plugin-opt="))
+    return false;
+  std::string_view v = name.substr(11);
+  if (v.starts_with("-fresolution=") || v.starts_with("-pass-through="))
+    return true;
+  return !v.starts_with("-") && v.find('=') == v.npos &&
+         (v.ends_with("lto-wrapper") || v.ends_with("lto-wrapper.exe"));
+}
+
 std::string_view optionName(std::string_view a) {
   if (a.starts_with("--"))
     return a.substr(2);
@@ -240,6 +257,10 @@ bool mayRunInWorker(const v1::LinkRequest &req) {
     if (a.starts_with("@") || peTarget(a, next))
       return false;
     std::string_view name = optionName(a);
+    if (gccPluginOption(name)) {
+      i += name == "plugin" ? 1 : 0; // its value: the plugin's path
+      continue;
+    }
     for (std::string_view prefix : kOptionPrefixes)
       if (name.starts_with(prefix))
         return false;

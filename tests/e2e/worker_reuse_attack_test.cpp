@@ -235,5 +235,33 @@ TEST_F(WorkerReuseAttack, HundredsOfLinksKeepTheWorkersSmall) {
   EXPECT_EQ(hello.out, "hello\n") << describe(hello);
 }
 
+// gcc drives its linker with its LTO plugin's options (-plugin,
+// -plugin-opt=.../lto-wrapper, -plugin-opt=-fresolution=...,
+// -plugin-opt=-pass-through=...), which LLD ignores: such links may run in
+// a used worker like any other (before, none of them ever did) and stay
+// stock's.
+TEST_F(WorkerReuseAttack, GccDrivenLinksRunInAUsedWorker) {
+  ASSERT_TRUE(haveTool(tools::gcc));
+  writeFile("hello.c", "#include <stdio.h>\nint main(void) { puts(\"gcc\"); "
+                       "return 0; }\n");
+  writeFile("f.c", "int f(int x) { return x + 1; }\n");
+  ASSERT_TRUE(exitedZero(run("gcc -O2 -fPIC -c hello.c f.c && mkdir stock-ld "
+                             "&& ln -s " + tools::ldLld.path + " stock-ld/ld")));
+  LinkerPair viaB{binDir() + "/gcc/", path("stock-ld/")};
+  size_t reused = 0;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(linkBoth(viaB, "LINKD_NOCACHE=1 gcc -B{ld} hello.o -o hello",
+                         {"hello"}));
+    reused += lastServed().reused > 0 ? 1 : 0;
+    EXPECT_TRUE(linkBoth(viaB,
+                         "LINKD_NOCACHE=1 gcc -B{ld} -shared f.o -o libf.so",
+                         {"libf.so"}));
+    reused += lastServed().reused > 0 ? 1 : 0;
+  }
+  EXPECT_GE(reused, 4u) << "gcc's links did not run in a used worker";
+  RunResult r = run("./hello");
+  EXPECT_EQ(r.out, "gcc\n") << describe(r);
+}
+
 } // namespace
 } // namespace linkd::e2e
