@@ -52,10 +52,38 @@ constexpr std::array<std::string_view, 4> kEnvironment = {
     "LLD_REPRODUCE", "LLD_IN_TEST", "FORCE_LLD_DIAGNOSTICS_CRASH",
     "LLD_VERSION"};
 
-// ELF machines whose LLD 19 target state is per link (docs/design.md).
-constexpr std::array<uint16_t, 3> kMachines = {62 /* EM_X86_64 */,
-                                              3 /* EM_386 */,
-                                              224 /* EM_AMDGPU */};
+// ELF machines and classes whose LLD 19 target state is per link
+// (docs/design.md). Each target object is built by the first link of its
+// machine in the process and its base class takes the GOT entry size from
+// that link's word size: x86-64 sets 8 itself (x32 too), i386 is only
+// ELF32, but AMDGPU has both classes (r600 is ELF32) and sets none, so an
+// r600 link would leave 4-byte GOT entries for the amdgcn links after it.
+struct ReusableTarget {
+  uint16_t machine;
+  unsigned char elfClass; // 0: either
+};
+constexpr std::array<ReusableTarget, 3> kTargets = {{
+    {62 /* EM_X86_64 */, 0},
+    {3 /* EM_386 */, 0},
+    {224 /* EM_AMDGPU */, 2 /* ELFCLASS64 */},
+}};
+
+// What GCC's collect2 passes for its LTO plugin, which LLD 19 ignores
+// (ELF/Options.td: "plugin", "plugin-opt=-fresolution=",
+// "plugin-opt=-pass-through=", and a "plugin-opt=" naming lto-wrapper,
+// Driver.cpp): no LLVM option, no LTO state. Without them no link that gcc
+// drives (gcc -B, -fuse-ld=lld) would ever run in a used worker.
+bool gccPluginOption(std::string_view name) {
+  if (name == "plugin" || name.starts_with("plugin="))
+    return true;
+  if (!name.starts_with("plugin-opt="))
+    return false;
+  std::string_view v = name.substr(11);
+  if (v.starts_with("-fresolution=") || v.starts_with("-pass-through="))
+    return true;
+  return !v.starts_with("-") && v.find('=') == v.npos &&
+         (v.ends_with("lto-wrapper") || v.ends_with("lto-wrapper.exe"));
+}
 
 std::string_view optionName(std::string_view a) {
   if (a.starts_with("--"))
@@ -74,24 +102,43 @@ bool peTarget(std::string_view a, std::string_view next) {
   return emulation.ends_with("pe") || emulation.ends_with("pep");
 }
 
-// The ELF machine of the file at `path`, 0 if it is not an ELF file.
-uint16_t elfMachine(const char *path) {
+// The ELF machine and class of the file at `path`, {0, 0} if it is not an
+// ELF file.
+ReusableTarget elfTarget(const char *path) {
   int fd = static_cast<int>(
       syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0)
-    return 0;
+    return {0, 0};
   unsigned char h[20] = {};
   long n = syscall(SYS_pread64, fd, h, sizeof(h), 0);
   syscall(SYS_close, fd);
   if (n != sizeof(h) || std::memcmp(h, "\x7f" "ELF", 4) != 0)
-    return 0;
-  return h[5] == 2 ? static_cast<uint16_t>(h[18] << 8 | h[19])
-                   : static_cast<uint16_t>(h[19] << 8 | h[18]);
+    return {0, 0};
+  uint16_t machine = h[5] == 2 ? static_cast<uint16_t>(h[18] << 8 | h[19])
+                               : static_cast<uint16_t>(h[19] << 8 | h[18]);
+  return {machine, h[4]};
 }
 
 size_t threadCount() {
   size_t n = 0;
   forEachNumberedEntry("/proc/self/task", [&](int, int) { ++n; });
+  return n;
+}
+
+// The main thread and llvm::parallel's whole pool. Its first thread starts
+// the others while prepareForLink's loop may already be done (with 16
+// threads, 4-6 of the 17 were there right after it): a count taken then
+// would never match again after a link, and on a machine with many cores
+// no worker would ever be reused. (A pool of one is no pool: LLVM then
+// runs its loops on the calling thread.)
+size_t settledThreadCount() {
+  unsigned pool = toolThreadPoolSize();
+  size_t want = pool > 1 ? 1 + pool : 1;
+  size_t n = threadCount();
+  for (int i = 0; i < 1000 && n < want; ++i) {
+    usleep(100);
+    n = threadCount();
+  }
   return n;
 }
 
@@ -130,9 +177,10 @@ bool linkLeftItReusable(const WorkerLld &lld, size_t baseThreads,
       !lld.streamsHealthy() || threadCount() != baseThreads ||
       residentKib() > kMaxIdleResidentKib)
     return false;
-  uint16_t machine = elfMachine(child_report::lastOutput());
-  for (uint16_t m : kMachines)
-    if (m == machine)
+  ReusableTarget out = elfTarget(child_report::lastOutput());
+  for (const ReusableTarget &t : kTargets)
+    if (t.machine == out.machine &&
+        (t.elfClass == 0 || t.elfClass == out.elfClass))
       return true;
   return false;
 }
@@ -192,6 +240,10 @@ bool mayRunInWorker(const v1::LinkRequest &req) {
     if (a.starts_with("@") || peTarget(a, next))
       return false;
     std::string_view name = optionName(a);
+    if (gccPluginOption(name)) {
+      i += name == "plugin" ? 1 : 0; // its value: the plugin's path
+      continue;
+    }
     for (std::string_view prefix : kOptionPrefixes)
       if (name.starts_with(prefix))
         return false;
@@ -209,7 +261,7 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
   // A daemon setting, from the zygote's environment (a worker's is the last
   // client's); the audit's state record is a fresh child's job.
   bool stateRecord = stateRecordWanted();
-  size_t baseThreads = threadCount();
+  size_t baseThreads = settledThreadCount();
   WorkerLld lld;
   for (uint32_t served = 0;; ++served) {
     Frame frame;

@@ -14,13 +14,14 @@
 // cwd, umask and signal mask per link, and LLVM's streams get their colour
 // settings back. A link may run in a used worker only if nothing in it is
 // known to leave state that destroy does not reset (mayRunInWorker: ELF,
-// none of -mllvm / LTO / plugin / --time-trace / --reproduce / --threads /
-// a PE target / a response file, no LLD_REPRODUCE, LLD_IN_TEST or
+// none of -mllvm / LTO / plugin (but GCC's, which LLD ignores) /
+// --time-trace / --reproduce / --threads / a PE target / a response file,
+// no LLD_REPRODUCE, LLD_IN_TEST or
 // FORCE_LLD_DIAGNOSTICS_CRASH, no rewrite plan, no sandbox); and a worker
 // is used again only if its link ended with status 0 through the driver's
 // normal return, read no bitcode, wrote an output for a target whose LLD
-// state is known to be per link (x86-64, i386, AMDGPU), left no descriptor
-// or thread behind, and is still small. Everything else ends the process
+// state is known to be per link (x86-64, i386, 64-bit AMDGPU), left no
+// descriptor or thread behind, and is still small. Everything else ends the process
 // after the report, as every link child did before.
 #pragma once
 

@@ -152,6 +152,10 @@ extern void *elfStatic18 __asm__("_ZN3lld3elf6ElfSym6edata2E");
 extern void *elfStatic19 __asm__("_ZN3lld3elf6ElfSym6etext1E");
 extern void *elfStatic20 __asm__("_ZN3lld3elf6ElfSym6etext2E");
 extern void *elfStatic21 __asm__("_ZN3lld3elf6ElfSym6mipsGpE");
+// lld::elf::target, set only once a link has read its inputs: a linker
+// script's PHDRS FLAGS(...) is evaluated while it is parsed, before that,
+// and CONSTANT(COMMONPAGESIZE) there is an error only if it is still null.
+extern void *elfStatic22 __asm__("_ZN3lld3elf6targetE");
 } // namespace linkd_lld_statics
 
 namespace linkd {
@@ -180,7 +184,8 @@ void clearElfStatics() {
     &linkd_lld_statics::elfStatic18,
     &linkd_lld_statics::elfStatic19,
     &linkd_lld_statics::elfStatic20,
-    &linkd_lld_statics::elfStatic21};
+    &linkd_lld_statics::elfStatic21,
+    &linkd_lld_statics::elfStatic22};
   for (void **p : statics)
     *p = nullptr;
 }
@@ -248,6 +253,10 @@ void prepareForLink() {
   llvm::parallel::strategy = llvm::hardware_concurrency(
       std::min(llvm::hardware_concurrency().compute_thread_count(), 16u));
   llvm::parallelFor(0, 2, [](size_t) {});
+}
+
+unsigned toolThreadPoolSize() {
+  return llvm::parallel::strategy.compute_thread_count();
 }
 
 std::string lldVersionString() { return lld::getLLDVersion(); }

@@ -68,6 +68,10 @@ private:
 // that sets its own (setsThreadCount, zygote.cpp) does not go to a spare.
 void prepareForLink();
 
+// The number of threads in llvm::parallel's pool as prepareForLink sized
+// it (its first thread starts the others in the background).
+unsigned toolThreadPoolSize();
+
 // LLD's version line, e.g. "Debian LLD 19.1.7 (compatible with GNU linkers)".
 std::string lldVersionString();
 
