@@ -125,21 +125,15 @@ size_t threadCount() {
   return n;
 }
 
-// The main thread and llvm::parallel's whole pool. Its first thread starts
-// the others while prepareForLink's loop may already be done (with 16
-// threads, 4-6 of the 17 were there right after it): a count taken then
-// would never match again after a link, and on a machine with many cores
-// no worker would ever be reused. (A pool of one is no pool: LLVM then
-// runs its loops on the calling thread.)
-size_t settledThreadCount() {
+// The threads a worker has between links: the main thread and
+// llvm::parallel's whole pool. Computed, not counted: the pool's first
+// thread starts the others in the background, and a count taken right after
+// prepareForLink saw 4-6 of 17 with 16 threads, which would never match
+// again after a link (on a machine with many cores no worker would be
+// reused). A pool of one is no pool: LLVM runs its loops on the caller.
+size_t workerThreadCount() {
   unsigned pool = toolThreadPoolSize();
-  size_t want = pool > 1 ? 1 + pool : 1;
-  size_t n = threadCount();
-  for (int i = 0; i < 1000 && n < want; ++i) {
-    usleep(100);
-    n = threadCount();
-  }
-  return n;
+  return pool > 1 ? 1 + pool : 1;
 }
 
 // Only what a waiting worker holds: stdio, the journal, its socket (and the
@@ -261,7 +255,7 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
   // A daemon setting, from the zygote's environment (a worker's is the last
   // client's); the audit's state record is a fresh child's job.
   bool stateRecord = stateRecordWanted();
-  size_t baseThreads = settledThreadCount();
+  size_t baseThreads = workerThreadCount();
   WorkerLld lld;
   for (uint32_t served = 0;; ++served) {
     Frame frame;
