@@ -268,8 +268,8 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
     if (!channelsOf(frame, journalFd, ch) ||
         !req.ParseFromString(frame.payload))
       _exit(125);
-    bool reusable = frame.kind == FrameKind::SpawnReusable && !stateRecord &&
-                    mayRunInWorker(req);
+    // The zygote sends SpawnReusable only for links that mayRunInWorker.
+    bool reusable = frame.kind == FrameKind::SpawnReusable && !stateRecord;
     if (!reusable)
       becomeLinker(req, ch);
     ch.keepWorkerFd = true;

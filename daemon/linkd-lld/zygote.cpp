@@ -229,11 +229,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
       pid = handToSpare(z, frame, reusable);
     }
   }
-  if (pid < 0) {
-    if (frame.kind == FrameKind::SpawnReusable)
-      frame.kind = FrameKind::SpawnOrdered;
-    pid = forkChild(z, req, ch);
-  }
+  if (pid < 0)
+    pid = forkChild(z, req, ch); // exits after its link (becomeLinker)
   int savedErrno = errno;
   frame.closeFds();
   if (pid < 0) {

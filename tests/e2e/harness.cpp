@@ -654,6 +654,20 @@ std::vector<std::string> E2eTest::logLines(std::string_view needle) const {
   return lines;
 }
 
+E2eTest::LinkServed E2eTest::lastLinkServed() const {
+  auto lines = logLines(" argc=");
+  LinkServed s;
+  if (lines.empty())
+    return s;
+  std::smatch m;
+  if (std::regex_search(lines.back(), m,
+                        std::regex("flavor=\\w+ pid=(\\d+) ")))
+    s.pid = std::stol(m[1]);
+  if (std::regex_search(lines.back(), m, std::regex(" reused=(\\d+) ")))
+    s.reused = std::stol(m[1]);
+  return s;
+}
+
 std::vector<pid_t> E2eTest::daemonProcesses() const {
   std::vector<pid_t> daemons;
   for (pid_t pid : processesWithEnvironment("LINKD_SOCKET=" + socketPath)) {

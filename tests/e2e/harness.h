@@ -187,6 +187,13 @@ protected:
                 std::chrono::milliseconds timeout = 20s);
   // Lines of the daemon log containing `needle`.
   std::vector<std::string> logLines(std::string_view needle) const;
+  // Which process ran the last link the daemon logged: its pid and how many
+  // links it had run before (`reused=`, a reusable worker); -1 if unknown.
+  struct LinkServed {
+    long pid = -1;
+    long reused = -1;
+  };
+  LinkServed lastLinkServed() const;
   // `linkd serve` processes started for this test's socket.
   std::vector<pid_t> daemonProcesses() const;
 

@@ -19,26 +19,6 @@ namespace {
 
 class WorkerReuseAttack : public E2eTest {
 protected:
-  // The link process and its earlier links, from the daemon's log line of
-  // the last link.
-  struct Served {
-    long pid = -1;
-    long reused = -1;
-  };
-  Served lastServed() const {
-    auto lines = logLines(" argc=");
-    Served s;
-    if (lines.empty())
-      return s;
-    std::smatch m;
-    if (std::regex_search(lines.back(), m,
-                          std::regex("flavor=\\w+ pid=(\\d+) ")))
-      s.pid = std::stol(m[1]);
-    if (std::regex_search(lines.back(), m, std::regex(" reused=(\\d+) ")))
-      s.reused = std::stol(m[1]);
-    return s;
-  }
-
   ::testing::AssertionResult link(const std::string &args,
                                   const std::string &out) {
     return linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args, {out});
@@ -72,10 +52,10 @@ int call(int x) { return ext_fn(x) + ext_data; }
       "clang-19 --target=$t -O2 -fPIC -c ext.c -o ext-$t.o; done")));
   // The daemon's first link, so its worker has built no AMDGPU target yet.
   ASSERT_TRUE(link("-shared r600.o -o r600.so", "r600.so"));
-  Served r600 = lastServed();
+  LinkServed r600 = lastLinkServed();
   EXPECT_TRUE(link("-shared got.o -o got.so", "got.so"))
       << "an amdgcn link after an r600 one";
-  Served amdgcn = lastServed();
+  LinkServed amdgcn = lastLinkServed();
   EXPECT_NE(amdgcn.pid, r600.pid) << "the amdgcn link ran in the worker "
                                      "that built the target for ELF32";
   // x86-64 and x32 alternate in one worker; each GOT as stock's.
@@ -93,7 +73,7 @@ int call(int x) { return ext_fn(x) + ext_data; }
                          ".o " + so + " -o " + out,
                      out))
         << m;
-    reused += lastServed().reused > 0 ? 1 : 0;
+    reused += lastLinkServed().reused > 0 ? 1 : 0;
   }
   EXPECT_GE(reused, 3u) << "the x86-64/x32 links did not run in a used "
                            "worker: they prove nothing";
@@ -118,7 +98,7 @@ SECTIONS { . = 0x10000 + SIZEOF_HEADERS; .text : { *(.text*) } :text }
     ASSERT_TRUE(link("-shared start.o -o warm.so", "warm.so"));
     EXPECT_TRUE(sameDiagnostics(elfLinkers(),
                                 "-T flags.ld wrap.o -e main -o flags"));
-    reused += lastServed().reused > 0 ? 1 : 0;
+    reused += lastLinkServed().reused > 0 ? 1 : 0;
   }
   EXPECT_GE(reused, 1u) << "the script links did not run in a used worker: "
                            "the test proves nothing";
@@ -134,7 +114,7 @@ TEST_F(WorkerReuseAttack, ClientGoneMidLinkTakesItsWorkerAlong) {
   for (int sig : {SIGKILL, SIGINT}) {
     ASSERT_TRUE(link("-shared lib.o -o warm1.so", "warm1.so"));
     ASSERT_TRUE(link("-shared lib.o -o warm2.so", "warm2.so"));
-    Served warm = lastServed();
+    LinkServed warm = lastLinkServed();
     auto st = daemonStatus();
     ASSERT_TRUE(st.has_value());
     Background client = start("LINKD_NOCACHE=1 exec " + binPath("ld.linkd") +
@@ -155,7 +135,7 @@ TEST_F(WorkerReuseAttack, ClientGoneMidLinkTakesItsWorkerAlong) {
     EXPECT_TRUE(waitUntilGone(static_cast<pid_t>(warm.pid), 10s))
         << "the worker of a link whose client left is still there";
     EXPECT_TRUE(link("-shared lib.o -o after.so", "after.so"));
-    EXPECT_NE(lastServed().pid, warm.pid);
+    EXPECT_NE(lastLinkServed().pid, warm.pid);
     RunResult left = run("ls killed.so* 2>/dev/null | wc -l");
     EXPECT_EQ(left.out, "0\n") << "temporaries left behind";
   }
@@ -181,7 +161,7 @@ TEST_F(WorkerReuseAttack, RunsWithoutAnOutputFileLeaveTheNextLinkStock) {
     EXPECT_TRUE(
         linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args, outs))
         << args;
-    reused += lastServed().reused > 0 ? 1 : 0;
+    reused += lastLinkServed().reused > 0 ? 1 : 0;
     EXPECT_TRUE(link("-shared lib.o -o after.so", "after.so")) << args;
   }
   EXPECT_TRUE(sameDiagnostics(elfLinkers(), "-shared lib.o -o outdir"));
@@ -252,11 +232,11 @@ TEST_F(WorkerReuseAttack, GccDrivenLinksRunInAUsedWorker) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_TRUE(linkBoth(viaB, "LINKD_NOCACHE=1 gcc -B{ld} hello.o -o hello",
                          {"hello"}));
-    reused += lastServed().reused > 0 ? 1 : 0;
+    reused += lastLinkServed().reused > 0 ? 1 : 0;
     EXPECT_TRUE(linkBoth(viaB,
                          "LINKD_NOCACHE=1 gcc -B{ld} -shared f.o -o libf.so",
                          {"libf.so"}));
-    reused += lastServed().reused > 0 ? 1 : 0;
+    reused += lastLinkServed().reused > 0 ? 1 : 0;
   }
   EXPECT_GE(reused, 4u) << "gcc's links did not run in a used worker";
   RunResult r = run("./hello");

@@ -15,26 +15,6 @@ namespace {
 
 class WorkerReuse : public E2eTest {
 protected:
-  // The link process and its earlier links, from the daemon's log line of
-  // the last link.
-  struct Served {
-    long pid = -1;
-    long reused = -1;
-  };
-  Served lastServed() const {
-    auto lines = logLines(" argc=");
-    Served s;
-    if (lines.empty())
-      return s;
-    std::smatch m;
-    if (std::regex_search(lines.back(), m,
-                          std::regex("flavor=\\w+ pid=(\\d+) ")))
-      s.pid = std::stol(m[1]);
-    if (std::regex_search(lines.back(), m, std::regex(" reused=(\\d+) ")))
-      s.reused = std::stol(m[1]);
-    return s;
-  }
-
   // Objects the links below use: C with TLS, a constructor and a shared
   // library's worth of exports, an i386 one, an AArch64 one.
   void compileObjects() {
@@ -146,10 +126,10 @@ TEST_F(WorkerReuse, LinksThatMayLeaveStateGetAProcessOfTheirOwn) {
     EXPECT_TRUE(linkBoth(elfLinkers(),
                          "LINKD_NOCACHE=1 {ld} -shared lib.o -o " + out,
                          {out}));
-    return lastServed();
+    return lastLinkServed();
   };
   plain("warm1.so");
-  Served warm = plain("warm2.so");
+  LinkServed warm = plain("warm2.so");
   EXPECT_GE(warm.reused, 1) << "two plain links in a row: the second "
                                "should run in the first one's worker";
   struct Case {
@@ -169,8 +149,8 @@ TEST_F(WorkerReuse, LinksThatMayLeaveStateGetAProcessOfTheirOwn) {
       EXPECT_TRUE(linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + c.args,
                            {c.args.substr(c.args.rfind(' ') + 1)}))
           << c.name;
-    Served odd = lastServed();
-    Served next = plain("after-" + c.name + ".so");
+    LinkServed odd = lastLinkServed();
+    LinkServed next = plain("after-" + c.name + ".so");
     EXPECT_NE(next.pid, odd.pid)
         << c.name << ": the link after it ran in its process";
     if (c.name == "mllvm")
@@ -211,7 +191,7 @@ TEST_F(WorkerReuse, StaticPointersOfOneLinkDoNotReachTheNext) {
       EXPECT_TRUE(linkBoth(elfLinkers(), "LINKD_NOCACHE=1 {ld} " + args,
                            {out}))
           << args;
-      if (i == 1 && lastServed().reused > 0)
+      if (i == 1 && lastLinkServed().reused > 0)
         ++reusedSeconds;
     }
   // The stock link before each runs long enough for the worker to be back.
