@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # linkd audit on W1 (docs/audit.md): what the link-time state record costs,
 # and how long `linkd audit` takes on W1's output.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Helpers for bench/run.sh: argv extraction, timing data, tables.
 
 Subcommands:

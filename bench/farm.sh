@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # W1 (the ~130 MB static LLVM + LLD link of bench/run.sh) offloaded to a farm
 # node on loopback, against stock ld.lld-19 measured in the same run:
 #   cold  the node's input store is empty (every input is uploaded)

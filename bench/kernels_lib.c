@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /* bench/kernels.sh's library driver: links N in-memory AMDGPU objects
  * through liblinkd on T threads and prints "seconds hits local failures".
  *

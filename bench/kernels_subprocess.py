@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """bench/kernels.sh's subprocess driver: what Triton's make_hsaco and IREE do.
 
     kernels_subprocess.py TOOL DIR N THREADS fresh|fixed [OUTDIR]

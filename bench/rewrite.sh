@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Rewriting a large real archive: `linkd rewrite` vs `llvm-objcopy-19
 # --prefix-symbols`, measured in one run (issue 4's bench; target <= 1.0x).
 # linkd runs through a private daemon (its Rewrite RPC; the rewrite runs in

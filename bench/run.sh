@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # linkd benchmark: stock ld.lld vs ld.linkd (warm daemon), measured in one run.
 #
 #   bench/run.sh [--quick] [--runs N] [--w1-runs N] [--links N] [--m500-runs N] [--remote-runs N]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // W1: a small program that pulls in all of LLVM's targets and every LLD driver,
 // linked against the static LLVM 19 and LLD archives (~130 MB output).
 #include "lld/Common/Driver.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Finding a daemon, and starting one when none answers.
 //
 // `make -j32` on a cold machine runs 32 clients at once; exactly one of them

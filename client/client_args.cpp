@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "client/client_args.h"
 #include "config/env_flag.h"
 #include "config/near_miss.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The client's own options, taken out of the linker's command line.
 //
 // Options spelled `--linkd-<name>` are linkd's and never reach LLD (a build

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One link through the daemon: send the request, copy the streamed stdout and
 // stderr to ours as it arrives, return LLD's exit status.
 #pragma once

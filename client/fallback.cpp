@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "client/fallback.h"
 
 #include "config/env_flag.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Local fallback: when the daemon cannot be used, the link still happens, in
 // this process's place, through `linkd-lld link` (the same embedded LLD, so
 // the same bytes and diagnostics). exec replaces the client, so stdout, stderr

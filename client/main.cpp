@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The thin client: ld.linkd, ld64.linkd, lld-link.linkd, wasm-ld.linkd, and
 // the archivers ar.linkd, ranlib.linkd, lib.linkd (and any symlink with a
 // stock tool's name, `lld` with `-flavor F` included). It stays small and

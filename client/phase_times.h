@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // LINKD_CLIENT_TIMES=<file>: the client appends one line per link through
 // the daemon with the CLOCK_MONOTONIC times (ns) of its phases, for
 // bench/run.sh's breakdown of a small link (bench/README.md):

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # What `cmake --install` puts where (any --prefix, DESTDIR honoured), and so
 # what the Debian package holds (deploy/debian/package.cmake):
 #
@@ -10,7 +12,8 @@
 #   share/bash-completion/completions/linkd, share/zsh/vendor-completions/_linkd
 #   lib/systemd/user/         linkd.service, linkd.socket (per-user daemon)
 #   lib/systemd/system/       linkd-farm.service (a farm node)
-#   share/doc/linkd/          README.md, docs/*.md, examples/ (the profile
+#   share/doc/linkd/          README.md, docs/*.md, LICENSE, copyright
+#                             (Debian's format), examples/ (the profile
 #                             snippet and clang config that make linkd the
 #                             default linker)
 #
@@ -40,6 +43,10 @@ install(FILES deploy/completion/_linkd
   DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES README.md docs/usage.md docs/cache.md docs/shared-cache.md
   docs/farm.md docs/rewrite.md docs/protocol.md docs/design.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The licence, and Debian's machine-readable copyright file beside it
+# (share/doc/<package>/copyright is where Debian policy wants it).
+install(FILES LICENSE deploy/debian/copyright
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Links, and files that name installed paths, are made at install time.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // liblinkd's fallback when no daemon can be had: the inputs are written to a
 // private temporary directory under their names, `linkd-lld link` runs there
 // in a child process (never LLD in the caller's process), and every file it

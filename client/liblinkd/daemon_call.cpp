@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "client/liblinkd/daemon_call.h"
 
 #include "link/flavor.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // liblinkd's way through the daemon: connect to its blob socket, send the
 // link with the inputs' digests, upload only the inputs the daemon asks for,
 // read the result. One connection per call, so calls on many threads are

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One call of liblinkd as the rest of the library sees it: the tool's flavor
 // (decided as stock LLD decides it), argv with argv[0], the inputs with
 // their SHA-256, the options; and what came of it.

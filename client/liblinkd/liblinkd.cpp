@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // liblinkd's C API (include/linkd/linkd.h): decide the flavor as stock LLD
 // would, hash the inputs, link through the daemon (started on first use),
 // else in a child process; hand the outcome back as one allocation the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Records what a link touches on the file system, from inside the link child.
 //
 // The cache needs the exact input set of a link — every file it read, every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/archiver_main.h"
 
 #include "archive/ar_command_line.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Runs one archiver command (llvm-ar, llvm-ranlib or llvm-lib command line)
 // in the current process, as the stock tool would: same outputs, same
 // stdout, same diagnostics with the same program name, same exit status. It

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/bitcode_probe.h"
 
 #include "llvm/LTO/LTO.h"

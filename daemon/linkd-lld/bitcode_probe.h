@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Whether this process has read LLVM bitcode: every bitcode input of LLD's
 // ELF driver (a file, an archive member, a fat-LTO object's section) becomes
 // an lto::InputFile, and the executable defines lto::InputFile::create so

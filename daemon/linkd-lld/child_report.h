@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link child's side of its report (lib/child/child_report.h): the
 // moments it reaches each phase, noted as it goes, and the report itself,
 // sent from _exit (daemon/linkd-lld/access_recorder.cpp interposes it) over

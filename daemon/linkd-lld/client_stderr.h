@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // File descriptor 2 as the client's terminal would be: a tool running in a
 // link child writes its diagnostics into a pipe, but colours them as the
 // stock tool would on the client's stderr. LLVM decides colours with

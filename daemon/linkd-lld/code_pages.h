@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Drops this process's page-table entries for executable file mappings
 // (libLLVM's code, mostly). They are clean copies of page-cache pages, so
 // nothing is lost; what runs next faults them in again. Only r-x mappings:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a link child does with its request, in the order it does it: the
 // per-request set-up (descriptors, signal mask, umask, the client's
 // environment and cwd, the rewrite plan, the access recorder, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Compiled without exceptions (it includes LLVM headers).
 #include "daemon/linkd-lld/link_rewrite.h"
 

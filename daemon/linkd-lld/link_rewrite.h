@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Link-time rewriting in the link child (or the local fallback link), before
 // LLD starts: takes each input's rewritten form from the plan's directory
 // (the daemon put cached ones there) or rewrites the missing ones now (after

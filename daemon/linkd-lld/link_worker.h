@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A reusable link worker: a pre-forked link child (a spare, zygote.cpp)
 // that, after an ELF link that may be followed by another, stays: it
 // reports (the daemon answers), closes the link's descriptors, lets LLD

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Runs one LLD link in the current process, exactly as the stock `ld.lld`,
 // `lld-link`, `ld64.lld` or `wasm-ld` executable would: same driver entry
 // (lld::unsafeLldMain with exitEarly), same streams (file descriptors 1 and 2),

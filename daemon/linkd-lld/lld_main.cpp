@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // linkd-lld: the only linkd binary that contains LLD. It is
 //   * the link zygote (`__zygote FD`), exec'd by the daemon, and
 //   * the one-shot local link or archive command (`link --flavor F

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link child's side of the ordered output channel (lib/child/
 // ordered_output.h): writes to fds 1 and 2 become records on one pipe, so the
 // daemon, the cache and the client see stdout and stderr in the order the

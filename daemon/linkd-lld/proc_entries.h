@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The entries of a /proc directory of this process (its threads, its
 // descriptors), read with raw system calls: in a link child the libc calls
 // are interposed (access_recorder.h), and these reads are not the link's.

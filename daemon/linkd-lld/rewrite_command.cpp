@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd-lld rewrite`: the command line around lib/rewrite. Reads every
 // input, computes and applies the rename table (or prints it with
 // --dry-run), and writes each output atomically (temporary file + rename)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/sandbox_child.h"
 
 #include "child/sandbox_protocol.h"

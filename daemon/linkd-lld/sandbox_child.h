@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The file system of a link child on a farm node: path mapping inside the
 // child (docs/design.md, "Farm").
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/state_record_child.h"
 
 #include "audit/state_record.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link-time half of `linkd audit` (docs/audit.md): a link child whose
 // output will carry no symbol table — every lld-link image, MinGW and ELF
 // links with -s/--strip-all — asks LLD for a map file in the temp

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/stock_process.h"
 
 #include "llvm/ADT/StringRef.h"

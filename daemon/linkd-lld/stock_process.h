@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What the stock tools' `main` sets up before running: LLVM's InitLLVM
 // (llvm/lib/Support/InitLLVM.cpp) for the arguments the stock tool would have
 // been given. A crash then prints what stock prints, in stock's order: the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/zygote.h"
 
 #include "daemon/linkd-lld/child_report.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link zygote: a single-threaded process that forks one child per link.
 //
 // LLD keeps process-global state, is not thread-safe, and may call fatal()

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd status`, `stop`, `stats`, `config`, `cache`: small gRPC clients of
 // a running daemon (stats, config and cache also work without one).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // linkd: the daemon binary. Its subcommands, in the order a reader meets
 // them: serve (the daemon), status, stop, stats, config and cache (talk to
 // it, or read what it would use when none runs), link (the one-shot

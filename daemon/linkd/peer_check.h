@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Who may talk to the daemon on its Unix socket: processes of its own user.
 //
 // The socket lives in a 0700 directory, but that is one chmod away from

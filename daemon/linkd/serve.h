@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd serve`: the daemon's life cycle.
 //
 // Order matters: the zygote is exec'd first, while this process still has a

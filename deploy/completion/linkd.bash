@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # bash completion for linkd(1): its commands and each command's options.
 # Installed as share/bash-completion/completions/linkd.
 _linkd() {

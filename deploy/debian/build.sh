@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Configures and builds linkd into build/ (binaries in build/bin).
 #   build.sh [TARGET...]   (default: everything; the container builds
 #                           `linkd linkd-lld`)

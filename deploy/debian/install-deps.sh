@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs everything linkd needs to build, test and benchmark on Debian 12.
 # Idempotent; run as root. Only Debian's own archive is used.
 #   install-deps.sh [--build-only]   (--build-only: what building needs; the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # The Debian package, built from the tree with CPack's DEB generator from the
 # install rules (deploy/install.cmake), for Debian 12:
 #

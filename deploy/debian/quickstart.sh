@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Set up, build, start the daemon and link a real program through the client.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

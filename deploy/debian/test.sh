@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Set up, build and run the whole test suite (units and end-to-end).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # Makes linkd the linker of gcc and clang (any version) in the shells that
 # read this file: copy it to /etc/profile.d/linkd.sh for every user of the
 # machine, or source it from ~/.profile for one user.

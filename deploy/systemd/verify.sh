@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Checks the units with `systemd-analyze verify`, pointing ExecStart at the
 # build's binary (the units name /usr/local/bin/linkd, the install path).
 set -euo pipefail

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /* liblinkd: link in-memory inputs through the linkd daemon and get the
  * outputs back as bytes (docs/kernels.md).
  *

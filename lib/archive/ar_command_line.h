@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The llvm-ar and llvm-ranlib command lines (LLVM 19), read without LLVM.
 //
 // The daemon reads a request's command line here to key and classify it

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The help texts llvm-ar 19 and llvm-ranlib 19 print (-h, --help, and after a
 // usage error), byte for byte; `stem` is the program name's stem, which they
 // show in the usage lines.

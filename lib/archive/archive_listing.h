@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The operations that read an archive without changing it: t (list), p
 // (print members to stdout) and x (extract members into files), with their
 // output exactly as llvm-ar 19 prints it.

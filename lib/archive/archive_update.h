@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Writing an archive: the updates (d, m, q, r), an MRI script's SAVE, and
 // adding a symbol table (s, ranlib).
 //

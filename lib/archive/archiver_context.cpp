@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "archive/archiver_context.h"
 
 #include "archive/ar_help.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What one archiver run shares: the program name its diagnostics carry, its
 // two output streams, the archives it has opened (members of a new archive
 // point into their buffers until it is written), and llvm-ar's way of

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "archive/member_list.h"
 
 #include "llvm/BinaryFormat/Magic.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The members of the archive an update writes, in order.
 //
 // Members come from files on disk and from the existing archive. A file's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "archive/mri_script.h"
 
 #include "archive/archive_update.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // llvm-ar's MRI scripts (`ar -M <script`), as llvm-ar 19 runs them.
 //
 // The script is read line by line; anything after ';' or '*' is a comment,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What `linkd audit` knows about a program's modules, and the search for
 // state that ends up in more than one copy at run time.
 //

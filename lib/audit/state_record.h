@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link-time record of a module's state symbols, for `linkd audit` of
 // modules that carry no symbol table (PE images, ELF linked with -s).
 //

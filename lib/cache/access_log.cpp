@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "cache/access_log.h"
 
 #include "audit/state_record.h"

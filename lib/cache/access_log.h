@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a link touched, reduced from the child's access records
 // (daemon/linkd-lld/access_recorder.h) to the sets the cache needs.
 //

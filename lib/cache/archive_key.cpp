@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "cache/archive_key.h"
 
 #include "archive/ar_command_line.h"

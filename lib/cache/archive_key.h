@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The action key of an archive request (ar.linkd, ranlib.linkd, lib.linkd),
 // and whether it can be cached.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The role of each argument of a GNU-style (ELF, Wasm) link, for a key that
 // holds files by role and content instead of by name (lib/cache/link_names.h).
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Cache counters, as `linkd stats` shows them.
 //
 // Every link request is counted exactly once as a hit, a miss, uncacheable

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // File timestamps as the cache compares them, and the "racy" rule shared by
 // the stat cache and the held input descriptors: a file (or directory)
 // changed within `window` of the moment it was looked at could change again

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "cache/input_handles.h"
 
 #include "cache/file_time.h"

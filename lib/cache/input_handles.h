@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Descriptors held on recently validated inputs, so that checking a large
 // link's inputs again costs one path walk per directory instead of one per
 // file.

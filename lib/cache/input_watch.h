@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Change notification for held inputs (inotify), so that checking a held
 // file nothing has touched costs no system call at all.
 //

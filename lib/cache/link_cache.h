@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link cache: manifests of input sets per action key, results as blobs.
 //
 //   action key --(store action "link-manifest")--> Manifest

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The action key of a link, and whether the link can be cached at all.
 //
 // Key = SHA-256 over: the key format version, linkd's and LLD's versions, the

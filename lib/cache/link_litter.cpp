@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "cache/link_litter.h"
 
 #include "cache/access_log.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Temporaries a link child left behind.
 //
 // LLD writes each output as `<out>.tmpXXXXXX` beside it and renames it into

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The names an ELF or Wasm link's action key leaves out, and how stored text
 // refers to them.
 //

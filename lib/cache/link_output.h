@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A link's stdout and stderr as it wrote them: pieces in order.
 //
 // A user's `> log 2>&1` sees the two streams interleaved, and LLD's order is

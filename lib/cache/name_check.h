@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Verification of a content key (lib/cache/link_names.h): which of the names
 // the key left out a result depends on.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Content digests of files, remembered by their stat identity.
 //
 // A lookup stats the file; if (device, inode, size, mtime, ctime) match what

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a link child tells the daemon about itself on its way out: the exit
 // status it is about to exit with, its resource usage, and when it reached
 // each phase of its life. It is the last record on the ordered output

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Framing of the daemon <-> zygote control channel (a SOCK_STREAM socket
 // pair). Each frame: u32 payload length, u32 kind, u64 link id, payload;
 // file descriptors ride along with the frame as SCM_RIGHTS. Internal to one

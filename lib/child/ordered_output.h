@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The ordered output channel between a link child and the daemon: every
 // write the tool makes to its stdout or stderr, in the order it made them.
 //

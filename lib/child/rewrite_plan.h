@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Link-time rewriting, the part both binaries share: a parsed spec as the
 // RewritePlan the link child follows, and back. No LLVM (the daemon uses it).
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The wire between a sandboxed link child on a farm node and the node's
 // daemon: the child's file-system calls become questions, the daemon's
 // answers come from the client's view of its file system (daemon/linkd/farm_node/farm_view.h).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // linkd's settings: defaults, then the config file, then environment
 // variables (highest precedence).
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Switches set through the environment (LINKD_DISABLE, LINKD_NOCACHE,
 // LINKD_QUIET): on when set to anything but empty or "0".
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // "Did you mean": the known name nearest to a mistyped one (a config key,
 // a --linkd-* option), by edit distance, if it is near enough to be a typo.
 #pragma once

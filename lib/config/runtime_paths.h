@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Where the daemon's socket, locks and logs live, for one user.
 //
 // Socket: $LINKD_SOCKET, else $XDG_RUNTIME_DIR/linkd/linkd.sock, else

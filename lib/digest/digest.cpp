@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "digest/digest.h"
 
 #include <openssl/evp.h>

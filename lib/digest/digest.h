@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // SHA-256 content digests, the identity of everything linkd stores.
 //
 // SHA-256 because the remote tiers speak REAPI/bazel-remote, whose CAS is

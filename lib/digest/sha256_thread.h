@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // SHA-256 of a byte stream on a helper thread.
 //
 // Moving a large file through a socket or into a file and hashing it on the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The kernel library's wire: liblinkd <-> the daemon's blob listener
 // (daemon/linkd/service/blob_listener.h), over a Unix socket of its own
 // (<LINKD_SOCKET>.blob). Not gRPC: liblinkd is loaded into Python, Julia

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Links the daemon cannot run exactly as a stock linker process would.
 //
 // The link child inherits the daemon's process, not the client's, so a few

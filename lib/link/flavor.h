@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Tool flavors and how a program name selects one.
 //
 // A single client binary is installed under several names (ld.linkd,

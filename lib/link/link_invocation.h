@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One linker invocation as the daemon sees it, independent of the wire
 // format: what the cache keys on and what the link child runs.
 #pragma once

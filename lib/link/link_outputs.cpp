@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Output options per LLD 19 driver (see link_outputs.h). Option spellings
 // follow lld/{ELF,MinGW,COFF,MachO,wasm}/Options.td.
 #include "link/link_outputs.h"

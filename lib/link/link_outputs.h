@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The files a link may write, from its command line alone.
 //
 // A farm client writes what a node sends back; a node is trusted with the

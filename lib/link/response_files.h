@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Response files (`@file`) as LLD reads them.
 //
 // The cache needs two things from them. The action key covers their content

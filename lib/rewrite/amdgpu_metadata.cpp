@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Reading and rewriting the NT_AMDGPU_METADATA note (see amdgpu_metadata.h).
 // Notes are walked here, bounds-checked, rather than through ELFFile::notes:
 // a rewritten section is the same notes with one descriptor replaced, and

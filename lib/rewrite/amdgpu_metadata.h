@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // AMDGPU code objects' metadata note: the NT_AMDGPU_METADATA note (owner
 // "AMDGPU", a msgpack map) lists every kernel under `amdhsa.kernels`, each
 // naming its entry point (`.name`) and its descriptor (`.symbol`, NAME.kd),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // LLVM bitcode (LTO objects and archive members) renamed at IR level: every
 // global value the table renames, and every comdat re-keyed to its new name
 // with the same selection kind. Bitcode is never passed through unrenamed:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // COFF `.drectve` text: the linker options an object carries. /EXPORT:X,
 // /INCLUDE:X and /ALTERNATENAME:X=Y name symbols, so a rename must reach
 // them or the linker exports / pulls in / aliases the old name (see

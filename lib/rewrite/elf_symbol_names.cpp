@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Renaming ELF symbols by rewriting the symbol string table only.
 //
 // In a relocatable ELF object a symbol's name lives in the string table its

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Error values of the rewriter: every message names its file (and archive
 // member); several are joined one per line, as the CLI prints them.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Loading, scanning and writing back the inputs of a rewrite (input_set.h).
 #include "rewrite/input_set.h"
 #include "rewrite/errors.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The inputs of one rewrite, loaded: each input's kind, and for an archive
 // its members, every object and bitcode module scanned. It owns the parsed
 // archives (whose children point into them) for the duration of a rewrite,

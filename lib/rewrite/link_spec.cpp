@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Parsing of link-time rewrite specs (see link_spec.h).
 #include "rewrite/link_spec.h"
 

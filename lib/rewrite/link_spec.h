@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A link-time rewrite spec: the file named by `--linkd-rewrite=FILE` on a
 // link. It says which of the link's inputs are a runtime, which are kernels
 // built against it, and the prefixes; the daemon rewrites those inputs

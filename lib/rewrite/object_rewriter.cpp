@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Object files through LLVM ObjCopy with an exact rename map (see
 // object_rewriter.h for what ObjCopy covers and what is done here).
 #include "rewrite/object_rewriter.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Rewriting one relocatable object or bitcode module with a computed rename
 // table. ELF objects of the usual layout get a new symbol string table
 // (elf_symbol_names.cpp); other objects go through LLVM ObjCopy with an

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Running the members of an archive (scans, then rewrites) on every core.
 // Each member is independent: its own ObjectFile, ObjCopy config or
 // LLVMContext, and the rename table is only read.

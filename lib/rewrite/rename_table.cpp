@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Computing the rename table over an input set (see rename_table.h).
 #include "rewrite/rename_table.h"
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The rename table: computed once over the whole input set, before any file
 // is rewritten, so that every file agrees on every name.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The rewrite pipeline: load and scan every input, compute the table over
 // the set, rewrite each input (see rewrite.h).
 #include "rewrite/rewrite.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Symbol and COMDAT rewriting of relocatable objects, bitcode and static
 // archives: the library entry point.
 //

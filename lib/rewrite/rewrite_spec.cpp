@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Parsing and canonical form of a rewrite spec (see rewrite_spec.h).
 #include "rewrite/rewrite_spec.h"
 #include "rewrite/symbol_names.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a rewrite does, as data: the matching prefix, the export / import /
 // internal prefixes, and explicit renames. No LLVM here: the daemon (which
 // never maps libLLVM) parses specs and hashes canonical() for cache keys.

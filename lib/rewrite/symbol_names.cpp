@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Name forms per object format (see symbol_names.h).
 #include "rewrite/symbol_names.h"
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The forms a C-level name takes in an object file's symbol table, and how
 // a rename of the C-level name carries over to each of them:
 //   Mach-O     `_NAME` (the leading underscore stays in front)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Scanning symbols and groups out of ELF, COFF, Mach-O and bitcode (see
 // symbol_scan.h). Symbols come from the generic SymbolicFile view; groups
 // need each format's own structures.

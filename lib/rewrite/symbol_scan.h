@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Reading an object file or a bitcode module into the plain description the
 // rename table is computed from (rename_table.h): its external symbols,
 // defined or not, and its COMDAT groups with the external symbols defined

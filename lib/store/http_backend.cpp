@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // HTTP tier in the bazel-remote layout: GET/PUT/HEAD <base>/cas/<sha256-hex>
 // for blobs (the raw content, as bazel-remote and REAPI HTTP fronts expect)
 // and <base>/ac/<key-hex> for action entries. Works with bazel-remote

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "store/local_store.h"
 
 #include "config/runtime_paths.h"

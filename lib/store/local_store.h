@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The local content-addressed store: blobs on disk, an SQLite index.
 //
 //   <root>/blobs/ab/abcdef...   one blob, named by the SHA-256 of its content:

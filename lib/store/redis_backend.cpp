@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Redis tier (hiredis). Keys: <prefix>cas:<sha256-hex> for blobs,
 // <prefix>ac:<key-hex> for action entries, with an optional TTL. Blob values
 // carry one format byte: 'z' + a zstd frame (blobs up to 16 MiB), 'r' + the

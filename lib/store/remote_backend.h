@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A remote cache tier: blobs by SHA-256 digest, action entries by action
 // key, on storage teams already run (Redis; HTTP in the bazel-remote
 // /cas/ + /ac/ layout, served by bazel-remote, nginx WebDAV and REAPI HTTP

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "store/remote_tiers.h"
 
 #include "store/local_store.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The remote tiers behind the local store: tried in order after a local
 // miss, written in the background after a local store.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Verified copies of large blobs, kept ready to be renamed into place.
 //
 // A cache hit has to produce each output file. For a large output that means

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A thin RAII layer over SQLite: one connection, prepared statements, and
 // errors as values. Shared by the store index and the stat cache.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "store/temp_journal.h"
 
 #include <fcntl.h>

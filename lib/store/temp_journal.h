@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // linkd's own temporaries in build directories, written down before they
 // exist.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "wire/link_wire.h"
 
 #include "kernel/kernel_wire.h"

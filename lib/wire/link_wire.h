@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The thin client's wire to its local daemon: the Protobuf messages of
 // proto/linkd/v1/linkd.proto (LinkRequest, LinkReply), framed over the
 // daemon's own Unix socket, without gRPC.

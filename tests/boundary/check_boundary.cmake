@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # The process boundary, checked on the sources (docs/design.md, "Processes"):
 # nothing built into `linkd` or the thin client includes an LLVM, LLD or
 # Clang header, and nothing built into `linkd-lld` includes a gRPC header,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A real build through the archivers: googletest (Debian's /usr/src/googletest,
 // with its samples) configured with CMake and Ninja, once with stock tools
 // (llvm-ar-19, llvm-ranlib-19, ld.lld) and once with CMAKE_AR=ar.linkd,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The archivers end to end: ar.linkd, ranlib.linkd and lib.linkd (and
 // symlinks with the stock names) against llvm-ar-19, llvm-ranlib-19 and
 // llvm-lib-19 on the same inputs. Every comparison runs the same shell

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd audit` (docs/audit.md): runtime state kept in more than one copy
 // across the modules of a program. Each case builds a real program with
 // clang-19 (ELF, MinGW and MSVC-style PE, Mach-O), links it through linkd

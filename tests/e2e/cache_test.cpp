@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link cache end to end: a repeated link is a hit with the stock bytes
 // and the same diagnostics; any change to any kind of input is a miss, a
 // touch is not; probes are remembered; damaged or half-written store entries

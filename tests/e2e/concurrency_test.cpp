@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `make -j32` on a cold machine: 32 clients released at the same instant with
 // no daemon running. Exactly one daemon must start, and every client must get
 // its own link's output and its own diagnostics back (each link differs: its

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Keys by content, not by name (issue 12), end to end with the real drivers:
 // gcc with its linker plugin options and temp names, clang's one-step
 // compile-and-link, a JIT-style kernel link under fresh temp names, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's own life: `linkd serve` in the foreground (as systemd runs it)
 // must end with status 0 and a "stopped" log line however it is asked to
 // stop: `linkd stop`, SIGTERM, or its idle timeout. An autostarted daemon

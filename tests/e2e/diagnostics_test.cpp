@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Failing links must fail exactly as stock LLD does (same stderr text, same
 // exit status), and a failed link, even one that ends in fatal() on corrupt
 // input, must not cost the daemon: the next link is served by the same

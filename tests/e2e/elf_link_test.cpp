@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // ELF links driven the way build systems drive them: clang-19 with
 // --ld-path (and gcc with -B), each link done once through ld.linkd and once
 // through stock ld.lld with the same arguments, outputs compared byte for

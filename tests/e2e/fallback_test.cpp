@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // When no daemon can be used the link still happens, locally, with the same
 // bytes and diagnostics: a runtime directory that is not private (which the
 // client must refuse: whoever controls it could impersonate the daemon), and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The link farm on loopback: farm nodes are separate `linkd serve --listen`
 // processes with their own state and stores, reached over TLS with bearer
 // tokens (certificates made by openssl in each test); the test's own daemon

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The farm's trust boundaries (docs/design.md, "Trust boundaries";
 // docs/farm.md), attacked from each side with tests/e2e/tools/farm_peer: a
 // token holder sending crafted Offload requests to a real node, and a fake node

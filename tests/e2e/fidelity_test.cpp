@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Drop-in fidelity: what a user sees of a link through linkd is what stock
 // LLD shows, byte for byte, with stdout and stderr going to one file (`> out
 // 2>&1`), a pipe or a terminal: the order of the two streams, live and from

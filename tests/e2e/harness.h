@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // End-to-end harness: real inputs through the real binaries.
 //
 // Every test gets a fresh directory and, through LINKD_SOCKET pointing into

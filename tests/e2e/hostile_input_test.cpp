@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Hostile input to the local daemon: special files where a link names
 // files, response files that never end, links cancelled mid-way, damaged
 // cache databases. Each case ends like stock LLD (same bytes, same status),

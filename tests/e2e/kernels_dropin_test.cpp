@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The client as a drop-in for LLD's generic driver, the way GPU and JIT
 // compilers call it (docs/kernels.md): `lld -flavor gnu ...` and
 // `ld.lld -flavor gnu ...` through a PATH symlink, for AMDGPU code objects

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // liblinkd end to end (docs/kernels.md): a C driver (kernels/klink.c),
 // compiled here against the built library, links kernels compiled here by
 // clang-19 from memory through the daemon's blob socket; outputs are

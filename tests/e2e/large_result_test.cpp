@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Large results (a 96 MiB incompressible output, like W1's 132 MB): the
 // counters are current when the client returns, even though a hit makes its
 // next spare copy afterwards; and an identical link started while the first

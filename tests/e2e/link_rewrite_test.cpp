@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Rewriting through the daemon: `--linkd-rewrite=SPEC` on a link, the
 // rewritten-object cache behind it, the local fallback, and `linkd rewrite`
 // through the Rewrite RPC. The reference is always stock LLD linking objects

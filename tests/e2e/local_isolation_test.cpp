@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Isolation between local users (docs/design.md, "Trust boundaries"): a second
 // user, made with useradd and run with setpriv, tries the daemon of the
 // first, squats its runtime directory, and offers it a cache directory it

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Mach-O arm64 through ld64.linkd. No SDK on Linux: libSystem is a small
 // hand-written text stub (.tbd), which is all ld64.lld needs to bind against.
 // The executable cannot run here; its load commands and bindings are checked

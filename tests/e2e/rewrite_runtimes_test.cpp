@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd rewrite` on the shapes real runtimes take beyond plain objects:
 //  * LTO bitcode with LLVM's special globals (llvm.global_ctors/dtors,
 //    llvm.used): three renamed copies of a C++ runtime with dynamic

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd rewrite` end to end: a runtime with mutable state in every form a
 // C++ compiler emits (namespaced globals, inline variables, function-local
 // statics of inline functions and their guard variables, template statics,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's processes dying under a running link, and hostile bytes on its
 // socket. Every case ends with a correct output and a daemon that serves the
 // next link.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's settings as a user meets them: `linkd config` (every value
 // and where it came from, the running daemon's or those a daemon would
 // start with), config-file mistakes on stderr of everything a user runs

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The shared cache across CI workers, against real servers from Debian:
 // redis-server and nginx (WebDAV) started by each test in its directory.
 // A "worker" is a daemon with its own socket and local store; workers share

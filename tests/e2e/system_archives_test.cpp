@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Programs linked against Debian's real static archives (zlib, SQLite,
 // googletest): many archive members, lazy extraction, COMDAT-heavy C++ from
 // another compiler. Each link is compared byte for byte with stock ld.lld

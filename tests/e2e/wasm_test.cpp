@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // WebAssembly through wasm-ld.linkd: a freestanding module, compared with
 // stock wasm-ld, then instantiated and called in Node's WebAssembly engine.
 #include "harness.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // PE/COFF through both of LLD's Windows drivers: MinGW (ld.linkd -m i386pep,
 // as clang's MinGW driver calls it) and MSVC-style lld-link.linkd. Outputs
 // are compared with stock LLD and the programs run under Wine.

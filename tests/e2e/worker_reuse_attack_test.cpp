@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Attacks on reusable link workers (daemon/linkd-lld/link_worker.h): links
 // run after others in one process must still be stock ld.lld's, byte for
 // byte and diagnostic for diagnostic, and nothing of one link (its target,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Reusable link workers (daemon/linkd-lld/link_worker.h): one process runs
 // ELF links one after another. Every link must still be byte-identical to
 // stock ld.lld, with the same diagnostics, whatever ran in the worker

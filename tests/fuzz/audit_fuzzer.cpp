@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // libFuzzer target over the audit's readers (docs/audit.md): the input
 // bytes are one module of a program (ELF, PE or Mach-O, whatever they turn
 // out to be) read as the audit reads a module it found on disk, and, as

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // libFuzzer target over the command-line readers the daemon runs on a
 // client's arguments: GNU tokenizing of response-file text, the llvm-ar /
 // llvm-ranlib command lines (lib/archive/ar_command_line.h), and the output

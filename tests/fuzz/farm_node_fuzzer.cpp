@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // libFuzzer target over a farm node's message loop (offload_messages.h):
 // what one offloaded link does with the client's OffloadUp messages and the
 // sandboxed link child's questions, without the gRPC server, the zygote or

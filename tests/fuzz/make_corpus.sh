@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Seed corpus for tests/fuzz/rewrite_fuzzer.cpp and audit_fuzzer.cpp: small
 # real inputs of every
 # kind the rewriter reads, compiled here (nothing binary is committed).

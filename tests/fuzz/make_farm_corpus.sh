@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Seed corpus for tests/fuzz/farm_node_fuzzer.cpp (run as
 # `make_corpus.sh --farm DIR`): whole offloaded links in the fuzzer's frame
 # format, kind (1 byte) | length (2 bytes, little-endian) | payload; an even

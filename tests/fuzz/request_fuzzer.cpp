@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // libFuzzer target over what the daemon does with a request before any
 // link runs: the bytes are a serialized LinkRequest (protobuf: any bytes
 // that parse), checked as a farm node checks one (validateOffloadedLink),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // libFuzzer target over lib/rewrite: the input bytes are one runtime input
 // (an object, bitcode module or archive, whatever they turn out to be),
 // rewritten with a fixed spec that exercises every rule: a MATCH prefix

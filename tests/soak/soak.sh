@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Crash soak: parallel clients of mixed cache hits and misses through one
 # daemon while a second loop SIGKILLs link children, zygotes and the daemon.
 # Every output is compared with stock ld.lld given the same arguments; at the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // llvm-ar's and llvm-ranlib's command lines as lib/archive/ar_command_line.h
 // reads them: the expectations are what llvm-ar-19 does with the same
 // arguments (the end-to-end tests compare whole runs with it).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // lib/audit: the map parser, the record format, runtimes, and which copies
 // are one piece of state (docs/audit.md).
 #include "audit/audit_model.h"

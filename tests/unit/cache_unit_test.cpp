@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Units of the cache that need no daemon: access-log reduction, key
 // material, path mapping, response-file tokenizing, sizes, and the store's
 // verification of what it reads back.

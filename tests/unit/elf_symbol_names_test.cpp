@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The ELF fast path of renaming (elf_symbol_names.cpp) against LLVM's own
 // reading of the result, and its refusal of anything it does not fully
 // check: every single-byte corruption of the headers it reads must either

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "link/flavor.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // lib/kernel/kernel_wire: round trips, and hostile payloads (truncated,
 // lengths past the end, counts above the caps, trailing bytes) decode to
 // nullopt instead of reading past the payload.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The order of a link's stdout and stderr: the link child's records as the
 // daemon reads them (lib/child/ordered_output.h), and the order a cached
 // result keeps and a hit replays (lib/cache/link_output.h), including

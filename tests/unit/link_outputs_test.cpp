@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // lib/link/link_outputs: the files a link may write, per flavor, and the
 // path tidying the farm client compares with (docs/farm.md, "What a client
 // accepts from a node").

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The rename table's rules (scopes, name forms per format, COMDAT group
 // closure, collisions), the spec's parsing and canonical form, and COFF
 // directive rewriting: the logic of lib/rewrite that needs no object file.

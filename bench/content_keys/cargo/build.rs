@@ -1,1 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 fn main() { println!("cargo:rustc-env=HELLO_FROM_BUILD=42"); }

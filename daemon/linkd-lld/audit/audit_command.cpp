@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd-lld/audit/audit_command.h"
 
 #include "audit/audit_model.h"

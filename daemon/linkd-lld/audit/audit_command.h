@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // `linkd-lld audit PROGRAM [MODULE...] [--search DIR]... [--json]
 // [--allow FILE]` (docs/audit.md): the program's load closure
 // (load_closure.h), each module's state (module_reader.h; for modules

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The modules a program's loader would map: the program, then breadth
 // first what each module needs, found the way its loader looks.
 //   ELF (glibc ld.so): a name with '/' as given; else DT_RPATH of the module

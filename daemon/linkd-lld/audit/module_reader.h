@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Reads one module of a program (an ELF executable or shared object, a PE
 // image, a Mach-O executable or dylib) through LLVM Object: what it needs
 // loaded (DT_NEEDED and run paths, PE imports, LC_LOAD_DYLIB and LC_RPATH),

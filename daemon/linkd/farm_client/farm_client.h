@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The user's daemon as a farm client: sends one link to a farm node
 // (daemon/linkd/farm_node/farm_service.h) and writes what comes back.
 //

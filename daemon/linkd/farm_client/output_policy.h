@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a farm client lets a node write on this machine.
 //
 // The node's answer names each output's path and mode; both are hostile.

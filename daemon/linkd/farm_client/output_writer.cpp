@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd/farm_client/output_writer.h"
 
 #include "store/local_store.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // An output arriving from a farm node, written to its file on a thread of
 // its own and hashed on another (lib/digest/sha256_thread.h).
 //

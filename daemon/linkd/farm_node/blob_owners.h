@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Which tokens may use which blobs of a farm node's store.
 //
 // Blobs are stored once, by digest, whoever sent them. Without this, a token

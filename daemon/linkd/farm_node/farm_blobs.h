@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // A farm node's store of input blobs: the client's file contents, by SHA-256,
 // as plain read-only files that a sandboxed link child can open and mmap.
 //

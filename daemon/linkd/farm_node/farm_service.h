@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The farm node's gRPC service (linkd serve --listen): links offloaded by
 // other daemons, run in the sandbox against the client's files.
 //

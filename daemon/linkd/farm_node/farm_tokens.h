@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Bearer tokens of a farm node and the links each may run at once.
 //
 // Token file: one client per line, `TOKEN [NAME [MAX_LINKS]]`, `#` comments.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One offloaded link's view of the client's file system, on the farm node.
 //
 // The sandboxed link child asks questions (lib/child/sandbox_protocol.h); this

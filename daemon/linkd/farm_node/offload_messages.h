@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a farm node does with the messages of one offloaded link, without
 // the transport: the client's OffloadUp messages (the start, facts it was
 // asked for, blob chunks) and the sandboxed link child's questions.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The farm node's table of LinkRequest fields (see offload_request.h).
 #include "daemon/linkd/farm_node/offload_request.h"
 

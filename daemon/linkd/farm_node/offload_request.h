@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // What a farm node accepts of the LinkRequest inside an OffloadStart.
 //
 // The request comes from a token holder, and every field of it is hostile.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Removes finished links' scratch directories on a farm node, on a thread of
 // its own.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Work a request does after its client has its answer: storing a link's
 // result in the cache (compressing and writing the outputs: for an archive
 // of 1,096 objects, ~100 MB) and preparing spare copies after a hit. The

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One blob link from liblinkd, from its Link message to its Result
 // (docs/kernels.md). The request names its inputs and gives their digests;
 // the daemon looks the result up by content (kernel_cache.h), asks for the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd/service/blob_listener.h"
 
 #include "config/runtime_paths.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's second door, for liblinkd (include/linkd/linkd.h): a Unix
 // socket beside the gRPC one (<socket>.blob, mode 0600, own uid only) that
 // speaks kernel_wire.h. A thread per connection runs one request at a time:

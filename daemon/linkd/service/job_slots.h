@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Counting semaphore for `--jobs N`: at most N links run at once, the rest
 // wait in arrival order. Waiters poll a cancellation predicate so that a
 // client that gives up never holds a place in the queue.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The kernel library's cache: a blob link's result by the content of its
 // request (docs/kernels.md, "Caching").
 //

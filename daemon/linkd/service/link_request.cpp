@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One Link (or Rewrite) request's path through the daemon. runLink is the
 // table of contents: analyse the request, answer it from the cache, offload
 // it to the farm, prepare link-time rewriting, wait for a job slot, run a link

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The gRPC surface of the daemon's link service: Link and Rewrite hand each
 // request to its path (link_request.cpp); Info, Shutdown, Stats and
 // CacheControl answer from the service's state.

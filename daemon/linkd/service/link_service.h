@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The gRPC service: one Link call = a cache lookup, and on a miss one forked
 // link child, its stdout and stderr streamed back as they come, then its exit
 // status; successful cacheable links are stored after the client has its

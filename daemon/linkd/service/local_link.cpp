@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd/service/local_link.h"
 
 #include "kernel/kernel_wire.h"

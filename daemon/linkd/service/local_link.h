@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's end of the thin client's framed wire (lib/wire/link_wire.h):
 // one connection, one Link request, its replies, then the connection closes.
 // The request takes the same path as a gRPC Link call (link_request.cpp);

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Where one Link request's replies go, and how the daemon learns that the
 // client went away: a gRPC stream (`linkd` CLI, the remote API), or the thin
 // client's framed connection (local_link.h). The request path

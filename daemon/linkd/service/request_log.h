@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // One request's log lines at the level its client asked for.
 //
 // The daemon logs at its own level (log_level, LINKD_LOG when it started). A

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Link-time rewriting, the daemon's half: parses the spec of a link that
 // asks for `--linkd-rewrite=FILE`, finds each input's rewritten form in the
 // store, and puts the ones it has where the link child will look

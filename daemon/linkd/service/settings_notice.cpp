@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Settings a client's environment asks for that this daemon does not follow.
 //
 // The daemon reads its settings (linkd.conf(5): cache_dir, max_size,

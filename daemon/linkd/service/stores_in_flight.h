@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // Results being stored right now, by action key, so that an identical link
 // arriving meanwhile waits for the store and is answered from it instead of
 // running LLD again.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 #include "daemon/linkd/service/zygote_client.h"
 
 #include "child/frame.h"

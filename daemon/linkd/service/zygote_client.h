@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // The daemon's handle on the link zygote (daemon/linkd-lld/zygote.h): starts it, sends
 // it links, and turns its reports into per-link futures. Thread-safe; this
 // side never touches LLVM, so the gRPC process does not even map libLLVM.

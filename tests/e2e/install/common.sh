@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 # Shared by install_test.sh and deb_test.sh: a program linked through an
 # installed client, compared with stock LLD and run, and the daemon checked
 # to be the installed one.

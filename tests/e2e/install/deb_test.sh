@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The Debian package: built from the build tree with CPack, its control data
 # checked (name, dependencies that resolve on this Debian 12), installed with
 # dpkg into a scratch root (its own dpkg database; nothing of this machine
@@ -28,7 +29,8 @@ apt-get install --simulate -q "$deb" > "$work/apt.txt" 2>&1 ||
 dpkg-deb --contents "$deb" > "$work/contents.txt"
 for f in ./usr/bin/linkd ./usr/bin/ld.linkd ./usr/lib/linkd/gcc/ld \
   ./usr/share/man/man1/linkd.1 ./usr/share/man/man5/linkd.conf.5 \
-  ./usr/lib/systemd/user/linkd.service ./usr/share/doc/linkd/usage.md; do
+  ./usr/lib/systemd/user/linkd.service ./usr/share/doc/linkd/usage.md \
+  ./usr/share/doc/linkd/copyright ./usr/share/doc/linkd/LICENSE; do
   grep -q " $f\( \|$\)" "$work/contents.txt" || fail "package lacks $f"
 done
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # `cmake --install` into a DESTDIR with a prefix of its own: every file is
 # there, the units and examples name that prefix, the man pages cover
 # `linkd --help`, `ld.linkd --linkd-help` and every key `linkd config`
@@ -24,6 +25,7 @@ for f in bin/linkd bin/linkd-lld bin/ld.linkd bin/ld64.linkd \
   lib/systemd/user/linkd.service lib/systemd/user/linkd.socket \
   lib/systemd/system/linkd-farm.service \
   share/doc/linkd/README.md share/doc/linkd/usage.md share/doc/linkd/cache.md \
+  share/doc/linkd/LICENSE share/doc/linkd/copyright \
   share/doc/linkd/examples/linkd-profile.sh share/doc/linkd/examples/clang-linkd.cfg; do
   [ -e "$root/$f" ] || fail "not installed: $f"
 done

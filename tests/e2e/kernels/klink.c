@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 /* Test driver for liblinkd, compiled by clang-19 in the kernel tests.
  *
  *   klink [--tool T] [--no-cache] [--timeout MS] [--threads N] [--fork]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 // farm_peer: the other side of a farm connection, for the e2e tests. It
 // speaks the Farm protocol (proto/linkd/v1/farm.proto) the way a hostile
 // peer would, so a test can check what a node or a client does with it.

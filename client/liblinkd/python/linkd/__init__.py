@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
 """linkd: link in-memory objects through the linkd daemon (docs/kernels.md).
 
     import linkd
