@@ -4,6 +4,7 @@
 
 #include "client/fallback.h"
 #include "config/config.h"
+#include "config/daemon_lock.h"
 #include "config/env_flag.h"
 
 #include <fcntl.h>
@@ -202,15 +203,30 @@ std::string ensureDaemon(const RuntimePaths &paths,
   stays = pid < 0;
   if (pid < 0)
     return err;
+  // Ours gone with the lifetime lock someone else's: it exited 3, "a daemon
+  // is already serving", while that one has not opened the socket yet
+  // (started by hand or by systemd, it opens its cache first). That one
+  // answers soon: this client keeps connecting until its deadline rather
+  // than link locally, uncounted. Should that one stop instead, the lock
+  // comes free and a daemon is started again.
+  bool yielded = false;
   while (Clock::now() < deadline) {
     if (daemonAnswers(paths.socketPath)) {
       reportConfigMistakes();
       return {};
     }
     if (processGone(pid)) {
-      stays = true;
-      return "the daemon exited at start-up (see " + paths.stateDir +
-             "/linkd.log)";
+      if (daemonLockHeld(paths.daemonLock)) {
+        yielded = true;
+      } else if (yielded) {
+        yielded = false;
+        if ((pid = spawnDetachedDaemon(paths, daemonBin, err)) < 0)
+          return err;
+      } else {
+        stays = true;
+        return "the daemon exited at start-up (see " + paths.stateDir +
+               "/linkd.log)";
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }

@@ -72,17 +72,27 @@ unsigned inTestVerbosity() {
   }
   std::optional<int> mainRet;
   llvm::CrashRecoveryContext::Enable();
+  // Stock main returns from here, and the exit flushes llvm::outs(). lldMain
+  // has destroyed LLD's context by then, so exitLld would not flush it (it
+  // flushes only while a context exists) before its _exit: the last
+  // buffered stdout (--help's "supported targets", --print-memory-usage's
+  // table) would be lost. The streams are flushed here, as that exit does.
+  auto exitAsStockReturns = [&err](int rc) {
+    llvm::outs().flush();
+    err.flush();
+    _exit(rc);
+  };
   for (unsigned i = inTestVerbosity(); i > 0; --i) {
     lld::inTestOutputDisabled = (i != 1);
     lld::Result r = lld::lldMain(args, llvm::outs(), err, LLD_ALL_DRIVERS);
     if (!r.canRunAgain)
-      lld::exitLld(r.retCode);
+      lld::exitLld(r.retCode); // as stock: the run could not be undone
     if (!mainRet)
       mainRet = r.retCode;
     else if (r.retCode != *mainRet)
-      lld::exitLld(r.retCode);
+      exitAsStockReturns(r.retCode);
   }
-  lld::exitLld(*mainRet);
+  exitAsStockReturns(*mainRet);
 }
 
 } // namespace

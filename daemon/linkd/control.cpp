@@ -4,6 +4,7 @@
 
 #include "cache/cache_stats.h"
 #include "config/config.h"
+#include "config/daemon_lock.h"
 #include "config/env_flag.h"
 #include "config/runtime_paths.h"
 #include "linkd/v1/linkd.grpc.pb.h"
@@ -11,7 +12,6 @@
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -395,12 +395,10 @@ int stopDaemon() {
   }
   // The daemon holds its lock until running links have finished and it is
   // about to exit; wait for that (its own shutdown deadline is 30 s).
+  // Asked, not taken (config/daemon_lock.h): a daemon starting meanwhile
+  // must find it free.
   for (int i = 0; i < 400; ++i) {
-    int fd = open(paths.daemonLock.c_str(), O_RDONLY | O_CLOEXEC);
-    bool free = fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0;
-    if (fd >= 0)
-      close(fd);
-    if (free)
+    if (!daemonLockHeld(paths.daemonLock))
       return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -5,12 +5,14 @@
 #include "daemon/linkd/peer_check.h"
 
 #include "config/config.h"
+#include "config/daemon_lock.h"
 #include "config/runtime_paths.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/farm_node/farm_service.h"
 #include "daemon/linkd/service/blob_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
+#include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/zygote_client.h"
 
 #include <absl/synchronization/mutex.h>
@@ -20,7 +22,6 @@
 #include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,14 +33,14 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <system_error>
 #include <thread>
 #include <utility>
 
 namespace linkd {
 namespace {
 
-void setUpLogging(const RuntimePaths &paths, const std::string &level) {
+void setUpLogging(const RuntimePaths &paths, const std::string &level,
+                  const std::string &format) {
   std::string lvl = level;
   if (lvl.empty()) {
     const char *env = std::getenv("LINKD_LOG");
@@ -54,25 +55,10 @@ void setUpLogging(const RuntimePaths &paths, const std::string &level) {
   }
   if (!logger)
     logger = spdlog::default_logger();
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %l pid=%P %v");
+  logger->set_formatter(makeLogFormatter(format)); // service/log_format.h
   logger->set_level(spdlog::level::from_str(lvl));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
-}
-
-// Holds `path` locked for the life of the process. -1 if another holds it.
-int lockForLifetime(const std::string &path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return -1;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return -1;
-  }
-  std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0)
-    (void)!write(fd, pid.data(), pid.size());
-  return fd;
 }
 
 class ShutdownSignal {
@@ -358,6 +344,23 @@ struct FarmNode {
   }
 };
 
+// Descriptors the starting process left open go first: a shell's pipe
+// (`out=$(linkd serve &)`), a build tool's jobserver or output capture. Held by
+// the daemon, its zygote and every link child, such a pipe never sees EOF.
+// Kept: stdin, stdout, stderr, and the sockets systemd hands over on purpose
+// (LISTEN_FDS from fd 3, when LISTEN_PID is us).
+void closeInheritedDescriptors() {
+  unsigned keep = 3;
+  const char *pid = std::getenv("LISTEN_PID");
+  const char *fds = std::getenv("LISTEN_FDS");
+  if (pid && fds && std::atol(pid) == getpid()) {
+    int n = std::atoi(fds);
+    if (n > 0 && n < 1024)
+      keep += static_cast<unsigned>(n);
+  }
+  close_range(keep, ~0U, 0);
+}
+
 // The listening socket systemd passed (socket activation: LISTEN_PID is us,
 // LISTEN_FDS >= 1, the socket is fd 3), or -1.
 int activatedSocket() {
@@ -371,11 +374,6 @@ int activatedSocket() {
   fcntl(3, F_SETFD, FD_CLOEXEC);
   return 3;
 }
-
-// Connections served at once, a thread each (local_link.h's Connections);
-// gRPC's own pool, which served the thin client before, was capped at 1024
-// threads too.
-constexpr size_t kMaxConnections = 1024;
 
 // The daemon between the steps of its life (serve() below, in order).
 struct Daemon {
@@ -403,13 +401,16 @@ struct Daemon {
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
   std::unique_ptr<grpc::Server> server;
   std::thread acceptThread;
-  Connections connections{kMaxConnections}; // given a thread (local_link.h)
+  // Every listener's connections that hold a thread, under one cap
+  // (connection_limits.h).
+  Connections connections{kMaxConnections};
   int farmPort = 0;
 };
 
 // The socket directory and the lifetime lock, and the process-wide settings
 // that must be in place before any thread exists. Non-zero: exit status.
 int claimSocket(Daemon &d) {
+  closeInheritedDescriptors();
   // Debian builds Abseil without NDEBUG, so every absl::Mutex::Lock inside
   // gRPC maintained a lock-order graph for deadlock detection: ~4 % of the
   // daemon's CPU on a run of small links (perf: absl DeadlockCheck, GetId).
@@ -423,7 +424,7 @@ int claimSocket(Daemon &d) {
     std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
     return 1;
   }
-  d.lockFd = lockForLifetime(d.paths.daemonLock);
+  d.lockFd = takeDaemonLock(d.paths.daemonLock);
   if (d.lockFd < 0) {
     std::fprintf(stderr, "linkd: a daemon is already serving %s\n",
                  d.paths.socketPath.c_str());
@@ -499,7 +500,8 @@ std::vector<Setting> effectiveSettings(const Config &settings,
 void configure(Daemon &d) {
   const ServeOptions &o = d.options;
   d.settings = loadConfig();
-  setUpLogging(d.paths, o.logLevel.empty() ? d.settings.logLevel : o.logLevel);
+  setUpLogging(d.paths, o.logLevel.empty() ? d.settings.logLevel : o.logLevel,
+               d.settings.logFormat);
   for (const std::string &w : d.settings.warnings)
     spdlog::warn("config: {}", w);
   ServiceConfig &c = d.config;
@@ -558,7 +560,8 @@ void startKernelSocket(Daemon &d) {
                             : d.paths.stateDir + "/kernels";
   c.jobs = d.config.jobs;
   d.kernels = std::make_unique<BlobListener>(
-      std::move(c), *d.zygote, d.parts.store.get(), d.parts.stats.get());
+      std::move(c), *d.zygote, d.parts.store.get(), d.parts.stats.get(),
+      d.connections);
   if (std::string err = d.kernels->start(); !err.empty())
     spdlog::error("kernel socket off: {}", err);
 }
@@ -566,7 +569,7 @@ void startKernelSocket(Daemon &d) {
 // One accepted connection of this daemon's user: the thin client's framed
 // wire is served here (local_link.h), anything else goes to gRPC.
 void routeConnection(Daemon &d, int c) {
-  switch (sniffProtocol(c, 10000)) {
+  switch (sniffProtocol(c, kConnectionIdleLimit.count())) {
   case Protocol::Framed:
     serveLocalLink(*d.service, c);
     break;
@@ -585,31 +588,12 @@ void routeConnection(Daemon &d, int c) {
   close(c);
 }
 
-// A thread that routes the connection. None to be had (the user's process
-// limit, which a flood of our own threads would otherwise reach first)
-// turns it away like the cap does: std::thread throws, and an exception out
-// of the accept loop would end the daemon.
-void startRouting(Daemon &d, int c) {
-  try {
-    std::thread([&d, c] {
-      routeConnection(d, c);
-      d.connections.leave();
-    }).detach();
-  } catch (const std::system_error &e) {
-    spdlog::warn("no thread for a connection: {}", e.what());
-    d.connections.disown(c);
-    turnAway(c, std::string("the daemon has no thread for it: ") + e.what());
-    d.connections.leave();
-  }
-}
-
 // Accepts on the socket (ours or systemd's), refuses peers of other users
 // (peer_check.h), and gives each connection a thread that routes it: a link
 // blocks its thread for the link's length, and a slow first byte must not
-// hold up the next client. Over kMaxConnections, new ones are turned away
-// (their clients link locally).
+// hold up the next client. Over the cap, or with no thread to be had, new
+// ones are turned away (their clients link locally).
 void acceptConnections(Daemon &d) {
-  bool full = false; // said once, until half of them have gone
   for (;;) {
     int c = accept4(d.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) {
@@ -622,17 +606,13 @@ void acceptConnections(Daemon &d) {
       close(c);
       continue;
     }
-    if (!d.connections.admit(c)) {
-      if (!std::exchange(full, true))
-        spdlog::warn("{} connections open; turning new ones away",
-                     kMaxConnections);
+    auto started =
+        d.connections.serve("socket", c, [&d, c] { routeConnection(d, c); });
+    if (started == Connections::Start::Full)
       turnAway(c, "the daemon has " + std::to_string(kMaxConnections) +
                       " connections open");
-      continue;
-    }
-    if (d.connections.open() < kMaxConnections / 2)
-      full = false;
-    startRouting(d, c);
+    else if (started == Connections::Start::NoThread)
+      turnAway(c, "the daemon has no thread for it");
   }
 }
 
@@ -666,7 +646,12 @@ int startServer(Daemon &d) {
     }
   }
   builder.SetMaxReceiveMessageSize(256 << 20);
-  d.quota.emplace("linkd").SetMaxThreads(1024);
+  // The cap and idle limit of every listener (connection_limits.h): gRPC
+  // holds an idle connection without a thread, and runs calls on at most
+  // that many.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(kConnectionIdleLimit.count()));
+  d.quota.emplace("linkd").SetMaxThreads(kMaxConnections);
   builder.SetResourceQuota(*d.quota);
   mode_t oldMask = umask(0177); // the socket is created 0600
   d.server = builder.BuildAndStart();
@@ -749,6 +734,7 @@ void stopServing(Daemon &d) {
   ::shutdown(d.listener, SHUT_RDWR);
   if (d.acceptThread.joinable())
     d.acceptThread.join();
+  d.kernels->stopAccepting(); // its idle connections go now, links run on
   // Running links get up to 30 s to finish; then the server goes down at
   // once (gRPC's own graceful shutdown lingers seconds even when idle).
   for (int i = 0;

@@ -97,6 +97,8 @@ const KeyInfo kKeys[] = {
      [](const Config &c) -> std::string { return number(c.jobs); }},
     {"log_level", "LINKD_LOG",
      [](const Config &c) -> std::string { return c.logLevel; }},
+    {"log_format", "LINKD_LOG_FORMAT",
+     [](const Config &c) -> std::string { return c.logFormat; }},
     {"remote", "LINKD_REMOTE",
      [](const Config &c) -> std::string { return join(c.remotes); }},
     {"remote_key_file", "LINKD_REMOTE_KEY_FILE",
@@ -208,6 +210,11 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
       bad();
   } else if (key == "log_level") {
     c.logLevel = value;
+  } else if (key == "log_format") {
+    if (value == "text" || value == "json")
+      c.logFormat = value;
+    else
+      bad();
   } else if (key == "remote") {
     // In the order given: tiers are tried in it.
     c.remotes.clear();

@@ -35,6 +35,7 @@
 //   farm_insecure  LINKD_FARM_INSECURE  false (plaintext, for loopback)
 //   farm_timeout_ms         LINKD_FARM_TIMEOUT_MS          600000
 //   farm_connect_timeout_ms LINKD_FARM_CONNECT_TIMEOUT_MS  2000
+//   log_format     LINKD_LOG_FORMAT     text  (json: one object a line)
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,7 @@ struct Config {
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";
+  std::string logFormat = "text";   // text (key=value) or json, a line each
   std::vector<std::string> remotes; // tier URLs, in lookup order
   std::string remoteKey;            // HMAC key (file content or env)
   uint64_t remoteTimeoutMs = 5000;

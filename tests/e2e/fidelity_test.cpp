@@ -316,5 +316,48 @@ TEST_F(Crash, ForcedByFORCE_LLD_DIAGNOSTICS_CRASH) {
   }
 }
 
+// LLD's own lit suite runs every tool with LLD_IN_TEST set: stock's main then
+// runs the driver that many times (output from the last run only) and
+// returns, and the exit flushes the last of stdout. ELF/driver.test checks
+// --help's last line, ELF/linkerscript/print-memory-usage.s the table
+// --print-memory-usage prints at the very end.
+class InTest : public Fidelity, public ::testing::WithParamInterface<int> {
+protected:
+  std::string env() const {
+    return "LLD_IN_TEST=" + std::to_string(GetParam()) + " ";
+  }
+};
+
+TEST_P(InTest, HelpEndsWithTheSupportedTargets) {
+  RunResult s = run(env() + stock() + "ld.lld --help");
+  RunResult r = run(env() + linkd() + "ld.lld --help");
+  ASSERT_TRUE(exitedZero(s)) << describe(s);
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  ASSERT_NE(s.out.find("supported targets: elf"), std::string::npos);
+  EXPECT_EQ(r.out, s.out);
+  EXPECT_EQ(r.err, s.err);
+}
+
+TEST_P(InTest, PrintMemoryUsageOfALinkerScriptRegion) {
+  writeFile("a.s", ".text\n.globl _start\n_start:\n  .zero 256\n"
+                   ".data\n  .zero 32\n");
+  writeFile("a.lds", "MEMORY {\n  ROM (rx) : ORIGIN = 0x1000, LENGTH = 4K\n"
+                     "  RAM (rwx) : ORIGIN = 0x8000, LENGTH = 1K\n}\n"
+                     "SECTIONS {\n  .text : { *(.text) } > ROM\n"
+                     "  .data : { *(.data) } > RAM\n}\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.s -o a.o")));
+  std::string link = "ld.lld --print-memory-usage -T a.lds a.o -o ";
+  RunResult s = run(env() + stock() + link + "stock.out");
+  RunResult r = run(env() + linkd() + link + "linkd.out");
+  ASSERT_TRUE(exitedZero(s)) << describe(s);
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  ASSERT_NE(s.out.find("Memory region"), std::string::npos) << s.out;
+  EXPECT_EQ(r.out, s.out);
+  EXPECT_EQ(r.err, s.err);
+  EXPECT_TRUE(sameBytes("stock.out", "linkd.out"));
+}
+
+INSTANTIATE_TEST_SUITE_P(LldInTest, InTest, ::testing::Values(1, 2));
+
 } // namespace
 } // namespace linkd::e2e

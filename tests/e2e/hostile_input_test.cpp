@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include <fstream>
+#include <regex>
 #include <thread>
 
 namespace linkd::e2e {
@@ -550,6 +552,128 @@ TEST_F(HostileInputTest, ARewriteSpecThatIsAFifoOrADeviceIsRefused) {
   }
   EXPECT_TRUE(idle());
   EXPECT_EQ(logLines("refused: linkd: error: link-time rewriting").size(), 2u);
+}
+
+// Client strings in linkd.log: a cwd that holds a newline and a forged log
+// line, escape sequences, DEL and bytes that are not UTF-8, and an output
+// name with a carriage return, a control byte, quotes, a backslash and a
+// line separator (U+2028). Linked twice (a miss, then a hit that names the
+// output) with the client's LINKD_LOG=trace (every input path logged).
+class HostileLogTest : public HostileInputTest {
+protected:
+  static constexpr std::string_view kCwd =
+      "w\n2026-01-01T00:00:00.000 info pid=1 link id=99 forged\x1b[31m\x7f\xff"
+      " end";
+  static constexpr std::string_view kOut = "o\rut\x01\"q\\ \xc3(\xe2\x80\xa8.x";
+  // How the log shows them (log_format.h).
+  std::string cwdAsLogged() const {
+    return dir + "/w\\n2026-01-01T00:00:00.000 info pid=1 link id=99 "
+                 "forged\\x1b[31m\\x7f\\xff end";
+  }
+  static std::string outAsLogged() {
+    return "o\\rut\\x01\\\"q\\\\ \\xc3(\\xe2\\x80\\xa8.x";
+  }
+
+  void linkWithHostileStrings() {
+    std::string cwd = path(std::string(kCwd));
+    ASSERT_EQ(mkdir(cwd.c_str(), 0755), 0) << std::strerror(errno);
+    setenv("HOSTILE_CWD", cwd.c_str(), 1);
+    setenv("HOSTILE_OUT", std::string(kOut).c_str(), 1);
+    ASSERT_TRUE(exitedZero(run("cp p.o \"$HOSTILE_CWD/p.o\"")));
+    for (int i = 0; i < 2; ++i) {
+      RunResult r = run("cd \"$HOSTILE_CWD\" && LINKD_LOG=trace " + ld() +
+                        " p.o -o \"$HOSTILE_OUT\"");
+      ASSERT_TRUE(exitedZero(r)) << describe(r);
+    }
+    EXPECT_EQ(run("\"$HOSTILE_CWD/$HOSTILE_OUT\"").exitCode, 3);
+    auto s = cacheStats();
+    EXPECT_EQ(s["hits"], 1);
+    EXPECT_EQ(s["misses"], 1);
+  }
+
+  // Every byte of the log is UTF-8 text, one record a line: no NUL, no
+  // control byte but the newlines, and grep reads it as text.
+  void expectOneLineOfTextPerRecord(const std::string &log) {
+    for (size_t i = 0; i < log.size(); ++i) {
+      auto c = static_cast<unsigned char>(log[i]);
+      ASSERT_FALSE((c < 0x20 && c != '\n') || c == 0x7f)
+          << "byte " << int(c) << " at " << i << " of\n"
+          << log;
+    }
+    std::string logPath = stateDir + "/linkd.log";
+    RunResult utf8 =
+        run("python3 -c 'import sys; open(sys.argv[1], \"rb\").read()"
+            ".decode(\"utf-8\")' " +
+            logPath);
+    EXPECT_TRUE(exitedZero(utf8)) << describe(utf8);
+    RunResult grep = run("grep -c forged " + logPath);
+    EXPECT_EQ(grep.out.find("inary"), std::string::npos) << describe(grep);
+    EXPECT_GE(std::atoi(grep.out.c_str()), 3) << describe(grep);
+  }
+};
+
+TEST_F(HostileLogTest, ClientStringsAreEscapedOnTheirOwnLine) {
+  linkWithHostileStrings();
+  std::string log = readFile(stateDir + "/linkd.log");
+  expectOneLineOfTextPerRecord(log);
+  std::regex record(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} \w+ pid=\d+ .*)");
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_TRUE(std::regex_match(line, record)) << "not a record: " << line;
+    EXPECT_FALSE(line.starts_with("2026-01-01T00:00:00.000")) << line;
+  }
+  auto hit = logLines(" cache=hit ");
+  ASSERT_EQ(hit.size(), 1u) << log;
+  EXPECT_NE(hit[0].find(" cwd=\"" + cwdAsLogged() + "\""), std::string::npos)
+      << hit[0];
+  EXPECT_NE(hit[0].find(outAsLogged() + "\" cwd="), std::string::npos)
+      << hit[0];
+  auto miss = logLines(" cache=miss ");
+  ASSERT_EQ(miss.size(), 1u) << log;
+  EXPECT_NE(miss[0].find(" cwd=\"" + cwdAsLogged() + "\" argc="),
+            std::string::npos)
+      << miss[0];
+  // trace: the input, named by its path in the hostile directory.
+  EXPECT_GE(logLines(" read \"" + cwdAsLogged() + "/p.o\"").size(), 1u) << log;
+}
+
+// log_format = json (here LINKD_LOG_FORMAT, as the daemon starts): every
+// line parses as a JSON object with the text line's fields, the client's
+// strings escaped as there.
+TEST_F(HostileLogTest, JsonLinesParseWithTheSameFields) {
+  setenv("LINKD_LOG_FORMAT", "json", 1);
+  linkWithHostileStrings();
+  std::string log = readFile(stateDir + "/linkd.log");
+  expectOneLineOfTextPerRecord(log);
+  writeFile("check.py", R"(import json, sys
+records = []
+for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    r = json.loads(line)
+    assert isinstance(r, dict), n
+    for k in ("time", "level", "pid", "msg"):
+        assert k in r, (n, k, line)
+    records.append(r)
+hits = [r for r in records if r.get("cache") == "hit"]
+misses = [r for r in records if r.get("cache") == "miss"]
+assert len(hits) == 1 and len(misses) == 1, records
+assert hits[0]["msg"].startswith("link id="), hits[0]
+assert misses[0]["field_pid"].isdigit(), misses[0]
+assert misses[0]["flavor"] == "elf", misses[0]
+open("hit.cwd", "w", encoding="utf-8").write(hits[0]["cwd"])
+open("miss.cwd", "w", encoding="utf-8").write(misses[0]["cwd"])
+open("hit.output", "w", encoding="utf-8").write(hits[0]["output"])
+print(len(records))
+)");
+  RunResult check = run("python3 check.py " + stateDir + "/linkd.log");
+  ASSERT_TRUE(exitedZero(check)) << describe(check) << log;
+  EXPECT_GE(std::atoi(check.out.c_str()), 5);
+  EXPECT_EQ(readFile("hit.cwd"), cwdAsLogged());
+  EXPECT_EQ(readFile("miss.cwd"), cwdAsLogged());
+  std::string out = readFile("hit.output");
+  EXPECT_TRUE(out.ends_with(outAsLogged())) << out;
+  RunResult config = run(binPath("linkd") + " config");
+  EXPECT_NE(config.out.find("log_format = json"), std::string::npos)
+      << describe(config);
 }
 
 } // namespace

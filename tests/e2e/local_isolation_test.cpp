@@ -8,7 +8,15 @@
 #include "harness.h"
 
 #include <pwd.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 namespace linkd::e2e {
 namespace {
@@ -32,14 +40,14 @@ protected:
     ASSERT_TRUE(haveTool(useradd));
     ASSERT_TRUE(exitedZero(
         run(std::string("flock /tmp/linkd-e2e-useradd.lock sh -c 'id -u ") +
-            kUser + " >/dev/null 2>&1 || useradd -m " + kUser + "'")));
-    passwd *pw = getpwnam(kUser);
+            user + " >/dev/null 2>&1 || useradd -m " + user + "'")));
+    passwd *pw = getpwnam(user.c_str());
     ASSERT_NE(pw, nullptr);
     uid = pw->pw_uid;
     home = pw->pw_dir;
     // The other user works in a directory of its own inside the test's.
-    ASSERT_TRUE(exitedZero(run("chmod 711 . && mkdir -p other && chown " +
-                               std::string(kUser) + " other")));
+    ASSERT_TRUE(exitedZero(
+        run("chmod 711 . && mkdir -p other && chown " + user + " other")));
     // The binaries where the other user can run them: the build tree may sit
     // under a directory only root can enter (a CI clone in a mktemp dir).
     ASSERT_TRUE(exitedZero(run(
@@ -72,6 +80,7 @@ protected:
   }
   // `name` from the copy the other user can run (SetUp).
   std::string otherBin(const std::string &name) { return path("bin/" + name); }
+  std::string user = kUser; // another for a test that limits its processes
   uid_t uid = 0;
   std::string home;
 };
@@ -156,6 +165,94 @@ TEST_F(LocalIsolationTest, ACacheDirectoryOthersCanWriteIsNotUsed) {
             1u);
   EXPECT_NE(run(binPath("linkd") + " stats --json").exitCode, 0);
   EXPECT_EQ(run("ls -A shared").out, "");
+}
+
+// Tasks (threads) of `uid` now, from /proc: what RLIMIT_NPROC counts.
+long tasksOf(uid_t uid) {
+  long n = 0;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream in(e.path() / "status");
+    long threads = 0;
+    bool theirs = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("Uid:"))
+        theirs = std::stol(line.substr(4)) == static_cast<long>(uid);
+      else if (line.starts_with("Threads:"))
+        threads = std::stol(line.substr(8));
+    }
+    if (theirs)
+      n += threads;
+  }
+  return n;
+}
+
+// A connection flood from the daemon's own user at its process limit
+// (`ulimit -u`, RLIMIT_NPROC) on both doors, the socket and <socket>.blob:
+// connections that get no thread are turned away, the daemon lives and
+// serves the next link. (The blob socket's std::thread threw, and the daemon
+// died.) A user of its own, so that no other test's processes count.
+class FloodAtTheProcessLimit : public LocalIsolationTest {
+protected:
+  FloodAtTheProcessLimit() { user = "linkd-e2e-flood"; }
+};
+
+TEST_F(FloodAtTheProcessLimit, BothSocketsTurnAwayWhatGetsNoThread) {
+  std::string sock = path("other/run/linkd.sock");
+  std::string env =
+      "LINKD_SOCKET=" + sock + " LINKD_STATE_DIR=" + path("other/state") +
+      " LINKD_CACHE_DIR=" + path("other/cache") + " LINKD_CONFIG=/dev/null";
+  ASSERT_TRUE(exitedZero(asOther(otherBin("ld.linkd") + " p.o -o first", env)));
+  std::string log = path("other/state/linkd.log");
+  long pid = std::atol(readFile(sock + ".daemon.lock").c_str());
+  ASSERT_GT(pid, 0);
+  atTeardown([this, env, pid] {
+    asOther(otherBin("linkd") + " stop", env);
+    if (processAlive(static_cast<pid_t>(pid)))
+      kill(static_cast<pid_t>(pid), SIGKILL);
+  });
+  ASSERT_TRUE(exitedZero(run("test -S " + sock + ".blob")));
+  // Room for 40 more threads of this user, then 200 connections to each.
+  rlimit cap{static_cast<rlim_t>(tasksOf(uid) + 40),
+             static_cast<rlim_t>(tasksOf(uid) + 40)};
+  ASSERT_EQ(prlimit(static_cast<pid_t>(pid), RLIMIT_NPROC, &cap, nullptr), 0)
+      << std::strerror(errno);
+  writeFile("other/flood.py", R"(import socket, sys, time
+held = []
+for p in sys.argv[1:]:
+    for _ in range(200):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(p)
+        held.append(s)
+time.sleep(2)
+for s in held:
+    s.close()
+print(len(held))
+)");
+  RunResult flood =
+      asOther("python3 flood.py " + sock + " " + sock + ".blob", env);
+  rlimit open{RLIM_INFINITY, RLIM_INFINITY};
+  prlimit(static_cast<pid_t>(pid), RLIMIT_NPROC, &open, nullptr);
+  EXPECT_TRUE(exitedZero(flood)) << describe(flood);
+  ASSERT_TRUE(processAlive(static_cast<pid_t>(pid)))
+      << "the daemon died in the flood\n"
+      << readFile(log);
+  std::string text = readFile(log);
+  EXPECT_NE(text.find("kernel socket: no thread for a connection"),
+            std::string::npos)
+      << text;
+  // The flood's threads go, and the daemon serves a link again.
+  std::this_thread::sleep_for(1s);
+  RunResult after = asOther(otherBin("ld.linkd") + " p.o -o after", env);
+  ASSERT_TRUE(exitedZero(after)) << describe(after);
+  EXPECT_EQ(run("./other/after").exitCode, 3);
+  EXPECT_EQ(std::atol(readFile(sock + ".daemon.lock").c_str()), pid);
+  size_t links = 0;
+  std::istringstream in(readFile(log));
+  for (std::string line; std::getline(in, line);)
+    links += line.find("link id=") != std::string::npos;
+  EXPECT_EQ(links, 2u) << readFile(log);
 }
 
 } // namespace

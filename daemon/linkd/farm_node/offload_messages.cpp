@@ -3,6 +3,7 @@
 #include "daemon/linkd/farm_node/offload_messages.h"
 
 #include "daemon/linkd/farm_node/offload_request.h"
+#include "daemon/linkd/service/log_format.h"
 
 #include <spdlog/spdlog.h>
 
@@ -193,7 +194,7 @@ std::optional<std::string> OffloadMessages::tryAnswer() {
       v1::OffloadDown m;
       m.mutable_need_paths()->add_paths(a.needPath);
       ++trips;
-      spdlog::debug("farm link id={} needs path {}", id, a.needPath);
+      spdlog::debug("farm link id={} needs path {}", id, logText(a.needPath));
       toClient(m);
       return std::nullopt;
     }

@@ -35,10 +35,12 @@ bool peerIsUs(int fd) {
 } // namespace
 
 BlobListener::BlobListener(BlobListenerConfig c, ZygoteClient &zygote,
-                           LocalStore *store, CacheStats *stats)
+                           LocalStore *store, CacheStats *stats,
+                           Connections &admitted)
     : config(std::move(c)), zygote(zygote),
       blobs(config.blobDir + "/blobs", config.maxBlobBytes), cache(store),
-      stats(stats), slots(config.jobs), lastEndNs(nowNs()) {}
+      stats(stats), slots(config.jobs), admitted(admitted), lastEndNs(nowNs()) {
+}
 
 BlobListener::~BlobListener() { stop(); }
 
@@ -72,13 +74,18 @@ std::string BlobListener::start() {
   return {};
 }
 
-void BlobListener::stop() {
-  if (listenFd < 0)
+void BlobListener::stopAccepting() {
+  if (listenFd < 0 || stopping.exchange(true))
     return;
-  stopping = true;
   ::shutdown(listenFd, SHUT_RDWR);
   if (acceptor.joinable())
     acceptor.join();
+}
+
+void BlobListener::stop() {
+  if (listenFd < 0)
+    return;
+  stopAccepting();
   close(listenFd);
   listenFd = -1;
   unlink(config.socketPath.c_str());
@@ -109,21 +116,47 @@ void BlobListener::acceptLoop() {
       continue;
     }
     ++connections;
-    std::thread([this, c] {
+    auto started = admitted.serve("kernel socket", c, [this, c] {
       serveConnection(c);
+      admitted.disown(c);
       close(c);
       lastEndNs = nowNs();
       --connections;
-    }).detach();
+    });
+    if (started != Connections::Start::Started) {
+      --connections;
+      kernel::writeFrame(c, {kernel::encodeError(
+                                started == Connections::Start::Full
+                                    ? "the daemon has too many connections open"
+                                    : "the daemon has no thread for it")});
+      close(c);
+    }
   }
+}
+
+// The wait for a connection's next request, up to the idle limit, in short
+// steps: a stopping daemon lets its idle connections go at once.
+bool BlobListener::awaitRequest(int fd) const {
+  auto deadline = std::chrono::steady_clock::now() + kConnectionIdleLimit;
+  while (!stopping) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return false;
+    if (kernel::waitReadable(
+            fd, std::min(deadline, now + std::chrono::milliseconds(100))))
+      return true;
+  }
+  return false;
 }
 
 void BlobListener::serveConnection(int fd) {
   BlobLinkContext ctx{zygote, blobs,  cache,      stats, slots, config,
                       nextId, active, peakActive, hits,  misses};
   std::string payload;
-  // A client that sends nothing for 10 minutes gives its thread back.
-  while (!stopping && kernel::readFrame(fd, payload, 600000)) {
+  // A client that sends no request within the idle limit gives its thread
+  // back; a request's frame gets as long again to arrive.
+  while (awaitRequest(fd) &&
+         kernel::readFrame(fd, payload, kConnectionIdleLimit.count())) {
     auto type = static_cast<uint8_t>(payload[0]);
     std::string_view body = std::string_view(payload).substr(1);
     if (type == kernel::MsgHealth) {

@@ -5,10 +5,12 @@
 // speaks kernel_wire.h. A thread per connection runs one request at a time:
 // a health check, or a blob link (blob_link.h). The library opens one
 // connection per call, so N calling threads are N concurrent links, bounded
-// by the daemon's job slots.
+// by the daemon's job slots. Connections are admitted under the daemon's one
+// cap and idle limit (connection_limits.h), shared with its other listeners.
 #pragma once
 
 #include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/service/connection_limits.h"
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/kernel_cache.h"
 #include "daemon/linkd/service/zygote_client.h"
@@ -52,12 +54,14 @@ struct BlobLinkContext {
 class BlobListener {
 public:
   BlobListener(BlobListenerConfig config, ZygoteClient &zygote,
-               LocalStore *store, CacheStats *stats);
+               LocalStore *store, CacheStats *stats, Connections &admitted);
   ~BlobListener();
   // Binds and starts accepting; "" or why not (the daemon then serves gRPC
   // only, and liblinkd links in child processes).
   std::string start();
-  // Stops accepting and waits up to 30 s for running links.
+  // Stops accepting; connections waiting for a request go at once.
+  void stopAccepting();
+  // stopAccepting, then waits up to 30 s for running links.
   void stop();
   uint64_t activeLinks() const { return active.load(); }
   // Seconds since the last request ended (0 while one runs).
@@ -73,6 +77,7 @@ public:
 private:
   void acceptLoop();
   void serveConnection(int fd);
+  bool awaitRequest(int fd) const;
 
   BlobListenerConfig config;
   ZygoteClient &zygote;
@@ -80,6 +85,7 @@ private:
   KernelCache cache;
   CacheStats *stats;
   JobSlots slots;
+  Connections &admitted;
   int listenFd = -1;
   std::thread acceptor;
   std::atomic<bool> stopping{false};

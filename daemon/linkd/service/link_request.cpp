@@ -17,6 +17,7 @@
 #include "child/child_report.h"
 #include "child/ordered_output.h"
 #include "daemon/linkd/service/background_work.h"
+#include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
@@ -351,13 +352,13 @@ void traceAccesses(const RequestLog &rl, uint64_t linkId,
   if (!rl.on(trace))
     return;
   for (const auto &p : log.read)
-    rl.log(trace, "link id={} read {}", linkId, p);
+    rl.log(trace, "link id={} read {}", linkId, logText(p));
   for (const auto &p : log.existing)
-    rl.log(trace, "link id={} exists {}", linkId, p);
+    rl.log(trace, "link id={} exists {}", linkId, logText(p));
   for (const auto &p : log.missing)
-    rl.log(trace, "link id={} missing {}", linkId, p);
+    rl.log(trace, "link id={} missing {}", linkId, logText(p));
   for (const auto &p : log.outputs)
-    rl.log(trace, "link id={} wrote {}", linkId, p);
+    rl.log(trace, "link id={} wrote {}", linkId, logText(p));
 }
 
 } // namespace
@@ -579,10 +580,10 @@ bool LinkService::serveHit(Request &r,
             r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
             done->wall_micros() / 1000.0, lookupMicros, result->outputs_size(),
             bytes, analysis.key.hex().substr(0, 16),
-            result->outputs().empty()
-                ? std::string("-")
-                : analysis.paths.toLocal(result->outputs(0).path()),
-            r.req.cwd());
+            logText(result->outputs().empty()
+                        ? std::string("-")
+                        : analysis.paths.toLocal(result->outputs(0).path())),
+            logText(r.req.cwd()));
   out.write(reply);
   // The client has its answer. Outputs that came from a remote tier are
   // copied into the local store; spare copies (for the next local hit) only
@@ -772,17 +773,14 @@ std::string LinkService::cacheReason(const Request &r) const {
 void LinkService::logOutcome(const Request &r, const LinkRun &run) {
   const v1::LinkDone &done = run.reply.done();
   std::string reason = cacheReason(r);
-  for (char &c : reason)
-    if (c == '"' || c == '\n')
-      c = '\'';
   r.log.log(spdlog::level::info,
             "link id={} flavor={} pid={} {} cache={}{} wall_ms={:.1f} "
             "queue_ms={:.1f} rss_kib={} cwd={} argc={}{}",
             r.linkId, flavorName(r.inv.flavor), run.pid, run.outcome,
             cacheWord(r.cacheResult),
-            reason.empty() ? "" : " reason=\"" + reason + "\"",
+            reason.empty() ? "" : " reason=" + quoteLogValue(reason, true),
             done.wall_micros() / 1000.0, run.queueMicros / 1000.0,
-            run.exit.maxRssKib, r.req.cwd(), r.req.argv_size(),
+            run.exit.maxRssKib, logText(r.req.cwd()), r.req.argv_size(),
             phasesForLog(done));
 }
 
@@ -849,7 +847,7 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
          outputs.size(), r.nameCheckMicros, r.nameCheckCpuMicros,
          r.requiredNames,
          r.requiredWhy.empty() ? "" : " (" + r.requiredWhy + ")",
-         r.stored ? "" : " reason=\"" + r.notStoredReason + "\"");
+         r.stored ? "" : " reason=" + quoteLogValue(r.notStoredReason, true));
 }
 
 namespace {
@@ -1038,8 +1036,8 @@ bool LinkService::offloadToFarm(const Request &rq,
                "remote_ms={:.1f} cwd={} argc={}",
                linkId, flavorName(static_cast<Flavor>(req.flavor())),
                farm->target(), r.exitCode, v1::CacheResult_Name(cacheResult),
-               done->wall_micros() / 1000.0, r.wallMicros / 1000.0, req.cwd(),
-               req.argv_size());
+               done->wall_micros() / 1000.0, r.wallMicros / 1000.0,
+               logText(req.cwd()), req.argv_size());
   if (clientStayed)
     out.write(reply);
   if (storeIt) {

@@ -20,7 +20,8 @@ namespace {
 
 // A client sends its request right after connecting; one that sends nothing
 // for this long gives the thread back.
-constexpr uint32_t kRequestWaitMs = 30000;
+constexpr auto kRequestWaitMs =
+    static_cast<uint32_t>(kConnectionIdleLimit.count());
 
 class FramedReplyStream final : public ReplyStream {
 public:
@@ -92,42 +93,6 @@ void serveLocalLink(LinkService &service, int fd) {
 void turnAway(int fd, std::string_view why) {
   wire::sendError(fd, why); // a small frame on a fresh socket: it fits
   close(fd);
-}
-
-bool Connections::admit(int fd) {
-  std::lock_guard lock(mu);
-  if (count >= cap)
-    return false;
-  ++count;
-  owned.insert(fd);
-  return true;
-}
-
-void Connections::disown(int fd) {
-  std::lock_guard lock(mu);
-  owned.erase(fd);
-}
-
-void Connections::leave() {
-  // Notified under the lock: the waiter in hangUpAll may destroy this as
-  // soon as it sees the count reach 0.
-  std::lock_guard lock(mu);
-  --count;
-  left.notify_all();
-}
-
-size_t Connections::open() const {
-  std::lock_guard lock(mu);
-  return count;
-}
-
-bool Connections::hangUpAll(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu);
-  // Under the lock, so no descriptor here was closed (and its number reused)
-  // since: disown() comes first.
-  for (int fd : owned)
-    shutdown(fd, SHUT_RDWR);
-  return left.wait_for(lock, timeout, [this] { return count == 0; });
 }
 
 } // namespace linkd

@@ -89,6 +89,10 @@ std::string ZygoteClient::startLocked() {
         fcntl(3, F_SETFD, 0);
       else
         dup2(child, 3); // dup2 clears FD_CLOEXEC on the new descriptor
+      // The zygote gets stdio and its control socket, nothing else: a
+      // descriptor some library left without FD_CLOEXEC would otherwise live
+      // in it and every link child (async-signal-safe: a system call).
+      close_range(4, ~0U, 0);
       execve(lldExe.c_str(), const_cast<char *const *>(argv), envp.data());
       _exit(127);
     }
