@@ -52,6 +52,17 @@ unsigned inTestVerbosity() {
   return v;
 }
 
+// Where stock's main returns, and the exit flushes llvm::outs(). lldMain has
+// destroyed LLD's context by then, so lld::exitLld would not flush it (it
+// flushes only while a context exists) before its _exit: the last buffered
+// stdout (--help's "supported targets", --print-memory-usage's table) would
+// be lost. The streams are flushed here, as that exit does.
+[[noreturn]] void exitAsStockReturns(int rc, llvm::raw_ostream &err) {
+  llvm::outs().flush();
+  err.flush();
+  _exit(rc);
+}
+
 // The stock `lld` executable's main (lld/tools/lld/lld.cpp, LLVM 19), after
 // InitLLVM: the forced crash, then either the fast path or LLD_IN_TEST's
 // repeated runs with output only from the last.
@@ -72,16 +83,6 @@ unsigned inTestVerbosity() {
   }
   std::optional<int> mainRet;
   llvm::CrashRecoveryContext::Enable();
-  // Stock main returns from here, and the exit flushes llvm::outs(). lldMain
-  // has destroyed LLD's context by then, so exitLld would not flush it (it
-  // flushes only while a context exists) before its _exit: the last
-  // buffered stdout (--help's "supported targets", --print-memory-usage's
-  // table) would be lost. The streams are flushed here, as that exit does.
-  auto exitAsStockReturns = [&err](int rc) {
-    llvm::outs().flush();
-    err.flush();
-    _exit(rc);
-  };
   for (unsigned i = inTestVerbosity(); i > 0; --i) {
     lld::inTestOutputDisabled = (i != 1);
     lld::Result r = lld::lldMain(args, llvm::outs(), err, LLD_ALL_DRIVERS);
@@ -90,9 +91,9 @@ unsigned inTestVerbosity() {
     if (!mainRet)
       mainRet = r.retCode;
     else if (r.retCode != *mainRet)
-      exitAsStockReturns(r.retCode);
+      exitAsStockReturns(r.retCode, err);
   }
-  exitAsStockReturns(*mainRet);
+  exitAsStockReturns(*mainRet, err);
 }
 
 } // namespace
