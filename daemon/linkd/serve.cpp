@@ -17,6 +17,7 @@
 
 #include <absl/synchronization/mutex.h>
 #include <fcntl.h>
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 #include <signal.h>
@@ -39,6 +40,14 @@
 namespace linkd {
 namespace {
 
+// Protobuf's complaints (a client's request with a string that is not
+// UTF-8) go to the log as records, not raw to stderr: an autostarted
+// daemon's stderr is the log file, and a raw line there is no JSON.
+void protobufToLog(google::protobuf::LogLevel, const char *, int,
+                   const std::string &message) {
+  spdlog::warn("protobuf: {}", message);
+}
+
 void setUpLogging(const RuntimePaths &paths, const std::string &level,
                   const std::string &format) {
   std::string lvl = level;
@@ -56,6 +65,7 @@ void setUpLogging(const RuntimePaths &paths, const std::string &level,
   if (!logger)
     logger = spdlog::default_logger();
   logger->set_formatter(makeLogFormatter(format)); // service/log_format.h
+  google::protobuf::SetLogHandler(protobufToLog);
   logger->set_level(spdlog::level::from_str(lvl));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
