@@ -396,8 +396,8 @@ TEST_F(HostileInputTest, HostileFramesOnTheLocalSocketLeaveTheDaemonServing) {
       {"LKD1\xff\xff\xff\x7fQ", false},   // 2 GiB announced
       {"LKD1\x01\x00\x00\x04Q", false},   // 64 MiB + 1: over the cap
       {frame("Q\xff\xff\xff\xff"), true}, // not a LinkRequest
-      {frame("Q"), true},                 // an empty request: no argv
-      {frame("X"), true},                 // not a request frame
+      {frame("Q"), true},                   // an empty request: no argv
+      {frame("X"), true},                   // not a request frame
   };
   for (const Case &c : cases) {
     int fd = connectRaw(socketPath);
@@ -407,8 +407,7 @@ TEST_F(HostileInputTest, HostileFramesOnTheLocalSocketLeaveTheDaemonServing) {
     std::string got = readToEnd(fd);
     close(fd);
     if (c.errorFrame) {
-      ASSERT_GE(got.size(), 5u)
-          << "no answer to " << c.bytes.size() << " bytes";
+      ASSERT_GE(got.size(), 5u) << "no answer to " << c.bytes.size() << " bytes";
       EXPECT_EQ(got[4], 'e') << got;
     }
   }

@@ -52,11 +52,8 @@ protected:
     // under a directory only root can enter (a CI clone in a mktemp dir).
     ASSERT_TRUE(exitedZero(run(
         "mkdir -p bin && chmod 755 bin && for b in ld.linkd linkd linkd-lld "
-        "farm_peer; do ln -f " +
-        binPath("") +
-        "/$b bin/$b 2>/dev/null || "
-        "cp -p " +
-        binPath("") + "/$b bin/$b; done")));
+        "farm_peer; do ln -f " + binPath("") + "/$b bin/$b 2>/dev/null || "
+        "cp -p " + binPath("") + "/$b bin/$b; done")));
     writeFile("p.c", kExit3);
     ASSERT_TRUE(exitedZero(run("clang-19 -c p.c -o other/p.o && chmod 644 "
                                "other/p.o")));
