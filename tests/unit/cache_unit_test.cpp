@@ -1102,7 +1102,7 @@ TEST(CacheStatsText, NotStoredReasonsByKindAndOnlySectionsInUse) {
 
 TEST(ConfigSettings, EveryKeyListedWithItsSource) {
   Config c;
-  EXPECT_EQ(listSettings(c).size(), 26u);
+  EXPECT_EQ(listSettings(c).size(), 27u);
   auto s = settingFromVariable("LINKD_MAX_SIZE", "3072M");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->key, "max_size");
@@ -1110,6 +1110,11 @@ TEST(ConfigSettings, EveryKeyListedWithItsSource) {
   EXPECT_EQ(s->source, "LINKD_MAX_SIZE");
   EXPECT_FALSE(settingFromVariable("LINKD_MAX_SIZE", "10X").has_value());
   EXPECT_FALSE(settingFromVariable("LINKD_NOPE", "1").has_value());
+  auto format = settingFromVariable("LINKD_LOG_FORMAT", "json");
+  ASSERT_TRUE(format.has_value());
+  EXPECT_EQ(format->key, "log_format");
+  EXPECT_EQ(format->value, "json");
+  EXPECT_FALSE(settingFromVariable("LINKD_LOG_FORMAT", "xml").has_value());
 }
 
 } // namespace
