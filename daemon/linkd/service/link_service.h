@@ -16,6 +16,7 @@
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
+#include "metrics/histogram.h"
 
 #include <atomic>
 #include <chrono>
@@ -72,6 +73,8 @@ public:
   grpc::Status CacheControl(grpc::ServerContext *ctx,
                             const v1::CacheControlRequest *req,
                             v1::CacheControlReply *reply) override;
+  grpc::Status Metrics(grpc::ServerContext *ctx, const v1::MetricsRequest *req,
+                       v1::MetricsReply *reply) override;
 
   // Link and Rewrite, from gRPC or from the thin client's framed connection
   // (local_link.h): checks the request, counts it, runs it.
@@ -81,6 +84,21 @@ public:
   // Seconds since the last request finished, or 0 while links are running.
   uint64_t idleSeconds() const;
   unsigned activeLinks() const { return active.load(); }
+
+  // What the metrics read (daemon/linkd/metrics/daemon_metrics.h): how long
+  // links took (from a job slot to the answer; on the farm, the offload)
+  // and cache lookups, the job slots and their queue.
+  struct Timings {
+    LatencyHistogram localLinks, farmLinks, lookups;
+  };
+  const Timings &timings() const { return timing; }
+  unsigned jobs() const { return config.jobs; }
+  unsigned queuedLinks() const { return slots.waiting(); }
+  unsigned freeSlots() const { return slots.freeSlots(); }
+  // The Metrics call's text; set before the server starts.
+  void setMetricsRenderer(std::function<std::string()> r) {
+    renderMetrics = std::move(r);
+  }
 
 private:
   // One request's path (link_request.cpp): the state between its steps.
@@ -129,6 +147,8 @@ private:
   std::function<void()> requestShutdown;
   FarmClient *farm;
   JobSlots slots;
+  Timings timing;
+  std::function<std::string()> renderMetrics;
   StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;
