@@ -192,8 +192,9 @@ int printMetrics() {
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
     v1::MetricsReply reply;
-    grpc::Status st =
-        connect(paths)->Metrics(&ctx, v1::MetricsRequest(), &reply);
+    auto stub = v1::LinkdMetrics::NewStub(grpc::CreateChannel(
+        "unix:" + paths.socketPath, grpc::InsecureChannelCredentials()));
+    grpc::Status st = stub->Metrics(&ctx, v1::MetricsRequest(), &reply);
     if (!st.ok()) {
       std::fprintf(stderr, "linkd: metrics failed: %s\n",
                    st.error_message().c_str());

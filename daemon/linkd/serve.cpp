@@ -398,6 +398,7 @@ struct Daemon {
   FarmNode node;
   ShutdownSignal shutdown;
   std::unique_ptr<LinkService> service;
+  std::unique_ptr<MetricsService> metricsService; // `linkd metrics`
   std::unique_ptr<BlobListener> kernels; // liblinkd's socket
   // Made in startServer: gRPC starts threads when its first object is made,
   // and none may exist before the zygote is exec'd and the stop signals are
@@ -672,7 +673,7 @@ int startServer(Daemon &d) {
   d.service = std::make_unique<LinkService>(
       d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
       d.parts.cache ? d.farmClient.get() : nullptr);
-  d.service->setMetricsRenderer(
+  d.metricsService = std::make_unique<MetricsService>(
       [&d] { return renderMetrics(metricsSources(d)); }); // `linkd metrics`
   grpc::ServerBuilder &builder = d.builder.emplace();
   d.listener = d.activated;
@@ -689,6 +690,7 @@ int startServer(Daemon &d) {
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
       grpc::InsecureServerCredentials());
   builder.RegisterService(d.service.get());
+  builder.RegisterService(d.metricsService.get());
   if (d.node.service) {
     if (std::string err = d.node.addPort(builder, d.options, &d.farmPort);
         !err.empty()) {

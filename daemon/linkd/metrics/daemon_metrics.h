@@ -10,9 +10,13 @@
 // the gauges and histograms are the running daemon's. Any source may be
 // absent (no cache, no farm, not a node, no daemon at all for `linkd
 // metrics` reading the cache directory): its metrics are then left out.
+// `linkd metrics` asks a running daemon over its socket (MetricsService).
 #pragma once
 
+#include "linkd/v1/metrics.grpc.pb.h"
+
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace linkd {
@@ -37,5 +41,21 @@ struct MetricsSources {
 };
 
 std::string renderMetrics(const MetricsSources &s);
+
+// The Metrics call on the daemon's socket (`linkd metrics`): what `render`
+// gives, the text metrics_listen serves.
+class MetricsService final : public v1::LinkdMetrics::Service {
+public:
+  explicit MetricsService(std::function<std::string()> render)
+      : render(std::move(render)) {}
+  grpc::Status Metrics(grpc::ServerContext *, const v1::MetricsRequest *,
+                       v1::MetricsReply *reply) override {
+    reply->set_text(render());
+    return grpc::Status::OK;
+  }
+
+private:
+  std::function<std::string()> render;
+};
 
 } // namespace linkd

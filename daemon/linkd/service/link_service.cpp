@@ -110,15 +110,6 @@ grpc::Status LinkService::Stats(grpc::ServerContext *,
   return grpc::Status::OK;
 }
 
-grpc::Status LinkService::Metrics(grpc::ServerContext *,
-                                  const v1::MetricsRequest *,
-                                  v1::MetricsReply *reply) {
-  if (!renderMetrics)
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no metrics yet");
-  reply->set_text(renderMetrics());
-  return grpc::Status::OK;
-}
-
 grpc::Status LinkService::CacheControl(grpc::ServerContext *,
                                        const v1::CacheControlRequest *req,
                                        v1::CacheControlReply *reply) {

@@ -73,8 +73,6 @@ public:
   grpc::Status CacheControl(grpc::ServerContext *ctx,
                             const v1::CacheControlRequest *req,
                             v1::CacheControlReply *reply) override;
-  grpc::Status Metrics(grpc::ServerContext *ctx, const v1::MetricsRequest *req,
-                       v1::MetricsReply *reply) override;
 
   // Link and Rewrite, from gRPC or from the thin client's framed connection
   // (local_link.h): checks the request, counts it, runs it.
@@ -95,10 +93,6 @@ public:
   unsigned jobs() const { return config.jobs; }
   unsigned queuedLinks() const { return slots.waiting(); }
   unsigned freeSlots() const { return slots.freeSlots(); }
-  // The Metrics call's text; set before the server starts.
-  void setMetricsRenderer(std::function<std::string()> r) {
-    renderMetrics = std::move(r);
-  }
 
 private:
   // One request's path (link_request.cpp): the state between its steps.
@@ -148,7 +142,6 @@ private:
   FarmClient *farm;
   JobSlots slots;
   Timings timing;
-  std::function<std::string()> renderMetrics;
   StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;
