@@ -545,10 +545,10 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
 }
 
 FarmService::Counts FarmService::counts() const {
-  return {linksTotal.load(),       rejectedUnauthenticated.load(),
-          rejectedLimit.load(),    rejectedDraining.load(),
-          storeBytes.load(),       config.jobs,
-          active.load(),           slots.waiting(),
+  return {linksTotal.load(),    rejectedUnauthenticated.load(),
+          rejectedLimit.load(), rejectedDraining.load(),
+          storeBytes.load(),    config.jobs,
+          active.load(),        slots.waiting(),
           slots.freeSlots()};
 }
 

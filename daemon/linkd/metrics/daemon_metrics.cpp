@@ -52,7 +52,8 @@ void requests(PrometheusText &m, const CacheStats::Snapshot &s) {
 void store(PrometheusText &m, const CacheStats::Snapshot &s,
            const MetricsSources &src) {
   m.counter("linkd_results_stored_total",
-            "Link results written to the local store", d(s.get("results_stored")));
+            "Link results written to the local store",
+            d(s.get("results_stored")));
   const std::string notStored = "not_stored_reason.";
   std::map<std::string, uint64_t> folded;
   for (const auto &[k, n] : s.counters)
@@ -67,8 +68,7 @@ void store(PrometheusText &m, const CacheStats::Snapshot &s,
   m.counter("linkd_served_bytes_total",
             "Bytes of outputs served from the cache on hits",
             d(s.get("bytes_read")));
-  m.counter("linkd_time_saved_seconds_total",
-            "Link time the cache hits saved",
+  m.counter("linkd_time_saved_seconds_total", "Link time the cache hits saved",
             d(s.get("time_saved_micros")) / 1e6);
   m.counter("linkd_evictions_total", "Store entries evicted",
             d(s.get("evictions")));
@@ -95,32 +95,32 @@ void remote(PrometheusText &m, RemoteTiers *tiers) {
   struct Row {
     const char *name, *key, *help;
   };
-  for (Row r : {Row{"linkd_remote_hits_total", "remote_hits",
-                    "Remote tier lookups that found the entry"},
-                {"linkd_remote_misses_total", "remote_misses",
-                 "Remote tier lookups that did not"},
-                {"linkd_remote_errors_total", "remote_errors",
-                 "Remote tier requests that failed"},
-                {"linkd_remote_timeouts_total", "remote_timeouts",
-                 "Remote tier requests that timed out"},
-                {"linkd_remote_read_bytes_total", "remote_bytes_read",
-                 "Bytes read from remote tiers"},
-                {"linkd_remote_written_bytes_total", "remote_bytes_written",
-                 "Bytes written to remote tiers"},
-                {"linkd_remote_writes_total", "remote_writes",
-                 "Remote tier writes"},
-                {"linkd_remote_writes_dropped_total", "remote_writes_dropped",
-                 "Remote writes dropped (queue full)"},
-                {"linkd_remote_rejected_total", "remote_rejected",
-                 "Remote entries rejected (bad or missing signature)"},
-                {"linkd_remote_corrupt_total", "remote_corrupt",
-                 "Remote blobs whose content did not match their digest"},
-                {"linkd_remote_breaker_trips_total", "remote_breaker_trips",
-                 "Times a remote tier's circuit breaker opened"},
-                {"linkd_remote_skipped_total", "remote_skipped_breaker_open",
-                 "Remote requests skipped while a breaker was open"},
-                {"linkd_remote_backfills_total", "remote_backfills",
-                 "Remote entries copied into the local store"}})
+  for (Row r :
+       {Row{"linkd_remote_hits_total", "remote_hits",
+            "Remote tier lookups that found the entry"},
+        {"linkd_remote_misses_total", "remote_misses",
+         "Remote tier lookups that did not"},
+        {"linkd_remote_errors_total", "remote_errors",
+         "Remote tier requests that failed"},
+        {"linkd_remote_timeouts_total", "remote_timeouts",
+         "Remote tier requests that timed out"},
+        {"linkd_remote_read_bytes_total", "remote_bytes_read",
+         "Bytes read from remote tiers"},
+        {"linkd_remote_written_bytes_total", "remote_bytes_written",
+         "Bytes written to remote tiers"},
+        {"linkd_remote_writes_total", "remote_writes", "Remote tier writes"},
+        {"linkd_remote_writes_dropped_total", "remote_writes_dropped",
+         "Remote writes dropped (queue full)"},
+        {"linkd_remote_rejected_total", "remote_rejected",
+         "Remote entries rejected (bad or missing signature)"},
+        {"linkd_remote_corrupt_total", "remote_corrupt",
+         "Remote blobs whose content did not match their digest"},
+        {"linkd_remote_breaker_trips_total", "remote_breaker_trips",
+         "Times a remote tier's circuit breaker opened"},
+        {"linkd_remote_skipped_total", "remote_skipped_breaker_open",
+         "Remote requests skipped while a breaker was open"},
+        {"linkd_remote_backfills_total", "remote_backfills",
+         "Remote entries copied into the local store"}})
     m.counter(r.name, r.help, d(c[r.key]));
   if (tiers)
     for (const auto &[name, open] : tiers->breakers())
@@ -136,27 +136,26 @@ void farmClient(PrometheusText &m, FarmClient *farm) {
   struct Row {
     const char *name, *key, *help;
   };
-  for (Row r :
-       {Row{"linkd_farm_offloads_total", "farm_offloaded",
-            "Links offloaded to the farm"},
-        {"linkd_farm_fallbacks_total", "farm_fallbacks",
-         "Offloads that failed and were linked locally"},
-        {"linkd_farm_not_offloadable_total", "farm_not_offloadable",
-         "Links the farm sandbox could not run (linked locally)"},
-        {"linkd_farm_rejected_total", "farm_rejected",
-         "Farm answers refused (an output the link could not write)"},
-        {"linkd_farm_retries_total", "farm_retries",
-         "Offloads retried on another node"},
-        {"linkd_farm_upload_bytes_total", "farm_bytes_up",
-         "Bytes sent to farm nodes"},
-        {"linkd_farm_download_bytes_total", "farm_bytes_down",
-         "Bytes received from farm nodes"},
-        {"linkd_farm_blobs_uploaded_total", "farm_blobs_uploaded",
-         "Input blobs uploaded to farm nodes"},
-        {"linkd_farm_blobs_skipped_total", "farm_blobs_skipped",
-         "Input blobs the node already had"},
-        {"linkd_farm_round_trips_total", "farm_round_trips",
-         "Questions farm nodes asked"}})
+  for (Row r : {Row{"linkd_farm_offloads_total", "farm_offloaded",
+                    "Links offloaded to the farm"},
+                {"linkd_farm_fallbacks_total", "farm_fallbacks",
+                 "Offloads that failed and were linked locally"},
+                {"linkd_farm_not_offloadable_total", "farm_not_offloadable",
+                 "Links the farm sandbox could not run (linked locally)"},
+                {"linkd_farm_rejected_total", "farm_rejected",
+                 "Farm answers refused (an output the link could not write)"},
+                {"linkd_farm_retries_total", "farm_retries",
+                 "Offloads retried on another node"},
+                {"linkd_farm_upload_bytes_total", "farm_bytes_up",
+                 "Bytes sent to farm nodes"},
+                {"linkd_farm_download_bytes_total", "farm_bytes_down",
+                 "Bytes received from farm nodes"},
+                {"linkd_farm_blobs_uploaded_total", "farm_blobs_uploaded",
+                 "Input blobs uploaded to farm nodes"},
+                {"linkd_farm_blobs_skipped_total", "farm_blobs_skipped",
+                 "Input blobs the node already had"},
+                {"linkd_farm_round_trips_total", "farm_round_trips",
+                 "Questions farm nodes asked"}})
     m.counter(r.name, r.help, d(c[r.key]));
   m.counter("linkd_farm_remote_link_seconds_total",
             "Time offloaded links took on the nodes",
@@ -171,8 +170,7 @@ void service(PrometheusText &m, const LinkService &s) {
   m.gauge("linkd_queued_links", "Links waiting for a job slot",
           s.queuedLinks());
   m.gauge("linkd_idle_workers",
-          "Job slots free: a link arriving now starts at once",
-          s.freeSlots());
+          "Job slots free: a link arriving now starts at once", s.freeSlots());
   const char *help = "Links the daemon ran (from a job slot to the answer) "
                      "or offloaded (the whole offload)";
   m.histogram("linkd_link_duration_seconds", help,
@@ -198,13 +196,11 @@ void node(PrometheusText &m, const FarmService &n) {
             {{"reason", "token_limit"}});
   m.counter("linkd_node_rejected_total", help, d(c.rejectedDraining),
             {{"reason", "draining"}});
-  m.gauge("linkd_node_jobs", "Offloaded links that may run at once",
-          c.jobs);
+  m.gauge("linkd_node_jobs", "Offloaded links that may run at once", c.jobs);
   m.gauge("linkd_node_active_links", "Offloaded links in progress", c.active);
   m.gauge("linkd_node_queued_links", "Offloaded links waiting for a job slot",
           c.queued);
-  m.gauge("linkd_node_idle_workers", "The node's free job slots",
-          c.freeSlots);
+  m.gauge("linkd_node_idle_workers", "The node's free job slots", c.freeSlots);
   m.gauge("linkd_node_store_bytes", "Bytes in the node's input blob store",
           d(c.storeBytes));
   m.histogram("linkd_node_link_duration_seconds",

@@ -65,8 +65,7 @@ void sendAll(int fd, const std::string &data) {
 
 std::string response(const char *status, const std::string &type,
                      const std::string &body, bool withBody) {
-  return std::string("HTTP/1.1 ") + status +
-         "\r\nContent-Type: " + type +
+  return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type +
          "\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\nConnection: close\r\n\r\n" + (withBody ? body : "");
 }
@@ -217,8 +216,8 @@ void MetricsListener::serve(int fd) {
   std::string line = head.substr(0, head.find_first_of("\r\n"));
   size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 + 1);
   if (sp1 == std::string::npos || sp2 == std::string::npos) {
-    sendAll(fd, response("400 Bad Request", "text/plain", "bad request\n",
-                         true));
+    sendAll(fd,
+            response("400 Bad Request", "text/plain", "bad request\n", true));
     return;
   }
   std::string method = line.substr(0, sp1);
