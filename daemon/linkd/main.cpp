@@ -80,9 +80,8 @@ std::vector<std::string> splitList(const std::string &csv) {
   size_t pos = 0;
   while (pos <= csv.size()) {
     size_t comma = csv.find(',', pos);
-    std::string item = csv.substr(pos, comma == std::string::npos
-                                           ? std::string::npos
-                                           : comma - pos);
+    std::string item = csv.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (!item.empty())
       out.push_back(item);
     if (comma == std::string::npos)

@@ -74,8 +74,8 @@ struct Config {
   bool farmInsecure = false;
   uint64_t farmTimeoutMs = 600000;
   uint64_t farmConnectTimeoutMs = 2000;
-  std::string metricsListen;              // empty: no metrics endpoint
-  std::vector<std::string> metricsAllow;  // peers besides loopback
+  std::string metricsListen;             // empty: no metrics endpoint
+  std::vector<std::string> metricsAllow; // peers besides loopback
   uint64_t drainTimeoutSeconds = 30;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values

@@ -90,8 +90,7 @@ void PrometheusText::gauge(const std::string &name, const std::string &help,
   family(name, "gauge", help).samples.push_back(sample(name, labels, value));
 }
 
-void PrometheusText::histogram(const std::string &name,
-                               const std::string &help,
+void PrometheusText::histogram(const std::string &name, const std::string &help,
                                const LatencyHistogram::Snapshot &h,
                                const MetricLabels &labels) {
   Family &f = family(name, "histogram", help);
@@ -100,8 +99,8 @@ void PrometheusText::histogram(const std::string &name,
     with.emplace_back("le", i < LatencyHistogram::kBounds.size()
                                 ? formatValue(LatencyHistogram::kBounds[i])
                                 : "+Inf");
-    f.samples.push_back(sample(name + "_bucket", with,
-                               static_cast<double>(h.cumulative[i])));
+    f.samples.push_back(
+        sample(name + "_bucket", with, static_cast<double>(h.cumulative[i])));
   }
   f.samples.push_back(sample(name + "_sum", labels, h.sumSeconds));
   f.samples.push_back(

@@ -78,7 +78,8 @@ else:
 // Prometheus's instant query API: every series of `query` as
 // "name{label=value,...} value" lines (labels sorted; job and instance
 // left out).
-constexpr const char *kPromQueryPy = R"(import sys, json, urllib.request, urllib.parse
+constexpr const char *kPromQueryPy =
+    R"(import sys, json, urllib.request, urllib.parse
 url = 'http://%s/api/v1/query?%s' % (sys.argv[1], urllib.parse.urlencode({'query': sys.argv[2]}))
 for r in json.load(urllib.request.urlopen(url, timeout=10))['data']['result']:
     m = dict(r['metric'])
@@ -153,7 +154,8 @@ protected:
     for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid);
          ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(portAccepts(n.port)) << "farm node " << name << " did not start";
+    EXPECT_TRUE(portAccepts(n.port))
+        << "farm node " << name << " did not start";
     return n;
   }
 
@@ -178,8 +180,9 @@ protected:
   }
 
   std::string healthCheck(int port, const std::string &service) {
-    RunResult r = run(python.path + " health.py 127.0.0.1:" +
-                      std::to_string(port) + " check '" + service + "'");
+    RunResult r =
+        run(python.path + " health.py 127.0.0.1:" + std::to_string(port) +
+            " check '" + service + "'");
     std::string out = r.out;
     while (!out.empty() && out.back() == '\n')
       out.pop_back();
@@ -218,9 +221,8 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
   std::string farm = farmEnv(node);
   // A known workload: a miss offloaded to the node, a hit, an uncacheable
   // link, one with the cache off, an archive miss and hit.
-  ASSERT_TRUE(linkBoth(elfLinkers(),
-                       farm + "clang-19 --ld-path={ld} main.o lib.o -o p",
-                       {"p"}));
+  ASSERT_TRUE(linkBoth(
+      elfLinkers(), farm + "clang-19 --ld-path={ld} main.o lib.o -o p", {"p"}));
   EXPECT_EQ(run("./p").exitCode, 0);
   // The offloaded result is stored after the client has its answer.
   for (int i = 0; i < 500 && cacheStats()["results_stored"] < 1; ++i)
@@ -255,21 +257,19 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
 
   // Prometheus scrapes both, every second.
   int promPort = freePort();
-  writeFile("prom.yml",
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-            "scrape_configs:\n"
-            "  - job_name: linkd\n    static_configs:\n"
-            "      - targets: ['127.0.0.1:" +
-                std::to_string(daemonMetrics) +
-                "']\n"
-                "  - job_name: node\n    static_configs:\n"
-                "      - targets: ['127.0.0.1:" +
-                std::to_string(node.metricsPort) + "']\n");
-  Background prom =
-      start("exec prometheus --config.file=prom.yml "
-            "--storage.tsdb.path=prom-data --log.level=warn "
-            "--web.listen-address=127.0.0.1:" +
-            std::to_string(promPort));
+  writeFile("prom.yml", "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                        "scrape_configs:\n"
+                        "  - job_name: linkd\n    static_configs:\n"
+                        "      - targets: ['127.0.0.1:" +
+                            std::to_string(daemonMetrics) +
+                            "']\n"
+                            "  - job_name: node\n    static_configs:\n"
+                            "      - targets: ['127.0.0.1:" +
+                            std::to_string(node.metricsPort) + "']\n");
+  Background prom = start("exec prometheus --config.file=prom.yml "
+                          "--storage.tsdb.path=prom-data --log.level=warn "
+                          "--web.listen-address=127.0.0.1:" +
+                          std::to_string(promPort));
   atTeardown([this, prom] {
     kill(prom.pid, SIGTERM);
     wait(prom, 30s);
@@ -369,8 +369,8 @@ TEST_F(OperationsTest, MetricsRefusePeersOffLoopbackUnlessAllowed) {
   ASSERT_TRUE(exitedZero(run(binPath("linkd") + " stop")));
   writeFile("linkd.conf", "metrics_listen = 0.0.0.0:" + std::to_string(port) +
                               "\nmetrics_allow = " + outside + "/32\n");
-  ASSERT_TRUE(exitedZero(
-      run(binPath("ld.linkd") + " main.o lib.o -e main -o p")));
+  ASSERT_TRUE(
+      exitedZero(run(binPath("ld.linkd") + " main.o lib.o -e main -o p")));
   RunResult allowed = scrape(port, outside);
   EXPECT_NE(allowed.out.find("HTTP/1.1 200 OK"), std::string::npos)
       << allowed.out;
@@ -388,8 +388,8 @@ TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
   int port = freePort();
   writeFile("linkd.conf", "metrics_listen = " + std::to_string(port) + "\n");
   writeProgram();
-  ASSERT_TRUE(exitedZero(
-      run(binPath("ld.linkd") + " main.o lib.o -e main -o p")));
+  ASSERT_TRUE(
+      exitedZero(run(binPath("ld.linkd") + " main.o lib.o -e main -o p")));
   auto connectTo = [&] {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
@@ -418,21 +418,21 @@ TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 8s);
   EXPECT_NE(scrape(port).out.find("200 OK"), std::string::npos);
   // A request head over 8 KiB gets no answer.
-  RunResult big = run("curl -s -i --max-time 10 -H 'X-Big: " +
-                      std::string(9000, 'x') + "' http://127.0.0.1:" +
-                      std::to_string(port) + "/metrics");
+  RunResult big =
+      run("curl -s -i --max-time 10 -H 'X-Big: " + std::string(9000, 'x') +
+          "' http://127.0.0.1:" + std::to_string(port) + "/metrics");
   EXPECT_EQ(big.out.find("200 OK"), std::string::npos) << big.out;
   // Only GET /metrics.
   EXPECT_NE(run("curl -s -i http://127.0.0.1:" + std::to_string(port) + "/")
                 .out.find("404"),
             std::string::npos);
-  EXPECT_NE(run("curl -s -i -X POST http://127.0.0.1:" +
-                std::to_string(port) + "/metrics")
+  EXPECT_NE(run("curl -s -i -X POST http://127.0.0.1:" + std::to_string(port) +
+                "/metrics")
                 .out.find("405"),
             std::string::npos);
   // The daemon still links.
-  ASSERT_TRUE(exitedZero(
-      run(binPath("ld.linkd") + " main.o lib.o -e main -o p2")));
+  ASSERT_TRUE(
+      exitedZero(run(binPath("ld.linkd") + " main.o lib.o -e main -o p2")));
 }
 
 TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
@@ -444,8 +444,8 @@ TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
   ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
   constexpr int kDuring = 4, kAfter = 3;
   auto args = [](int i) {
-    return " big.o -Wl,--defsym=drain_round=" + std::to_string(i) +
-           " -o out" + std::to_string(i);
+    return " big.o -Wl,--defsym=drain_round=" + std::to_string(i) + " -o out" +
+           std::to_string(i);
   };
   for (int i = 0; i <= kDuring + kAfter; ++i)
     ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld" + args(i) + ".stock")));
@@ -488,7 +488,8 @@ TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
   bool drainingSeen = false;
   for (int i = 0; i < 400 && !drainingSeen; ++i) {
     auto m = metricsAt(node.metricsPort);
-    drainingSeen = m.count("linkd_node_serving{}") && m["linkd_node_serving{}"] == 0;
+    drainingSeen =
+        m.count("linkd_node_serving{}") && m["linkd_node_serving{}"] == 0;
     if (!drainingSeen)
       std::this_thread::sleep_for(5ms);
   }
@@ -497,8 +498,8 @@ TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
   // Links that arrive while it drains are refused and linked locally.
   std::vector<Background> after;
   for (int i = kDuring; i < kDuring + kAfter; ++i)
-    after.push_back(start(farm + "clang-19 --ld-path=" + binPath("ld.linkd") +
-                          args(i)));
+    after.push_back(
+        start(farm + "clang-19 --ld-path=" + binPath("ld.linkd") + args(i)));
   for (int i = 0; i < kDuring + kAfter; ++i) {
     RunResult r = wait(i < kDuring ? during[i] : after[i - kDuring]);
     EXPECT_TRUE(exitedZero(r)) << "link " << i;
@@ -533,8 +534,9 @@ TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
   EXPECT_GE(s["farm_fallbacks"], kAfter);
   RunResult clientLog = run("cat state/linkd.log");
   size_t drainedAway = 0;
-  for (const char *why : {"the node is draining (shutting down); linking locally",
-                          "cannot connect to the farm"})
+  for (const char *why :
+       {"the node is draining (shutting down); linking locally",
+        "cannot connect to the farm"})
     for (size_t at = 0; (at = clientLog.out.find(why, at)) != std::string::npos;
          ++at)
       ++drainedAway;

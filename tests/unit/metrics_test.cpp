@@ -31,9 +31,9 @@ TEST(PrometheusText, KeepsFamiliesTogetherAndEscapesLabels) {
 
 TEST(PrometheusText, HistogramsAreCumulativeWithInf) {
   LatencyHistogram h;
-  h.observeMicros(50);         // <= 0.0001
-  h.observeMicros(3000);       // <= 0.005
-  h.observeMicros(600000000);  // > 120 s
+  h.observeMicros(50);        // <= 0.0001
+  h.observeMicros(3000);      // <= 0.005
+  h.observeMicros(600000000); // > 120 s
   PrometheusText m;
   m.histogram("linkd_t_seconds", "T", h.snapshot(), {{"where", "local"}});
   std::string s = m.str();
@@ -93,8 +93,8 @@ TEST(PeerAllowList, LoopbackAlwaysOthersOnlyByEntry) {
   EXPECT_FALSE(none->allows(v6("::ffff:192.0.2.2")));
   EXPECT_FALSE(none->allows(v6("2001:db8::1")));
 
-  auto some = PeerAllowList::parse({"10.1.0.0/16", "192.0.2.2", "2001:db8::/32"},
-                                   &err);
+  auto some =
+      PeerAllowList::parse({"10.1.0.0/16", "192.0.2.2", "2001:db8::/32"}, &err);
   ASSERT_TRUE(some) << err;
   EXPECT_TRUE(some->allows(v4("10.1.200.3")));
   EXPECT_FALSE(some->allows(v4("10.2.0.1")));

@@ -7,23 +7,22 @@
 // the request's claimed size, take one of the client's link slots and one of
 // the node's job slots, ask the client for the blobs its prefetched facts
 // name that the node lacks (one round trip), fork a sandboxed link child, and
-// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking the client
-// for unknown paths and missing blobs as the link meets them. The linker's
-// stdout/stderr stream back as they come; when the child exits, every file it
-// wrote streams back, then OffloadDone with the status and the link's access
-// records (client paths), which the client's cache stores.
-// Limits answer RESOURCE_EXHAUSTED; a malformed request INVALID_ARGUMENT; a
-// bad client never costs more than its own link. A draining node (stopping:
-// SIGTERM, `linkd stop`) refuses new calls with UNAVAILABLE, which the
-// client takes as "link elsewhere" (another node, or locally), and lets the
-// links it has finish.
+// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking
+// the client for unknown paths and missing blobs as the link meets them. The
+// linker's stdout/stderr stream back as they come; when the child exits, every
+// file it wrote streams back, then OffloadDone with the status and the link's
+// access records (client paths), which the client's cache stores. Limits answer
+// RESOURCE_EXHAUSTED; a malformed request INVALID_ARGUMENT; a bad client never
+// costs more than its own link. A draining node (stopping: SIGTERM, `linkd
+// stop`) refuses new calls with UNAVAILABLE, which the client takes as "link
+// elsewhere" (another node, or locally), and lets the links it has finish.
 #pragma once
 
 #include "daemon/linkd/farm_node/blob_owners.h"
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_node/farm_tokens.h"
-#include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/farm_node/scratch_janitor.h"
+#include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/farm.grpc.pb.h"
 #include "metrics/histogram.h"
