@@ -7,6 +7,7 @@
 #include "config/daemon_lock.h"
 #include "config/env_flag.h"
 #include "config/runtime_paths.h"
+#include "daemon/linkd/metrics/daemon_metrics.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 #include "store/local_store.h"
 
@@ -181,6 +182,45 @@ int printStats(const StatsOptions &opts) {
   std::fputs(out.c_str(), stdout);
   if (opts.zero)
     c->stats->zero();
+  return 0;
+}
+
+int printMetrics() {
+  RuntimePaths paths = resolveRuntimePaths();
+  if (socketAnswers(paths.socketPath)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    v1::MetricsReply reply;
+    auto stub = v1::LinkdMetrics::NewStub(grpc::CreateChannel(
+        "unix:" + paths.socketPath, grpc::InsecureChannelCredentials()));
+    grpc::Status st = stub->Metrics(&ctx, v1::MetricsRequest(), &reply);
+    if (!st.ok()) {
+      std::fprintf(stderr, "linkd: metrics failed: %s\n",
+                   st.error_message().c_str());
+      return 2;
+    }
+    std::fputs(reply.text().c_str(), stdout);
+    return 0;
+  }
+  // No daemon: the counters it left, as `linkd stats` shows them (and, as
+  // there, a cache directory that does not exist is not made by looking).
+  Config settings = loadConfig();
+  MetricsSources src;
+  std::optional<LocalCache> c;
+  CacheStats none(settings.cacheDir + "/stats");
+  struct stat st;
+  if (stat(settings.cacheDir.c_str(), &st) == 0) {
+    c = openLocalCache();
+    if (!c)
+      return 2;
+    src.stats = c->stats.get();
+    src.store = c->store.get();
+    src.storeMaxBytes = c->settings.maxSize;
+  } else {
+    src.stats = &none;
+  }
+  std::fputs(renderMetrics(src).c_str(), stdout);
   return 0;
 }
 
@@ -374,12 +414,30 @@ int printStatus(bool json) {
   return 0;
 }
 
+namespace {
+
+// The running daemon's drain_timeout (asked before it is told to stop), or
+// this environment's.
+uint64_t drainTimeout(const RuntimePaths &paths) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::InfoReply info;
+  if (connect(paths)->Info(&ctx, v1::InfoRequest(), &info).ok())
+    for (const v1::Setting &s : info.settings())
+      if (s.key() == "drain_timeout")
+        return std::strtoull(s.value().c_str(), nullptr, 10);
+  return loadConfig().drainTimeoutSeconds;
+}
+
+} // namespace
+
 int stopDaemon() {
   RuntimePaths paths = resolveRuntimePaths();
   if (!socketAnswers(paths.socketPath)) {
     std::printf("linkd: no daemon is serving %s\n", paths.socketPath.c_str());
     return 0;
   }
+  uint64_t drain = drainTimeout(paths);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   v1::ShutdownReply reply;
@@ -394,15 +452,16 @@ int stopDaemon() {
     return 2;
   }
   // The daemon holds its lock until running links have finished and it is
-  // about to exit; wait for that (its own shutdown deadline is 30 s).
-  // Asked, not taken (config/daemon_lock.h): a daemon starting meanwhile
-  // must find it free.
-  for (int i = 0; i < 400; ++i) {
+  // about to exit; wait for that: its drain_timeout, and 10 s for cancelling
+  // what did not finish and for the rest of its shutdown. Asked, not taken
+  // (config/daemon_lock.h): a daemon starting meanwhile must find it free.
+  for (uint64_t i = 0; i < (drain + 10) * 10; ++i) {
     if (!daemonLockHeld(paths.daemonLock))
       return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::fprintf(stderr, "linkd: the daemon did not stop within 40 s\n");
+  std::fprintf(stderr, "linkd: the daemon did not stop within %llu s\n",
+               static_cast<unsigned long long>(drain + 10));
   return 2;
 }
 

@@ -23,6 +23,9 @@ int printStats(const StatsOptions &opts);
 // `linkd config`: the running daemon's settings and their sources, else
 // those a daemon started now would have; config-file mistakes on stderr.
 int printConfig(int argc, char **argv);
+// `linkd metrics`: the running daemon's Prometheus text, else the cache
+// directory's counters in the same form (no daemon gauges).
+int printMetrics();
 // `linkd cache clear|trim`.
 int cacheControl(const std::string &op);
 

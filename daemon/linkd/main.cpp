@@ -11,6 +11,7 @@
 #include "daemon/linkd/control.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/serve.h"
+#include "metrics/peer_allow.h"
 
 #include <unistd.h>
 
@@ -33,6 +34,8 @@ commands:
         [--tls-cert F --tls-key F [--client-ca F]] [--insecure]
         [--max-request-bytes N] [--max-links-per-token N] [--link-timeout S]
         [--stall-timeout S]
+      metrics (daemon or node): --metrics-listen [HOST:]PORT
+        [--metrics-allow CIDR,...]  Prometheus text at /metrics
   farm-health [--json]  load of the farm node(s) LINKD_FARM names
   status [--json]     show the running daemon's state
   stop                stop the daemon after running links finish
@@ -43,6 +46,8 @@ commands:
                       (the running daemon's, or those a daemon would start
                       with), then any mistakes in the config file
   cache clear|trim    empty the cache / evict to the size cap and tidy up
+  metrics             the daemon's Prometheus metrics, once (for
+                      node_exporter's textfile collector)
   link --flavor F [--argv0 NAME] -- ARGS...
         link once in this process with the embedded LLD (what clients do
         when no daemon can be reached); F is elf, coff, macho or wasm
@@ -60,13 +65,30 @@ commands:
 
 environment: LINKD_SOCKET, LINKD_CONFIG, LINKD_CACHE_DIR, LINKD_MAX_SIZE,
 LINKD_BASE_DIR, LINKD_JOBS, LINKD_IDLE_TIMEOUT, LINKD_LOG, LINKD_STATE_DIR,
-LINKD_FARM, LINKD_FARM_POLICY, LINKD_FARM_CA, LINKD_FARM_TOKEN_FILE
+LINKD_FARM, LINKD_FARM_POLICY, LINKD_FARM_CA, LINKD_FARM_TOKEN_FILE,
+LINKD_METRICS_LISTEN, LINKD_METRICS_ALLOW, LINKD_DRAIN_TIMEOUT
 (see docs/usage.md, docs/cache.md and docs/farm.md)
 )";
 
 int usageError(const std::string &msg) {
   std::fprintf(stderr, "linkd: %s\n%s", msg.c_str(), kUsage);
   return 2;
+}
+
+std::vector<std::string> splitList(const std::string &csv) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    size_t comma = csv.find(',', pos);
+    std::string item = csv.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty())
+      out.push_back(item);
+    if (comma == std::string::npos)
+      break;
+    pos = comma + 1;
+  }
+  return out;
 }
 
 bool parseUnsigned(const char *s, long long &out) {
@@ -116,7 +138,14 @@ int cmdServe(int argc, char **argv) {
       opts.linkTimeoutSeconds = static_cast<uint64_t>(n);
     else if (a == "--stall-timeout" && parseUnsigned(v, n) && n > 0)
       opts.stallTimeoutSeconds = static_cast<uint64_t>(n);
-    else
+    else if (a == "--metrics-listen")
+      opts.metricsListen = v;
+    else if (a == "--metrics-allow") {
+      std::string err;
+      opts.metricsAllow = splitList(v);
+      if (!linkd::PeerAllowList::parse(opts.metricsAllow, &err))
+        return usageError("--metrics-allow: " + err);
+    } else
       return usageError("bad serve option " + std::string(a) + " " + v);
   }
   return linkd::serve(opts);
@@ -195,6 +224,11 @@ int main(int argc, char **argv) {
   }
   if (cmd == "config")
     return linkd::printConfig(argc, argv);
+  if (cmd == "metrics") {
+    if (argc > 2)
+      return usageError("metrics takes no options");
+    return linkd::printMetrics();
+  }
   if (cmd == "version" || cmd == "--version" || cmd == "-V") {
     std::printf("linkd %s\n%s\n", LINKD_VERSION, lldVersion().c_str());
     return 0;

@@ -9,6 +9,8 @@
 #include "config/runtime_paths.h"
 #include "daemon/linkd/farm_client/farm_client.h"
 #include "daemon/linkd/farm_node/farm_service.h"
+#include "daemon/linkd/metrics/daemon_metrics.h"
+#include "daemon/linkd/metrics/metrics_listener.h"
 #include "daemon/linkd/service/blob_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
@@ -19,6 +21,7 @@
 #include <fcntl.h>
 #include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <malloc.h>
 #include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -32,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -402,6 +406,7 @@ struct Daemon {
   FarmNode node;
   ShutdownSignal shutdown;
   std::unique_ptr<LinkService> service;
+  std::unique_ptr<MetricsService> metricsService; // `linkd metrics`
   std::unique_ptr<BlobListener> kernels; // liblinkd's socket
   // Made in startServer: gRPC starts threads when its first object is made,
   // and none may exist before the zygote is exec'd and the stop signals are
@@ -415,6 +420,8 @@ struct Daemon {
   // (connection_limits.h).
   Connections connections{kMaxConnections};
   int farmPort = 0;
+  std::unique_ptr<MetricsListener> metrics; // metrics_listen, --metrics-listen
+  int64_t startTime = std::time(nullptr);
 };
 
 // The socket directory and the lifetime lock, and the process-wide settings
@@ -510,6 +517,14 @@ std::vector<Setting> effectiveSettings(const Config &settings,
 void configure(Daemon &d) {
   const ServeOptions &o = d.options;
   d.settings = loadConfig();
+  if (!o.metricsListen.empty()) {
+    d.settings.metricsListen = o.metricsListen;
+    d.settings.sources["metrics_listen"] = "serve --metrics-listen";
+  }
+  if (!o.metricsAllow.empty()) {
+    d.settings.metricsAllow = o.metricsAllow;
+    d.settings.sources["metrics_allow"] = "serve --metrics-allow";
+  }
   setUpLogging(d.paths, o.logLevel.empty() ? d.settings.logLevel : o.logLevel,
                d.settings.logFormat);
   for (const std::string &w : d.settings.warnings)
@@ -626,6 +641,21 @@ void acceptConnections(Daemon &d) {
   }
 }
 
+// Everything the metrics are read from, as it is at the moment of a scrape.
+MetricsSources metricsSources(Daemon &d) {
+  MetricsSources src;
+  src.stats = d.parts.stats.get();
+  src.store = d.parts.store.get();
+  src.storeMaxBytes = d.settings.maxSize;
+  src.remote = d.parts.remote.get();
+  src.farm = d.farmClient.get();
+  src.service = d.service.get();
+  src.node = d.node.service.get();
+  src.lldVersion = d.zygote->lldVersion();
+  src.startTimeSeconds = d.startTime;
+  return src;
+}
+
 // The gRPC server on the socket (and the farm node's port). The lock
 // guarantees nobody else owns the socket, so a leftover file is from a dead
 // daemon.
@@ -633,6 +663,8 @@ int startServer(Daemon &d) {
   d.service = std::make_unique<LinkService>(
       d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
       d.parts.cache ? d.farmClient.get() : nullptr);
+  d.metricsService = std::make_unique<MetricsService>(
+      [&d] { return renderMetrics(metricsSources(d)); }); // `linkd metrics`
   grpc::ServerBuilder &builder = d.builder.emplace();
   d.listener = d.activated;
   if (d.listener < 0) {
@@ -648,6 +680,7 @@ int startServer(Daemon &d) {
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
       grpc::InsecureServerCredentials());
   builder.RegisterService(d.service.get());
+  builder.RegisterService(d.metricsService.get());
   if (d.node.service) {
     if (std::string err = d.node.addPort(builder, d.options, &d.farmPort);
         !err.empty()) {
@@ -655,6 +688,11 @@ int startServer(Daemon &d) {
       return 1;
     }
   }
+  // grpc.health.v1.Health on a node, for load balancers and probes: gRPC's
+  // own implementation (Check and Watch), enabled process-wide before the
+  // one server is built; SERVING until the node drains (stopServing).
+  if (d.node.service)
+    grpc::EnableDefaultHealthCheckService(true);
   builder.SetMaxReceiveMessageSize(256 << 20);
   // The cap and idle limit of every listener (connection_limits.h): gRPC
   // holds an idle connection without a thread, and runs calls on at most
@@ -682,6 +720,36 @@ int startServer(Daemon &d) {
     d.server->Shutdown(std::chrono::system_clock::now());
     return 1;
   }
+  if (d.node.service)
+    if (grpc::HealthCheckServiceInterface *health =
+            d.server->GetHealthCheckService())
+      health->SetServingStatus(v1::Farm::service_full_name(), true);
+  return 0;
+}
+
+// The metrics endpoint, if asked for. An address from the config that
+// cannot be served costs the metrics, never the daemon; one given to
+// `serve` on the command line (a node's unit) is an error.
+int startMetrics(Daemon &d) {
+  if (d.settings.metricsListen.empty())
+    return 0;
+  d.metrics = std::make_unique<MetricsListener>(
+      MetricsListenerConfig{d.settings.metricsListen, d.settings.metricsAllow},
+      [&d] { return renderMetrics(metricsSources(d)); });
+  if (std::string err = d.metrics->start(); !err.empty()) {
+    d.metrics.reset();
+    spdlog::error("metrics off: {}", err);
+    if (!d.options.metricsListen.empty()) {
+      std::fprintf(stderr, "linkd: error: %s\n", err.c_str());
+      return 1; // serve() stops what started
+    }
+    return 0;
+  }
+  std::string allow = "loopback";
+  for (const std::string &a : d.settings.metricsAllow)
+    allow += "," + a;
+  spdlog::info("metrics on http://{}/metrics allow={}", d.metrics->address(),
+               allow);
   return 0;
 }
 
@@ -735,23 +803,44 @@ void waitForShutdown(Daemon &d) {
   }
 }
 
+// A node's drain: health turns NOT_SERVING (load balancers and gRPC
+// clients that watch it stop sending), and offloads that still come are
+// refused with UNAVAILABLE (their clients link elsewhere); the links it has
+// go on.
+void startDraining(Daemon &d) {
+  if (!d.node.service)
+    return;
+  d.node.service->startDraining();
+  if (grpc::HealthCheckServiceInterface *health =
+          d.server->GetHealthCheckService())
+    health->SetServingStatus(false);
+  spdlog::info("farm node draining: {} links running, up to {} s",
+               d.node.service->activeLinks(), d.settings.drainTimeoutSeconds);
+}
+
 // Stop listening first, so clients arriving now start a new daemon or link
-// locally, then let running links finish. An activated socket stays with
-// systemd, which starts us again on the next connection.
+// locally (a node: drain), then let running links finish. An activated
+// socket stays with systemd, which starts us again on the next connection.
 void stopServing(Daemon &d) {
+  startDraining(d);
   if (d.activated < 0)
     unlink(d.paths.socketPath.c_str());
   ::shutdown(d.listener, SHUT_RDWR);
   if (d.acceptThread.joinable())
     d.acceptThread.join();
   d.kernels->stopAccepting(); // its idle connections go now, links run on
-  // Running links get up to 30 s to finish; then the server goes down at
-  // once (gRPC's own graceful shutdown lingers seconds even when idle).
-  for (int i = 0;
-       i < 3000 && (d.service->activeLinks() > 0 || d.connections.open() > 0 ||
-                    (d.node.service && d.node.service->activeLinks()));
-       ++i)
+  // Running links get up to drain_timeout to finish; then the server goes
+  // down at once (gRPC's own graceful shutdown lingers seconds even when
+  // idle).
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::seconds(d.settings.drainTimeoutSeconds);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (d.service->activeLinks() > 0 || d.connections.open() > 0 ||
+          (d.node.service && d.node.service->activeLinks())))
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (d.node.service)
+    spdlog::info("farm node drained: {} links still running are cancelled",
+                 d.node.service->activeLinks());
   // Links still running are cancelled, as gRPC's Shutdown cancels its calls:
   // their connections are hung up, and their threads, which use the service
   // and the zygote, are waited for before those go (a cancel takes a second
@@ -760,6 +849,8 @@ void stopServing(Daemon &d) {
     spdlog::warn("{} connections did not end; stopping under them",
                  d.connections.open());
   d.kernels->stop();
+  if (d.metrics)
+    d.metrics->stop(); // it reads the service, which goes next
   d.server->Shutdown(std::chrono::system_clock::now());
   d.zygote->stop();
   if (d.parts.remote)
@@ -788,6 +879,10 @@ int serve(const ServeOptions &options) {
   startKernelSocket(d);
   if (int rc = startServer(d))
     return rc;
+  if (int rc = startMetrics(d)) { // metrics_listen, --metrics-listen
+    stopServing(d);
+    return rc;
+  }
   announce(d);
   waitForShutdown(d);
   stopServing(d);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace linkd {
 
@@ -26,6 +27,10 @@ struct ServeOptions {
   unsigned maxLinksPerToken = 0;   // 0: default
   uint64_t linkTimeoutSeconds = 0; // 0: default
   uint64_t stallTimeoutSeconds = 0; // 0: default
+  // Prometheus metrics (daemon/linkd/metrics/metrics_listener.h): empty,
+  // from the config (metrics_listen, metrics_allow).
+  std::string metricsListen;             // HOST:PORT or PORT
+  std::vector<std::string> metricsAllow; // addresses/CIDRs; empty: config
 };
 
 int serve(const ServeOptions &options);

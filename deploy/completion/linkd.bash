@@ -9,7 +9,7 @@ _linkd() {
   cmd=${COMP_WORDS[1]}
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "serve farm-health status stop stats config cache
-      link rewrite version help -V --version -h --help" -- "$cur"))
+      metrics link rewrite version help -V --version -h --help" -- "$cur"))
     return
   fi
   case $prev in
@@ -27,7 +27,8 @@ _linkd() {
   case $cmd in
     serve) opts="--socket --jobs --idle-timeout --log-level --listen
       --token-file --tls-cert --tls-key --client-ca --insecure
-      --max-request-bytes --max-links-per-token --link-timeout" ;;
+      --max-request-bytes --max-links-per-token --link-timeout
+      --stall-timeout --metrics-listen --metrics-allow" ;;
     status|farm-health) opts="--json" ;;
     stats) opts="--json --zero --all" ;;
     cache) ((COMP_CWORD == 2)) && opts="clear trim" ;;

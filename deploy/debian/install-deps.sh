@@ -23,6 +23,9 @@ packages=(
   librust-cfg-if-dev
   # tests: real shared-cache servers
   redis-server nginx-light
+  # tests: the operator's tools (operations_test.cpp): a Prometheus server and
+  # promtool, a stock gRPC client for the health service, ip(8)
+  prometheus python3-grpcio iproute2
   # benchmarks
   hyperfine
   # the fuzzer (-DLINKD_FUZZ=ON): libFuzzer and ASan runtimes

@@ -175,6 +175,11 @@ void CacheStats::raiseCounter(const char *name, uint64_t n) {
     counters[name] = n;
 }
 
+CacheStats::Snapshot CacheStats::snapshot() const {
+  std::lock_guard lock(mu);
+  return {counters, uncacheableReasons, archiveUncacheableReasons};
+}
+
 void CacheStats::countCorrupt() {
   std::lock_guard lock(mu);
   add("corrupt_hits", 1);

@@ -63,6 +63,19 @@ public:
                    const std::map<std::string, uint64_t> &extra = {},
                    bool all = false) const;
 
+  // Every counter by its `linkd stats --json` name, and the uncacheable
+  // reasons by kind (the metrics endpoint renders these).
+  struct Snapshot {
+    std::map<std::string, uint64_t> counters;
+    std::map<std::string, uint64_t> uncacheableReasons;
+    std::map<std::string, uint64_t> archiveUncacheableReasons;
+    uint64_t get(const std::string &name) const {
+      auto it = counters.find(name);
+      return it == counters.end() ? 0 : it->second;
+    }
+  };
+  Snapshot snapshot() const;
+
 private:
   std::string file;
   mutable std::mutex mu;

@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "config/near_miss.h"
+#include "metrics/peer_allow.h"
 
 #include <cctype>
 #include <cerrno>
@@ -142,6 +143,14 @@ const KeyInfo kKeys[] = {
     {"farm_connect_timeout_ms", "LINKD_FARM_CONNECT_TIMEOUT_MS",
      [](const Config &c) -> std::string {
        return number(c.farmConnectTimeoutMs);
+     }},
+    {"metrics_listen", "LINKD_METRICS_LISTEN",
+     [](const Config &c) -> std::string { return c.metricsListen; }},
+    {"metrics_allow", "LINKD_METRICS_ALLOW",
+     [](const Config &c) -> std::string { return join(c.metricsAllow); }},
+    {"drain_timeout", "LINKD_DRAIN_TIMEOUT",
+     [](const Config &c) -> std::string {
+       return number(c.drainTimeoutSeconds);
      }},
 };
 
@@ -284,6 +293,20 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
       c.farmTimeoutMs = *n;
     else
       c.farmConnectTimeoutMs = *n;
+  } else if (key == "metrics_listen") {
+    c.metricsListen = value;
+  } else if (key == "metrics_allow") {
+    std::set<std::string> items = parseList(value);
+    std::string err;
+    if (PeerAllowList::parse({items.begin(), items.end()}, &err))
+      c.metricsAllow.assign(items.begin(), items.end());
+    else
+      c.warnings.push_back(where + ": bad value for metrics_allow: " + err);
+  } else if (key == "drain_timeout") {
+    if (auto n = parseUnsigned(value))
+      c.drainTimeoutSeconds = *n;
+    else
+      bad();
   } else {
     c.warnings.push_back(where + ": " + unknownKey(key));
   }

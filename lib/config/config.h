@@ -36,6 +36,12 @@
 //   farm_timeout_ms         LINKD_FARM_TIMEOUT_MS          600000
 //   farm_connect_timeout_ms LINKD_FARM_CONNECT_TIMEOUT_MS  2000
 //   log_format     LINKD_LOG_FORMAT     text  (json: one object a line)
+//   metrics_listen LINKD_METRICS_LISTEN (none; HOST:PORT or PORT = loopback:
+//                  Prometheus metrics over HTTP, docs/usage.md)
+//   metrics_allow  LINKD_METRICS_ALLOW  (none; comma-separated addresses or
+//                  CIDRs that may scrape besides loopback)
+//   drain_timeout  LINKD_DRAIN_TIMEOUT  30  (seconds a stopping daemon or
+//                  node lets running links finish)
 #pragma once
 
 #include <cstdint>
@@ -70,6 +76,9 @@ struct Config {
   bool farmInsecure = false;
   uint64_t farmTimeoutMs = 600000;
   uint64_t farmConnectTimeoutMs = 2000;
+  std::string metricsListen;             // empty: no metrics endpoint
+  std::vector<std::string> metricsAllow; // peers besides loopback
+  uint64_t drainTimeoutSeconds = 30;
   std::string sourceFile;            // the file read, if any
   std::vector<std::string> warnings; // unknown keys, bad values
   // Where each key's value came from: "FILE:LINE" or the environment

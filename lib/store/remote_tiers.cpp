@@ -100,6 +100,15 @@ bool RemoteTiers::canWrite() const {
   return false;
 }
 
+std::vector<std::pair<std::string, bool>> RemoteTiers::breakers() {
+  std::vector<std::pair<std::string, bool>> out;
+  for (auto &t : tiers) {
+    std::lock_guard lock(t->mu);
+    out.emplace_back(t->cfg.displayName(), t->openUntil != Clock::time_point{});
+  }
+  return out;
+}
+
 bool RemoteTiers::admit(Tier &t) {
   std::lock_guard lock(t.mu);
   if (t.openUntil == Clock::time_point{})

@@ -87,6 +87,9 @@ public:
   void drain();
 
   RemoteCounters &counters() { return stats; }
+  // Each tier's name and whether its breaker is open (tripped and not yet
+  // closed by a success; half-open counts as open), for the metrics.
+  std::vector<std::pair<std::string, bool>> breakers();
 
   std::string wrapAction(const Digest &key, const std::string &payload) const;
   // nullopt: malformed, or not signed with our key when we have one.

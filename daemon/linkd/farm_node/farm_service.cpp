@@ -405,6 +405,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
     }
   }
   done->set_wall_micros(microsSince(begin));
+  node.linkSeconds.observeMicros(done->wall_micros());
   done->set_user_micros(exit.userMicros);
   done->set_sys_micros(exit.sysMicros);
   done->set_max_rss_kib(exit.maxRssKib);
@@ -500,6 +501,14 @@ FarmService::FarmService(FarmNodeConfig config, ZygoteClient &zygote,
       slots(this->config.jobs), started(Clock::now()) {}
 
 grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
+  if (draining) {
+    ++linksRejected;
+    ++rejectedDraining;
+    spdlog::info("farm: UNAVAILABLE peer={}: the node is draining",
+                 ctx->peer());
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the node is draining (shutting down)");
+  }
   const auto &md = ctx->client_metadata();
   auto it = md.find("authorization");
   std::optional<std::string> client =
@@ -508,6 +517,7 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
                            std::string(it->second.data(), it->second.size()));
   if (!client) {
     ++linksRejected;
+    ++rejectedUnauthenticated;
     spdlog::warn("farm: UNAUTHENTICATED peer={}: {} token", ctx->peer(),
                  it == md.end() ? "no" : "unknown");
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
@@ -516,6 +526,7 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
   }
   if (!tokens.acquire(*client)) {
     ++linksRejected;
+    ++rejectedLimit;
     spdlog::warn("farm: RESOURCE_EXHAUSTED client={} peer={}: at its limit of "
                  "concurrent links",
                  *client, ctx->peer());
@@ -531,6 +542,14 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
     spdlog::info("farm link id={} client={} ended: {} {}", id, *client,
                  static_cast<int>(st.error_code()), st.error_message());
   return st;
+}
+
+FarmService::Counts FarmService::counts() const {
+  return {linksTotal.load(),    rejectedUnauthenticated.load(),
+          rejectedLimit.load(), rejectedDraining.load(),
+          storeBytes.load(),    config.jobs,
+          active.load(),        slots.waiting(),
+          slots.freeSlots()};
 }
 
 grpc::Status FarmService::Health(grpc::ServerContext *,

@@ -7,22 +7,25 @@
 // the request's claimed size, take one of the client's link slots and one of
 // the node's job slots, ask the client for the blobs its prefetched facts
 // name that the node lacks (one round trip), fork a sandboxed link child, and
-// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking the client
-// for unknown paths and missing blobs as the link meets them. The linker's
-// stdout/stderr stream back as they come; when the child exits, every file it
-// wrote streams back, then OffloadDone with the status and the link's access
-// records (client paths), which the client's cache stores.
-// Limits answer RESOURCE_EXHAUSTED; a malformed request INVALID_ARGUMENT; a
-// bad client never costs more than its own link.
+// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking
+// the client for unknown paths and missing blobs as the link meets them. The
+// linker's stdout/stderr stream back as they come; when the child exits, every
+// file it wrote streams back, then OffloadDone with the status and the link's
+// access records (client paths), which the client's cache stores. Limits answer
+// RESOURCE_EXHAUSTED; a malformed request INVALID_ARGUMENT; a bad client never
+// costs more than its own link. A draining node (stopping: SIGTERM, `linkd
+// stop`) refuses new calls with UNAVAILABLE, which the client takes as "link
+// elsewhere" (another node, or locally), and lets the links it has finish.
 #pragma once
 
 #include "daemon/linkd/farm_node/blob_owners.h"
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_node/farm_tokens.h"
-#include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/farm_node/scratch_janitor.h"
+#include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/farm.grpc.pb.h"
+#include "metrics/histogram.h"
 
 #include <atomic>
 #include <chrono>
@@ -59,6 +62,19 @@ public:
 
   unsigned activeLinks() const { return active.load(); }
   uint64_t linksStarted() const { return linksTotal.load(); }
+  // From now on new offloads are refused with UNAVAILABLE.
+  void startDraining() { draining = true; }
+  bool isDraining() const { return draining.load(); }
+
+  // What the metrics read (daemon/linkd/metrics/daemon_metrics.h).
+  struct Counts {
+    uint64_t links, rejectedUnauthenticated, rejectedLimit, rejectedDraining,
+        storeBytes;
+    unsigned jobs, active, queued, freeSlots;
+  };
+  Counts counts() const;
+  // Offloaded links, from the first message to OffloadDone.
+  const LatencyHistogram &linkTimes() const { return linkSeconds; }
   // The store's size, refreshed by the maintenance loop (Health is cheap).
   void noteStoreBytes(uint64_t n) { storeBytes = n; }
 
@@ -73,7 +89,11 @@ private:
   std::chrono::steady_clock::time_point started;
   std::atomic<unsigned> active{0};
   std::atomic<uint64_t> linksTotal{0};
-  std::atomic<uint64_t> linksRejected{0};
+  std::atomic<uint64_t> linksRejected{0}; // all of the three below
+  std::atomic<uint64_t> rejectedUnauthenticated{0}, rejectedLimit{0},
+      rejectedDraining{0};
+  std::atomic<bool> draining{false};
+  LatencyHistogram linkSeconds;
   std::atomic<uint64_t> storeBytes{0};
   long landlockAbi = 0;   // > 0: links must be confined (sandbox_child.h)
   ScratchJanitor janitor; // last: it drains before the rest goes

@@ -49,6 +49,12 @@ public:
     cv.notify_all();
   }
 
+  // Slots no link holds (a link arriving now starts at once).
+  unsigned freeSlots() const {
+    std::lock_guard lock(mu);
+    return free;
+  }
+
   unsigned waiting() const {
     std::lock_guard lock(mu);
     return waitingCount;

@@ -449,6 +449,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req,
       !st.ok())
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
+  timing.localLinks.observeMicros(run.reply.done().wall_micros());
   decideCaching(r, run); // before answering: reply and counters agree
   if (run.storeIt)
     r.storing.emplace(storesInFlight, r.analysis.key.hex());
@@ -530,6 +531,7 @@ bool LinkService::serveHit(Request &r,
   auto begin = Clock::now();
   auto result = cache.cache->lookup(analysis, &r.missReason);
   uint64_t lookupMicros = microsSince(begin);
+  timing.lookups.observeMicros(lookupMicros);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
     if (r.missReason.starts_with("no manifest")) {
@@ -1002,6 +1004,7 @@ bool LinkService::offloadToFarm(const Request &rq,
   }
   ++farm->counters().offloaded;
   farm->counters().remoteLinkMicros += r.wallMicros;
+  timing.farmLinks.observeMicros(microsSince(begin));
   bool clientStayed =
       sendChunk(out, v1::OutputChunk::STREAM_STDOUT, r.out) &&
       sendChunk(out, v1::OutputChunk::STREAM_STDERR, r.err);

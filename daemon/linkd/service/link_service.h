@@ -16,6 +16,7 @@
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
+#include "metrics/histogram.h"
 
 #include <atomic>
 #include <chrono>
@@ -82,6 +83,17 @@ public:
   uint64_t idleSeconds() const;
   unsigned activeLinks() const { return active.load(); }
 
+  // What the metrics read (daemon/linkd/metrics/daemon_metrics.h): how long
+  // links took (from a job slot to the answer; on the farm, the offload)
+  // and cache lookups, the job slots and their queue.
+  struct Timings {
+    LatencyHistogram localLinks, farmLinks, lookups;
+  };
+  const Timings &timings() const { return timing; }
+  unsigned jobs() const { return config.jobs; }
+  unsigned queuedLinks() const { return slots.waiting(); }
+  unsigned freeSlots() const { return slots.freeSlots(); }
+
 private:
   // One request's path (link_request.cpp): the state between its steps.
   struct Request;
@@ -129,6 +141,7 @@ private:
   std::function<void()> requestShutdown;
   FarmClient *farm;
   JobSlots slots;
+  Timings timing;
   StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
   std::atomic<int64_t> lastActivityNanos;

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// The metrics endpoint: `GET /metrics` over plain HTTP/1.1 on
+// `metrics_listen` (daemon) or `--metrics-listen` (farm node), answered with
+// the Prometheus text the renderer gives, one request per connection.
+//
+// Deliberately small and not gRPC: a scrape is one short request. What a
+// listener on a TCP port must bound is bounded here, the same way the other
+// listeners bound it: peers (loopback unless `metrics_allow` covers them,
+// metrics/peer_allow.h), connections served at once (kMaxScrapes; more are
+// closed unanswered), the time a peer gets to send its request and to take
+// the answer (kIoTimeout), and the request's size (kMaxRequestBytes). A
+// connection for which no thread can be started is closed, never waited on.
+#pragma once
+
+#include "metrics/peer_allow.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace linkd {
+
+struct MetricsListenerConfig {
+  std::string listen;             // HOST:PORT, or PORT (then loopback)
+  std::vector<std::string> allow; // addresses/CIDRs besides loopback
+};
+
+class MetricsListener {
+public:
+  static constexpr size_t kMaxScrapes = 4;
+  static constexpr std::chrono::seconds kIoTimeout{5};
+  static constexpr size_t kMaxRequestBytes = 8192;
+
+  MetricsListener(MetricsListenerConfig config,
+                  std::function<std::string()> render);
+  ~MetricsListener();
+  MetricsListener(const MetricsListener &) = delete;
+  MetricsListener &operator=(const MetricsListener &) = delete;
+
+  // Binds and starts accepting; "" or why not (the daemon then serves on
+  // without metrics).
+  std::string start();
+  // Stops accepting and waits for the scrapes being answered.
+  void stop();
+  // "HOST:PORT" as bound (the port the kernel chose for port 0).
+  const std::string &address() const { return bound; }
+
+private:
+  void acceptLoop();
+  void serve(int fd);
+
+  MetricsListenerConfig config;
+  std::function<std::string()> render;
+  PeerAllowList allowed;
+  int listenFd = -1;
+  std::string bound;
+  std::thread acceptor;
+  std::mutex mu;
+  std::condition_variable idle;
+  size_t serving = 0; // connections with a thread
+};
+
+// "PORT" -> "127.0.0.1:PORT"; "HOST:PORT" and "[V6]:PORT" as given. Split
+// into host and port; false if malformed.
+bool splitListenAddress(const std::string &listen, std::string &host,
+                        std::string &port);
+
+} // namespace linkd
