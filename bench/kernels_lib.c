@@ -31,7 +31,9 @@ static void *worker(void *arg) {
     if (i >= n)
       return NULL;
     linkd_input in = {"k.o", data[i], sizes[i]};
-    linkd_options opt = {"ld.lld", nocache, 0};
+    linkd_options opt = LINKD_OPTIONS_INIT;
+    opt.tool = "ld.lld";
+    opt.flags = nocache ? LINKD_NO_CACHE : 0;
     linkd_result *r = linkd_link(argv, 4, &in, 1, &opt);
     const linkd_output *o = r ? linkd_result_output(r, "k.hsaco") : NULL;
     pthread_mutex_lock(&mu);

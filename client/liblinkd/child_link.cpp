@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -88,21 +89,24 @@ bool readWhole(const std::string &path, std::string &out) {
   return true;
 }
 
-// Writes each input at its name under `dir`; "" or why not.
-std::string placeInputs(const std::string &dir, const Request &req) {
+// Writes each input at its name under `dir`; nothing, or why not.
+std::optional<Outcome> placeInputs(const std::string &dir,
+                                   const Request &req) {
   for (const Input &in : req.inputs) {
     if (in.name.front() == '/')
-      return "input '" + in.name +
-             "' has an absolute name, which only the daemon can place "
-             "(no daemon could be had)";
+      return failedWith(LINKD_BAD_ARGUMENT,
+                        "input '" + in.name +
+                            "' has an absolute name, which only the daemon "
+                            "can place (no daemon could be had)");
     for (size_t slash = in.name.find('/'); slash != std::string::npos;
          slash = in.name.find('/', slash + 1))
       mkdir((dir + "/" + in.name.substr(0, slash)).c_str(), 0700);
     if (!writeWhole(dir + "/" + in.name, in.data))
-      return "cannot write input '" + in.name + "' in " + dir + ": " +
-             std::strerror(errno);
+      return failedWith(LINKD_IO_ERROR, "cannot write input '" + in.name +
+                                            "' in " + dir + ": " +
+                                            std::strerror(errno));
   }
-  return {};
+  return std::nullopt;
 }
 
 // Every regular file under `dir` that is not an input, by relative name.
@@ -138,14 +142,104 @@ struct Child {
   int out = -1, err = -1;
 };
 
-std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
-  std::string bin = lldBinaryForLibrary();
-  std::string flavor(flavorName(req.flavor));
-  std::vector<const char *> args = {
-      "linkd-lld",         "link", "--flavor", flavor.c_str(), "--argv0",
-      req.argv[0].c_str(), "--"};
-  for (size_t i = 1; i < req.argv.size(); ++i)
-    args.push_back(req.argv[i].c_str());
+// The linker a local link runs, and how to call it.
+struct LocalLinker {
+  std::string path;
+  bool linkdLld = false; // `linkd-lld link --flavor F --argv0 A -- ARGS`
+};
+
+// Stock LLD's program names for a flavor, in the order they are tried.
+std::vector<std::string> stockNames(Flavor f) {
+  switch (f) {
+  case Flavor::Coff:
+    return {"lld-link", "lld"};
+  case Flavor::MachO:
+    return {"ld64.lld", "lld"};
+  case Flavor::Wasm:
+    return {"wasm-ld", "lld"};
+  default:
+    return {"ld.lld", "lld"};
+  }
+}
+
+// The caller's linker (option, then $LINKD_FALLBACK_LINKER), else the
+// linkd-lld installed with the library (the daemon's own LLD: the same
+// bytes in both modes), else stock LLD on PATH. `error` names every place
+// looked at when none is found.
+std::optional<LocalLinker> findLocalLinker(const Request &req,
+                                           Outcome &error) {
+  const char *env = std::getenv("LINKD_FALLBACK_LINKER");
+  for (const auto &[what, chosen] :
+       {std::pair<const char *, std::string>{"options.fallback_linker",
+                                             req.fallbackLinker},
+        {"LINKD_FALLBACK_LINKER", env ? env : ""}}) {
+    if (chosen.empty())
+      continue;
+    std::string path =
+        chosen.find('/') == std::string::npos ? programOnPath(chosen) : chosen;
+    if (path.empty() || !executableFile(path)) {
+      error = failedWith(LINKD_NO_LINKER, std::string(what) + " names '" +
+                                              chosen +
+                                              "', which is not an executable "
+                                              "file");
+      return std::nullopt;
+    }
+    return LocalLinker{path, false};
+  }
+  std::string own = lldBinaryForLibrary();
+  if (executableFile(own))
+    return LocalLinker{own, true};
+  std::vector<std::string> names = stockNames(req.flavor);
+  for (const std::string &name : names)
+    if (std::string found = programOnPath(name); !found.empty())
+      return LocalLinker{found, false};
+  const char *path = std::getenv("PATH");
+  error = failedWith(
+      LINKD_NO_LINKER,
+      "no daemon answered and no linker was found for a local link: looked "
+      "for options.fallback_linker and $LINKD_FALLBACK_LINKER (unset), " +
+          own + ", and " + names[0] + " and " + names[1] + " on PATH (" +
+          (path ? path : "unset") + ")");
+  return std::nullopt;
+}
+
+// LLD's -flavor word for a flavor (lld/Common/DriverDispatcher.cpp).
+const char *lldFlavorWord(Flavor f) {
+  switch (f) {
+  case Flavor::Coff:
+    return "link";
+  case Flavor::MachO:
+    return "darwin";
+  case Flavor::Wasm:
+    return "wasm";
+  default:
+    return "gnu";
+  }
+}
+
+// The argv a local linker gets: stock LLD picks its driver from argv[0]'s
+// name (the caller's tool, so diagnostics read as they would), with
+// `-flavor F` first when that name does not say it (the generic `lld`).
+std::vector<std::string> localArgv(const Request &req, const LocalLinker &l) {
+  std::vector<std::string> a;
+  if (l.linkdLld) {
+    a = {"linkd-lld", "link", "--flavor", std::string(flavorName(req.flavor)),
+         "--argv0", req.argv[0], "--"};
+  } else {
+    a = {req.argv[0]};
+    if (flavorFromProgramName(req.argv[0]) != req.flavor)
+      a.insert(a.end(), {"-flavor", lldFlavorWord(req.flavor)});
+  }
+  a.insert(a.end(), req.argv.begin() + 1, req.argv.end());
+  return a;
+}
+
+std::string spawnLink(const std::string &dir, const Request &req,
+                      const LocalLinker &linker, Child &c) {
+  std::vector<std::string> argv = localArgv(req, linker);
+  std::vector<const char *> args;
+  for (const std::string &a : argv)
+    args.push_back(a.c_str());
   args.push_back(nullptr);
   int outP[2], errP[2];
   if (pipe2(outP, O_CLOEXEC) != 0)
@@ -167,7 +261,7 @@ std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  int rc = posix_spawn(&c.pid, bin.c_str(), &fa, &attr,
+  int rc = posix_spawn(&c.pid, linker.path.c_str(), &fa, &attr,
                        const_cast<char *const *>(args.data()), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
@@ -178,14 +272,15 @@ std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
   if (rc != 0) {
     close(c.out);
     close(c.err);
-    return "cannot run " + bin + ": " + std::strerror(rc);
+    return "cannot run " + linker.path + ": " + std::strerror(rc);
   }
   return {};
 }
 
 // Reads the child's stdout and stderr to their end and reaps it; kills it
-// at the deadline. "" or why the link did not finish.
-std::string collect(Child &c, const Request &req, ResultMsg &r) {
+// at the deadline. LINKD_OK or why the link did not finish (`why`).
+linkd_status collect(Child &c, const Request &req, ResultMsg &r,
+                     std::string &why) {
   auto deadline = Clock::now() + std::chrono::milliseconds(req.timeoutMs);
   pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
   std::string *sinks[2] = {&r.out, &r.err};
@@ -225,49 +320,50 @@ std::string collect(Child &c, const Request &req, ResultMsg &r) {
   pid_t got;
   while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (got < 0) // a host that ignores SIGCHLD has its children reaped for it
-    return "cannot learn how linkd-lld ended: " +
-           std::string(std::strerror(errno));
-  if (timedOut)
-    return "the link did not finish within " + std::to_string(req.timeoutMs) +
-           " ms";
+  if (timedOut) {
+    why = "the link did not finish within " + std::to_string(req.timeoutMs) +
+          " ms";
+    return LINKD_TIMEOUT;
+  }
+  if (got < 0) { // a host that ignores SIGCHLD has its children reaped for it
+    why = "cannot learn how the linker ended: " +
+          std::string(std::strerror(errno));
+    return LINKD_IO_ERROR;
+  }
   if (WIFSIGNALED(status)) {
     r.termSignal = WTERMSIG(status);
     r.exitCode = 128 + r.termSignal;
   } else {
     r.exitCode = WEXITSTATUS(status);
   }
-  return {};
+  return LINKD_OK;
 }
 
 } // namespace
 
 Outcome linkInChildProcess(const Request &req) {
   Outcome o;
-  o.local = true;
+  std::optional<LocalLinker> linker = findLocalLinker(req, o);
+  if (!linker)
+    return o;
   const char *tmp = std::getenv("TMPDIR");
   std::string templ =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/linkd-kernel.XXXXXX";
-  if (!mkdtemp(templ.data())) {
-    o.error = "cannot create a temporary directory: " +
-              std::string(std::strerror(errno));
-    return o;
-  }
+  if (!mkdtemp(templ.data()))
+    return failedWith(LINKD_IO_ERROR, "cannot create a temporary directory " +
+                                          templ + ": " +
+                                          std::string(std::strerror(errno)));
   TempDir dir{templ};
-  if (std::string e = placeInputs(dir.path, req); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  if (std::optional<Outcome> refused = placeInputs(dir.path, req))
+    return std::move(*refused);
   Child c;
-  if (std::string e = spawnLink(dir.path, req, c); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  if (std::string e = spawnLink(dir.path, req, *linker, c); !e.empty())
+    return failedWith(LINKD_IO_ERROR, e);
   ResultMsg r;
-  if (std::string e = collect(c, req, r); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  std::string why;
+  if (linkd_status st = collect(c, req, r, why); st != LINKD_OK)
+    return failedWith(st, why);
+  o.local = true;
   std::set<std::string> names;
   for (const Input &in : req.inputs)
     names.insert(in.name);
