@@ -181,6 +181,8 @@ std::string ensureDaemon(const RuntimePaths &paths,
     return err;
   if (daemonAnswers(paths.socketPath))
     return {};
+  if (daemonBin.empty())
+    return std::string(kNoDaemonInstalled);
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
     return err;
   auto deadline = Clock::now() + startTimeout();

@@ -13,8 +13,16 @@
 #include "config/runtime_paths.h"
 
 #include <string>
+#include <string_view>
 
 namespace linkd {
+
+// ensureDaemon's answer when there is no daemon binary to start (a wheel's
+// client or library on a machine without linkd): the caller links locally
+// without a warning, since nothing is broken.
+inline constexpr std::string_view kNoDaemonInstalled =
+    "no linkd daemon is installed (looked for $LINKD_BIN, linkd beside the "
+    "client and on PATH)";
 
 // True if something accepts connections on the socket.
 bool daemonAnswers(const std::string &socketPath);

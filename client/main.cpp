@@ -127,8 +127,9 @@ int main(int argc, char **argv) {
   std::string err;
   int daemon = linkd::connectDaemon(paths, err, &lasting);
   if (daemon < 0) {
-    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
-                        lasting);
+    if (err != linkd::kNoDaemonInstalled)
+      linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
+                          lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }

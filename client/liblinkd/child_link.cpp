@@ -2,6 +2,8 @@
 
 #include "client/liblinkd/child_link.h"
 
+#include "client/local_linker.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -142,101 +144,10 @@ struct Child {
   int out = -1, err = -1;
 };
 
-// The linker a local link runs, and how to call it.
-struct LocalLinker {
-  std::string path;
-  bool linkdLld = false; // `linkd-lld link --flavor F --argv0 A -- ARGS`
-};
-
-// Stock LLD's program names for a flavor, in the order they are tried.
-std::vector<std::string> stockNames(Flavor f) {
-  switch (f) {
-  case Flavor::Coff:
-    return {"lld-link", "lld"};
-  case Flavor::MachO:
-    return {"ld64.lld", "lld"};
-  case Flavor::Wasm:
-    return {"wasm-ld", "lld"};
-  default:
-    return {"ld.lld", "lld"};
-  }
-}
-
-// The caller's linker (option, then $LINKD_FALLBACK_LINKER), else the
-// linkd-lld installed with the library (the daemon's own LLD: the same
-// bytes in both modes), else stock LLD on PATH. `error` names every place
-// looked at when none is found.
-std::optional<LocalLinker> findLocalLinker(const Request &req,
-                                           Outcome &error) {
-  const char *env = std::getenv("LINKD_FALLBACK_LINKER");
-  for (const auto &[what, chosen] :
-       {std::pair<const char *, std::string>{"options.fallback_linker",
-                                             req.fallbackLinker},
-        {"LINKD_FALLBACK_LINKER", env ? env : ""}}) {
-    if (chosen.empty())
-      continue;
-    std::string path =
-        chosen.find('/') == std::string::npos ? programOnPath(chosen) : chosen;
-    if (path.empty() || !executableFile(path)) {
-      error = failedWith(LINKD_NO_LINKER, std::string(what) + " names '" +
-                                              chosen +
-                                              "', which is not an executable "
-                                              "file");
-      return std::nullopt;
-    }
-    return LocalLinker{path, false};
-  }
-  std::string own = lldBinaryForLibrary();
-  if (executableFile(own))
-    return LocalLinker{own, true};
-  std::vector<std::string> names = stockNames(req.flavor);
-  for (const std::string &name : names)
-    if (std::string found = programOnPath(name); !found.empty())
-      return LocalLinker{found, false};
-  const char *path = std::getenv("PATH");
-  error = failedWith(
-      LINKD_NO_LINKER,
-      "no daemon answered and no linker was found for a local link: looked "
-      "for options.fallback_linker and $LINKD_FALLBACK_LINKER (unset), " +
-          own + ", and " + names[0] + " and " + names[1] + " on PATH (" +
-          (path ? path : "unset") + ")");
-  return std::nullopt;
-}
-
-// LLD's -flavor word for a flavor (lld/Common/DriverDispatcher.cpp).
-const char *lldFlavorWord(Flavor f) {
-  switch (f) {
-  case Flavor::Coff:
-    return "link";
-  case Flavor::MachO:
-    return "darwin";
-  case Flavor::Wasm:
-    return "wasm";
-  default:
-    return "gnu";
-  }
-}
-
-// The argv a local linker gets: stock LLD picks its driver from argv[0]'s
-// name (the caller's tool, so diagnostics read as they would), with
-// `-flavor F` first when that name does not say it (the generic `lld`).
-std::vector<std::string> localArgv(const Request &req, const LocalLinker &l) {
-  std::vector<std::string> a;
-  if (l.linkdLld) {
-    a = {"linkd-lld", "link", "--flavor", std::string(flavorName(req.flavor)),
-         "--argv0", req.argv[0], "--"};
-  } else {
-    a = {req.argv[0]};
-    if (flavorFromProgramName(req.argv[0]) != req.flavor)
-      a.insert(a.end(), {"-flavor", lldFlavorWord(req.flavor)});
-  }
-  a.insert(a.end(), req.argv.begin() + 1, req.argv.end());
-  return a;
-}
-
 std::string spawnLink(const std::string &dir, const Request &req,
                       const LocalLinker &linker, Child &c) {
-  std::vector<std::string> argv = localArgv(req, linker);
+  std::vector<std::string> argv =
+      localLinkerArgv(linker, req.flavor, req.argv);
   std::vector<const char *> args;
   for (const std::string &a : argv)
     args.push_back(a.c_str());
@@ -343,9 +254,11 @@ linkd_status collect(Child &c, const Request &req, ResultMsg &r,
 
 Outcome linkInChildProcess(const Request &req) {
   Outcome o;
-  std::optional<LocalLinker> linker = findLocalLinker(req, o);
+  std::string why;
+  std::optional<LocalLinker> linker =
+      findLocalLinker(req.flavor, req.fallbackLinker, lldBinaryForLibrary(), why);
   if (!linker)
-    return o;
+    return failedWith(LINKD_NO_LINKER, why);
   const char *tmp = std::getenv("TMPDIR");
   std::string templ =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/linkd-kernel.XXXXXX";
@@ -360,7 +273,6 @@ Outcome linkInChildProcess(const Request &req) {
   if (std::string e = spawnLink(dir.path, req, *linker, c); !e.empty())
     return failedWith(LINKD_IO_ERROR, e);
   ResultMsg r;
-  std::string why;
   if (linkd_status st = collect(c, req, r, why); st != LINKD_OK)
     return failedWith(st, why);
   o.local = true;

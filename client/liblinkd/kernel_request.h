@@ -55,10 +55,4 @@ inline Outcome failedWith(linkd_status status, std::string why) {
 std::string daemonBinaryForLibrary();
 std::string lldBinaryForLibrary(); // linkd-lld, found the same way
 
-// A regular file this process may execute.
-bool executableFile(const std::string &path);
-// An executable `name` in a directory of $PATH (unset: the usual
-// /usr/local/bin:/usr/bin:/bin), or "".
-std::string programOnPath(const std::string &name);
-
 } // namespace linkd::kernel

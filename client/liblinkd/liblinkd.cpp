@@ -7,9 +7,11 @@
 #include "linkd/linkd.h"
 
 #include "client/autostart.h"
+#include "client/local_linker.h"
 #include "client/liblinkd/child_link.h"
 #include "client/liblinkd/daemon_call.h"
 #include "client/liblinkd/kernel_request.h"
+#include "client/liblinkd/output_names.h"
 #include "config/runtime_paths.h"
 
 #include <dlfcn.h>
@@ -196,6 +198,8 @@ std::optional<Outcome> buildRequest(const char *const *argv, size_t argc,
         return badArgument("two inputs are named '" + x.name + "'");
     req.inputs.push_back(std::move(x));
   }
+  if (std::string e = outputOutsideWorkingDirectory(req); !e.empty())
+    return badArgument(e);
   return std::nullopt;
 }
 
@@ -231,16 +235,9 @@ Outcome run(const Request &req) {
       if (attempt > 0 || (req.flags & LINKD_NO_AUTOSTART))
         return withoutDaemon(req, std::move(o));
       // A wheel on a machine without linkd: no daemon to start, and no
-      // time spent trying on every call.
-      std::string bin = daemonBinaryForLibrary();
-      if (bin.empty())
-        return withoutDaemon(
-            req, failedWith(LINKD_NO_DAEMON,
-                            "no linkd daemon is installed (looked for "
-                            "$LINKD_BIN, " +
-                                libraryDirectory() +
-                                "/../bin/linkd and linkd on PATH)"));
-      if (std::string e = ensureDaemon(paths, bin); !e.empty())
+      // time spent trying on every call (ensureDaemon says so at once).
+      if (std::string e = ensureDaemon(paths, daemonBinaryForLibrary());
+          !e.empty())
         return withoutDaemon(req, failedWith(LINKD_NO_DAEMON, e));
       break;
     }
@@ -275,28 +272,6 @@ std::string besideLibraryOrOnPath(const std::string &name) {
     if (executableFile(candidate))
       return candidate;
   return programOnPath(name);
-}
-
-bool executableFile(const std::string &path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         access(path.c_str(), X_OK) == 0;
-}
-
-std::string programOnPath(const std::string &name) {
-  const char *p = std::getenv("PATH");
-  std::string path = p && *p ? p : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t start = 0; start <= path.size();) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string::npos)
-      colon = path.size();
-    std::string d = path.substr(start, colon - start);
-    std::string candidate = (d.empty() ? "." : d) + "/" + name;
-    if (executableFile(candidate))
-      return candidate;
-    start = colon + 1;
-  }
-  return {};
 }
 
 std::string daemonBinaryForLibrary() {
@@ -349,9 +324,8 @@ __attribute__((visibility("default"))) int linkd_health_check(linkd_health *out,
   *out = linkd_health{};
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (autostart) {
-    std::string bin = daemonBinaryForLibrary();
-    if (std::string e = bin.empty() ? "no linkd daemon is installed"
-                                    : linkd::ensureDaemon(paths, bin);
+    if (std::string e =
+            linkd::ensureDaemon(paths, daemonBinaryForLibrary());
         !e.empty()) {
       copyTo(out->error, sizeof(out->error), e);
       return -1;

@@ -421,6 +421,68 @@ TEST_F(KernelLibrary, StockLinkerWithoutDaemon) {
   EXPECT_TRUE(fs::is_empty(path("tmp"))) << "a stray file";
 }
 
+// One meaning in both modes (daemon and local): an output named absolutely,
+// or above the link's working directory, in any spelling, is the same
+// refusal, and nothing is written there; an input name the link was not
+// given is LLD's same error; outputs in a subdirectory come back by name.
+TEST_F(KernelLibrary, BothModesAgreeOnNames) {
+  amdgpu("a.o", "gfx90a");
+  fs::create_directories(path("w"));
+  auto inW = [&](const std::string &args) {
+    return run("cd w && KLINK_REPORT=" + report + " ../klink --out . " + args);
+  };
+  auto errorOf = [](const std::string &line) {
+    size_t at = line.find(" error=");
+    return at == std::string::npos ? line : line.substr(at);
+  };
+  const std::vector<std::pair<std::string, std::string>> escapes = {
+      {"-o ../escape.hsaco", "escape.hsaco"},
+      {"-o sub/../../escape.hsaco", "escape.hsaco"},
+      {"-o " + path("abs.hsaco"), "abs.hsaco"},
+      {"-o" + path("joined.hsaco"), "joined.hsaco"},
+      {"--output=" + path("long.hsaco"), "long.hsaco"},
+      {"-o k.hsaco -Map=" + path("abs.map"), "abs.map"},
+      {"-o k.hsaco --Map ../up.map", "up.map"},
+      {"-o k.hsaco --dependency-file=../dep.d", "dep.d"},
+  };
+  for (const auto &[args, written] : escapes) {
+    std::string link = "--in k.o=../a.o -- -shared k.o " + args;
+    RunResult daemon = inW(link);
+    std::string viaDaemon = lastReport();
+    RunResult local = inW("--local " + link);
+    std::string viaLocal = lastReport();
+    EXPECT_EQ(daemon.exitCode, 5) << args << describe(daemon);
+    EXPECT_EQ(local.exitCode, 5) << args << describe(local);
+    EXPECT_NE(viaDaemon.find("status=LINKD_BAD_ARGUMENT"), std::string::npos)
+        << args << ": " << viaDaemon;
+    EXPECT_NE(viaLocal.find("local=0 "), std::string::npos) << viaLocal;
+    EXPECT_EQ(errorOf(viaDaemon), errorOf(viaLocal)) << args;
+    EXPECT_NE(viaDaemon.find("working directory"), std::string::npos)
+        << viaDaemon;
+    EXPECT_FALSE(exists(written)) << args << " wrote " << written;
+    EXPECT_FALSE(exists("w/k.hsaco")) << args;
+  }
+  EXPECT_EQ(cacheStats()["kernel_links"], 0) << "a refusal reached the daemon";
+  // Not an input: LLD's error, the same in both modes.
+  RunResult d = inW("--in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
+  RunResult l = inW("--local --in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
+  EXPECT_EQ(d.exitCode, 1) << describe(d);
+  EXPECT_EQ(l.exitCode, d.exitCode) << describe(l);
+  EXPECT_EQ(l.err, d.err);
+  EXPECT_NE(d.err.find("other.o"), std::string::npos) << d.err;
+  // Inside the directory, relative and through "..": bytes by name.
+  for (const std::string out : {"./k.hsaco", "sub/../k2.hsaco"}) {
+    ASSERT_TRUE(exitedZero(inW("--in k.o=../a.o -- -shared k.o -o " + out)));
+    std::string viaDaemon = lastReport();
+    ASSERT_TRUE(
+        exitedZero(inW("--local --in k.o=../a.o -- -shared k.o -o " + out)));
+    std::string viaLocal = lastReport();
+    size_t n = viaDaemon.find(" names=");
+    EXPECT_EQ(viaDaemon.substr(n), viaLocal.substr(viaLocal.find(" names=")))
+        << out;
+  }
+}
+
 // What a wheel may carry: the soname is the file's name, every export is
 // versioned LINKD_1.0, and nothing is NEEDED beyond glibc and the compiler
 // runtime (no libcrypto).
