@@ -23,6 +23,11 @@ packages=(
   librust-cfg-if-dev
   # tests: real shared-cache servers
   redis-server nginx-light
+  # tests: the wheel installed offline into a fresh venv, and the module
+  # (kernels_library_test.cpp, docs/kernels.md "Adopting linkd")
+  python3 python3-venv python3-pip
+  # tests: user and mount namespaces for the stripped-environment tests
+  util-linux
   # benchmarks
   hyperfine
   # the fuzzer (-DLINKD_FUZZ=ON): libFuzzer and ASan runtimes

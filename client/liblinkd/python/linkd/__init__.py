@@ -75,11 +75,12 @@ def _find_library():
     explicit = os.environ.get("LINKD_LIBRARY")
     if explicit:
         return explicit
-    # Installed: <prefix>/lib/pythonX.Y/dist-packages/linkd -> <prefix>/lib;
-    # build tree: build/lib/python/linkd -> build/lib.
+    # The wheel: beside this file. Installed: <prefix>/lib/pythonX.Y/
+    # site-packages/linkd -> <prefix>/lib; build tree: build/lib/python/linkd
+    # -> build/lib; else the loader's search (/usr/lib/<triplet>).
     here = os.path.dirname(os.path.abspath(__file__))
-    d = here
-    for _ in range(4):
+    d = os.path.join(here, "_")
+    for _ in range(5):
         d = os.path.dirname(d)
         for name in ("liblinkd.so.1", "liblinkd.so"):
             if os.path.exists(os.path.join(d, name)):
@@ -241,3 +242,24 @@ def health(autostart=True):
 def version():
     """liblinkd's version."""
     return _lib.linkd_version().decode()
+
+
+def lld_path():
+    """A linker executable to hand to tools that run one (Triton's
+    TRITON_HIP_LLD_PATH, a -fuse-ld= or --ld-path=): the thin client, which
+    takes LLD's command lines (`-flavor gnu` first included) and links
+    through the daemon, or without one through a stock LLD. The wheel's own
+    static client, else the build tree's or an installation's, else PATH."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "bin", "ld.linkd"),
+                      os.path.join(here, "..", "..", "..", "bin", "ld.linkd"),
+                      os.path.join(here, "..", "..", "..", "..", "bin",
+                                   "ld.linkd")):
+        if os.access(candidate, os.X_OK):
+            return os.path.realpath(candidate)
+    import shutil
+    found = shutil.which("ld.linkd")
+    if not found:
+        raise FileNotFoundError("no ld.linkd beside the linkd module or on "
+                                "PATH")
+    return found
