@@ -114,9 +114,9 @@ std::vector<std::string> localLinkerArgv(const LocalLinker &linker,
       a.insert(a.end(), {"--rewrite-spec", rewriteSpec});
     a.push_back("--");
   } else {
-    a = {argv[0]};
-    if (flavorFromProgramName(argv[0]) != flavor)
-      a.insert(a.end(), {"-flavor", lldFlavorWord(flavor)});
+    // Stock LLD knows its own names only (not ld.linkd, iree-lld): the
+    // driver always comes from -flavor, argv[0] stays the caller's.
+    a = {argv[0], "-flavor", lldFlavorWord(flavor)};
   }
   a.insert(a.end(), argv.begin() + 1, argv.end());
   return a;

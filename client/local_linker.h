@@ -7,8 +7,8 @@
 // PATH. The last is what a wheel has on a machine without linkd: adopting
 // linkd there costs no more than running the stock linker, which is what
 // the caller did before. Stock LLD is run with the caller's argv[0] (its
-// driver and its diagnostics' prefix come from that name), with `-flavor F`
-// first when the name does not say the flavor (the generic `lld`).
+// diagnostics' prefix comes from that name) and `-flavor F` first (it knows
+// only its own names: not ld.linkd, not iree-lld).
 #pragma once
 
 #include "link/flavor.h"
