@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; ++t)
     pthread_join(th[t], NULL);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  printf("%.6f %d %d %d\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9,
-         hits, local, failures);
+  printf("%.6f %d %d %d\n",
+         (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9, hits, local,
+         failures);
   return failures ? 1 : 0;
 }

@@ -10,10 +10,10 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -161,7 +161,7 @@ bool daemonAnswers(const std::string &socketPath) {
 // could be anyone who got at the directory); the daemon refuses other users
 // anyway (daemon/linkd/peer_check.h).
 static std::string socketOwnerProblem(const std::string &socketPath) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(socketPath.c_str(), &st) != 0 || st.st_uid == getuid())
     return {};
   return socketPath + " belongs to uid " + std::to_string(st.st_uid) +

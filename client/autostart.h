@@ -42,7 +42,6 @@ std::string ensureDaemon(const RuntimePaths &paths, bool *lasting = nullptr);
 // The same with the daemon binary to start (liblinkd finds it beside
 // itself, not beside the executable that loaded it).
 std::string ensureDaemon(const RuntimePaths &paths,
-                         const std::string &daemonBin,
-                         bool *lasting = nullptr);
+                         const std::string &daemonBin, bool *lasting = nullptr);
 
 } // namespace linkd

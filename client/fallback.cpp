@@ -70,7 +70,7 @@ void restoreStdin(const std::string &data) {
 } // namespace
 
 void dieOfSignal(int sig) {
-  struct sigaction dfl{};
+  struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigaction(sig, &dfl, nullptr);
   sigset_t set;

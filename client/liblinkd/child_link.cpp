@@ -15,10 +15,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 extern char **environ;
@@ -92,8 +92,7 @@ bool readWhole(const std::string &path, std::string &out) {
 }
 
 // Writes each input at its name under `dir`; nothing, or why not.
-std::optional<Outcome> placeInputs(const std::string &dir,
-                                   const Request &req) {
+std::optional<Outcome> placeInputs(const std::string &dir, const Request &req) {
   for (const Input &in : req.inputs) {
     if (in.name.front() == '/')
       return failedWith(LINKD_BAD_ARGUMENT,
@@ -146,8 +145,7 @@ struct Child {
 
 std::string spawnLink(const std::string &dir, const Request &req,
                       const LocalLinker &linker, Child &c) {
-  std::vector<std::string> argv =
-      localLinkerArgv(linker, req.flavor, req.argv);
+  std::vector<std::string> argv = localLinkerArgv(linker, req.flavor, req.argv);
   std::vector<const char *> args;
   for (const std::string &a : argv)
     args.push_back(a.c_str());
@@ -255,8 +253,8 @@ linkd_status collect(Child &c, const Request &req, ResultMsg &r,
 Outcome linkInChildProcess(const Request &req) {
   Outcome o;
   std::string why;
-  std::optional<LocalLinker> linker =
-      findLocalLinker(req.flavor, req.fallbackLinker, lldBinaryForLibrary(), why);
+  std::optional<LocalLinker> linker = findLocalLinker(
+      req.flavor, req.fallbackLinker, lldBinaryForLibrary(), why);
   if (!linker)
     return failedWith(LINKD_NO_LINKER, why);
   const char *tmp = std::getenv("TMPDIR");

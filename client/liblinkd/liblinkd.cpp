@@ -7,11 +7,11 @@
 #include "linkd/linkd.h"
 
 #include "client/autostart.h"
-#include "client/local_linker.h"
 #include "client/liblinkd/child_link.h"
 #include "client/liblinkd/daemon_call.h"
 #include "client/liblinkd/kernel_request.h"
 #include "client/liblinkd/output_names.h"
+#include "client/local_linker.h"
 #include "config/runtime_paths.h"
 
 #include <dlfcn.h>
@@ -135,8 +135,7 @@ std::optional<Outcome> readOptions(const linkd_options *given, Request &req,
                          std::to_string(given->struct_size) +
                          "; set it to sizeof(linkd_options) "
                          "(LINKD_OPTIONS_INIT)");
-    std::memcpy(&opt, given,
-                std::min<size_t>(given->struct_size, sizeof(opt)));
+    std::memcpy(&opt, given, std::min<size_t>(given->struct_size, sizeof(opt)));
   }
   constexpr uint32_t known = LINKD_NO_CACHE | LINKD_NO_AUTOSTART |
                              LINKD_NO_FALLBACK | LINKD_LOCAL_ONLY;
@@ -324,8 +323,7 @@ __attribute__((visibility("default"))) int linkd_health_check(linkd_health *out,
   *out = linkd_health{};
   linkd::RuntimePaths paths = linkd::resolveRuntimePaths();
   if (autostart) {
-    if (std::string e =
-            linkd::ensureDaemon(paths, daemonBinaryForLibrary());
+    if (std::string e = linkd::ensureDaemon(paths, daemonBinaryForLibrary());
         !e.empty()) {
       copyTo(out->error, sizeof(out->error), e);
       return -1;

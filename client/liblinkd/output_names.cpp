@@ -37,8 +37,8 @@ constexpr std::array<GnuOutput, 14> kGnuOutputs = {{
 
 // COFF: /name:value or -name:value, any case.
 constexpr std::array<std::string_view, 8> kCoffOutputs = {
-    "out", "pdb", "implib", "map", "lldmap", "reproduce", "pdbstripped",
-    "lto-obj-path"};
+    "out",    "pdb",       "implib",      "map",
+    "lldmap", "reproduce", "pdbstripped", "lto-obj-path"};
 
 // Why `path` leaves the working directory, or "".
 std::string escapes(std::string_view option, std::string_view path) {
@@ -119,8 +119,7 @@ std::string checkCoff(const std::vector<std::string> &argv) {
 } // namespace
 
 std::string outputOutsideWorkingDirectory(const Request &req) {
-  return req.flavor == Flavor::Coff ? checkCoff(req.argv)
-                                    : checkGnu(req.argv);
+  return req.flavor == Flavor::Coff ? checkCoff(req.argv) : checkGnu(req.argv);
 }
 
 } // namespace linkd::kernel

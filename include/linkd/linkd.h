@@ -38,39 +38,41 @@ extern "C" {
 /* What came of a call. The values are fixed; new ones may be added, so
  * treat an unknown value as a failure of linkd's (not of the link). */
 typedef enum linkd_status {
-  LINKD_OK = 0,            /* the link ran and LLD exited 0 */
-  LINKD_LINK_FAILED = 1,   /* the link ran and LLD reported an error:
-                              exit_code and diagnostics say which */
+  LINKD_OK = 0,             /* the link ran and LLD exited 0 */
+  LINKD_LINK_FAILED = 1,    /* the link ran and LLD reported an error:
+                               exit_code and diagnostics say which */
   LINKD_LINKER_CRASHED = 2, /* the linker died of a signal (term_signal) */
-  LINKD_BAD_ARGUMENT = 3,  /* refused before linking: argv, an input, an
-                              option, or an output outside the link's
-                              working directory */
-  LINKD_NO_DAEMON = 4,     /* no daemon could be had and LINKD_NO_FALLBACK */
-  LINKD_NO_LINKER = 5,     /* no daemon, and no linker for a local link */
-  LINKD_TIMEOUT = 6,       /* timeout_ms passed; the link was stopped */
-  LINKD_IO_ERROR = 7,      /* a temporary directory, pipe or process */
-  LINKD_DAEMON_ERROR = 8   /* the daemon broke off or sent nonsense */
+  LINKD_BAD_ARGUMENT = 3,   /* refused before linking: argv, an input, an
+                               option, or an output outside the link's
+                               working directory */
+  LINKD_NO_DAEMON = 4,      /* no daemon could be had and LINKD_NO_FALLBACK */
+  LINKD_NO_LINKER = 5,      /* no daemon, and no linker for a local link */
+  LINKD_TIMEOUT = 6,        /* timeout_ms passed; the link was stopped */
+  LINKD_IO_ERROR = 7,       /* a temporary directory, pipe or process */
+  LINKD_DAEMON_ERROR = 8    /* the daemon broke off or sent nonsense */
 } linkd_status;
 
 /* How a link was served. */
 typedef enum linkd_served {
-  LINKD_SERVED_NOT_RUN = 0,   /* the link did not run (see status) */
-  LINKD_SERVED_HIT = 1,       /* from the daemon's cache */
-  LINKD_SERVED_MISS = 2,      /* the daemon linked it and stored it */
-  LINKD_SERVED_UNCACHED = 3,  /* the daemon linked it and did not store it:
-                                 `uncacheable` says why */
-  LINKD_SERVED_LOCAL = 4      /* no daemon: a stock linker in a child
-                                 process over a private directory */
+  LINKD_SERVED_NOT_RUN = 0,  /* the link did not run (see status) */
+  LINKD_SERVED_HIT = 1,      /* from the daemon's cache */
+  LINKD_SERVED_MISS = 2,     /* the daemon linked it and stored it */
+  LINKD_SERVED_UNCACHED = 3, /* the daemon linked it and did not store it:
+                                `uncacheable` says why */
+  LINKD_SERVED_LOCAL = 4     /* no daemon: a stock linker in a child
+                                process over a private directory */
 } linkd_served;
 
 /* linkd_options.flags */
-#define LINKD_NO_CACHE 0x1u     /* neither look up nor store this link */
-#define LINKD_NO_AUTOSTART 0x2u /* never start a daemon (a JIT process in a
-                                   fresh container that must leave nothing
-                                   running behind it) */
-#define LINKD_NO_FALLBACK 0x4u  /* no daemon: fail with LINKD_NO_DAEMON
-                                   rather than link locally */
-#define LINKD_LOCAL_ONLY 0x8u   /* never ask a daemon: link locally */
+#define LINKD_NO_CACHE 0x1u /* neither look up nor store this link */
+#define LINKD_NO_AUTOSTART                                                     \
+  0x2u /* never start a daemon (a JIT process in a                             \
+          fresh container that must leave nothing                              \
+          running behind it) */
+#define LINKD_NO_FALLBACK                                                      \
+  0x4u                        /* no daemon: fail with LINKD_NO_DAEMON          \
+                                 rather than link locally */
+#define LINKD_LOCAL_ONLY 0x8u /* never ask a daemon: link locally */
 
 /* A named input: `name` is how the link's argv refers to it ("k.o",
  * "lib/libdevice.a"); a relative name is relative to the link's working
@@ -107,7 +109,8 @@ typedef struct linkd_options {
   const char *fallback_linker;
 } linkd_options;
 
-#define LINKD_OPTIONS_INIT {sizeof(linkd_options), 0, NULL, 0, 0, NULL}
+#define LINKD_OPTIONS_INIT                                                     \
+  { sizeof(linkd_options), 0, NULL, 0, 0, NULL }
 
 typedef struct linkd_result {
   /* LLD's exit status (0: linked); -1 when the link did not run (see
@@ -123,8 +126,8 @@ typedef struct linkd_result {
   /* linkd's own problem in words ("" when none). LLD's errors are in
    * `diagnostics`. */
   const char *error;
-  int cache_hit;   /* 1: answered from the cache (served == HIT) */
-  int ran_locally; /* 1: no daemon; linked in a child process */
+  int cache_hit;           /* 1: answered from the cache (served == HIT) */
+  int ran_locally;         /* 1: no daemon; linked in a child process */
   uint32_t blobs_uploaded; /* inputs the daemon did not have */
   /* Added in API version 2. */
   linkd_status status;
@@ -151,7 +154,7 @@ void linkd_result_free(linkd_result *result);
 const char *linkd_status_name(linkd_status status);
 
 typedef struct linkd_health {
-  int daemon; /* 1: a daemon answered */
+  int daemon;            /* 1: a daemon answered */
   char version[64];      /* the daemon's linkd version */
   char lld_version[128]; /* the LLD it links with */
   uint64_t active_links;

@@ -30,7 +30,7 @@ std::string dirName(const std::string &path) {
 
 // Why `dir` (which exists) is not this user's private directory, or "".
 std::string notPrivate(const std::string &dir) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(dir.c_str(), &st) != 0)
     return {};
   if (!S_ISDIR(st.st_mode))
@@ -88,7 +88,7 @@ std::string userRuntimeDirectory() {
   // Only a directory that exists: creating /run/user/$UID is logind's job,
   // and one that is not ours and private is not the user's session's.
   std::string run = "/run/user/" + std::to_string(getuid());
-  struct stat st{};
+  struct stat st {};
   if (lstat(run.c_str(), &st) == 0 && notPrivate(run).empty())
     return run;
   return {};
@@ -149,8 +149,7 @@ std::string ensurePrivateDirectory(const std::string &dir) {
   if (st.st_uid != getuid())
     return dir + " is owned by uid " + std::to_string(st.st_uid) +
            ", not by this user";
-  if (st.st_mode & 077)
-  {
+  if (st.st_mode & 077) {
     char mode[8];
     std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
     return dir + " is accessible by other users (mode " + mode +
@@ -160,7 +159,7 @@ std::string ensurePrivateDirectory(const std::string &dir) {
 }
 
 std::string untrustedCacheDirectory(const std::string &dir) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0)
     return "cannot stat " + dir + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode))

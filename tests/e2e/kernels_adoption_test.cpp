@@ -71,22 +71,22 @@ protected:
     writeFile("callers.py", kCallers);
   }
   void kernels(int n) {
-    ASSERT_TRUE(exitedZero(run(
-        "for i in $(seq 0 " + std::to_string(n - 1) +
-        "); do clang-19 --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib "
-        "-O2 -DK=$i.5f -c k.c -o k$i.o && /usr/lib/llvm-19/bin/ld.lld "
-        "-shared k$i.o -o k$i.stock || exit 1; done")));
+    ASSERT_TRUE(exitedZero(
+        run("for i in $(seq 0 " + std::to_string(n - 1) +
+            "); do clang-19 --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib "
+            "-O2 -DK=$i.5f -c k.c -o k$i.o && /usr/lib/llvm-19/bin/ld.lld "
+            "-shared k$i.o -o k$i.stock || exit 1; done")));
   }
   // The wheel, written as `cmake --build build --target wheel` writes it,
   // installed offline into a fresh venv.
   void installWheel() {
     std::string build = binDir() + "/..";
-    ASSERT_TRUE(exitedZero(run(
-        kPython + " " + LINKD_E2E_SOURCE_DIR +
-        "/deploy/wheel/make_wheel.py --version 0.1.0 --module " +
-        LINKD_E2E_SOURCE_DIR + "/client/liblinkd/python/linkd --library " +
-        build + "/lib/liblinkd.so.1 --client " + binPath("ld.linkd") +
-        " --license " + LINKD_E2E_SOURCE_DIR + "/LICENSE --out dist")));
+    ASSERT_TRUE(exitedZero(
+        run(kPython + " " + LINKD_E2E_SOURCE_DIR +
+            "/deploy/wheel/make_wheel.py --version 0.1.0 --module " +
+            LINKD_E2E_SOURCE_DIR + "/client/liblinkd/python/linkd --library " +
+            build + "/lib/liblinkd.so.1 --client " + binPath("ld.linkd") +
+            " --license " + LINKD_E2E_SOURCE_DIR + "/LICENSE --out dist")));
     RunResult v = run(kPython + " -m venv v && v/bin/pip install -q "
                                 "--no-index --no-cache-dir dist/linkd-*.whl",
                       300s);
@@ -110,11 +110,11 @@ TEST_F(KernelAdoption, WheelInAFreshVenv) {
   ASSERT_TRUE(exitedZero(info));
   std::string pkg = info.out.substr(0, info.out.size() - 1);
   EXPECT_TRUE(fs::exists(pkg + "/liblinkd.so.1"));
-  RunResult needed = run(tools::readelf.path + " -d " + pkg +
-                         "/liblinkd.so.1 " + pkg + "/bin/ld.linkd | grep NEEDED");
-  for (const std::string &line :
-       linesStartingWith(replaceAll(needed.out, " 0x0000000000000001 ", ""),
-                         "(NEEDED)"))
+  RunResult needed =
+      run(tools::readelf.path + " -d " + pkg + "/liblinkd.so.1 " + pkg +
+          "/bin/ld.linkd | grep NEEDED");
+  for (const std::string &line : linesStartingWith(
+           replaceAll(needed.out, " 0x0000000000000001 ", ""), "(NEEDED)"))
     EXPECT_TRUE(line.find("[libc.so.6]") != std::string::npos ||
                 line.find("[libm.so.6]") != std::string::npos ||
                 line.find("[libgcc_s.so.1]") != std::string::npos ||
@@ -128,8 +128,8 @@ TEST_F(KernelAdoption, WheelInAFreshVenv) {
   EXPECT_TRUE(fs::exists(pkg + "/../linkd-0.1.0.dist-info/licenses/LICENSE"));
 
   // No daemon installed: stock ld.lld from PATH, in a private directory.
-  RunResult jit = run(noLinkd("/usr/lib/llvm-19/bin") +
-                      "v/bin/python callers.py 4 module");
+  RunResult jit =
+      run(noLinkd("/usr/lib/llvm-19/bin") + "v/bin/python callers.py 4 module");
   ASSERT_TRUE(exitedZero(jit));
   EXPECT_EQ(jit.out, "4 local=4\n");
   EXPECT_EQ(jit.err, "");

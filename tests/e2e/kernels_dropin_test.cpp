@@ -228,8 +228,8 @@ protected:
 // counters), not a second daemon of its own.
 TEST_F(StrippedEnvironment, ClientReachesTheUsersDaemon) {
   // The user's daemon, started by an ordinary link (no LLD_VERSION).
-  ASSERT_TRUE(exitedZero(run(path("bin/lld") +
-                             " -flavor gnu -shared k.o -o warm.hsaco")));
+  ASSERT_TRUE(exitedZero(
+      run(path("bin/lld") + " -flavor gnu -shared k.o -o warm.hsaco")));
   // The same link with IREE's environment, told the socket explicitly: a
   // miss that stores what the stripped client must then hit (the variables
   // LLD reads are part of the key, so both have the same few).

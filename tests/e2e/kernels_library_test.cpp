@@ -285,10 +285,11 @@ void KernelLibrary::aloneCopy() {
   ASSERT_TRUE(exitedZero(run("cp -L " + binDir() +
                              "/../lib/liblinkd.so.1 alone/lib/liblinkd.so.1")));
   ASSERT_TRUE(exitedZero(
-      run("clang-19 -O1 -I" + std::string(LINKD_E2E_SOURCE_DIR) +
-          "/include " + LINKD_E2E_SOURCE_DIR +
+      run("clang-19 -O1 -I" + std::string(LINKD_E2E_SOURCE_DIR) + "/include " +
+          LINKD_E2E_SOURCE_DIR +
           "/tests/e2e/kernels/klink.c -o klink-alone alone/lib/liblinkd.so.1 "
-          "-Wl,-rpath," + path("alone/lib") + " -lpthread")));
+          "-Wl,-rpath," +
+          path("alone/lib") + " -lpthread")));
 }
 
 // How each call was served, as a status and a served value a caller can
@@ -335,7 +336,8 @@ TEST_F(KernelLibrary, StatusAndServed) {
 // daemon, and from linking without one.
 TEST_F(KernelLibrary, NoAutostartAndNoFallback) {
   amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
   std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
   ASSERT_TRUE(exitedZero(klink("--no-autostart " + link)));
   EXPECT_NE(lastReport().find("local=1 "), std::string::npos) << lastReport();
@@ -380,7 +382,8 @@ TEST_F(KernelLibrary, OneMillisecondTimeout) {
 TEST_F(KernelLibrary, StockLinkerWithoutDaemon) {
   aloneCopy();
   amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
   fs::create_directories(path("stockbin"));
   fs::create_directories(path("tmp"));
   fs::create_symlink("/usr/lib/llvm-19/bin/lld", path("stockbin/lld"));
@@ -406,15 +409,18 @@ TEST_F(KernelLibrary, StockLinkerWithoutDaemon) {
     EXPECT_EQ(bad.err, replaceAll(stock.err, "a.o", "k.o")) << how;
   }
   EXPECT_FALSE(daemonStatus());
-  RunResult none = run(env + "PATH=" + path("empty") + " ./klink-alone " + link);
+  RunResult none =
+      run(env + "PATH=" + path("empty") + " ./klink-alone " + link);
   EXPECT_EQ(none.exitCode, 5) << describe(none);
   std::string rep = lastReport();
   EXPECT_NE(rep.find("status=LINKD_NO_LINKER"), std::string::npos) << rep;
-  for (const char *named : {"LINKD_FALLBACK_LINKER", "ld.lld", "lld on PATH",
-                            "linkd-lld"})
+  for (const char *named :
+       {"LINKD_FALLBACK_LINKER", "ld.lld", "lld on PATH", "linkd-lld"})
     EXPECT_NE(rep.find(named), std::string::npos) << named << ": " << rep;
-  RunResult wrong = run(env + "LINKD_FALLBACK_LINKER=/nonexistent/ld.lld "
-                              "./klink-alone " + link);
+  RunResult wrong = run(env +
+                        "LINKD_FALLBACK_LINKER=/nonexistent/ld.lld "
+                        "./klink-alone " +
+                        link);
   EXPECT_EQ(wrong.exitCode, 5);
   EXPECT_NE(lastReport().find("/nonexistent/ld.lld"), std::string::npos);
   EXPECT_FALSE(exists("k.hsaco"));
@@ -465,7 +471,8 @@ TEST_F(KernelLibrary, BothModesAgreeOnNames) {
   EXPECT_EQ(cacheStats()["kernel_links"], 0) << "a refusal reached the daemon";
   // Not an input: LLD's error, the same in both modes.
   RunResult d = inW("--in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
-  RunResult l = inW("--local --in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
+  RunResult l =
+      inW("--local --in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
   EXPECT_EQ(d.exitCode, 1) << describe(d);
   EXPECT_EQ(l.exitCode, d.exitCode) << describe(l);
   EXPECT_EQ(l.err, d.err);
@@ -502,8 +509,8 @@ TEST_F(KernelLibrary, LibraryAbiShape) {
       allowed |= line.find(ok) != std::string::npos;
     EXPECT_TRUE(allowed) << line;
   }
-  RunResult syms = run(tools::readelf.path + " --dyn-syms -W " + lib +
-                       " | grep ' linkd_'");
+  RunResult syms =
+      run(tools::readelf.path + " --dyn-syms -W " + lib + " | grep ' linkd_'");
   ASSERT_TRUE(exitedZero(syms));
   size_t n = 0;
   for (size_t at = 0; (at = syms.out.find(" linkd_", at)) != std::string::npos;

@@ -53,8 +53,8 @@ struct Session {
   std::vector<Digest> digests;  // per input
   std::optional<Digest> key;    // set when the cache may be used
   bool readDaemonFiles = false; // the link saw files that are not its inputs
-  bool lostBlob = false; // an input's blob went missing (evicted) mid-link
-  bool timedOut = false;  // the caller's or the daemon's limit passed
+  bool lostBlob = false;      // an input's blob went missing (evicted) mid-link
+  bool timedOut = false;      // the caller's or the daemon's limit passed
   std::string uncacheableWhy; // the first reason the access log gave
   uint32_t uploaded = 0, present = 0;
   std::string records;
@@ -451,12 +451,11 @@ bool refuse(Session &s, const std::string &why, bool keepConnection = true,
 // Why this result will not be stored, for the caller ("" if it will be).
 std::string uncacheableReason(const Session &s) {
   if (!s.key)
-    return s.req.flags & kernel::FlagNoCache
-               ? "the caller asked for no cache"
-               : "the daemon's cache is off";
+    return s.req.flags & kernel::FlagNoCache ? "the caller asked for no cache"
+                                             : "the daemon's cache is off";
   if (s.readDaemonFiles)
-    return "the link read files that are not its inputs (" +
-           s.uncacheableWhy + ")";
+    return "the link read files that are not its inputs (" + s.uncacheableWhy +
+           ")";
   if (s.result.termSignal)
     return "the linker died of signal " + std::to_string(s.result.termSignal);
   return {};

@@ -3,7 +3,8 @@
 /* Test driver for liblinkd, compiled by clang-19 in the kernel tests.
  *
  *   klink [--tool T] [--no-cache] [--no-autostart] [--no-fallback] [--local]
- *         [--fallback-linker PATH] [--struct-size N] [--timeout MS] [--threads N] [--fork]
+ *         [--fallback-linker PATH] [--struct-size N] [--timeout MS] [--threads
+ * N] [--fork]
  *         [--out DIR] [--in NAME=PATH]... [--each K] -- ARGS...
  *
  * Links the inputs with ARGS through linkd_link, writes every output to
@@ -102,7 +103,8 @@ static int linkOne(int j, int quiet) {
   if (!quiet) {
     fwrite(r->stdout_text, 1, r->stdout_size, stdout);
     fwrite(r->diagnostics, 1, r->diagnostics_size, stderr);
-    FILE *rep = getenv("KLINK_REPORT") ? fopen(getenv("KLINK_REPORT"), "a") : NULL;
+    FILE *rep =
+        getenv("KLINK_REPORT") ? fopen(getenv("KLINK_REPORT"), "a") : NULL;
     if (rep) {
       fprintf(rep,
               "rc=%d hit=%d local=%d uploaded=%u outputs=%zu status=%s "
