@@ -5,10 +5,15 @@
 #   stock     stock lld -flavor gnu as a subprocess with two temp files (Triton, IREE)
 #   ld.linkd  the same through a PATH symlink `lld` -> ld.linkd
 #   library   liblinkd from memory (bench/kernels_lib.c), no temp files
-# with the cache off, on a miss and on a hit, on 1 and 2 threads; ratios
-# against the stock subprocess at the same thread count, all in one run.
+#   wheel     the wheel installed offline in a fresh venv, a Python JIT loop
+#             on the module (bench/kernels_wheel.py) with no linkd installed:
+#             stock ld.lld from PATH links in a private directory
+# with the cache off, on a miss and on a hit (a new process each time), on
+# 1 and 2 threads; ratios against the stock subprocess at the same thread
+# count, all in one run. --repeat R runs every mode R times and reports the
+# medians.
 #
-#   bench/kernels.sh [--n 500]
+#   bench/kernels.sh [--n 500] [--repeat 1]
 #
 # The daemons are private (own socket, state and cache under a temp dir) and
 # stopped at the end. Every output is compared with stock's; a difference
@@ -22,10 +27,12 @@ BIN="$BUILD_DIR/bin"
 LIBDIR="$BUILD_DIR/lib"
 STOCK="${STOCK_LLD:-/usr/lib/llvm-19/bin/lld}"
 N=500
+REPEAT=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) N="$2"; shift 2 ;;
-    *) echo "usage: $0 [--n N]" >&2; exit 2 ;;
+    --repeat) REPEAT="$2"; shift 2 ;;
+    *) echo "usage: $0 [--n N] [--repeat R]" >&2; exit 2 ;;
   esac
 done
 for f in "$BIN/ld.linkd" "$BIN/linkd" "$LIBDIR/liblinkd.so"; do
@@ -64,11 +71,22 @@ verify() { # DIR: every output byte-identical to stock's
   done
 }
 declare -A T
-row() { # key seconds
-  T[$1]="$2"
+row() { # key seconds: the samples of one mode, space-separated
+  T[$1]="${T[$1]:-} $2"
+}
+median() {
+  python3 -c 'import statistics,sys; print(statistics.median(map(float, sys.argv[1:])))' $1
 }
 
-mkdir -p "$WORK/stock"
+# The wheel in a fresh venv of Debian's python3, installed offline.
+/usr/bin/python3 "$REPO/deploy/wheel/make_wheel.py" --version 0.1.0 \
+  --module "$REPO/client/liblinkd/python/linkd" --library "$LIBDIR/liblinkd.so.1" \
+  --client "$BIN/ld.linkd" --license "$REPO/LICENSE" --out "$WORK/dist" >/dev/null
+/usr/bin/python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install -q --no-index --no-cache-dir "$WORK"/dist/linkd-*.whl
+
+for rep in $(seq "$REPEAT"); do
+mkdir -p "$WORK/stock" "$WORK/wheel"
 for t in 1 2; do
   read -r s f < <($SUB "$STOCK" "$WORK/k" "$N" $t fresh "$WORK/stock")
   [ "$f" = 0 ] || { echo "stock links failed" >&2; exit 1; }
@@ -101,12 +119,26 @@ for t in 1 2; do
     row "lib.$mode.$t" "$s"; verify "$WORK/l$mode$t"
   done
 done
-"$BIN/linkd" stats --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print("daemon (last): kernel_links=%d kernel_hits=%d kernel_blobs_uploaded=%d kernel_peak_concurrent=%d" % (d["kernel_links"], d["kernel_hits"], d["kernel_blobs_uploaded"], d["kernel_peak_concurrent"]))'
+"$BIN/linkd" stop >/dev/null 2>&1 || true # no daemon: none is installed
+# Stock and the wheel in turns, three times: the machine's load moves (other
+# jobs), and this ratio is the one where the two paths cost nearly the same.
+for j in 1 2 3; do
+  read -r s f < <($SUB "$STOCK" "$WORK/k" "$N" 1 fresh)
+  row "stock.w" "$s"
+  read -r s served f < <(env -u LINKD_BIN PATH="$(dirname "$STOCK"):/usr/bin:/bin" \
+    "$WORK/venv/bin/python" "$HERE/kernels_wheel.py" "$WORK/k" "$N" "$WORK/wheel")
+  [ "$f" = 0 ] && [ "$served" = "local=$N" ] || {
+    echo "wheel without linkd: $f failed, served $served" >&2; exit 1; }
+  row "wheel.local.w" "$s"; verify "$WORK/wheel"
+done
+done
 
-printf '\n%d links of distinct tiny gfx90a kernels, %s\n' "$N" "$(nproc) cores"
+printf '\n%d links of distinct tiny gfx90a kernels, %s, median of %d runs\n' \
+  "$N" "$(nproc) cores" "$REPEAT"
 printf '%-34s %7s %9s %7s %s\n' "mode" "threads" "ms/link" "ratio" "target"
 line() { # key label target
-  local t="${1##*.}" s="${T[$1]}" base="${T[stock.${1##*.}]}"
+  local t="${1##*.}" s base
+  s="$(median "${T[$1]}")"; base="$(median "${T[stock.${1##*.}]}")"
   python3 - "$2" "$t" "$s" "$base" "$N" "$3" <<'PY'
 import sys
 label, t, s, base, n, target = sys.argv[1:]
@@ -125,6 +157,8 @@ for t in 1 2; do
   line "client.hit.$t" "ld.linkd subprocess, hit" "0.25"
   line "client.freshnames.$t" "ld.linkd, fresh temp names again" ""
   line "lib.off.$t" "library, cache off" "0.4"
-  line "lib.miss.$t" "library, miss" ""
-  line "lib.hit.$t" "library, hit" "0.05"
+  line "lib.miss.$t" "library, miss" "0.4"
+  line "lib.hit.$t" "library, hit (new process)" "0.05"
 done
+line "stock.w" "stock lld subprocess (in turns)" ""
+line "wheel.local.w" "wheel, fresh venv, no linkd" "1.0"

@@ -31,7 +31,9 @@ static void *worker(void *arg) {
     if (i >= n)
       return NULL;
     linkd_input in = {"k.o", data[i], sizes[i]};
-    linkd_options opt = {"ld.lld", nocache, 0};
+    linkd_options opt = LINKD_OPTIONS_INIT;
+    opt.tool = "ld.lld";
+    opt.flags = nocache ? LINKD_NO_CACHE : 0;
     linkd_result *r = linkd_link(argv, 4, &in, 1, &opt);
     const linkd_output *o = r ? linkd_result_output(r, "k.hsaco") : NULL;
     pthread_mutex_lock(&mu);
@@ -84,7 +86,8 @@ int main(int argc, char **argv) {
   for (int t = 0; t < threads; ++t)
     pthread_join(th[t], NULL);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  printf("%.6f %d %d %d\n", (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9,
-         hits, local, failures);
+  printf("%.6f %d %d %d\n",
+         (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9, hits, local,
+         failures);
   return failures ? 1 : 0;
 }

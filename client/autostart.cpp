@@ -11,10 +11,10 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -162,7 +162,7 @@ bool daemonAnswers(const std::string &socketPath) {
 // could be anyone who got at the directory); the daemon refuses other users
 // anyway (daemon/linkd/peer_check.h).
 static std::string socketOwnerProblem(const std::string &socketPath) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(socketPath.c_str(), &st) != 0 || st.st_uid == getuid())
     return {};
   return socketPath + " belongs to uid " + std::to_string(st.st_uid) +
@@ -182,6 +182,8 @@ std::string ensureDaemon(const RuntimePaths &paths,
     return err;
   if (daemonAnswers(paths.socketPath))
     return {};
+  if (daemonBin.empty())
+    return std::string(kNoDaemonInstalled);
   if (std::string err = ensurePrivateDirectory(paths.runtimeDir); !err.empty())
     return err;
   auto deadline = Clock::now() + startTimeout();

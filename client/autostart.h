@@ -13,8 +13,16 @@
 #include "config/runtime_paths.h"
 
 #include <string>
+#include <string_view>
 
 namespace linkd {
+
+// ensureDaemon's answer when there is no daemon binary to start (a wheel's
+// client or library on a machine without linkd): the caller links locally
+// without a warning, since nothing is broken.
+inline constexpr std::string_view kNoDaemonInstalled =
+    "no linkd daemon is installed (looked for $LINKD_BIN, linkd beside the "
+    "client and on PATH)";
 
 // True if something accepts connections on the socket.
 bool daemonAnswers(const std::string &socketPath);
@@ -34,7 +42,6 @@ std::string ensureDaemon(const RuntimePaths &paths, bool *lasting = nullptr);
 // The same with the daemon binary to start (liblinkd finds it beside
 // itself, not beside the executable that loaded it).
 std::string ensureDaemon(const RuntimePaths &paths,
-                         const std::string &daemonBin,
-                         bool *lasting = nullptr);
+                         const std::string &daemonBin, bool *lasting = nullptr);
 
 } // namespace linkd

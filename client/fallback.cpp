@@ -2,6 +2,8 @@
 
 #include "client/fallback.h"
 
+#include "client/local_linker.h"
+
 #include "config/env_flag.h"
 
 #include <fcntl.h>
@@ -20,7 +22,10 @@ namespace linkd {
 std::string daemonBinary() {
   if (const char *bin = std::getenv("LINKD_BIN"); bin && *bin)
     return bin;
-  return executableDirectory() + "/linkd";
+  std::string beside = executableDirectory() + "/linkd";
+  if (executableFile(beside))
+    return beside;
+  return programOnPath("linkd");
 }
 
 void warnFallback(const RuntimePaths &paths, Flavor flavor,
@@ -65,7 +70,7 @@ void restoreStdin(const std::string &data) {
 } // namespace
 
 void dieOfSignal(int sig) {
-  struct sigaction dfl{};
+  struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigaction(sig, &dfl, nullptr);
   sigset_t set;
@@ -82,25 +87,34 @@ void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
   if (stdinData)
     restoreStdin(*stdinData);
   // linkd-lld sits next to the daemon binary; exec it directly rather than
-  // through `linkd link`, which would cost one more process start.
+  // through `linkd link`, which would cost one more process start. Without
+  // it (the wheel's client), stock LLD does a plain link.
   std::string daemon = daemonBinary();
-  std::string bin =
-      daemon.substr(0, daemon.find_last_of('/') + 1) + "linkd-lld";
-  std::string flavorArg(flavorName(flavor));
-  std::vector<const char *> args = {"linkd-lld", "link",
-                                    "--flavor",  flavorArg.c_str(),
-                                    "--argv0",   argv[0].c_str()};
-  if (!rewriteSpec.empty()) {
-    args.push_back("--rewrite-spec");
-    args.push_back(rewriteSpec.c_str());
+  std::string own =
+      (daemon.empty() ? executableDirectory() + "/"
+                      : daemon.substr(0, daemon.find_last_of('/') + 1)) +
+      "linkd-lld";
+  std::string error;
+  std::optional<LocalLinker> linker = findLocalLinker(flavor, "", own, error);
+  if (linker && !linker->linkdLld &&
+      (isArchiver(flavor) || !rewriteSpec.empty())) {
+    error = own + " is not installed, and stock LLD cannot " +
+            (isArchiver(flavor) ? "archive" : "rewrite symbols");
+    linker.reset();
   }
-  args.push_back("--");
-  for (size_t i = 1; i < argv.size(); ++i)
-    args.push_back(argv[i].c_str());
+  if (!linker) {
+    std::fprintf(stderr, "linkd: error: %s\n", error.c_str());
+    _exit(1);
+  }
+  std::vector<std::string> full =
+      localLinkerArgv(*linker, flavor, argv, rewriteSpec);
+  std::vector<const char *> args;
+  for (const std::string &a : full)
+    args.push_back(a.c_str());
   args.push_back(nullptr);
-  execv(bin.c_str(), const_cast<char *const *>(args.data()));
-  std::fprintf(stderr, "linkd: error: cannot run %s: %s\n", bin.c_str(),
-               std::strerror(errno));
+  execv(linker->path.c_str(), const_cast<char *const *>(args.data()));
+  std::fprintf(stderr, "linkd: error: cannot run %s: %s\n",
+               linker->path.c_str(), std::strerror(errno));
   _exit(1);
 }
 

@@ -37,7 +37,9 @@ execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
               const std::optional<std::string> &stdinData = std::nullopt,
               const std::string &rewriteSpec = {});
 
-// The daemon binary: $LINKD_BIN, else `linkd` next to this executable.
+// The daemon binary: $LINKD_BIN, else `linkd` next to this executable,
+// else `linkd` on PATH (the wheel's client on a machine with the .deb);
+// "" if none is installed.
 std::string daemonBinary();
 
 } // namespace linkd

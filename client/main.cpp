@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
   // A write to a closed pipe ends LLVM's tools with EX_IOERR (InitLLVM's
   // sys::DefaultOneShotPipeSignalHandler), not with SIGPIPE; the replayed
   // stdout and stderr do the same. exec (the local fallback) resets it.
-  struct sigaction pipe{};
+  struct sigaction pipe {};
   pipe.sa_handler = [](int) { _exit(74); };
   sigaction(SIGPIPE, &pipe, nullptr);
   std::vector<std::string> argVector(argv, argv + argc);
@@ -127,8 +127,9 @@ int main(int argc, char **argv) {
   std::string err;
   int daemon = linkd::connectDaemon(paths, err, &lasting);
   if (daemon < 0) {
-    linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
-                        lasting);
+    if (err != linkd::kNoDaemonInstalled)
+      linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
+                          lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
                          args.rewriteSpec);
   }

@@ -2,6 +2,8 @@
 
 #include "client/liblinkd/child_link.h"
 
+#include "client/local_linker.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 extern char **environ;
@@ -88,21 +91,23 @@ bool readWhole(const std::string &path, std::string &out) {
   return true;
 }
 
-// Writes each input at its name under `dir`; "" or why not.
-std::string placeInputs(const std::string &dir, const Request &req) {
+// Writes each input at its name under `dir`; nothing, or why not.
+std::optional<Outcome> placeInputs(const std::string &dir, const Request &req) {
   for (const Input &in : req.inputs) {
     if (in.name.front() == '/')
-      return "input '" + in.name +
-             "' has an absolute name, which only the daemon can place "
-             "(no daemon could be had)";
+      return failedWith(LINKD_BAD_ARGUMENT,
+                        "input '" + in.name +
+                            "' has an absolute name, which only the daemon "
+                            "can place (no daemon could be had)");
     for (size_t slash = in.name.find('/'); slash != std::string::npos;
          slash = in.name.find('/', slash + 1))
       mkdir((dir + "/" + in.name.substr(0, slash)).c_str(), 0700);
     if (!writeWhole(dir + "/" + in.name, in.data))
-      return "cannot write input '" + in.name + "' in " + dir + ": " +
-             std::strerror(errno);
+      return failedWith(LINKD_IO_ERROR, "cannot write input '" + in.name +
+                                            "' in " + dir + ": " +
+                                            std::strerror(errno));
   }
-  return {};
+  return std::nullopt;
 }
 
 // Every regular file under `dir` that is not an input, by relative name.
@@ -138,14 +143,12 @@ struct Child {
   int out = -1, err = -1;
 };
 
-std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
-  std::string bin = lldBinaryForLibrary();
-  std::string flavor(flavorName(req.flavor));
-  std::vector<const char *> args = {
-      "linkd-lld",         "link", "--flavor", flavor.c_str(), "--argv0",
-      req.argv[0].c_str(), "--"};
-  for (size_t i = 1; i < req.argv.size(); ++i)
-    args.push_back(req.argv[i].c_str());
+std::string spawnLink(const std::string &dir, const Request &req,
+                      const LocalLinker &linker, Child &c) {
+  std::vector<std::string> argv = localLinkerArgv(linker, req.flavor, req.argv);
+  std::vector<const char *> args;
+  for (const std::string &a : argv)
+    args.push_back(a.c_str());
   args.push_back(nullptr);
   int outP[2], errP[2];
   if (pipe2(outP, O_CLOEXEC) != 0)
@@ -167,7 +170,7 @@ std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  int rc = posix_spawn(&c.pid, bin.c_str(), &fa, &attr,
+  int rc = posix_spawn(&c.pid, linker.path.c_str(), &fa, &attr,
                        const_cast<char *const *>(args.data()), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
@@ -178,14 +181,15 @@ std::string spawnLink(const std::string &dir, const Request &req, Child &c) {
   if (rc != 0) {
     close(c.out);
     close(c.err);
-    return "cannot run " + bin + ": " + std::strerror(rc);
+    return "cannot run " + linker.path + ": " + std::strerror(rc);
   }
   return {};
 }
 
 // Reads the child's stdout and stderr to their end and reaps it; kills it
-// at the deadline. "" or why the link did not finish.
-std::string collect(Child &c, const Request &req, ResultMsg &r) {
+// at the deadline. LINKD_OK or why the link did not finish (`why`).
+linkd_status collect(Child &c, const Request &req, ResultMsg &r,
+                     std::string &why) {
   auto deadline = Clock::now() + std::chrono::milliseconds(req.timeoutMs);
   pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
   std::string *sinks[2] = {&r.out, &r.err};
@@ -225,49 +229,51 @@ std::string collect(Child &c, const Request &req, ResultMsg &r) {
   pid_t got;
   while ((got = waitpid(c.pid, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (got < 0) // a host that ignores SIGCHLD has its children reaped for it
-    return "cannot learn how linkd-lld ended: " +
-           std::string(std::strerror(errno));
-  if (timedOut)
-    return "the link did not finish within " + std::to_string(req.timeoutMs) +
-           " ms";
+  if (timedOut) {
+    why = "the link did not finish within " + std::to_string(req.timeoutMs) +
+          " ms";
+    return LINKD_TIMEOUT;
+  }
+  if (got < 0) { // a host that ignores SIGCHLD has its children reaped for it
+    why = "cannot learn how the linker ended: " +
+          std::string(std::strerror(errno));
+    return LINKD_IO_ERROR;
+  }
   if (WIFSIGNALED(status)) {
     r.termSignal = WTERMSIG(status);
     r.exitCode = 128 + r.termSignal;
   } else {
     r.exitCode = WEXITSTATUS(status);
   }
-  return {};
+  return LINKD_OK;
 }
 
 } // namespace
 
 Outcome linkInChildProcess(const Request &req) {
   Outcome o;
-  o.local = true;
+  std::string why;
+  std::optional<LocalLinker> linker = findLocalLinker(
+      req.flavor, req.fallbackLinker, lldBinaryForLibrary(), why);
+  if (!linker)
+    return failedWith(LINKD_NO_LINKER, why);
   const char *tmp = std::getenv("TMPDIR");
   std::string templ =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/linkd-kernel.XXXXXX";
-  if (!mkdtemp(templ.data())) {
-    o.error = "cannot create a temporary directory: " +
-              std::string(std::strerror(errno));
-    return o;
-  }
+  if (!mkdtemp(templ.data()))
+    return failedWith(LINKD_IO_ERROR, "cannot create a temporary directory " +
+                                          templ + ": " +
+                                          std::string(std::strerror(errno)));
   TempDir dir{templ};
-  if (std::string e = placeInputs(dir.path, req); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  if (std::optional<Outcome> refused = placeInputs(dir.path, req))
+    return std::move(*refused);
   Child c;
-  if (std::string e = spawnLink(dir.path, req, c); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  if (std::string e = spawnLink(dir.path, req, *linker, c); !e.empty())
+    return failedWith(LINKD_IO_ERROR, e);
   ResultMsg r;
-  if (std::string e = collect(c, req, r); !e.empty()) {
-    o.error = e;
-    return o;
-  }
+  if (linkd_status st = collect(c, req, r, why); st != LINKD_OK)
+    return failedWith(st, why);
+  o.local = true;
   std::set<std::string> names;
   for (const Input &in : req.inputs)
     names.insert(in.name);

@@ -26,7 +26,7 @@ struct Socket {
 LinkMsg wireRequest(const Request &req) {
   LinkMsg m;
   m.flavor = static_cast<uint8_t>(req.flavor);
-  m.flags = req.noCache ? FlagNoCache : 0;
+  m.flags = req.noCache() ? FlagNoCache : 0;
   m.timeoutMs = req.timeoutMs;
   m.argv = req.argv;
   // Exactly the variables LLD reads for this flavor, as the client forwards
@@ -49,21 +49,46 @@ bool uploadNeeded(int fd, const Request &req, std::string_view payload,
                   Outcome &out) {
   auto need = decodeNeed(payload);
   if (!need) {
-    out.error = "the daemon sent a malformed list of needed inputs";
+    out = failedWith(LINKD_DAEMON_ERROR,
+                     "the daemon sent a malformed list of needed inputs");
     return false;
   }
   for (uint32_t i : *need) {
     if (i >= req.inputs.size()) {
-      out.error = "the daemon asked for an input that does not exist";
+      out = failedWith(LINKD_DAEMON_ERROR,
+                       "the daemon asked for an input that does not exist");
       return false;
     }
     std::string_view data = req.inputs[i].data;
     if (!writeFrame(fd, {encodeBlobHead(i, data.size()), data})) {
-      out.error = "the daemon went away during an upload";
+      out = failedWith(LINKD_DAEMON_ERROR,
+                       "the daemon went away during an upload");
       return false;
     }
   }
   return true;
+}
+
+// The daemon's Error: a timeout or a refusal is the answer; anything else
+// (it cannot run the link) is for a local link to answer.
+DaemonCall daemonRefused(std::string_view body, Outcome &out) {
+  std::optional<WireError> e = decodeError(body);
+  if (!e) {
+    out = failedWith(LINKD_DAEMON_ERROR, "the daemon sent a malformed error");
+    return DaemonCall::Failed;
+  }
+  switch (e->kind) {
+  case ErrorKind::Timeout:
+    out = failedWith(LINKD_TIMEOUT, e->message);
+    return DaemonCall::Failed;
+  case ErrorKind::Refused:
+    out = failedWith(LINKD_BAD_ARGUMENT, e->message);
+    return DaemonCall::Failed;
+  case ErrorKind::CannotRun:
+    break;
+  }
+  out = failedWith(LINKD_DAEMON_ERROR, e->message);
+  return DaemonCall::Unavailable;
 }
 
 } // namespace
@@ -93,24 +118,29 @@ DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
                              Outcome &out) {
   Socket s{connectBlobSocket(paths)};
   if (s.fd < 0) {
-    out.error = "cannot connect to " + paths.socketPath +
-                std::string(kSocketSuffix) + ": " + std::strerror(errno);
+    out = failedWith(LINKD_NO_DAEMON, "cannot connect to " + paths.socketPath +
+                                          std::string(kSocketSuffix) + ": " +
+                                          std::strerror(errno));
     return DaemonCall::NoDaemon;
   }
   if (!writeFrame(s.fd, {encodeLink(wireRequest(req))})) {
-    out.error = "the daemon closed the connection";
+    out = failedWith(LINKD_DAEMON_ERROR, "the daemon closed the connection");
     return DaemonCall::Unavailable;
   }
   std::string payload;
   bool uploaded = false;
   for (;;) {
     if (!readFrame(s.fd, payload, readTimeout(req))) {
-      out.error = uploaded || req.timeoutMs
-                      ? "no answer from the daemon within the timeout, or it "
-                        "went away mid-link"
-                      : "the daemon went away before answering";
-      return uploaded || req.timeoutMs ? DaemonCall::Failed
-                                       : DaemonCall::Unavailable;
+      if (req.timeoutMs) {
+        out = failedWith(LINKD_TIMEOUT, "no answer from the daemon within " +
+                                            std::to_string(req.timeoutMs) +
+                                            " ms");
+        return DaemonCall::Failed;
+      }
+      out = failedWith(LINKD_DAEMON_ERROR,
+                       uploaded ? "the daemon went away mid-link"
+                                : "the daemon went away before answering");
+      return uploaded ? DaemonCall::Failed : DaemonCall::Unavailable;
     }
     std::string_view body = std::string_view(payload).substr(1);
     switch (static_cast<uint8_t>(payload[0])) {
@@ -122,15 +152,16 @@ DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
     case MsgResult:
       out.result = decodeResult(body);
       if (!out.result) {
-        out.error = "the daemon sent a malformed result";
+        out = failedWith(LINKD_DAEMON_ERROR,
+                         "the daemon sent a malformed result");
         return DaemonCall::Failed;
       }
       return DaemonCall::Done;
     case MsgError:
-      out.error = decodeError(body).value_or("the daemon failed");
-      return DaemonCall::Unavailable;
+      return daemonRefused(body, out);
     default:
-      out.error = "the daemon sent an unexpected message";
+      out = failedWith(LINKD_DAEMON_ERROR,
+                       "the daemon sent an unexpected message");
       return DaemonCall::Failed;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "kernel/kernel_wire.h"
 #include "link/flavor.h"
+#include "linkd/linkd.h"
 
 #include <cstdint>
 #include <optional>
@@ -26,20 +27,32 @@ struct Request {
   Flavor flavor = Flavor::Elf;
   std::vector<std::string> argv; // argv[0] = the tool
   std::vector<Input> inputs;
-  bool noCache = false;
+  uint32_t flags = 0; // LINKD_NO_CACHE, LINKD_NO_AUTOSTART, ...
   uint32_t timeoutMs = 0;
+  std::string fallbackLinker; // the caller's choice for a local link, or ""
+  bool noCache() const { return flags & LINKD_NO_CACHE; }
 };
 
 struct Outcome {
   std::optional<ResultMsg> result; // the link ran (whatever LLD said)
   std::string error;               // else why not
+  linkd_status status = LINKD_OK;  // when `result` is empty: which failure
   bool local = false;
 };
 
-// The linkd binaries next to the library: $LINKD_BIN (the daemon), else
-// <libdir>/../bin/linkd, else <libdir>/linkd (the build tree's bin/ and
-// lib/ are siblings, as an installation's are).
+// An outcome without a result: `status` and why.
+inline Outcome failedWith(linkd_status status, std::string why) {
+  Outcome o;
+  o.status = status;
+  o.error = std::move(why);
+  return o;
+}
+
+// The linkd binaries: $LINKD_BIN (the daemon), else next to the library
+// (<libdir>/../bin/linkd, else <libdir>/linkd: the build tree's bin/ and
+// lib/ are siblings, as an installation's are), else on PATH (a wheel's
+// library on a machine with the .deb's daemon); "" if none.
 std::string daemonBinaryForLibrary();
-std::string lldBinaryForLibrary(); // linkd-lld beside the library's bin/
+std::string lldBinaryForLibrary(); // linkd-lld, found the same way
 
 } // namespace linkd::kernel

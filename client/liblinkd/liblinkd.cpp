@@ -10,11 +10,19 @@
 #include "client/liblinkd/child_link.h"
 #include "client/liblinkd/daemon_call.h"
 #include "client/liblinkd/kernel_request.h"
+#include "client/liblinkd/output_names.h"
+#include "client/local_linker.h"
 #include "config/runtime_paths.h"
 
 #include <dlfcn.h>
+// SHA256_* are deprecated in OpenSSL 3 in favour of EVP (see sha256()).
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 
+#include <algorithm>
+#include <cstddef>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,28 +33,65 @@
 namespace linkd::kernel {
 namespace {
 
+std::string libraryDirectory();
+
+// Raw SHA-256 through OpenSSL's low-level interface: libcrypto is linked
+// in statically (no NEEDED libcrypto.so.3, which no wheel may carry), and
+// SHA256_* pull in the digest and its CPU dispatch only, not EVP's
+// providers and configuration file.
+std::string sha256(std::string_view data) {
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, data.data(), data.size());
+  SHA256_Final(md, &ctx);
+  return std::string(reinterpret_cast<char *>(md), sizeof(md));
+}
+
 // What a linkd_result points into.
 struct ResultBox {
   linkd_result pub{};
-  std::string out, err, error;
+  std::string out, err, error, uncacheable;
   std::vector<WireOutput> files;
   std::vector<linkd_output> views;
 };
+
+// The status of a link that ran: LLD's exit status and signal say it.
+linkd_status statusOfRun(const ResultMsg &r) {
+  if (r.termSignal)
+    return LINKD_LINKER_CRASHED;
+  return r.exitCode == 0 ? LINKD_OK : LINKD_LINK_FAILED;
+}
+
+linkd_served servedAs(const Outcome &o) {
+  if (!o.result)
+    return LINKD_SERVED_NOT_RUN;
+  if (o.local)
+    return LINKD_SERVED_LOCAL;
+  if (o.result->cacheHit)
+    return LINKD_SERVED_HIT;
+  return o.result->uncacheable.empty() ? LINKD_SERVED_MISS
+                                       : LINKD_SERVED_UNCACHED;
+}
 
 linkd_result *publish(Outcome &&o) {
   auto *box = new (std::nothrow) ResultBox;
   if (!box)
     return nullptr;
+  box->pub.served = servedAs(o);
   box->error = std::move(o.error);
   if (o.result) {
+    box->pub.status = statusOfRun(*o.result);
     box->out = std::move(o.result->out);
     box->err = std::move(o.result->err);
     box->files = std::move(o.result->outputs);
+    box->uncacheable = std::move(o.result->uncacheable);
     box->pub.exit_code = o.result->exitCode;
     box->pub.term_signal = o.result->termSignal;
     box->pub.cache_hit = o.result->cacheHit;
     box->pub.blobs_uploaded = o.result->blobsUploaded;
   } else {
+    box->pub.status = o.status == LINKD_OK ? LINKD_IO_ERROR : o.status;
     box->pub.exit_code = -1;
   }
   for (const WireOutput &f : box->files)
@@ -59,14 +104,13 @@ linkd_result *publish(Outcome &&o) {
   box->pub.outputs = box->views.data();
   box->pub.output_count = box->views.size();
   box->pub.error = box->error.c_str();
+  box->pub.uncacheable = box->uncacheable.c_str();
   box->pub.ran_locally = o.local;
   return &box->pub;
 }
 
-Outcome failed(std::string why) {
-  Outcome o;
-  o.error = std::move(why);
-  return o;
+Outcome badArgument(std::string why) {
+  return failedWith(LINKD_BAD_ARGUMENT, std::move(why));
 }
 
 // LLD's own answer to a command line it refuses before linking (a missing
@@ -79,13 +123,48 @@ Outcome lldRefusal(std::string message) {
   return o;
 }
 
+// The caller's options, however old its header: only the fields its
+// struct_size covers are read, the rest keep their defaults (docs/abi.md).
+std::optional<Outcome> readOptions(const linkd_options *given, Request &req,
+                                   std::string &tool) {
+  linkd_options opt = LINKD_OPTIONS_INIT;
+  if (given) {
+    constexpr size_t minimum = offsetof(linkd_options, tool) + sizeof(void *);
+    if (given->struct_size < minimum)
+      return badArgument("options.struct_size is " +
+                         std::to_string(given->struct_size) +
+                         "; set it to sizeof(linkd_options) "
+                         "(LINKD_OPTIONS_INIT)");
+    std::memcpy(&opt, given, std::min<size_t>(given->struct_size, sizeof(opt)));
+  }
+  constexpr uint32_t known = LINKD_NO_CACHE | LINKD_NO_AUTOSTART |
+                             LINKD_NO_FALLBACK | LINKD_LOCAL_ONLY;
+  if (opt.flags & ~known)
+    return badArgument("options.flags has bits this liblinkd does not know (" +
+                       std::to_string(opt.flags & ~known) + ")");
+  if ((opt.flags & LINKD_LOCAL_ONLY) && (opt.flags & LINKD_NO_FALLBACK))
+    return badArgument("options.flags has both LINKD_LOCAL_ONLY and "
+                       "LINKD_NO_FALLBACK: no way is left to link");
+  req.flags = opt.flags;
+  req.timeoutMs = opt.timeout_ms;
+  tool = opt.tool ? opt.tool : "ld.lld";
+  if (opt.fallback_linker)
+    req.fallbackLinker = opt.fallback_linker;
+  return std::nullopt;
+}
+
 std::optional<Outcome> buildRequest(const char *const *argv, size_t argc,
                                     const linkd_input *inputs, size_t n,
                                     const linkd_options *opt, Request &req) {
-  req.argv.emplace_back(opt && opt->tool ? opt->tool : "ld.lld");
+  std::string tool;
+  if (auto refused = readOptions(opt, req, tool))
+    return refused;
+  if (argc > 0 && !argv)
+    return badArgument("argv is NULL");
+  req.argv.push_back(tool);
   for (size_t i = 0; i < argc; ++i) {
     if (!argv[i])
-      return failed("argv[" + std::to_string(i) + "] is NULL");
+      return badArgument("argv[" + std::to_string(i) + "] is NULL");
     req.argv.emplace_back(argv[i]);
   }
   std::optional<Flavor> flavor = flavorFromProgramName(req.argv[0]);
@@ -97,58 +176,72 @@ std::optional<Outcome> buildRequest(const char *const *argv, size_t argc,
   if (!flavor && isGenericLldName(req.argv[0]))
     return lldRefusal(std::string(kLldGenericDriverMessage));
   if (!flavor || isArchiver(*flavor))
-    return failed("'" + req.argv[0] +
-                  "' is not a linker name (ld.lld, wasm-ld, ld64.lld, "
-                  "lld-link, or lld with -flavor)");
+    return badArgument("'" + req.argv[0] +
+                       "' is not a linker name (ld.lld, wasm-ld, ld64.lld, "
+                       "lld-link, or lld with -flavor)");
   req.flavor = *flavor;
-  req.noCache = opt && opt->no_cache;
-  req.timeoutMs = opt ? opt->timeout_ms : 0;
   if (n > 0 && !inputs)
-    return failed("inputs is NULL");
+    return badArgument("inputs is NULL");
   for (size_t i = 0; i < n; ++i) {
     const linkd_input &in = inputs[i];
     if (!in.name)
-      return failed("input " + std::to_string(i) + " has no name");
+      return badArgument("input " + std::to_string(i) + " has no name");
     if (std::string e = checkInputName(in.name); !e.empty())
-      return failed(e);
+      return badArgument(e);
     if (in.size > 0 && !in.data)
-      return failed("input '" + std::string(in.name) + "' has no data");
+      return badArgument("input '" + std::string(in.name) + "' has no data");
     Input x{in.name, {static_cast<const char *>(in.data), in.size}, {}};
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char *>(x.data.data()),
-           x.data.size(), md);
-    x.sha256.assign(reinterpret_cast<char *>(md), sizeof(md));
+    x.sha256 = sha256(x.data);
     for (const Input &seen : req.inputs)
       if (seen.name == x.name)
-        return failed("two inputs are named '" + x.name + "'");
+        return badArgument("two inputs are named '" + x.name + "'");
     req.inputs.push_back(std::move(x));
   }
+  if (std::string e = outputOutsideWorkingDirectory(req); !e.empty())
+    return badArgument(e);
   return std::nullopt;
 }
 
-// The daemon if one answers on the blob socket; else start one and ask
-// again; else (or if the daemon cannot run this link) a child process.
+// No daemon for this call: a local link, unless the caller forbade it.
+Outcome withoutDaemon(const Request &req, Outcome noDaemon) {
+  if (req.flags & LINKD_NO_FALLBACK) {
+    noDaemon.status = LINKD_NO_DAEMON;
+    noDaemon.error = "no daemon (LINKD_NO_FALLBACK): " + noDaemon.error;
+    return noDaemon;
+  }
+  return linkInChildProcess(req);
+}
+
+// The daemon if one answers on the blob socket; else start one (unless
+// LINKD_NO_AUTOSTART) and ask again; else (or if the daemon cannot run this
+// link) a child process.
 Outcome run(const Request &req) {
   const char *disable = std::getenv("LINKD_DISABLE");
-  if (disable && std::strcmp(disable, "1") == 0)
+  if ((disable && std::strcmp(disable, "1") == 0) ||
+      (req.flags & LINKD_LOCAL_ONLY))
     return linkInChildProcess(req);
   RuntimePaths paths = resolveRuntimePaths();
+  Outcome o;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Outcome o;
+    o = Outcome{};
     switch (linkThroughDaemon(paths, req, o)) {
     case DaemonCall::Done:
     case DaemonCall::Failed:
       return o;
     case DaemonCall::Unavailable:
-      return linkInChildProcess(req);
+      return withoutDaemon(req, std::move(o));
     case DaemonCall::NoDaemon:
-      if (attempt == 0 &&
-          !ensureDaemon(paths, daemonBinaryForLibrary()).empty())
-        return linkInChildProcess(req);
+      if (attempt > 0 || (req.flags & LINKD_NO_AUTOSTART))
+        return withoutDaemon(req, std::move(o));
+      // A wheel on a machine without linkd: no daemon to start, and no
+      // time spent trying on every call (ensureDaemon says so at once).
+      if (std::string e = ensureDaemon(paths, daemonBinaryForLibrary());
+          !e.empty())
+        return withoutDaemon(req, failedWith(LINKD_NO_DAEMON, e));
       break;
     }
   }
-  return linkInChildProcess(req);
+  return withoutDaemon(req, std::move(o));
 }
 
 std::string libraryDirectory() {
@@ -169,23 +262,27 @@ void copyTo(char *dst, size_t cap, const std::string &s) {
 
 } // namespace
 
+// `name` installed with the library (<libdir>/../bin, <libdir>), else with
+// the system's linkd (PATH: the .deb's /usr/bin), else "".
+std::string besideLibraryOrOnPath(const std::string &name) {
+  std::string dir = libraryDirectory();
+  for (const std::string &candidate :
+       {dir + "/../bin/" + name, dir + "/" + name})
+    if (executableFile(candidate))
+      return candidate;
+  return programOnPath(name);
+}
+
 std::string daemonBinaryForLibrary() {
   if (const char *bin = std::getenv("LINKD_BIN"); bin && *bin)
     return bin;
-  std::string dir = libraryDirectory();
-  std::string sibling = dir + "/../bin/linkd";
-  if (access(sibling.c_str(), X_OK) == 0)
-    return sibling;
-  return dir + "/linkd";
+  return besideLibraryOrOnPath("linkd");
 }
 
 // Not from LINKD_BIN: the fallback must work when that daemon cannot.
 std::string lldBinaryForLibrary() {
-  std::string dir = libraryDirectory();
-  std::string sibling = dir + "/../bin/linkd-lld";
-  if (access(sibling.c_str(), X_OK) == 0)
-    return sibling;
-  return dir + "/linkd-lld";
+  std::string found = besideLibraryOrOnPath("linkd-lld");
+  return found.empty() ? libraryDirectory() + "/../bin/linkd-lld" : found;
 }
 
 } // namespace linkd::kernel
@@ -198,8 +295,6 @@ __attribute__((visibility("default"))) linkd_result *
 linkd_link(const char *const *argv, size_t argc, const linkd_input *inputs,
            size_t input_count, const linkd_options *options) {
   Request req;
-  if (argc > 0 && !argv)
-    return publish(failed("argv is NULL"));
   if (auto refused =
           buildRequest(argv, argc, inputs, input_count, options, req))
     return publish(std::move(*refused));
@@ -248,6 +343,31 @@ __attribute__((visibility("default"))) int linkd_health_check(linkd_health *out,
   out->cache_hits = h.hits;
   out->cache_misses = h.misses;
   return 0;
+}
+
+__attribute__((visibility("default"))) const char *
+linkd_status_name(linkd_status status) {
+  switch (status) {
+  case LINKD_OK:
+    return "LINKD_OK";
+  case LINKD_LINK_FAILED:
+    return "LINKD_LINK_FAILED";
+  case LINKD_LINKER_CRASHED:
+    return "LINKD_LINKER_CRASHED";
+  case LINKD_BAD_ARGUMENT:
+    return "LINKD_BAD_ARGUMENT";
+  case LINKD_NO_DAEMON:
+    return "LINKD_NO_DAEMON";
+  case LINKD_NO_LINKER:
+    return "LINKD_NO_LINKER";
+  case LINKD_TIMEOUT:
+    return "LINKD_TIMEOUT";
+  case LINKD_IO_ERROR:
+    return "LINKD_IO_ERROR";
+  case LINKD_DAEMON_ERROR:
+    return "LINKD_DAEMON_ERROR";
+  }
+  return "LINKD_UNKNOWN_STATUS";
 }
 
 __attribute__((visibility("default"))) const char *linkd_version(void) {

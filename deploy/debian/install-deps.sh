@@ -26,6 +26,11 @@ packages=(
   # tests: the operator's tools (operations_test.cpp): a Prometheus server and
   # promtool, a stock gRPC client for the health service, ip(8)
   prometheus python3-grpcio iproute2
+  # tests: the wheel installed offline into a fresh venv, and the module
+  # (kernels_library_test.cpp, docs/kernels.md "Adopting linkd")
+  python3 python3-venv python3-pip
+  # tests: user and mount namespaces for the stripped-environment tests
+  util-linux
   # benchmarks
   hyperfine
   # the fuzzer (-DLINKD_FUZZ=ON): libFuzzer and ASan runtimes

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 /* liblinkd: link in-memory inputs through the linkd daemon and get the
- * outputs back as bytes (docs/kernels.md).
+ * outputs back as bytes (docs/kernels.md; the ABI's rules: docs/abi.md).
  *
  * For JIT and GPU compilers that link one kernel at a time: no temp files,
  * no LLD in the caller's process (LLD is not thread-safe and hangs after
  * fork), results cached by content across processes. The library contains no
- * LLVM, gRPC or protobuf; it links libc and libcrypto only, so it is safe in
- * a process with its own LLVM, in Python and Julia, and in forked workers.
+ * LLVM, gRPC or protobuf and NEEDs only libc (and libm/libgcc_s), so it is
+ * safe in a process with its own LLVM, in Python and Julia, and in forked
+ * workers.
  *
  * Thread-safe with no global lock: every call has its own connection, so N
  * threads are N concurrent links in the daemon. The daemon is started on
- * first use like the ld.linkd client does; if none can be had, the link runs
- * in a child process (`linkd-lld link`) over a temporary directory, with the
- * same bytes and diagnostics.
+ * first use like the ld.linkd client does (unless LINKD_NO_AUTOSTART); if
+ * none can be had, the link runs in a child process over a private
+ * temporary directory (unless LINKD_NO_FALLBACK), with the same bytes and
+ * diagnostics.
  *
  * Errors are values: linkd_link never aborts and never returns NULL unless
- * memory is exhausted. */
+ * memory is exhausted; `status` says what happened, `error` says it in
+ * words. */
 #ifndef LINKD_LINKD_H
 #define LINKD_LINKD_H
 
@@ -27,18 +30,61 @@
 extern "C" {
 #endif
 
-#define LINKD_API_VERSION 1
+/* The version of this header's ABI. It grows when something is added (a
+ * status, a flag, a field at the end of a struct); nothing is ever removed
+ * or reordered within one soname (liblinkd.so.1). */
+#define LINKD_API_VERSION 2
+
+/* What came of a call. The values are fixed; new ones may be added, so
+ * treat an unknown value as a failure of linkd's (not of the link). */
+typedef enum linkd_status {
+  LINKD_OK = 0,             /* the link ran and LLD exited 0 */
+  LINKD_LINK_FAILED = 1,    /* the link ran and LLD reported an error:
+                               exit_code and diagnostics say which */
+  LINKD_LINKER_CRASHED = 2, /* the linker died of a signal (term_signal) */
+  LINKD_BAD_ARGUMENT = 3,   /* refused before linking: argv, an input, an
+                               option, or an output outside the link's
+                               working directory */
+  LINKD_NO_DAEMON = 4,      /* no daemon could be had and LINKD_NO_FALLBACK */
+  LINKD_NO_LINKER = 5,      /* no daemon, and no linker for a local link */
+  LINKD_TIMEOUT = 6,        /* timeout_ms passed; the link was stopped */
+  LINKD_IO_ERROR = 7,       /* a temporary directory, pipe or process */
+  LINKD_DAEMON_ERROR = 8    /* the daemon broke off or sent nonsense */
+} linkd_status;
+
+/* How a link was served. */
+typedef enum linkd_served {
+  LINKD_SERVED_NOT_RUN = 0,  /* the link did not run (see status) */
+  LINKD_SERVED_HIT = 1,      /* from the daemon's cache */
+  LINKD_SERVED_MISS = 2,     /* the daemon linked it and stored it */
+  LINKD_SERVED_UNCACHED = 3, /* the daemon linked it and did not store it:
+                                `uncacheable` says why */
+  LINKD_SERVED_LOCAL = 4     /* no daemon: a stock linker in a child
+                                process over a private directory */
+} linkd_served;
+
+/* linkd_options.flags */
+#define LINKD_NO_CACHE 0x1u /* neither look up nor store this link */
+#define LINKD_NO_AUTOSTART                                                     \
+  0x2u /* never start a daemon (a JIT process in a                             \
+          fresh container that must leave nothing                              \
+          running behind it) */
+#define LINKD_NO_FALLBACK                                                      \
+  0x4u                        /* no daemon: fail with LINKD_NO_DAEMON          \
+                                 rather than link locally */
+#define LINKD_LOCAL_ONLY 0x8u /* never ask a daemon: link locally */
 
 /* A named input: `name` is how the link's argv refers to it ("k.o",
- * "lib/libdevice.a", "/abs/x.o"); a relative name is relative to the link's
- * working directory. Names have no empty, "." or ".." components. */
+ * "lib/libdevice.a"); a relative name is relative to the link's working
+ * directory. Names have no empty, "." or ".." components. */
 typedef struct linkd_input {
   const char *name;
   const void *data;
   size_t size;
 } linkd_input;
 
-/* A file the link wrote, by the name the link wrote it under. */
+/* A file the link wrote, by the name the link wrote it under (relative to
+ * the link's working directory). */
 typedef struct linkd_output {
   const char *name;
   const void *data;
@@ -46,18 +92,29 @@ typedef struct linkd_output {
   unsigned mode;
 } linkd_output;
 
+/* Set struct_size to sizeof(linkd_options) (LINKD_OPTIONS_INIT does): the
+ * library reads only the fields the caller's struct has, so a program built
+ * against this header keeps working with a later library that has more. */
 typedef struct linkd_options {
+  uint32_t struct_size;
+  uint32_t flags; /* LINKD_NO_CACHE | LINKD_NO_AUTOSTART | ... */
   /* "ld.lld" (ELF, also AMDGPU code objects), "wasm-ld", "ld64.lld",
    * "lld-link", or "lld" with "-flavor F" first in argv; NULL = "ld.lld".
    * LLD prefixes its diagnostics with it. */
   const char *tool;
-  int no_cache;        /* 1: neither look up nor store this link */
   uint32_t timeout_ms; /* 0: no limit of the caller's (the daemon's applies) */
+  uint32_t reserved0;  /* 0 */
+  /* The linker a local link runs (no daemon): NULL = $LINKD_FALLBACK_LINKER,
+   * else ld.lld, then lld, on PATH (docs/kernels.md). */
+  const char *fallback_linker;
 } linkd_options;
+
+#define LINKD_OPTIONS_INIT                                                     \
+  { sizeof(linkd_options), 0, NULL, 0, 0, NULL }
 
 typedef struct linkd_result {
   /* LLD's exit status (0: linked); -1 when the link did not run (see
-   * `error`). */
+   * `status` and `error`). */
   int exit_code;
   int term_signal; /* the link child died of this signal (0: it did not) */
   const char *diagnostics; /* LLD's stderr, NUL-terminated */
@@ -66,12 +123,19 @@ typedef struct linkd_result {
   size_t stdout_size;
   const linkd_output *outputs; /* every file the link wrote */
   size_t output_count;
-  /* linkd's own problem ("" when none): bad arguments, timeout, no daemon and
-   * no linkd-lld to run. LLD's errors are in `diagnostics`. */
+  /* linkd's own problem in words ("" when none). LLD's errors are in
+   * `diagnostics`. */
   const char *error;
-  int cache_hit;   /* 1: answered from the cache */
-  int ran_locally; /* 1: no daemon; linked in a child process */
+  int cache_hit;           /* 1: answered from the cache (served == HIT) */
+  int ran_locally;         /* 1: no daemon; linked in a child process */
   uint32_t blobs_uploaded; /* inputs the daemon did not have */
+  /* Added in API version 2. */
+  linkd_status status;
+  linkd_served served;
+  /* Why the daemon did not store the result ("" when it did, or when it was
+   * a hit): the caller's LINKD_NO_CACHE, the daemon's cache being off, or the
+   * link reading files that are not inputs. */
+  const char *uncacheable;
 } linkd_result;
 
 /* Links `inputs` with `argv` (the linker's arguments, without argv[0]).
@@ -86,8 +150,11 @@ const linkd_output *linkd_result_output(const linkd_result *result,
 
 void linkd_result_free(linkd_result *result);
 
+/* A status's name ("LINKD_TIMEOUT"); "LINKD_UNKNOWN_STATUS" for others. */
+const char *linkd_status_name(linkd_status status);
+
 typedef struct linkd_health {
-  int daemon; /* 1: a daemon answered */
+  int daemon;            /* 1: a daemon answered */
   char version[64];      /* the daemon's linkd version */
   char lld_version[128]; /* the LLD it links with */
   uint64_t active_links;

@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "config/near_miss.h"
+#include "config/runtime_paths.h"
 #include "metrics/peer_allow.h"
 
 #include <cctype>
@@ -317,16 +318,16 @@ std::string configPath() {
     return p;
   if (const char *x = env("XDG_CONFIG_HOME"))
     return std::string(x) + "/linkd/linkd.conf";
-  if (const char *h = env("HOME"))
-    return std::string(h) + "/.config/linkd/linkd.conf";
+  if (std::string h = homeDirectory(); !h.empty())
+    return h + "/.config/linkd/linkd.conf";
   return {};
 }
 
 std::string defaultCacheDir() {
   if (const char *x = env("XDG_CACHE_HOME"))
     return std::string(x) + "/linkd";
-  if (const char *h = env("HOME"))
-    return std::string(h) + "/.cache/linkd";
+  if (std::string h = homeDirectory(); !h.empty())
+    return h + "/.cache/linkd";
   return "/tmp/linkd-cache";
 }
 

@@ -4,7 +4,8 @@
 // variables (highest precedence).
 //
 // File: $LINKD_CONFIG, else $XDG_CONFIG_HOME/linkd/linkd.conf, else
-// ~/.config/linkd/linkd.conf. Format: one `key = value` per line, `#`
+// <home>/.config/linkd/linkd.conf (home: $HOME, else the password
+// database; config/runtime_paths.h). Format: one `key = value` per line, `#`
 // comments, blank lines ignored; unknown keys (with the nearest known one),
 // bad values and an unreadable $LINKD_CONFIG are reported as warnings.
 //

@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace linkd {
 namespace {
@@ -27,7 +30,7 @@ std::string dirName(const std::string &path) {
 
 // Why `dir` (which exists) is not this user's private directory, or "".
 std::string notPrivate(const std::string &dir) {
-  struct stat st{};
+  struct stat st {};
   if (lstat(dir.c_str(), &st) != 0)
     return {};
   if (!S_ISDIR(st.st_mode))
@@ -39,21 +42,71 @@ std::string notPrivate(const std::string &dir) {
   return {};
 }
 
+// The home field of `uid`'s line in /etc/passwd, or "". Read directly
+// first: the thin client is linked statically, and glibc's NSS would load
+// the host's shared modules into it; a user only a directory service knows
+// is asked through NSS after this.
+std::string passwdFileHome(uid_t uid) {
+  std::ifstream in("/etc/passwd");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    size_t start = 0;
+    for (size_t c; (c = line.find(':', start)) != std::string::npos;
+         start = c + 1)
+      f.push_back(line.substr(start, c - start));
+    f.push_back(line.substr(start));
+    if (f.size() >= 6 && f[2] == std::to_string(uid))
+      return f[5];
+  }
+  return {};
+}
+
+std::string passwdHome(uid_t uid) {
+  if (std::string home = passwdFileHome(uid); !home.empty())
+    return home;
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd *found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found ||
+      !found->pw_dir)
+    return {};
+  return found->pw_dir;
+}
+
 } // namespace
+
+std::string homeDirectory() {
+  if (const char *h = std::getenv("HOME"); h && *h)
+    return h;
+  return passwdHome(getuid());
+}
+
+std::string userRuntimeDirectory() {
+  if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg)
+    return xdg;
+  // Only a directory that exists: creating /run/user/$UID is logind's job,
+  // and one that is not ours and private is not the user's session's.
+  std::string run = "/run/user/" + std::to_string(getuid());
+  struct stat st {};
+  if (lstat(run.c_str(), &st) == 0 && notPrivate(run).empty())
+    return run;
+  return {};
+}
 
 RuntimePaths resolveRuntimePaths() {
   RuntimePaths p;
   std::string uid = std::to_string(getuid());
   std::string defaultDir = "/tmp/linkd-" + uid;
-  if (const char *xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) {
-    defaultDir = std::string(xdg) + "/linkd";
+  std::string home = homeDirectory();
+  if (std::string runtime = userRuntimeDirectory(); !runtime.empty()) {
+    defaultDir = runtime + "/linkd";
   } else if (!std::getenv("LINKD_SOCKET") || !*std::getenv("LINKD_SOCKET")) {
     // Anyone can make /tmp/linkd-$UID first; then it is not ours to use.
-    const char *home = std::getenv("HOME");
     if (std::string why = notPrivate(defaultDir);
-        !why.empty() && home && *home) {
+        !why.empty() && !home.empty()) {
       p.squatted = why;
-      defaultDir = std::string(home) + "/.cache/linkd/run";
+      defaultDir = home + "/.cache/linkd/run";
     }
   }
   p.socketPath = envOr("LINKD_SOCKET", defaultDir + "/linkd.sock");
@@ -68,8 +121,8 @@ RuntimePaths resolveRuntimePaths() {
     state = s;
   else if (const char *x = std::getenv("XDG_STATE_HOME"); x && *x)
     state = std::string(x) + "/linkd";
-  else if (const char *h = std::getenv("HOME"); h && *h)
-    state = std::string(h) + "/.local/state/linkd";
+  else if (!home.empty())
+    state = home + "/.local/state/linkd";
   else
     state = p.runtimeDir;
   p.stateDir = state;
@@ -96,8 +149,7 @@ std::string ensurePrivateDirectory(const std::string &dir) {
   if (st.st_uid != getuid())
     return dir + " is owned by uid " + std::to_string(st.st_uid) +
            ", not by this user";
-  if (st.st_mode & 077)
-  {
+  if (st.st_mode & 077) {
     char mode[8];
     std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
     return dir + " is accessible by other users (mode " + mode +
@@ -107,7 +159,7 @@ std::string ensurePrivateDirectory(const std::string &dir) {
 }
 
 std::string untrustedCacheDirectory(const std::string &dir) {
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0)
     return "cannot stat " + dir + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode))

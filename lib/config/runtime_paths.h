@@ -2,14 +2,24 @@
 
 // Where the daemon's socket, locks and logs live, for one user.
 //
-// Socket: $LINKD_SOCKET, else $XDG_RUNTIME_DIR/linkd/linkd.sock, else
+// Socket: $LINKD_SOCKET, else <runtime dir>/linkd/linkd.sock, else
 // /tmp/linkd-$UID/linkd.sock (or, if another user holds that name,
-// $HOME/.cache/linkd/run/linkd.sock). The directory is created 0700 and must be owned
-// by the user (a directory someone else created in /tmp is refused, since
-// whoever owns it could impersonate the daemon). Locks sit next to the socket.
+// <home>/.cache/linkd/run/linkd.sock). The directory is created 0700 and must
+// be owned by the user (a directory someone else created in /tmp is refused,
+// since whoever owns it could impersonate the daemon). Locks sit next to the
+// socket.
 //
 // State (log file): $LINKD_STATE_DIR, else $XDG_STATE_HOME/linkd, else
-// $HOME/.local/state/linkd, else the socket directory.
+// <home>/.local/state/linkd, else the socket directory.
+//
+// The user's directories do not depend on the caller's environment being
+// complete: JIT compilers run their linker with a stripped one (IREE keeps
+// only LLD_VERSION), and such a client must reach the same daemon, settings
+// and cache as the user's shell. Home is $HOME, else the password database's
+// entry for the uid; the runtime directory is $XDG_RUNTIME_DIR, else
+// /run/user/$UID when it exists and is this user's private directory (what
+// pam_systemd makes and XDG_RUNTIME_DIR normally names). The client, liblinkd
+// and the daemon all resolve through these two functions, so they agree.
 #pragma once
 
 #include <string>
@@ -32,6 +42,13 @@ struct RuntimePaths {
 
 // Resolves the paths from the environment; creates nothing.
 RuntimePaths resolveRuntimePaths();
+
+// $HOME, else the home of the uid's password entry ("" if neither).
+std::string homeDirectory();
+
+// $XDG_RUNTIME_DIR, else /run/user/$UID if it is this user's directory and
+// closed to others, else "".
+std::string userRuntimeDirectory();
 
 // Creates `dir` with mode 0700 if missing and checks that it is a directory
 // owned by the current user and not accessible by others. Returns an empty

@@ -185,6 +185,7 @@ std::string encodeResult(const ResultMsg &m) {
     w.u32(o.mode);
     w.data(o.data);
   }
+  w.str(m.uncacheable);
   return w.take();
 }
 
@@ -201,9 +202,10 @@ std::string encodeHealthReply(const HealthMsg &m) {
   return w.take();
 }
 
-std::string encodeError(std::string_view message) {
+std::string encodeError(std::string_view message, ErrorKind kind) {
   Writer w(MsgError);
   w.str(message);
+  w.u8(static_cast<uint8_t>(kind));
   return w.take();
 }
 
@@ -270,6 +272,9 @@ std::optional<ResultMsg> decodeResult(std::string_view p) {
     o.data = r.data();
     m.outputs.push_back(std::move(o));
   }
+  // Added after the first release; a daemon before it ends here.
+  if (r.ok() && !r.done())
+    m.uncacheable = r.str();
   if (!r.done())
     return std::nullopt;
   return m;
@@ -289,12 +294,15 @@ std::optional<HealthMsg> decodeHealthReply(std::string_view p) {
   return m;
 }
 
-std::optional<std::string> decodeError(std::string_view p) {
+std::optional<WireError> decodeError(std::string_view p) {
   Reader r(p);
-  std::string m(r.str());
+  WireError e;
+  e.message = r.str();
+  if (r.ok() && !r.done()) // a daemon before the kinds sends none
+    e.kind = static_cast<ErrorKind>(r.u8());
   if (!r.done())
     return std::nullopt;
-  return m;
+  return e;
 }
 
 bool writeFrame(int fd, std::initializer_list<std::string_view> parts) {

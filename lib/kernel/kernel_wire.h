@@ -17,12 +17,14 @@
 //                                        <-- Need {input indexes}   (or Result)
 //   Blob {index, data} ...              -->
 //                                        <-- Result {exit, signal, hit,
-//                                                    stdout, stderr, outputs}
+//                                                    stdout, stderr, outputs,
+//                                                    uncacheable}
 //   Health                              -->
 //                                        <-- HealthReply {versions, counters}
-//   any request                         <-- Error {message}: the daemon could
-//                                            not run it (the library then links
-//                                            in a child process)
+//   any request                         <-- Error {message, kind}: the daemon
+//                                            did not run it (kind CannotRun:
+//                                            the library links in a child
+//                                            process; Timeout, Refused: no)
 //
 // Both sides treat every field as hostile: decoders check lengths against
 // the payload and the limits below and return nullopt, never read past it.
@@ -90,6 +92,22 @@ struct ResultMsg {
   uint32_t blobsUploaded = 0;
   std::string out, err;
   std::vector<WireOutput> outputs;
+  // Why the daemon did not store this result ("" if it did, or for a hit).
+  std::string uncacheable;
+};
+
+// What an Error means for the library: whether a local link may answer
+// the call instead.
+enum class ErrorKind : uint8_t {
+  CannotRun = 0, // the daemon cannot run this link: link locally
+  Timeout = 1,   // the caller's timeout passed: no second try
+  Refused = 2,   // the request is wrong (a bad name, an output outside the
+                 // working directory): the same answer locally
+};
+
+struct WireError {
+  std::string message;
+  ErrorKind kind = ErrorKind::CannotRun;
 };
 
 struct HealthMsg {
@@ -105,7 +123,8 @@ std::string encodeBlobHead(uint32_t index, uint64_t size);
 std::string encodeResult(const ResultMsg &m);
 std::string encodeHealth();
 std::string encodeHealthReply(const HealthMsg &m);
-std::string encodeError(std::string_view message);
+std::string encodeError(std::string_view message,
+                        ErrorKind kind = ErrorKind::CannotRun);
 
 // Decoders take the payload without the type byte.
 std::optional<LinkMsg> decodeLink(std::string_view p);
@@ -115,7 +134,7 @@ std::optional<std::pair<uint32_t, std::string_view>>
 decodeBlob(std::string_view p);
 std::optional<ResultMsg> decodeResult(std::string_view p);
 std::optional<HealthMsg> decodeHealthReply(std::string_view p);
-std::optional<std::string> decodeError(std::string_view p);
+std::optional<WireError> decodeError(std::string_view p);
 
 // Whole frames on a stream socket. `parts` are concatenated into one frame
 // (writev). Reads wait at most `timeoutMs` in total (0: no limit); false on

@@ -9,6 +9,11 @@
 // flavor, through the daemon and in the local fallback.
 #include "harness.h"
 
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 namespace linkd::e2e {
@@ -168,6 +173,108 @@ TEST_F(KernelDropIn, TritonAndIreeCommandLines) {
                        "{ld} -flavor gnu -shared kernel-5c2f1a.o -o "
                        "kernel-5c2f1a.hsaco",
                        {"kernel-5c2f1a.hsaco"}));
+}
+
+// IREE's environment (LLD_VERSION only; `env -i` likewise) in a mount
+// namespace where /run and the uid's home from the password database are
+// this test's directories: the client finds the user's runtime directory
+// and home the way it would on a real session, and the real user's daemon,
+// config and cache stay out of reach.
+class StrippedEnvironment : public KernelDropIn {
+protected:
+  void SetUp() override {
+    KernelDropIn::SetUp();
+    if (!exitedZero(run("unshare --user --map-current-user --mount true")))
+      GTEST_SKIP() << "no user and mount namespaces here (unshare failed)";
+    passwd *pw = getpwuid(getuid());
+    ASSERT_NE(pw, nullptr);
+    home = pw->pw_dir;
+    if (!fs::is_directory(home) || dir.starts_with(home + "/"))
+      GTEST_SKIP() << "the password database's home " << home
+                   << " cannot be covered here";
+    std::string uid = std::to_string(getuid());
+    runtime = path("ns/run/user/") + uid;
+    fs::create_directories(runtime + "/linkd");
+    fs::create_directories(path("ns/home"));
+    for (const std::string &d : {runtime, runtime + "/linkd"})
+      ASSERT_EQ(chmod(d.c_str(), 0700), 0) << d;
+    // The user's daemon is the one at <runtime dir>/linkd/linkd.sock: this
+    // test's own (harness.h's teardown stops and reaps it).
+    socketPath = runtime + "/linkd/linkd.sock";
+    setenv("LINKD_SOCKET", socketPath.c_str(), 1);
+    compile("k", kKernelA, "gfx90a");
+  }
+  void TearDown() override {
+    // A daemon the stripped client started somewhere else (the defect this
+    // guards against) carries LLD_VERSION=IREE and no LINKD_SOCKET.
+    // The daemon at the user's socket (which a stripped client may start)
+    // is not a second one; the harness stops it.
+    std::optional<DaemonStatus> users = daemonStatus();
+    for (pid_t pid : processesWithEnvironment("LLD_VERSION=IREE"))
+      if (commandLine(pid).find(" serve") != std::string::npos &&
+          !(users && users->pid == pid)) {
+        kill(pid, SIGKILL);
+        ADD_FAILURE() << "a second daemon was started: " << commandLine(pid);
+      }
+    KernelDropIn::TearDown();
+  }
+  // `cmd` run by /bin/sh in the test directory with only LLD_VERSION=IREE.
+  std::string stripped(const std::string &cmd) {
+    return "unshare --user --map-current-user --mount sh -c 'mount --bind " +
+           path("ns/run") + " /run && mount --bind " + path("ns/home") + " " +
+           home + " && cd " + dir + " && exec env -i LLD_VERSION=IREE " + cmd +
+           "'";
+  }
+  std::string home, runtime;
+};
+
+// IREE's link reaches the daemon the user's shell reaches (its cache, its
+// counters), not a second daemon of its own.
+TEST_F(StrippedEnvironment, ClientReachesTheUsersDaemon) {
+  // The user's daemon, started by an ordinary link (no LLD_VERSION).
+  ASSERT_TRUE(exitedZero(
+      run(path("bin/lld") + " -flavor gnu -shared k.o -o warm.hsaco")));
+  // The same link with IREE's environment, told the socket explicitly: a
+  // miss that stores what the stripped client must then hit (the variables
+  // LLD reads are part of the key, so both have the same few).
+  std::string link = " -flavor gnu -shared k.o -o k.hsaco";
+  ASSERT_TRUE(exitedZero(run("env -i LLD_VERSION=IREE LINKD_SOCKET=" +
+                             socketPath + " " + path("bin/lld") + link)));
+  ASSERT_TRUE(exitedZero(run("mv k.hsaco k.first")));
+  auto before = cacheStats();
+  RunResult r = run(stripped(path("bin/lld") + link));
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_EQ(r.err, "");
+  auto after = cacheStats();
+  EXPECT_EQ(after["hits"], before["hits"] + 1) << "not served by the daemon";
+  ASSERT_TRUE(exitedZero(
+      run("env -i LLD_VERSION=IREE " + kStockLld + link + ".stock")));
+  EXPECT_TRUE(sameBytes("k.hsaco.stock", "k.hsaco"));
+  EXPECT_TRUE(sameBytes("k.first", "k.hsaco"));
+}
+
+// With no daemon running, the stripped client starts the user's: at the
+// runtime directory's socket, with the config file in the home the password
+// database names, so its cache is the one the user configured.
+TEST_F(StrippedEnvironment, AutostartReadsTheUsersConfig) {
+  fs::create_directories(path("ns/home/.config/linkd"));
+  writeFile("ns/home/.config/linkd/linkd.conf",
+            "cache_dir = " + path("usercache") + "\n");
+  std::string link = " -flavor gnu -shared k.o -o k.hsaco";
+  RunResult first = run(stripped(path("bin/lld") + link));
+  ASSERT_TRUE(exitedZero(first));
+  EXPECT_EQ(first.err, "");
+  ASSERT_TRUE(daemonStatus()) << "no daemon at " << socketPath;
+  RunResult second = run(stripped(path("bin/lld") + link));
+  ASSERT_TRUE(exitedZero(second));
+  auto stats = cacheStats();
+  EXPECT_EQ(stats["misses"], 1);
+  EXPECT_EQ(stats["hits"], 1);
+  EXPECT_FALSE(fs::is_empty(path("usercache"))) << "the config's cache_dir";
+  EXPECT_TRUE(fs::exists(path("ns/home/.local/state/linkd/linkd.log")));
+  ASSERT_TRUE(exitedZero(
+      run("env -i LLD_VERSION=IREE " + kStockLld + link + ".stock")));
+  EXPECT_TRUE(sameBytes("k.hsaco.stock", "k.hsaco"));
 }
 
 } // namespace

@@ -55,6 +55,7 @@ protected:
     all.pop_back();
     return all.substr(all.rfind('\n') + 1);
   }
+  void aloneCopy();
   std::string report;
 };
 
@@ -213,6 +214,8 @@ TEST_F(KernelLibrary, MalformedInputThenTheNextLink) {
   EXPECT_EQ(mine.err, stock.err);
   EXPECT_NE(mine.err.find("bad.o"), std::string::npos);
   EXPECT_NE(lastReport().find("local=0"), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_LINK_FAILED"), std::string::npos)
+      << lastReport();
   amdgpu("a.o", "gfx90a");
   ASSERT_TRUE(
       exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
@@ -275,6 +278,252 @@ TEST_F(KernelLibrary, BackToBackProcessesHit) {
   }
 }
 
+// The library a wheel carries: a copy with no linkd binaries beside it
+// (no linkd-lld, no daemon to start), and klink built against that copy.
+void KernelLibrary::aloneCopy() {
+  fs::create_directories(path("alone/lib"));
+  ASSERT_TRUE(exitedZero(run("cp -L " + binDir() +
+                             "/../lib/liblinkd.so.1 alone/lib/liblinkd.so.1")));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -O1 -I" + std::string(LINKD_E2E_SOURCE_DIR) + "/include " +
+          LINKD_E2E_SOURCE_DIR +
+          "/tests/e2e/kernels/klink.c -o klink-alone alone/lib/liblinkd.so.1 "
+          "-Wl,-rpath," +
+          path("alone/lib") + " -lpthread")));
+}
+
+// How each call was served, as a status and a served value a caller can
+// switch on: miss, hit, not stored (and why), LLD's failure, a refusal
+// before linking, a local link.
+TEST_F(KernelLibrary, StatusAndServed) {
+  amdgpu("a.o", "gfx90a");
+  std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
+  ASSERT_TRUE(exitedZero(klink(link)));
+  EXPECT_NE(lastReport().find("status=LINKD_OK served=2 uncacheable=[] "
+                              "names=[k.hsaco]"),
+            std::string::npos)
+      << lastReport();
+  ASSERT_TRUE(exitedZero(klink(link)));
+  EXPECT_NE(lastReport().find("hit=1 "), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_OK served=1 "), std::string::npos);
+  ASSERT_TRUE(exitedZero(klink("--no-cache " + link)));
+  EXPECT_NE(lastReport().find("served=3 uncacheable=[the caller asked for no "
+                              "cache]"),
+            std::string::npos)
+      << lastReport();
+  EXPECT_EQ(klink("--in k.o=a.o -- -shared k.o nope.o -o x").exitCode, 1);
+  EXPECT_NE(lastReport().find("rc=1 "), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_LINK_FAILED served="),
+            std::string::npos)
+      << lastReport();
+  EXPECT_EQ(klink("--in ../k.o=a.o -- -shared ../k.o -o x").exitCode, 5);
+  EXPECT_NE(lastReport().find("rc=-1 "), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_BAD_ARGUMENT served=0"),
+            std::string::npos)
+      << lastReport();
+  EXPECT_EQ(klink("--struct-size 4 " + link).exitCode, 5);
+  EXPECT_NE(lastReport().find("status=LINKD_BAD_ARGUMENT"), std::string::npos)
+      << lastReport();
+  EXPECT_NE(lastReport().find("struct_size is 4"), std::string::npos);
+  ASSERT_TRUE(exitedZero(klink("--local " + link)));
+  EXPECT_NE(lastReport().find("local=1 "), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_OK served=4"), std::string::npos);
+  auto st = cacheStats();
+  EXPECT_EQ(st["kernel_hits"], 1);
+}
+
+// A JIT process in a fresh container can keep the library from starting a
+// daemon, and from linking without one.
+TEST_F(KernelLibrary, NoAutostartAndNoFallback) {
+  amdgpu("a.o", "gfx90a");
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
+  ASSERT_TRUE(exitedZero(klink("--no-autostart " + link)));
+  EXPECT_NE(lastReport().find("local=1 "), std::string::npos) << lastReport();
+  EXPECT_TRUE(sameBytes("a.stock", "k.hsaco"));
+  EXPECT_FALSE(daemonStatus()) << "LINKD_NO_AUTOSTART started a daemon";
+  ASSERT_TRUE(exitedZero(run("rm k.hsaco")));
+  EXPECT_EQ(klink("--no-autostart --no-fallback " + link).exitCode, 5);
+  EXPECT_NE(lastReport().find("rc=-1 "), std::string::npos) << lastReport();
+  EXPECT_NE(lastReport().find("status=LINKD_NO_DAEMON"), std::string::npos)
+      << lastReport();
+  EXPECT_NE(lastReport().find("LINKD_NO_FALLBACK"), std::string::npos);
+  EXPECT_FALSE(exists("k.hsaco"));
+  EXPECT_FALSE(daemonStatus());
+}
+
+// A timeout of 1 ms, through the daemon and locally: LINKD_TIMEOUT, no
+// output, nothing left in the temporary directory, and the daemon serves
+// the next link.
+TEST_F(KernelLibrary, OneMillisecondTimeout) {
+  amdgpu("a.o", "gfx90a");
+  fs::create_directories(path("tmp"));
+  std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
+  for (const std::string mode : {"", "--local "}) {
+    RunResult r =
+        klink("--timeout 1 --no-cache " + mode + link, "TMPDIR=" + path("tmp"));
+    EXPECT_EQ(r.exitCode, 5) << mode << describe(r);
+    EXPECT_NE(lastReport().find("status=LINKD_TIMEOUT served=0"),
+              std::string::npos)
+        << mode << lastReport();
+    EXPECT_FALSE(exists("k.hsaco")) << mode;
+    EXPECT_TRUE(fs::is_empty(path("tmp"))) << mode << ": a stray file";
+  }
+  ASSERT_TRUE(exitedZero(klink(link)));
+  EXPECT_NE(lastReport().find("status=LINKD_OK served=2"), std::string::npos)
+      << lastReport();
+}
+
+// No daemon and no linkd-lld (the wheel's case): a stock LLD from the
+// option, LINKD_FALLBACK_LINKER or PATH links in a private directory with
+// stock's bytes and diagnostics; with none anywhere, LINKD_NO_LINKER names
+// every place it looked.
+TEST_F(KernelLibrary, StockLinkerWithoutDaemon) {
+  aloneCopy();
+  amdgpu("a.o", "gfx90a");
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  fs::create_directories(path("stockbin"));
+  fs::create_directories(path("tmp"));
+  fs::create_symlink("/usr/lib/llvm-19/bin/lld", path("stockbin/lld"));
+  std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
+  std::string env = "TMPDIR=" + path("tmp") + " KLINK_REPORT=" + report + " ";
+  for (const std::string &how :
+       {std::string("LINKD_FALLBACK_LINKER=/usr/lib/llvm-19/bin/ld.lld "
+                    "./klink-alone "),
+        std::string("./klink-alone --fallback-linker "
+                    "/usr/lib/llvm-19/bin/ld.lld "),
+        "PATH=" + path("stockbin") + " ./klink-alone "}) {
+    RunResult r = run(env + how + link);
+    ASSERT_TRUE(exitedZero(r)) << how;
+    EXPECT_TRUE(sameBytes("a.stock", "k.hsaco")) << how;
+    EXPECT_NE(lastReport().find("status=LINKD_OK served=4"), std::string::npos)
+        << how << lastReport();
+    ASSERT_TRUE(exitedZero(run("rm k.hsaco")));
+    // LLD's own error, as stock prints it.
+    RunResult bad = run(env + how + "--in k.o=a.o -- -shared k.o nope.o -o x");
+    RunResult stock =
+        run("/usr/lib/llvm-19/bin/ld.lld -shared a.o nope.o -o x");
+    EXPECT_EQ(bad.exitCode, 1) << how;
+    EXPECT_EQ(bad.err, replaceAll(stock.err, "a.o", "k.o")) << how;
+  }
+  EXPECT_FALSE(daemonStatus());
+  RunResult none =
+      run(env + "PATH=" + path("empty") + " ./klink-alone " + link);
+  EXPECT_EQ(none.exitCode, 5) << describe(none);
+  std::string rep = lastReport();
+  EXPECT_NE(rep.find("status=LINKD_NO_LINKER"), std::string::npos) << rep;
+  for (const char *named :
+       {"LINKD_FALLBACK_LINKER", "ld.lld", "lld on PATH", "linkd-lld"})
+    EXPECT_NE(rep.find(named), std::string::npos) << named << ": " << rep;
+  RunResult wrong = run(env +
+                        "LINKD_FALLBACK_LINKER=/nonexistent/ld.lld "
+                        "./klink-alone " +
+                        link);
+  EXPECT_EQ(wrong.exitCode, 5);
+  EXPECT_NE(lastReport().find("/nonexistent/ld.lld"), std::string::npos);
+  EXPECT_FALSE(exists("k.hsaco"));
+  EXPECT_TRUE(fs::is_empty(path("tmp"))) << "a stray file";
+}
+
+// One meaning in both modes (daemon and local): an output named absolutely,
+// or above the link's working directory, in any spelling, is the same
+// refusal, and nothing is written there; an input name the link was not
+// given is LLD's same error; outputs in a subdirectory come back by name.
+TEST_F(KernelLibrary, BothModesAgreeOnNames) {
+  amdgpu("a.o", "gfx90a");
+  fs::create_directories(path("w"));
+  auto inW = [&](const std::string &args) {
+    return run("cd w && KLINK_REPORT=" + report + " ../klink --out . " + args);
+  };
+  auto errorOf = [](const std::string &line) {
+    size_t at = line.find(" error=");
+    return at == std::string::npos ? line : line.substr(at);
+  };
+  const std::vector<std::pair<std::string, std::string>> escapes = {
+      {"-o ../escape.hsaco", "escape.hsaco"},
+      {"-o sub/../../escape.hsaco", "escape.hsaco"},
+      {"-o " + path("abs.hsaco"), "abs.hsaco"},
+      {"-o" + path("joined.hsaco"), "joined.hsaco"},
+      {"--output=" + path("long.hsaco"), "long.hsaco"},
+      {"-o k.hsaco -Map=" + path("abs.map"), "abs.map"},
+      {"-o k.hsaco --Map ../up.map", "up.map"},
+      {"-o k.hsaco --dependency-file=../dep.d", "dep.d"},
+  };
+  for (const auto &[args, written] : escapes) {
+    std::string link = "--in k.o=../a.o -- -shared k.o " + args;
+    RunResult daemon = inW(link);
+    std::string viaDaemon = lastReport();
+    RunResult local = inW("--local " + link);
+    std::string viaLocal = lastReport();
+    EXPECT_EQ(daemon.exitCode, 5) << args << describe(daemon);
+    EXPECT_EQ(local.exitCode, 5) << args << describe(local);
+    EXPECT_NE(viaDaemon.find("status=LINKD_BAD_ARGUMENT"), std::string::npos)
+        << args << ": " << viaDaemon;
+    EXPECT_NE(viaLocal.find("local=0 "), std::string::npos) << viaLocal;
+    EXPECT_EQ(errorOf(viaDaemon), errorOf(viaLocal)) << args;
+    EXPECT_NE(viaDaemon.find("working directory"), std::string::npos)
+        << viaDaemon;
+    EXPECT_FALSE(exists(written)) << args << " wrote " << written;
+    EXPECT_FALSE(exists("w/k.hsaco")) << args;
+  }
+  EXPECT_EQ(cacheStats()["kernel_links"], 0) << "a refusal reached the daemon";
+  // Not an input: LLD's error, the same in both modes.
+  RunResult d = inW("--in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
+  RunResult l =
+      inW("--local --in k.o=../a.o -- -shared k.o other.o -o k.hsaco");
+  EXPECT_EQ(d.exitCode, 1) << describe(d);
+  EXPECT_EQ(l.exitCode, d.exitCode) << describe(l);
+  EXPECT_EQ(l.err, d.err);
+  EXPECT_NE(d.err.find("other.o"), std::string::npos) << d.err;
+  // Inside the directory: bytes by the same name.
+  for (const std::string out : {"k.hsaco", "k2.hsaco"}) {
+    ASSERT_TRUE(exitedZero(inW("--in k.o=../a.o -- -shared k.o -o " + out)));
+    std::string viaDaemon = lastReport();
+    ASSERT_TRUE(
+        exitedZero(inW("--local --in k.o=../a.o -- -shared k.o -o " + out)));
+    std::string viaLocal = lastReport();
+    size_t n = viaDaemon.find(" names=");
+    EXPECT_EQ(viaDaemon.substr(n), viaLocal.substr(viaLocal.find(" names=")))
+        << out;
+  }
+}
+
+// What a wheel may carry: the soname is the file's name, every export is
+// versioned LINKD_1.0, and nothing is NEEDED beyond glibc and the compiler
+// runtime (no libcrypto).
+TEST_F(KernelLibrary, LibraryAbiShape) {
+  std::string lib = binDir() + "/../lib/liblinkd.so.1";
+  ASSERT_TRUE(fs::exists(lib) && !fs::is_symlink(lib)) << lib;
+  RunResult d = run(tools::readelf.path + " -d " + lib);
+  ASSERT_TRUE(exitedZero(d));
+  EXPECT_NE(d.out.find("Library soname: [liblinkd.so.1]"), std::string::npos)
+      << d.out;
+  for (const std::string &line : linesStartingWith(
+           replaceAll(d.out, " 0x0000000000000001 (NEEDED)", "NEEDED"),
+           "NEEDED")) {
+    bool allowed = false;
+    for (const char *ok : {"[libc.so.6]", "[libm.so.6]", "[libgcc_s.so.1]",
+                           "[libstdc++.so.6]", "[ld-linux-x86-64.so.2]"})
+      allowed |= line.find(ok) != std::string::npos;
+    EXPECT_TRUE(allowed) << line;
+  }
+  RunResult syms =
+      run(tools::readelf.path + " --dyn-syms -W " + lib + " | grep ' linkd_'");
+  ASSERT_TRUE(exitedZero(syms));
+  size_t n = 0;
+  for (size_t at = 0; (at = syms.out.find(" linkd_", at)) != std::string::npos;
+       ++at)
+    ++n;
+  EXPECT_GE(n, 7u) << syms.out;
+  size_t versioned = 0;
+  for (size_t at = 0;
+       (at = syms.out.find("@@LINKD_1.0", at)) != std::string::npos; ++at)
+    ++versioned;
+  EXPECT_EQ(versioned, n) << syms.out;
+}
+
 TEST_F(KernelLibrary, PythonModule) {
   if (access("/usr/bin/python3", X_OK) != 0)
     GTEST_SKIP() << "python3 is not installed";
@@ -294,6 +543,18 @@ except linkd.LinkError as e:
     assert "missing.o" in e.diagnostics, e.diagnostics
 h = linkd.health()
 assert h["lld_version"].startswith("Debian LLD 19"), h
+r = linkd.link_result(["-shared", "k.o", "-o", "k.hsaco"], inputs={"k.o": obj})
+assert r.served == "hit" and r.status == linkd.OK, vars(r)
+for call, cls in [
+        (dict(inputs={"../k.o": obj}), linkd.BadArgument),
+        (dict(inputs={"k.o": obj}, timeout_ms=1, no_cache=True), linkd.Timeout),
+        (dict(inputs={"k.o": obj}, timeout_ms=1, no_cache=True,
+              local_only=True), linkd.Timeout)]:
+    try:
+        linkd.link(["-shared", "k.o", "-o", "y"], **call)
+        sys.exit("no %s for %r" % (cls.__name__, call))
+    except cls as e:
+        assert isinstance(e, linkd.Error) and e.error, e
 print("ok", linkd.version())
 )");
   RunResult r = run("PYTHONPATH=" + binDir() + "/../lib/python python3 t.py");

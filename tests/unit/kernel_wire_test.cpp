@@ -65,8 +65,38 @@ TEST(KernelWire, EveryTruncationIsRefused) {
   ResultMsg r;
   r.outputs.push_back({"a", 0644, "abc"});
   std::string res(body(encodeResult(r)));
+  // The one cut that is whole: a daemon from before `uncacheable` (its
+  // empty string is the last 4 bytes) ends there.
   for (size_t n = 0; n < res.size(); ++n)
-    EXPECT_FALSE(decodeResult(std::string_view(res).substr(0, n))) << n;
+    EXPECT_EQ(decodeResult(std::string_view(res).substr(0, n)).has_value(),
+              n == res.size() - 4)
+        << n;
+  std::string err(body(encodeError("x", ErrorKind::Timeout)));
+  for (size_t n = 0; n < err.size(); ++n)
+    EXPECT_EQ(decodeError(std::string_view(err).substr(0, n)).has_value(),
+              n == err.size() - 1)
+        << n;
+}
+
+TEST(KernelWire, UncacheableAndErrorKinds) {
+  ResultMsg r;
+  r.uncacheable = "the daemon's cache is off";
+  auto d = decodeResult(body(encodeResult(r)));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->uncacheable, r.uncacheable);
+  for (ErrorKind k :
+       {ErrorKind::CannotRun, ErrorKind::Timeout, ErrorKind::Refused}) {
+    auto e = decodeError(body(encodeError("why", k)));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->message, "why");
+    EXPECT_EQ(e->kind, k);
+  }
+  // An older daemon's Error has no kind: it cannot run the link.
+  std::string old(body(encodeError("why")));
+  old.pop_back();
+  auto e = decodeError(old);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, ErrorKind::CannotRun);
 }
 
 TEST(KernelWire, HostileLengthsAndCounts) {

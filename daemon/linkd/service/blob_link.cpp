@@ -53,7 +53,9 @@ struct Session {
   std::vector<Digest> digests;  // per input
   std::optional<Digest> key;    // set when the cache may be used
   bool readDaemonFiles = false; // the link saw files that are not its inputs
-  bool lostBlob = false; // an input's blob went missing (evicted) mid-link
+  bool lostBlob = false;      // an input's blob went missing (evicted) mid-link
+  bool timedOut = false;      // the caller's or the daemon's limit passed
+  std::string uncacheableWhy; // the first reason the access log gave
   uint32_t uploaded = 0, present = 0;
   std::string records;
   kernel::ResultMsg result;
@@ -279,9 +281,11 @@ std::string pump(Session &s, FarmView &view, int sb, int out, int err,
   auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
   std::string buf(1 << 16, '\0');
   while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
-    if (Clock::now() > deadline)
+    if (Clock::now() > deadline) {
+      s.timedOut = true;
       return "the link did not finish within " + std::to_string(timeoutMs(s)) +
              " ms";
+    }
     if (poll(fds, 4, 100) < 0 && errno != EINTR)
       return "poll failed";
     for (int i = 0; i < 4; ++i) {
@@ -411,8 +415,10 @@ std::string link(Session &s) {
   if (!e.empty())
     return e;
   AccessLog log = parseAccessLog(s.records);
-  if (!log.uncacheable.empty())
+  if (!log.uncacheable.empty()) {
     s.readDaemonFiles = true;
+    s.uncacheableWhy = log.uncacheable.front();
+  }
   if (s.lostBlob) // the link saw EIO where its input was: not LLD's answer
     return "an input's blob went missing during the link";
   return {};
@@ -435,10 +441,24 @@ namespace {
 
 // A refusal the library answers by linking in a child process; false if the
 // connection should close.
-bool refuse(Session &s, const std::string &why, bool keepConnection = true) {
+bool refuse(Session &s, const std::string &why, bool keepConnection = true,
+            kernel::ErrorKind kind = kernel::ErrorKind::CannotRun) {
   count(s, "kernel_errors");
   spdlog::warn("kernel link id={}: {}", s.id, why);
-  return reply(s.fd, kernel::encodeError(why)) && keepConnection;
+  return reply(s.fd, kernel::encodeError(why, kind)) && keepConnection;
+}
+
+// Why this result will not be stored, for the caller ("" if it will be).
+std::string uncacheableReason(const Session &s) {
+  if (!s.key)
+    return s.req.flags & kernel::FlagNoCache ? "the caller asked for no cache"
+                                             : "the daemon's cache is off";
+  if (s.readDaemonFiles)
+    return "the link read files that are not its inputs (" + s.uncacheableWhy +
+           ")";
+  if (s.result.termSignal)
+    return "the linker died of signal " + std::to_string(s.result.termSignal);
+  return {};
 }
 
 // A stored result for the request's content, sent; false if none.
@@ -497,7 +517,7 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   s.req = std::move(*req);
   count(s, "kernel_links");
   if (std::string e = validate(s); !e.empty())
-    return refuse(s, e);
+    return refuse(s, e, true, kernel::ErrorKind::Refused);
   // 1. The cache, by the request's content: only digests have travelled.
   if (answerFromCache(s))
     return true;
@@ -511,8 +531,11 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   count(s, "kernel_blobs_present", s.present);
   // 3. The link over the view, 4. the answer, 5. the store.
   if (std::string e = linkInSlot(s); !e.empty())
-    return refuse(s, e);
+    return refuse(s, e, true,
+                  s.timedOut ? kernel::ErrorKind::Timeout
+                             : kernel::ErrorKind::CannotRun);
   s.result.blobsUploaded = s.uploaded;
+  s.result.uncacheable = uncacheableReason(s);
   bool store = s.key && !s.readDaemonFiles && !s.result.termSignal;
   if (store)
     ctx.cache.announce(*s.key, s.result);

@@ -30,7 +30,8 @@ dpkg-deb --contents "$deb" > "$work/contents.txt"
 for f in ./usr/bin/linkd ./usr/bin/ld.linkd ./usr/lib/linkd/gcc/ld \
   ./usr/share/man/man1/linkd.1 ./usr/share/man/man5/linkd.conf.5 \
   ./usr/lib/systemd/user/linkd.service ./usr/share/doc/linkd/usage.md \
-  ./usr/share/doc/linkd/copyright ./usr/share/doc/linkd/LICENSE; do
+  ./usr/share/doc/linkd/copyright ./usr/share/doc/linkd/LICENSE \
+  ./usr/lib/python3/dist-packages/linkd/__init__.py; do
   grep -q " $f\( \|$\)" "$work/contents.txt" || fail "package lacks $f"
 done
 

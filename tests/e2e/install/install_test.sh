@@ -29,6 +29,16 @@ for f in bin/linkd bin/linkd-lld bin/ld.linkd bin/ld64.linkd \
   share/doc/linkd/examples/linkd-profile.sh share/doc/linkd/examples/clang-linkd.cfg; do
   [ -e "$root/$f" ] || fail "not installed: $f"
 done
+# The Python module where the interpreter looks for this prefix (its
+# sysconfig purelib), importable from there with the library beside it.
+purelib=$(python3 "$here/../../../deploy/python_purelib.py" "$prefix")
+[ -e "$work/dest$purelib/linkd/__init__.py" ] ||
+  fail "the Python module is not in $purelib: $(cd "$work/dest" && find . -name __init__.py -path '*linkd*')"
+[ "$(PYTHONPATH="$work/dest$purelib" LINKD_LIBRARY="$root/lib/liblinkd.so.1" \
+  python3 -c 'import linkd; print(linkd.version())')" = "$(sed -n 's/^project(linkd VERSION \([0-9.]*\).*/\1/p' "$here/../../../CMakeLists.txt")" ] ||
+  fail "the installed module does not import"
+[ -f "$root/lib/liblinkd.so.1" ] && [ ! -L "$root/lib/liblinkd.so.1" ] ||
+  fail "liblinkd.so.1 is not the library file"
 [ "$(readlink -f "$root/lib/linkd/gcc/ld")" = "$(readlink -f "$root/bin/ld.linkd")" ] ||
   fail "gcc/ld does not lead to the client"
 [ "$(readlink "$root/lib/linkd/gcc/ld")" = ../../../bin/ld.linkd ] ||

@@ -2,13 +2,17 @@
 
 /* Test driver for liblinkd, compiled by clang-19 in the kernel tests.
  *
- *   klink [--tool T] [--no-cache] [--timeout MS] [--threads N] [--fork]
+ *   klink [--tool T] [--no-cache] [--no-autostart] [--no-fallback] [--local]
+ *         [--fallback-linker PATH] [--struct-size N] [--timeout MS] [--threads
+ * N] [--fork]
  *         [--out DIR] [--in NAME=PATH]... [--each K] -- ARGS...
  *
  * Links the inputs with ARGS through linkd_link, writes every output to
- * DIR/<name> (default "."), LLD's stdout/stderr to ours, and prints one
- * line "rc=R hit=H local=L uploaded=U outputs=N error=E" to the file
- * $KLINK_REPORT (appended; tests parse it).
+ * DIR/<name> (default "."; a name with a '/' is flattened with '_'), LLD's
+ * stdout/stderr to ours, and prints one line "rc=R hit=H local=L
+ * uploaded=U outputs=N status=S served=V uncacheable=[W] names=[A,B]
+ * error=E" to the file $KLINK_REPORT (appended; tests parse it); S is
+ * linkd_status_name's.
  * --threads N --each K: job j (0 <= j < N*K) links with every "%d" in the
  * inputs' names/paths and ARGS replaced by j, N threads at once.
  * --fork: link once, fork, link again in the child (the child's status is
@@ -22,8 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *tool = NULL, *outDir = ".";
-static int noCache, threads = 1, each = 1, doFork;
+static const char *tool = NULL, *outDir = ".", *fallbackLinker = NULL;
+static unsigned flags, structSize = sizeof(linkd_options);
+static int threads = 1, each = 1, doFork;
 static unsigned timeoutMs;
 static char **inSpecs, **args;
 static int nIn, nArgs;
@@ -70,13 +75,25 @@ static int linkOne(int j, int quiet) {
   const char **argv = calloc(nArgs + 1, sizeof *argv);
   for (int i = 0; i < nArgs; ++i)
     argv[i] = subst(args[i], j);
-  linkd_options opt = {tool, noCache, timeoutMs};
+  linkd_options opt = LINKD_OPTIONS_INIT;
+  opt.tool = tool;
+  opt.flags = flags;
+  opt.timeout_ms = timeoutMs;
+  opt.fallback_linker = fallbackLinker;
+  opt.struct_size = structSize;
   linkd_result *r = linkd_link(argv, nArgs, ins, nIn, &opt);
   if (!r)
     return 3;
+  char names[8192] = "";
   for (size_t i = 0; i < r->output_count; ++i) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", outDir, r->outputs[i].name);
+    char path[4096], flat[4096];
+    snprintf(flat, sizeof flat, "%s", r->outputs[i].name);
+    for (char *c = flat; *c; ++c)
+      if (*c == '/')
+        *c = '_';
+    snprintf(path, sizeof path, "%s/%s", outDir, flat);
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+             i ? "," : "", r->outputs[i].name);
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(r->outputs[i].data, 1, r->outputs[i].size, f) !=
                   r->outputs[i].size)
@@ -86,11 +103,15 @@ static int linkOne(int j, int quiet) {
   if (!quiet) {
     fwrite(r->stdout_text, 1, r->stdout_size, stdout);
     fwrite(r->diagnostics, 1, r->diagnostics_size, stderr);
-    FILE *rep = getenv("KLINK_REPORT") ? fopen(getenv("KLINK_REPORT"), "a") : NULL;
+    FILE *rep =
+        getenv("KLINK_REPORT") ? fopen(getenv("KLINK_REPORT"), "a") : NULL;
     if (rep) {
-      fprintf(rep, "rc=%d hit=%d local=%d uploaded=%u outputs=%zu error=%s\n",
+      fprintf(rep,
+              "rc=%d hit=%d local=%d uploaded=%u outputs=%zu status=%s "
+              "served=%d uncacheable=[%s] names=[%s] error=%s\n",
               r->exit_code, r->cache_hit, r->ran_locally, r->blobs_uploaded,
-              r->output_count, r->error);
+              r->output_count, linkd_status_name(r->status), (int)r->served,
+              r->uncacheable, names, r->error);
       fclose(rep);
     }
   }
@@ -122,7 +143,17 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--tool"))
       tool = argv[++i];
     else if (!strcmp(argv[i], "--no-cache"))
-      noCache = 1;
+      flags |= LINKD_NO_CACHE;
+    else if (!strcmp(argv[i], "--no-autostart"))
+      flags |= LINKD_NO_AUTOSTART;
+    else if (!strcmp(argv[i], "--no-fallback"))
+      flags |= LINKD_NO_FALLBACK;
+    else if (!strcmp(argv[i], "--local"))
+      flags |= LINKD_LOCAL_ONLY;
+    else if (!strcmp(argv[i], "--struct-size"))
+      structSize = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--fallback-linker"))
+      fallbackLinker = argv[++i];
     else if (!strcmp(argv[i], "--timeout"))
       timeoutMs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--threads"))

@@ -8,13 +8,16 @@
 
 A ctypes binding of liblinkd (include/linkd/linkd.h): no build step, no LLVM
 in this process, safe in threads and forked workers. A link that fails raises
-LinkError carrying LLD's diagnostics and exit status.
+the Error subclass of its status: LinkError carrying LLD's diagnostics and
+exit status, Timeout, NoLinker, BadArgument, ...
 """
 
 import ctypes
 import os
 
-__all__ = ["link", "link_result", "health", "LinkError", "Result", "version"]
+__all__ = ["link", "link_result", "health", "version", "lld_path", "Result",
+           "Error", "LinkError", "LinkerCrashed", "BadArgument", "NoDaemon",
+           "NoLinker", "Timeout", "IOError_", "DaemonError"]
 
 
 class _Input(ctypes.Structure):
@@ -28,8 +31,10 @@ class _Output(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("tool", ctypes.c_char_p), ("no_cache", ctypes.c_int),
-                ("timeout_ms", ctypes.c_uint32)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("tool", ctypes.c_char_p), ("timeout_ms", ctypes.c_uint32),
+                ("reserved0", ctypes.c_uint32),
+                ("fallback_linker", ctypes.c_char_p)]
 
 
 class _Result(ctypes.Structure):
@@ -42,7 +47,18 @@ class _Result(ctypes.Structure):
                 ("output_count", ctypes.c_size_t),
                 ("error", ctypes.c_char_p), ("cache_hit", ctypes.c_int),
                 ("ran_locally", ctypes.c_int),
-                ("blobs_uploaded", ctypes.c_uint32)]
+                ("blobs_uploaded", ctypes.c_uint32),
+                ("status", ctypes.c_int), ("served", ctypes.c_int),
+                ("uncacheable", ctypes.c_char_p)]
+
+
+# linkd_options.flags (include/linkd/linkd.h)
+NO_CACHE, NO_AUTOSTART, NO_FALLBACK, LOCAL_ONLY = 0x1, 0x2, 0x4, 0x8
+
+# linkd_status, by value
+OK, LINK_FAILED, LINKER_CRASHED, BAD_ARGUMENT, NO_DAEMON, NO_LINKER, \
+    TIMEOUT, IO_ERROR, DAEMON_ERROR = range(9)
+_SERVED = {0: "not-run", 1: "hit", 2: "miss", 3: "uncached", 4: "local"}
 
 
 class _Health(ctypes.Structure):
@@ -59,11 +75,12 @@ def _find_library():
     explicit = os.environ.get("LINKD_LIBRARY")
     if explicit:
         return explicit
-    # Installed: <prefix>/lib/pythonX.Y/dist-packages/linkd -> <prefix>/lib;
-    # build tree: build/lib/python/linkd -> build/lib.
+    # The wheel: beside this file. Installed: <prefix>/lib/pythonX.Y/
+    # site-packages/linkd -> <prefix>/lib; build tree: build/lib/python/linkd
+    # -> build/lib; else the loader's search (/usr/lib/<triplet>).
     here = os.path.dirname(os.path.abspath(__file__))
-    d = here
-    for _ in range(4):
+    d = os.path.join(here, "_")
+    for _ in range(5):
         d = os.path.dirname(d)
         for name in ("liblinkd.so.1", "liblinkd.so"):
             if os.path.exists(os.path.join(d, name)):
@@ -81,31 +98,28 @@ _lib.linkd_result_free.restype = None
 _lib.linkd_health_check.argtypes = [ctypes.POINTER(_Health), ctypes.c_int]
 _lib.linkd_health_check.restype = ctypes.c_int
 _lib.linkd_version.restype = ctypes.c_char_p
+_lib.linkd_api_version.restype = ctypes.c_int
+if _lib.linkd_api_version() < 2:
+    raise ImportError("%s is liblinkd API %d; this module needs 2" %
+                      (_lib._name, _lib.linkd_api_version()))
 
 
 class Result:
     """What a link produced: outputs (name -> bytes), LLD's stdout and
-    diagnostics, its exit status, and how it was served."""
+    diagnostics, its exit status, the call's status (linkd_status) and how
+    it was served ("hit", "miss", "uncached", "local", "not-run")."""
 
-    def __init__(self, exit_code, term_signal, outputs, stdout, diagnostics,
-                 error, cache_hit, ran_locally, blobs_uploaded):
-        self.exit_code = exit_code
-        self.term_signal = term_signal
-        self.outputs = outputs
-        self.stdout = stdout
-        self.diagnostics = diagnostics
-        self.error = error
-        self.cache_hit = cache_hit
-        self.ran_locally = ran_locally
-        self.blobs_uploaded = blobs_uploaded
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
 
 
-class LinkError(Exception):
-    """The link failed: `diagnostics` holds LLD's messages, `exit_code` its
-    status (-1 if it did not run; `error` then says why)."""
+class Error(Exception):
+    """A link that did not produce its outputs. `status` is the
+    linkd_status, `error` linkd's message, `result` the whole Result."""
 
     def __init__(self, result):
         self.result = result
+        self.status = result.status
         self.exit_code = result.exit_code
         self.diagnostics = result.diagnostics
         self.error = result.error
@@ -113,13 +127,55 @@ class LinkError(Exception):
                          "link failed with exit status %d" % result.exit_code)
 
 
+class LinkError(Error):
+    """LLD ran and failed: `diagnostics` holds its messages, `exit_code` its
+    status."""
+
+
+class LinkerCrashed(LinkError):
+    """The linker died of a signal (`result.term_signal`)."""
+
+
+class BadArgument(Error, ValueError):
+    """The call was refused before linking (argv, an input, an option, an
+    output outside the link's working directory)."""
+
+
+class NoDaemon(Error):
+    """No daemon could be had and fallback=False."""
+
+
+class NoLinker(Error):
+    """No daemon, and no linker for a local link: the message names every
+    place looked at (pass fallback_linker= or set LINKD_FALLBACK_LINKER)."""
+
+
+class Timeout(Error, TimeoutError):
+    """timeout_ms passed; the link was stopped."""
+
+
+class IOError_(Error, OSError):
+    """A temporary directory, pipe or process could not be had."""
+
+
+class DaemonError(Error):
+    """The daemon broke off or sent something malformed."""
+
+
+_ERRORS = {LINK_FAILED: LinkError, LINKER_CRASHED: LinkerCrashed,
+           BAD_ARGUMENT: BadArgument, NO_DAEMON: NoDaemon,
+           NO_LINKER: NoLinker, TIMEOUT: Timeout, IO_ERROR: IOError_,
+           DAEMON_ERROR: DaemonError}
+
+
 def _bytes(p, n):
     return ctypes.string_at(p, n) if n else b""
 
 
 def link_result(args, inputs=None, tool="ld.lld", no_cache=False,
-                timeout_ms=0):
-    """Links and returns a Result whatever LLD said (no exception)."""
+                timeout_ms=0, autostart=True, fallback=True,
+                fallback_linker=None, local_only=False):
+    """Links and returns a Result whatever happened (no exception)."""
     inputs = inputs or {}
     argv = (ctypes.c_char_p * max(len(args), 1))(
         *[os.fsencode(a) for a in args])
@@ -131,7 +187,13 @@ def link_result(args, inputs=None, tool="ld.lld", no_cache=False,
         keep.append(buf)
         ins[i] = _Input(os.fsencode(name), ctypes.cast(buf, ctypes.c_void_p),
                         len(data))
-    opts = _Options(os.fsencode(tool), 1 if no_cache else 0, timeout_ms)
+    flags = ((NO_CACHE if no_cache else 0) |
+             (0 if autostart else NO_AUTOSTART) |
+             (0 if fallback else NO_FALLBACK) |
+             (LOCAL_ONLY if local_only else 0))
+    opts = _Options(ctypes.sizeof(_Options), flags, os.fsencode(tool),
+                    timeout_ms, 0,
+                    os.fsencode(fallback_linker) if fallback_linker else None)
     r = _lib.linkd_link(argv, len(args), ins, len(inputs), ctypes.byref(opts))
     if not r:
         raise MemoryError("liblinkd could not allocate a result")
@@ -141,22 +203,28 @@ def link_result(args, inputs=None, tool="ld.lld", no_cache=False,
         for i in range(c.output_count):
             o = c.outputs[i]
             outputs[os.fsdecode(o.name)] = _bytes(o.data, o.size)
-        return Result(c.exit_code, c.term_signal, outputs,
-                      _bytes(c.stdout_text, c.stdout_size).decode("utf-8", "replace"),
-                      _bytes(c.diagnostics, c.diagnostics_size).decode("utf-8", "replace"),
-                      (c.error or b"").decode("utf-8", "replace"),
-                      bool(c.cache_hit), bool(c.ran_locally), c.blobs_uploaded)
+        text = lambda p, n: _bytes(p, n).decode("utf-8", "replace")
+        return Result(
+            exit_code=c.exit_code, term_signal=c.term_signal, outputs=outputs,
+            stdout=text(c.stdout_text, c.stdout_size),
+            diagnostics=text(c.diagnostics, c.diagnostics_size),
+            error=(c.error or b"").decode("utf-8", "replace"),
+            status=c.status, served=_SERVED.get(c.served, "unknown"),
+            uncacheable=(c.uncacheable or b"").decode("utf-8", "replace"),
+            cache_hit=bool(c.cache_hit), ran_locally=bool(c.ran_locally),
+            blobs_uploaded=c.blobs_uploaded)
     finally:
         _lib.linkd_result_free(r)
 
 
-def link(args, inputs=None, tool="ld.lld", no_cache=False, timeout_ms=0):
+def link(args, inputs=None, **options):
     """Links `inputs` (name -> bytes) with `args` (LLD's arguments, without
     argv[0]) and returns every output the link wrote (name -> bytes). Raises
-    LinkError with LLD's diagnostics when the link fails."""
-    r = link_result(args, inputs, tool, no_cache, timeout_ms)
-    if r.exit_code != 0:
-        raise LinkError(r)
+    the Error subclass of the call's status otherwise (LinkError with LLD's
+    diagnostics when the link itself failed). Options as link_result's."""
+    r = link_result(args, inputs, **options)
+    if r.status != OK:
+        raise _ERRORS.get(r.status, Error)(r)
     return r.outputs
 
 
@@ -174,3 +242,24 @@ def health(autostart=True):
 def version():
     """liblinkd's version."""
     return _lib.linkd_version().decode()
+
+
+def lld_path():
+    """A linker executable to hand to tools that run one (Triton's
+    TRITON_HIP_LLD_PATH, a -fuse-ld= or --ld-path=): the thin client, which
+    takes LLD's command lines (`-flavor gnu` first included) and links
+    through the daemon, or without one through a stock LLD. The wheel's own
+    static client, else the build tree's or an installation's, else PATH."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "bin", "ld.linkd"),
+                      os.path.join(here, "..", "..", "..", "bin", "ld.linkd"),
+                      os.path.join(here, "..", "..", "..", "..", "bin",
+                                   "ld.linkd")):
+        if os.access(candidate, os.X_OK):
+            return os.path.realpath(candidate)
+    import shutil
+    found = shutil.which("ld.linkd")
+    if not found:
+        raise FileNotFoundError("no ld.linkd beside the linkd module or on "
+                                "PATH")
+    return found
