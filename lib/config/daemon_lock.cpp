@@ -3,6 +3,7 @@
 #include "config/daemon_lock.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace linkd {
@@ -25,7 +26,10 @@ int takeDaemonLock(const std::string &path) {
   if (fd < 0)
     return -1;
   struct flock l = wholeFile(F_WRLCK);
-  if (fcntl(fd, F_OFD_SETLK, &l) != 0) {
+  // Also flock, the lock of linkd 0.1.0's daemons: during an upgrade a
+  // daemon of either version still finds the other's (the two kinds of lock
+  // never see each other).
+  if (fcntl(fd, F_OFD_SETLK, &l) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
     close(fd);
     return -1;
   }

@@ -10,7 +10,8 @@
 // else's, so a daemon starting in that instant found it taken, said "a
 // daemon is already serving" and exited. A client that autostarted such a
 // daemon asks the same question to tell "another daemon is starting" from a
-// daemon that could not start (client/autostart.cpp).
+// daemon that could not start (client/autostart.cpp). The daemon takes a
+// flock as well, so that 0.1.0's daemons, which know only that, still see it.
 #pragma once
 
 #include <string>
