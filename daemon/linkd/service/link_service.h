@@ -13,6 +13,7 @@
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/reply_stream.h"
 #include "daemon/linkd/service/request_log.h"
+#include "audit/state_record.h"
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
@@ -43,6 +44,9 @@ struct ServiceConfig {
 struct CacheRuntime {
   bool enabled = false;
   LocalStore *store = nullptr;
+  // Where the audit's link records go: the store, or with the cache off a
+  // store opened for them alone (docs/audit.md); null: no records.
+  LocalStore *recordStore = nullptr;
   StatCache *statCache = nullptr;
   LinkCache *cache = nullptr;
   CacheStats *stats = nullptr;
@@ -107,6 +111,9 @@ private:
   // The link-time rewrite's plan and cached inputs; an error message if the
   // spec cannot be used (the link then fails before LLD runs).
   std::string prepareLinkRewrite(Request &r);
+  // Whether the link gets the audit's record (docs/audit.md), also when
+  // the cache will not keep it: then the child records just the same.
+  void wantStateRecord(Request &r) const;
   bool waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run);
   grpc::Status spawnAndPump(const v1::LinkRequest &req, ReplyStream &out,
                             uint64_t linkId, bool record, LinkRun &run);
@@ -128,6 +135,7 @@ private:
   CacheRuntime cache;
   std::function<void()> requestShutdown;
   FarmClient *farm;
+  audit::RecordPolicy recordPolicy; // LINKD_AUDIT_RECORD, the daemon's
   JobSlots slots;
   StoresInFlight storesInFlight;
   std::chrono::steady_clock::time_point started;
