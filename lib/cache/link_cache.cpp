@@ -827,7 +827,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     return refuse("cannot write to the store");
   rememberManifest(link.key, std::move(merged));
   // The audit finds a module's state by its bytes alone (docs/audit.md).
-  if (!log.stateRecord.empty())
+  if (log.hasStateRecord)
     for (size_t i = 0; i < outputs.size(); ++i)
       putStateRecord(blobs, log.stateRecord, outputs[i], outputDigests[i]);
   rememberKey(link);

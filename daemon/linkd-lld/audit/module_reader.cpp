@@ -1106,20 +1106,33 @@ std::string boundElsewhere(const std::vector<ModuleInfo *> &mods, size_t m,
 } // namespace
 
 void modelInterposition(std::vector<ModuleInfo *> &mods) {
+  auto firstStateExporter = [&](const StateDef &d) {
+    for (size_t k = 0; k < mods.size(); ++k)
+      if (mods[k]->format == "ELF" && (mods[k]->exportedState.count(d.name) ||
+                                       mods[k]->exportedState.count(d.display)))
+        return k;
+    return SIZE_MAX;
+  };
   for (size_t m = 0; m < mods.size(); ++m) {
     if (mods[m]->format != "ELF")
       continue;
     for (StateDef &d : mods[m]->defs) {
+      size_t k = firstStateExporter(d);
+      // An exported copy kept for the module's own references (-Bsymbolic,
+      // protected) is the one the loader binds the others to when this
+      // module exports it first: one copy, not two.
+      if (!d.shared && k == m && !mods[m]->executable) {
+        d.shared = true;
+        d.why += "; exported first in the search order, so it is also the "
+                 "copy the loader binds the other modules to";
+        d.fileStem.clear(); // one copy for everyone: pairs by name alone
+        continue;
+      }
       if (d.shared) {
         // Say whose copy the loader binds: the first module exporting it.
-        for (size_t k = 0; k < mods.size(); ++k)
-          if (mods[k]->format == "ELF" &&
-              (mods[k]->exportedState.count(d.name) ||
-               mods[k]->exportedState.count(d.display))) {
-            d.why += k == m ? " (this module's copy)"
-                            : " (" + mods[k]->path + "'s copy)";
-            break;
-          }
+        if (k != SIZE_MAX)
+          d.why += k == m ? " (this module's copy)"
+                          : " (" + mods[k]->path + "'s copy)";
         continue;
       }
       size_t n = earlierCopy(mods, m, d);

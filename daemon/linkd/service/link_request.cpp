@@ -732,7 +732,7 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
       run.outputs = snapshotOutputs(log);
       log.inputFds = openInputs(log); // rustc deletes them once we answer
       run.storeIt = true;
-    } else if (!log.stateRecord.empty() && cache.recordStore) {
+    } else if (log.hasStateRecord && cache.recordStore) {
       run.outputs = snapshotOutputs(log); // for the audit's record alone
       run.storeRecord = true;
     }
