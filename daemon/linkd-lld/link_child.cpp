@@ -240,8 +240,7 @@ void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch) {
   }
 }
 
-LldInvocation lldInvocation(const v1::LinkRequest &req,
-                            const LinkChannels &ch,
+LldInvocation lldInvocation(const v1::LinkRequest &req, const LinkChannels &ch,
                             audit::RecordPolicy records) {
   LldInvocation inv;
   inv.flavor = static_cast<Flavor>(req.flavor());

@@ -52,8 +52,7 @@ void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch);
 // The link as LLD will run it; with a record fd, the audit's map option is
 // added where `records` (stateRecordPolicy, read before the client's
 // environment replaced the zygote's) wants it (state_record_child.h).
-LldInvocation lldInvocation(const v1::LinkRequest &req,
-                            const LinkChannels &ch,
+LldInvocation lldInvocation(const v1::LinkRequest &req, const LinkChannels &ch,
                             audit::RecordPolicy records);
 // The tool, to the end of the process.
 [[noreturn]] void runTool(const v1::LinkRequest &req, const LinkChannels &ch,

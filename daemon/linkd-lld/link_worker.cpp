@@ -272,14 +272,13 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
       _exit(125);
     // The zygote sends SpawnReusable only for links that mayRunInWorker.
     // A link that gets a record exits with it (the exit hook).
-    bool reusable =
-        frame.kind == FrameKind::SpawnReusable &&
-        !(ch.recordFd >= 0 &&
-          !audit::stateRecordMapOption(
-               records, static_cast<Flavor>(req.flavor()),
-               {req.argv().begin(), req.argv().end()}, req.cwd(),
-               req.env().count("LLD_REPRODUCE") > 0, "m")
-               .empty());
+    bool reusable = frame.kind == FrameKind::SpawnReusable &&
+                    !(ch.recordFd >= 0 &&
+                      !audit::stateRecordMapOption(
+                           records, static_cast<Flavor>(req.flavor()),
+                           {req.argv().begin(), req.argv().end()}, req.cwd(),
+                           req.env().count("LLD_REPRODUCE") > 0, "m")
+                           .empty());
     if (!reusable)
       becomeLinker(req, ch);
     ch.keepWorkerFd = true;

@@ -53,7 +53,7 @@ struct AccessLog {
   // The audit's record of the state symbols the link placed in its output
   // (lib/audit/state_record.h); hasStateRecord: the child made one.
   std::string stateRecord;
-  bool hasStateRecord = false; // an empty record is one too (no state)
+  bool hasStateRecord = false;          // an empty record is one too (no state)
   std::shared_ptr<InputFds> inputFds;   // from openInputs(); may be null
 };
 

@@ -66,8 +66,7 @@ void putStateRecord(LocalStore &store, const std::string &record,
   void *p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, snap.fd, 0);
   if (p == MAP_FAILED)
     return;
-  std::string id =
-      audit::moduleBuildId({static_cast<const char *>(p), size});
+  std::string id = audit::moduleBuildId({static_cast<const char *>(p), size});
   munmap(p, size);
   if (!id.empty())
     store.putAction(audit::kStateRecordNs, sha256(id), record);
@@ -846,8 +845,7 @@ bool storeStateRecord(LocalStore &store, const std::string &record,
   for (const OutputSnapshot &snap : outputs) {
     struct stat st;
     std::optional<FileDigest> d;
-    if (snap.fd >= 0 && fstat(snap.fd, &st) == 0 &&
-        sameIdentity(st, snap.st))
+    if (snap.fd >= 0 && fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st))
       d = sha256Fd(snap.fd);
     if (!d || fstat(snap.fd, &st) != 0 || !sameIdentity(st, snap.st)) {
       all = false; // changed meanwhile: its record would name other bytes

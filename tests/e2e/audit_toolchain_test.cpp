@@ -98,12 +98,12 @@ protected:
 TEST_F(AuditToolchain, ClangLldMingwDefaultFlagsAreRecordedAndFound) {
   ASSERT_TRUE(haveTool(tools::wine));
   ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-w64-mingw32 -O1 " +
-                             macros(true, false) +
-                             "-c rt.c a.c b.c main.c")));
+                             macros(true, false) + "-c rt.c a.c b.c main.c")));
   // Default flags: the PE header is timestamped, so the cache keeps none of
   // these links; each still gets its record (the default for PE images).
-  const std::string cc = "clang-19 --target=x86_64-w64-mingw32 --ld-path=" +
-                         binPath("ld.linkd") + " ";
+  const std::string cc =
+      "clang-19 --target=x86_64-w64-mingw32 --ld-path=" + binPath("ld.linkd") +
+      " ";
   ASSERT_TRUE(exitedZero(
       run(cc + "-shared -s a.o rt.o -o a.dll -Wl,--out-implib,liba.a")));
   ASSERT_TRUE(exitedZero(
@@ -130,10 +130,10 @@ TEST_F(AuditToolchain, RecordsAreMadeWithTheCacheOff) {
   ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-w64-mingw32 -O1 " +
                              macros(true, false) + "-c rt.c a.c")));
   setenv("LINKD_NOCACHE", "1", 1); // the daemon this link starts
-  ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-w64-mingw32 "
-                             "--ld-path=" +
-                             binPath("ld.linkd") +
-                             " -shared -s a.o rt.o -o a.dll")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --target=x86_64-w64-mingw32 "
+                     "--ld-path=" +
+                     binPath("ld.linkd") + " -shared -s a.o rt.o -o a.dll")));
   RunResult a;
   for (int i = 0; i < 100; ++i) {
     a = audit("a.dll");
@@ -150,10 +150,10 @@ TEST_F(AuditToolchain, RecordingOffLeavesPeModulesIncomplete) {
   setenv("LINKD_AUDIT_RECORD", "0", 1);
   ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-w64-mingw32 -O1 " +
                              macros(true, false) + "-c rt.c a.c")));
-  ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-w64-mingw32 "
-                             "--ld-path=" +
-                             binPath("ld.linkd") +
-                             " -shared -s a.o rt.o -o a.dll")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --target=x86_64-w64-mingw32 "
+                     "--ld-path=" +
+                     binPath("ld.linkd") + " -shared -s a.o rt.o -o a.dll")));
   RunResult a = audit("a.dll");
   EXPECT_EQ(a.exitCode, 3) << describe(a);
   expectIn(a, {"linkd audit: a.dll: incomplete: 1 module not inspected",
@@ -185,9 +185,9 @@ void mainCRTStartup(void) {
   ExitProcess(0);
 }
 )");
-  ASSERT_TRUE(exitedZero(run("clang-19 --target=x86_64-pc-windows-msvc -O1 " +
-                             macros(true, false) +
-                             "-c rt.c a.c b.c msvcmain.c")));
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 --target=x86_64-pc-windows-msvc -O1 " +
+                     macros(true, false) + "-c rt.c a.c b.c msvcmain.c")));
   // lld-link's defaults: a timestamped header, so uncacheable.
   const std::string dll = binPath("lld-link.linkd") + " /dll /noentry "
                                                       "/nodefaultlib ";
@@ -216,17 +216,17 @@ TEST_F(AuditToolchain, GnuLdMingwUnstrippedIsReadFromItsSymbolTable) {
   for (bool shared : {false, true}) {
     SCOPED_TRACE(shared ? "one runtime DLL" : "a copy in each DLL");
     // g++ compiles the .c files as C++: mangled names, as C++ users get.
-    const std::string gxx = tools::mingwGxx.path + " -O1 " +
-                            macros(true, shared) + " -static ";
+    const std::string gxx =
+        tools::mingwGxx.path + " -O1 " + macros(true, shared) + " -static ";
     ASSERT_TRUE(exitedZero(run(gxx + "-c rt.c a.c b.c main.c")));
     std::string rt = shared ? "-L. -lrt" : "rt.o";
     if (shared)
       ASSERT_TRUE(exitedZero(
           run(gxx + "-shared rt.o -o rt.dll -Wl,--out-implib,librt.a")));
-    ASSERT_TRUE(exitedZero(run(gxx + "-shared a.o " + rt +
-                               " -o a.dll -Wl,--out-implib,liba.a")));
-    ASSERT_TRUE(exitedZero(run(gxx + "-shared b.o " + rt +
-                               " -o b.dll -Wl,--out-implib,libb.a")));
+    ASSERT_TRUE(exitedZero(
+        run(gxx + "-shared a.o " + rt + " -o a.dll -Wl,--out-implib,liba.a")));
+    ASSERT_TRUE(exitedZero(
+        run(gxx + "-shared b.o " + rt + " -o b.dll -Wl,--out-implib,libb.a")));
     ASSERT_TRUE(exitedZero(run(gxx + "main.o -L. -la -lb -o main.exe")));
     EXPECT_EQ(runPe("./main.exe"), shared ? kOneCopy : kTwoCopies);
     RunResult a = audit("main.exe");
@@ -239,8 +239,7 @@ TEST_F(AuditToolchain, GnuLdMingwUnstrippedIsReadFromItsSymbolTable) {
     // The CRT's own state, which every module carries, is not reported.
     for (const char *noise : {"___tls_start__", "___tls_end__", "p.0",
                               "__bss_start__", "___crt_", "mingw"})
-      EXPECT_EQ(a.out.find(noise), std::string::npos) << noise << "\n"
-                                                      << a.out;
+      EXPECT_EQ(a.out.find(noise), std::string::npos) << noise << "\n" << a.out;
     run("rm -f *.dll *.exe *.a");
   }
 }
@@ -301,18 +300,18 @@ protected:
   // The docs' runtime in libA.so and libB.so, the program, linked through
   // linkd by the compiler's default driver path (gcc -B, clang --ld-path).
   void build(const ElfCase &c) {
-    std::string link = c.compiler == "gcc" ? "gcc -B" + binDir() + "/gcc/ "
-                                           : "clang-19 --ld-path=" +
-                                                 binPath("ld.linkd") + " ";
+    std::string link = c.compiler == "gcc"
+                           ? "gcc -B" + binDir() + "/gcc/ "
+                           : "clang-19 --ld-path=" + binPath("ld.linkd") + " ";
     std::string cc = c.compiler == "gcc" ? "gcc" : "clang-19";
-    ASSERT_TRUE(exitedZero(run(cc + " -fPIC -O1 " + c.cflags + " " +
-                               macros(false, false) +
-                               "-c rt.c a.c b.c main.c")));
-    ASSERT_TRUE(exitedZero(
-        run(link + "-shared a.o rt.o " + c.flagsA + " -o libA.so")));
+    ASSERT_TRUE(
+        exitedZero(run(cc + " -fPIC -O1 " + c.cflags + " " +
+                       macros(false, false) + "-c rt.c a.c b.c main.c")));
+    ASSERT_TRUE(
+        exitedZero(run(link + "-shared a.o rt.o " + c.flagsA + " -o libA.so")));
     ASSERT_TRUE(exitedZero(run(link + "-shared b.o rt.o -o libB.so")));
-    ASSERT_TRUE(exitedZero(run(link + "main.o -L. " + c.order +
-                               " -Wl,-rpath,'$ORIGIN' -o main")));
+    ASSERT_TRUE(exitedZero(
+        run(link + "main.o -L. " + c.order + " -Wl,-rpath,'$ORIGIN' -o main")));
   }
   void check(const ElfCase &c) {
     build(c);
@@ -381,7 +380,8 @@ TEST_F(AuditElfBinding, StrippedAfterTheLinkIsFoundByBuildId) {
                "linkd link record, found by its elf-build-id)"});
 }
 
-// --- Incomplete closures -------------------------------------------------------
+// --- Incomplete closures
+// -------------------------------------------------------
 
 TEST_F(AuditElfBinding, TruncatedOrMissingNeededLibraryIsIncomplete) {
   build({"clang", "", "", "-lA -lB", kOneCopy, 0});

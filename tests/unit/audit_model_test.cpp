@@ -162,8 +162,8 @@ TEST(AuditModel, BlindIsIncompleteNeverClean) {
   r.program = "main.exe";
   r.modules = {module("main.exe", {}), module("./a.dll", {})};
   r.modules[1].inspectable = false;
-  r.notFollowed = {{"KERNEL32.dll (imported by main.exe): a system DLL",
-                    false}};
+  r.notFollowed = {
+      {"KERNEL32.dll (imported by main.exe): a system DLL", false}};
   EXPECT_EQ(r.incomplete(), std::vector<std::string>{"./a.dll"});
   EXPECT_EQ(exitStatus(r, false), kExitIncomplete);
   EXPECT_EQ(exitStatus(r, true), 0);

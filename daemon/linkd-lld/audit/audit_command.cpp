@@ -93,8 +93,7 @@ public:
       return std::nullopt;
     std::string value;
     auto lookup = [&](const Digest &key) {
-      return store->getAction(audit::kStateRecordNs, key, value) ==
-             Lookup::Hit;
+      return store->getAction(audit::kStateRecordNs, key, value) == Lookup::Hit;
     };
     std::string id = buildIdOf(path);
     if (!id.empty() && lookup(sha256(id))) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 // `linkd-lld audit PROGRAM [MODULE...] [--search DIR]... [--json]
-// [--allow FILE] [--allow-incomplete]` (docs/audit.md): the program's load closure
-// (load_closure.h), each module's state (module_reader.h; for modules
+// [--allow FILE] [--allow-incomplete]` (docs/audit.md): the program's load
+// closure (load_closure.h), each module's state (module_reader.h; for modules
 // without a symbol table, the record linkd kept when it linked them, found
 // by the module's digest in the local store), and the state symbols with
 // more than one copy at run time (audit/audit_model.h).

@@ -203,10 +203,9 @@ struct Search {
         mismatch = why;
     }
     // ld.so would refuse to start the program: never a clean audit.
-    out.notFollowed.push_back(
-        {name + " (needed by " + needer + "): " +
-             (mismatch.empty() ? "not found" : mismatch),
-         true});
+    out.notFollowed.push_back({name + " (needed by " + needer + "): " +
+                                   (mismatch.empty() ? "not found" : mismatch),
+                               true});
   }
 
   void followPe(size_t idx, const std::string &name) {
@@ -240,7 +239,7 @@ struct Search {
     out.notFollowed.push_back(
         {name + " (imported by " + mod.info.path + "): " +
              (!mismatch.empty() ? mismatch
-              : system ? "a system DLL"
+              : system          ? "a system DLL"
                        : "not in the program's directory or a --search "
                          "directory"),
          !system});
@@ -275,10 +274,9 @@ struct Search {
       }
     loadedNames.insert(name);
     bool system = name.starts_with("/usr/lib/") || name.starts_with("/System/");
-    out.notFollowed.push_back(
-        {name + " (loaded by " + mod.info.path + "): " +
-             (system ? "a system library" : "not found"),
-         !system});
+    out.notFollowed.push_back({name + " (loaded by " + mod.info.path + "): " +
+                                   (system ? "a system library" : "not found"),
+                               !system});
   }
 
   void run() {

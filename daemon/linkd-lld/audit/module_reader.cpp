@@ -91,46 +91,17 @@ bool isToolchainName(std::string_view n) {
   for (std::string_view e : kExact)
     if (n == e)
       return true;
-  for (std::string_view p : {"completed.",
-                             "__mingw",
-                             "_CRT_",
-                             "__native_",
-                             "__xi_",
-                             "__xc_",
-                             "__xp_",
-                             "__xt_",
-                             "__tls_",
-                             "__dyn_tls",
-                             "__imp_",
-                             ".refptr.",
-                             "__RUNTIME_PSEUDO",
-                             "__rt_psrelocs",
-                             "__bss_",
-                             "__data_",
-                             "was_init.",
-                             "__iob",
-                             "__lconv",
-                             "_head_lib",
-                             "__libc_csu",
-                             "object.",
-                             "dtor_idx.",
-                             // GNU ld's PE images: TLS and CRT section
-                             // bounds, image layout symbols.
-                             "___tls_",
-                             "___crt_",
-                             "__end__",
-                             "__image_base__",
-                             "__major_",
-                             "__minor_",
-                             "__size_of_",
-                             "__subsystem__",
-                             "__dll_characteristics__",
-                             "__file_alignment__",
-                             "__section_alignment__",
-                             "__loader_flags__",
-                             "_head_",
-                             "__tls_used",
-                             "_tls_"})
+  for (std::string_view p :
+       {"completed.", "__mingw", "_CRT_", "__native_", "__xi_", "__xc_",
+        "__xp_", "__xt_", "__tls_", "__dyn_tls", "__imp_", ".refptr.",
+        "__RUNTIME_PSEUDO", "__rt_psrelocs", "__bss_", "__data_", "was_init.",
+        "__iob", "__lconv", "_head_lib", "__libc_csu", "object.", "dtor_idx.",
+        // GNU ld's PE images: TLS and CRT section
+        // bounds, image layout symbols.
+        "___tls_", "___crt_", "__end__", "__image_base__", "__major_",
+        "__minor_", "__size_of_", "__subsystem__", "__dll_characteristics__",
+        "__file_alignment__", "__section_alignment__", "__loader_flags__",
+        "_head_", "__tls_used", "_tls_"})
     if (n.starts_with(p))
       return true;
   // GCC's numbered function-local statics of the CRT (crtstuff's `p.0`,
@@ -1055,9 +1026,8 @@ size_t earlierCopy(const std::vector<ModuleInfo *> &mods, size_t m,
     if (mods[n]->format != "ELF")
       continue;
     for (const StateDef &o : mods[n]->defs)
-      if (o.display == d.display &&
-          (o.fileStem.empty() || d.fileStem.empty() ||
-           o.fileStem == d.fileStem))
+      if (o.display == d.display && (o.fileStem.empty() || d.fileStem.empty() ||
+                                     o.fileStem == d.fileStem))
         return n;
   }
   return SIZE_MAX;

@@ -523,11 +523,10 @@ void LinkService::wantStateRecord(Request &r) const {
   if (r.kind != RequestKind::Link || !cache.recordStore)
     return;
   std::vector<std::string> argv(r.req.argv().begin(), r.req.argv().end());
-  r.stateRecord =
-      !audit::stateRecordMapOption(recordPolicy, r.inv.flavor, argv,
-                                   r.req.cwd(),
-                                   r.req.env().count("LLD_REPRODUCE") > 0, "m")
-           .empty();
+  r.stateRecord = !audit::stateRecordMapOption(
+                       recordPolicy, r.inv.flavor, argv, r.req.cwd(),
+                       r.req.env().count("LLD_REPRODUCE") > 0, "m")
+                       .empty();
   if (r.stateRecord && !r.record)
     r.record = r.recordOnly = true;
 }
@@ -1016,9 +1015,8 @@ bool LinkService::offloadToFarm(const Request &rq,
   // A link that gets the audit's record links here: the node's sandbox
   // keeps no map (docs/audit.md).
   if (!farm || rq.stateRecord || rq.cacheResult != v1::CACHE_MISS ||
-      out.cancelled() ||
-      !rq.req.rewrite_spec().empty() || rq.req.flavor() < v1::FLAVOR_ELF ||
-      rq.req.flavor() > v1::FLAVOR_WASM)
+      out.cancelled() || !rq.req.rewrite_spec().empty() ||
+      rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
   const LinkAnalysis &analysis = rq.analysis;

@@ -6,6 +6,7 @@
 // answer.
 #pragma once
 
+#include "audit/state_record.h"
 #include "cache/cache_stats.h"
 #include "cache/link_cache.h"
 #include "config/config.h"
@@ -13,7 +14,6 @@
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/reply_stream.h"
 #include "daemon/linkd/service/request_log.h"
-#include "audit/state_record.h"
 #include "daemon/linkd/service/stores_in_flight.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
