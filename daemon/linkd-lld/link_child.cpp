@@ -240,31 +240,31 @@ void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch) {
   }
 }
 
-LldInvocation lldInvocation(const v1::LinkRequest &req,
-                            const LinkChannels &ch, bool stateRecord) {
+LldInvocation lldInvocation(const v1::LinkRequest &req, const LinkChannels &ch,
+                            audit::RecordPolicy records) {
   LldInvocation inv;
   inv.flavor = static_cast<Flavor>(req.flavor());
   inv.argv.assign(req.argv().begin(), req.argv().end());
   inv.stderrIsColorTty = req.stderr_is_color_tty();
   if (ch.recordFd >= 0 && ch.sandboxFd < 0)
-    armStateRecord(inv, stateRecord);
+    armStateRecord(inv, records);
   return inv;
 }
 
 void runTool(const v1::LinkRequest &req, const LinkChannels &ch,
-             bool stateRecord) {
+             audit::RecordPolicy records) {
   auto flavor = static_cast<Flavor>(req.flavor());
   if (flavor == Flavor::Rewrite || isArchiver(flavor))
     becomeOtherTool(req, flavor);
-  runLldAndExit(lldInvocation(req, ch, stateRecord));
+  runLldAndExit(lldInvocation(req, ch, records));
 }
 
 void becomeLinker(const v1::LinkRequest &req, const LinkChannels &ch) {
   // A daemon setting, from the zygote's environment, before the client's
   // replaces it.
-  bool stateRecord = stateRecordWanted();
+  audit::RecordPolicy records = stateRecordPolicy();
   setUpLinkChild(req, ch);
-  runTool(req, ch, stateRecord);
+  runTool(req, ch, records);
 }
 
 

@@ -9,6 +9,7 @@
 // of its links (link_worker.h).
 #pragma once
 
+#include "audit/state_record.h"
 #include "child/frame.h"
 #include "daemon/linkd-lld/lld_entry.h"
 #include "linkd/v1/linkd.pb.h"
@@ -48,14 +49,14 @@ bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch);
 // All of the per-request set-up, up to the tool. A set-up error ends the
 // process with its message on stderr.
 void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch);
-// The link as LLD will run it; with `stateRecord` (stateRecordWanted, read
-// before the client's environment replaced the zygote's) and a record fd,
-// the audit's map option is added (state_record_child.h).
-LldInvocation lldInvocation(const v1::LinkRequest &req,
-                            const LinkChannels &ch, bool stateRecord);
+// The link as LLD will run it; with a record fd, the audit's map option is
+// added where `records` (stateRecordPolicy, read before the client's
+// environment replaced the zygote's) wants it (state_record_child.h).
+LldInvocation lldInvocation(const v1::LinkRequest &req, const LinkChannels &ch,
+                            audit::RecordPolicy records);
 // The tool, to the end of the process.
 [[noreturn]] void runTool(const v1::LinkRequest &req, const LinkChannels &ch,
-                          bool stateRecord);
+                          audit::RecordPolicy records);
 // Both, in a child that serves exactly this request.
 [[noreturn]] void becomeLinker(const v1::LinkRequest &req,
                                const LinkChannels &ch);

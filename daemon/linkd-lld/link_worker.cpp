@@ -256,7 +256,7 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
   prepareForLink();
   // A daemon setting, from the zygote's environment (a worker's is the last
   // client's); the audit's state record is a fresh child's job.
-  bool stateRecord = stateRecordWanted();
+  audit::RecordPolicy records = stateRecordPolicy();
   size_t baseThreads = workerThreadCount();
   WorkerLld lld;
   for (uint32_t served = 0;; ++served) {
@@ -271,13 +271,20 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
         !req.ParseFromString(frame.payload))
       _exit(125);
     // The zygote sends SpawnReusable only for links that mayRunInWorker.
-    bool reusable = frame.kind == FrameKind::SpawnReusable && !stateRecord;
+    // A link that gets a record exits with it (the exit hook).
+    bool reusable = frame.kind == FrameKind::SpawnReusable &&
+                    !(ch.recordFd >= 0 &&
+                      !audit::stateRecordMapOption(
+                           records, static_cast<Flavor>(req.flavor()),
+                           {req.argv().begin(), req.argv().end()}, req.cwd(),
+                           req.env().count("LLD_REPRODUCE") > 0, "m")
+                           .empty());
     if (!reusable)
       becomeLinker(req, ch);
     ch.keepWorkerFd = true;
     setUpLinkChild(req, ch);
     journalFd = journalFd >= 0 ? kJournalFdNumber : -1;
-    lld.link(lldInvocation(req, ch, /*stateRecord=*/false));
+    lld.link(lldInvocation(req, ch, audit::RecordPolicy::Off));
     // Status 0 (errors end the process in lld.link), in _exit's order: the
     // records, then the report, on which the daemon answers.
     endLinkRecording(0);

@@ -2,6 +2,8 @@
 
 #include "daemon/linkd/serve.h"
 
+#include "audit/state_record.h"
+
 #include "daemon/linkd/peer_check.h"
 
 #include "config/config.h"
@@ -98,6 +100,7 @@ private:
 struct CacheParts {
   std::unique_ptr<RemoteTiers> remote;
   std::unique_ptr<LocalStore> store;
+  std::unique_ptr<LocalStore> recordStore; // the cache off: audit records
   std::unique_ptr<StatCache> statCache;
   std::unique_ptr<SpareCopies> spares;
   std::unique_ptr<LinkCache> cache;
@@ -111,6 +114,7 @@ struct CacheParts {
     CacheRuntime r;
     r.enabled = cache != nullptr;
     r.store = store.get();
+    r.recordStore = store ? store.get() : recordStore.get();
     r.statCache = statCache.get();
     r.cache = cache.get();
     r.stats = stats.get();
@@ -172,10 +176,30 @@ std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
   return tiers;
 }
 
+// With the cache off, the audit's link records still go to the store in
+// the cache directory, where `linkd audit` looks (docs/audit.md), unless
+// LINKD_AUDIT_RECORD=0. The same checks as the cache's.
+std::unique_ptr<LocalStore> openRecordStore(const Config &settings) {
+  if (audit::recordPolicyFrom(std::getenv("LINKD_AUDIT_RECORD")) ==
+      audit::RecordPolicy::Off)
+    return nullptr;
+  StoreConfig sc;
+  sc.root = settings.cacheDir;
+  sc.maxBytes = settings.maxSize;
+  std::string err = ensureDirectoryTree(sc.root);
+  if (err.empty())
+    err = untrustedCacheDirectory(sc.root);
+  auto store = err.empty() ? LocalStore::open(sc, &err) : nullptr;
+  if (!store)
+    spdlog::error("audit link records off: {}: {}", sc.root, err);
+  return store;
+}
+
 CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
   CacheParts parts;
   if (!settings.cacheEnabled) {
     spdlog::info("cache off by configuration");
+    parts.recordStore = openRecordStore(settings);
     return parts;
   }
   std::string lld = zygote.waitForLldVersion(std::chrono::milliseconds(10000));

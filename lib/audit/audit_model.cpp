@@ -168,7 +168,7 @@ std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
   for (size_t m = 0; m < modules.size(); ++m) {
     std::set<std::string> seen; // one copy per module, name and file
     for (const StateDef &d : modules[m].defs)
-      if (seen.insert(d.display + '\0' + d.fileStem).second)
+      if (!d.interposed && seen.insert(d.display + '\0' + d.fileStem).second)
         byName[d.display].push_back({m, &d}); // link records hold no others
   }
   std::vector<Finding> out;
@@ -205,21 +205,63 @@ std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
   return out;
 }
 
-std::string formatText(const std::string &program,
-                       const std::vector<AuditModule> &modules,
-                       const std::vector<Finding> &findings, size_t allowed,
-                       const std::vector<std::string> &notFound) {
-  std::string out;
+std::vector<std::string> Report::incomplete() const {
+  std::vector<std::string> out;
+  for (const AuditModule &m : modules)
+    if (!m.inspectable && !m.system)
+      out.push_back(m.path);
+  for (const NotFollowed &n : notFollowed)
+    if (n.incomplete)
+      out.push_back(n.text.substr(0, n.text.find(" (")));
+  return out;
+}
+
+int exitStatus(const Report &r, bool allowIncomplete) {
+  if (!r.findings.empty())
+    return kExitFound;
+  if (!allowIncomplete && !r.incomplete().empty())
+    return kExitIncomplete;
+  return 0;
+}
+
+namespace {
+
+// How to give the audit what it lacks for a module without symbols.
+constexpr const char *kRecordHint =
+    "link it through linkd (PE images are recorded by default; ELF with "
+    "LINKD_AUDIT_RECORD=1 in the daemon's environment), or audit the "
+    "unstripped module";
+
+std::string headline(const Report &r) {
+  std::vector<std::string> missing = r.incomplete();
+  std::string out = "linkd audit: " + r.program + ": ";
+  if (!missing.empty())
+    out += "incomplete: " + std::to_string(missing.size()) +
+           (missing.size() == 1 ? " module" : " modules") +
+           " not inspected (listed below); ";
+  if (r.findings.empty()) {
+    size_t seen = 0;
+    for (const AuditModule &m : r.modules)
+      seen += m.inspectable || m.system ? 1 : 0;
+    return out + "no state duplicated across " +
+           (missing.empty() ? "its " : "the ") + std::to_string(seen) +
+           (missing.empty() ? " modules\n" : " modules it could inspect\n");
+  }
+  std::set<std::string> runtimes;
+  for (const Finding &f : r.findings)
+    runtimes.insert(f.runtime);
+  return out + std::to_string(r.findings.size()) +
+         " state symbols in more than one copy, " +
+         std::to_string(runtimes.size()) + " runtimes\n";
+}
+
+} // namespace
+
+std::string formatText(const Report &r) {
+  std::string out = headline(r);
   std::map<std::string, std::vector<const Finding *>> groups;
-  for (const Finding &f : findings)
+  for (const Finding &f : r.findings)
     groups[f.runtime].push_back(&f);
-  if (findings.empty())
-    out += "linkd audit: " + program + ": no state duplicated across its " +
-           std::to_string(modules.size()) + " modules\n";
-  else
-    out += "linkd audit: " + program + ": " + std::to_string(findings.size()) +
-           " state symbols in more than one copy, " +
-           std::to_string(groups.size()) + " runtimes\n";
   for (const auto &[runtime, list] : groups) {
     std::set<size_t> mods;
     for (const Finding *f : list)
@@ -236,43 +278,51 @@ std::string formatText(const std::string &program,
       out += ", " + kindName(f->kind) + ", " + std::to_string(f->instances) +
              " copies at run time\n";
       for (const Copy &c : f->copies)
-        out += "    " + modules[c.module].path + ": " + c.def->why + "\n";
+        out += "    " + r.modules[c.module].path + ": " + c.def->why + "\n";
     }
   }
-  if (allowed)
-    out += "\n" + std::to_string(allowed) +
+  std::string bound;
+  for (const AuditModule &m : r.modules)
+    for (const StateDef &d : m.defs)
+      if (d.interposed)
+        bound += "  " + m.path + ": " + d.display +
+                 (d.fileStem.empty() ? "" : " [" + d.fileStem + "]") + ": " +
+                 d.why + "\n";
+  if (!bound.empty())
+    out += "\none copy at run time (the loader interposes):\n" + bound;
+  if (r.allowed)
+    out += "\n" + std::to_string(r.allowed) +
            " duplicated symbols allowed by --allow\n";
   out += "\nmodules:\n";
-  for (const AuditModule &m : modules)
+  for (const AuditModule &m : r.modules)
     out += "  " + m.path + " (" + m.format + ", " + m.how + "; " + m.source +
            ")\n";
-  for (const AuditModule &m : modules)
-    if (!m.inspectable)
+  for (const AuditModule &m : r.modules)
+    if (!m.inspectable && !m.system)
       out += "not inspectable: " + m.path +
              ": no symbol table and no link record (only its exports were "
-             "seen; state it keeps private cannot be checked)\n";
-  for (const std::string &n : notFound)
-    out += "not followed: " + n + "\n";
+             "seen; state it keeps private cannot be checked): " +
+             kRecordHint + "\n";
+  for (const NotFollowed &n : r.notFollowed)
+    out += "not followed: " + n.text + "\n";
   return out;
 }
 
-std::string formatJson(const std::string &program,
-                       const std::vector<AuditModule> &modules,
-                       const std::vector<Finding> &findings, size_t allowed,
-                       const std::vector<std::string> &notFound) {
-  std::string out = "{\"program\":" + jsonString(program) + ",\"modules\":[";
-  for (size_t i = 0; i < modules.size(); ++i) {
-    const AuditModule &m = modules[i];
+std::string formatJson(const Report &r) {
+  std::string out = "{\"program\":" + jsonString(r.program) + ",\"modules\":[";
+  for (size_t i = 0; i < r.modules.size(); ++i) {
+    const AuditModule &m = r.modules[i];
     out += std::string(i ? "," : "") + "{\"path\":" + jsonString(m.path) +
            ",\"format\":" + jsonString(m.format) +
            ",\"how\":" + jsonString(m.how) +
            ",\"source\":" + jsonString(m.source) +
            ",\"inspectable\":" + (m.inspectable ? "true" : "false") +
+           ",\"system\":" + (m.system ? "true" : "false") +
            ",\"state_symbols\":" + std::to_string(m.defs.size()) + "}";
   }
   out += "],\"findings\":[";
-  for (size_t i = 0; i < findings.size(); ++i) {
-    const Finding &f = findings[i];
+  for (size_t i = 0; i < r.findings.size(); ++i) {
+    const Finding &f = r.findings[i];
     out += std::string(i ? "," : "") + "{\"runtime\":" + jsonString(f.runtime) +
            ",\"symbol\":" + jsonString(f.name) +
            ",\"demangled\":" + jsonString(f.display) +
@@ -281,15 +331,30 @@ std::string formatJson(const std::string &program,
     for (size_t j = 0; j < f.copies.size(); ++j) {
       const Copy &c = f.copies[j];
       out += std::string(j ? "," : "") +
-             "{\"module\":" + jsonString(modules[c.module].path) +
+             "{\"module\":" + jsonString(r.modules[c.module].path) +
              ",\"shared\":" + (c.def->shared ? "true" : "false") +
              ",\"why\":" + jsonString(c.def->why) + "}";
     }
     out += "]}";
   }
-  out += "],\"allowed\":" + std::to_string(allowed) + ",\"not_followed\":[";
-  for (size_t i = 0; i < notFound.size(); ++i)
-    out += std::string(i ? "," : "") + jsonString(notFound[i]);
+  out += "],\"interposed\":[";
+  bool first = true;
+  for (const AuditModule &m : r.modules)
+    for (const StateDef &d : m.defs)
+      if (d.interposed) {
+        out += std::string(first ? "" : ",") +
+               "{\"module\":" + jsonString(m.path) +
+               ",\"symbol\":" + jsonString(d.name) +
+               ",\"why\":" + jsonString(d.why) + "}";
+        first = false;
+      }
+  out += "],\"allowed\":" + std::to_string(r.allowed) + ",\"not_followed\":[";
+  for (size_t i = 0; i < r.notFollowed.size(); ++i)
+    out += std::string(i ? "," : "") + jsonString(r.notFollowed[i].text);
+  out += "],\"incomplete\":[";
+  std::vector<std::string> missing = r.incomplete();
+  for (size_t i = 0; i < missing.size(); ++i)
+    out += std::string(i ? "," : "") + jsonString(missing[i]);
   return out + "]}\n";
 }
 

@@ -30,6 +30,10 @@ struct StateDef {
   // (two libraries' own `static int initialized` are not one runtime).
   std::string fileStem;
   std::string why; // why this copy is (or is not) kept apart
+  // ELF: a private copy the program never reaches, its accessors being
+  // bound by the loader to another module's (`why` says whose). Not an
+  // instance; listed as one copy at run time.
+  bool interposed = false;
 };
 
 struct AuditModule {
@@ -38,7 +42,15 @@ struct AuditModule {
   std::string how;         // "program", "DT_NEEDED of X via RUNPATH", "named"
   std::string source;      // "symbol table", "link record", "exports only"
   bool inspectable = true; // false: only its exports could be seen
+  bool system = false;     // the system's library: exports are enough
   std::vector<StateDef> defs;
+};
+
+// A module the loader would load that the audit could not: not found, not
+// readable, for another machine. `incomplete` unless it is a system DLL.
+struct NotFollowed {
+  std::string text; // "NAME (needed by X): why"
+  bool incomplete = true;
 };
 
 struct Copy {
@@ -74,13 +86,26 @@ std::string fileStemOf(std::string_view file);
 std::vector<Finding> findDuplicates(const std::vector<AuditModule> &modules,
                                     const AllowList &allow, size_t *allowed);
 
-std::string formatText(const std::string &program,
-                       const std::vector<AuditModule> &modules,
-                       const std::vector<Finding> &findings, size_t allowed,
-                       const std::vector<std::string> &notFound);
-std::string formatJson(const std::string &program,
-                       const std::vector<AuditModule> &modules,
-                       const std::vector<Finding> &findings, size_t allowed,
-                       const std::vector<std::string> &notFound);
+// What the audit found, for the report and the exit status.
+struct Report {
+  std::string program;
+  std::vector<AuditModule> modules;
+  std::vector<Finding> findings;
+  size_t allowed = 0;
+  std::vector<NotFollowed> notFollowed;
+
+  // Modules of the closure the audit could not see into (not inspectable,
+  // not readable, not found), each named: a clean result is then not one.
+  std::vector<std::string> incomplete() const;
+};
+
+// The exit status (docs/audit.md): 1 duplicated state found, 3 incomplete
+// (unless `allowIncomplete`), else 0. Bad input (2) never gets here.
+inline constexpr int kExitFound = 1;
+inline constexpr int kExitIncomplete = 3;
+int exitStatus(const Report &r, bool allowIncomplete);
+
+std::string formatText(const Report &r);
+std::string formatJson(const Report &r);
 
 } // namespace linkd::audit

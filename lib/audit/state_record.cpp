@@ -2,7 +2,11 @@
 
 #include "audit/state_record.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <fstream>
+#include <sstream>
 
 namespace linkd::audit {
 
@@ -42,7 +46,99 @@ MapColumns headerColumns(std::string_view line) {
   return c;
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool isMinGW(const std::vector<std::string> &argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view a = argv[i];
+    std::string_view emu = a == "-m" && i + 1 < argv.size() ? argv[i + 1]
+                           : a.starts_with("-m")            ? a.substr(2)
+                                                 : std::string_view();
+    if (emu == "i386pep" || emu == "i386pe" || emu == "arm64pe" ||
+        emu == "thumb2pe" || emu == "arm64ecpe")
+      return true;
+  }
+  return false;
+}
+
+// An argument that makes our map option wrong or visible, or a response
+// file that might hold one.
+bool conflicts(std::string_view a, const std::string &cwd) {
+  std::string l = lower(a);
+  if (l.starts_with("@")) {
+    std::string file(a.substr(1));
+    if (!file.starts_with("/") && !cwd.empty())
+      file = cwd + "/" + file;
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = lower(ss.str());
+    return text.find("map") != std::string::npos ||
+           text.find("reproduce") != std::string::npos;
+  }
+  for (std::string_view p :
+       {"-map", "--map", "/map", "-lldmap", "/lldmap", "--print-map",
+        "--reproduce", "-reproduce", "/reproduce", "-###"})
+    if (l.starts_with(p))
+      return true;
+  return l == "-m" ? false : a == "-M";
+}
+
+bool strips(const std::vector<std::string> &argv) {
+  for (size_t i = 1; i < argv.size(); ++i)
+    if (argv[i] == "-s" || argv[i] == "--strip-all" || argv[i] == "-strip-all")
+      return true;
+  return false;
+}
+
+// --build-id[=STYLE] (the last one counts; gcc's driver passes it): the
+// output can be matched to its record after `strip`.
+bool hasBuildId(const std::vector<std::string> &argv) {
+  bool on = false;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view a = argv[i];
+    if (a.starts_with("--"))
+      a.remove_prefix(1);
+    if (a == "-build-id")
+      on = true;
+    else if (a.starts_with("-build-id="))
+      on = a != "-build-id=none";
+  }
+  return on;
+}
+
 } // namespace
+
+RecordPolicy recordPolicyFrom(const char *e) {
+  if (!e || !*e)
+    return RecordPolicy::PeImages;
+  std::string v = lower(e);
+  if (v == "0" || v == "off" || v == "no" || v == "false")
+    return RecordPolicy::Off;
+  return RecordPolicy::All;
+}
+
+std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
+                                 const std::vector<std::string> &argv,
+                                 const std::string &cwd, bool reproduce,
+                                 const std::string &mapPath) {
+  if (policy == RecordPolicy::Off || reproduce)
+    return {};
+  bool pe = flavor == Flavor::Coff || (flavor == Flavor::Elf && isMinGW(argv));
+  bool elf = flavor == Flavor::Elf && !pe && policy == RecordPolicy::All &&
+             (strips(argv) || hasBuildId(argv));
+  if (!pe && !elf)
+    return {};
+  for (size_t i = 1; i < argv.size(); ++i)
+    if (conflicts(argv[i], cwd))
+      return {};
+  return flavor == Flavor::Coff ? "/lldmap:" + mapPath : "-Map=" + mapPath;
+}
 
 char stateSectionKind(std::string_view s) {
   if (startsWithAny(s, {".data.rel.ro", ".tls$ZZZ"}))

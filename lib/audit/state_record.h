@@ -22,11 +22,32 @@
 // at "In", symbols at "Symbol".
 #pragma once
 
+#include "link/flavor.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace linkd::audit {
+
+// Which links get a record, from LINKD_AUDIT_RECORD in the daemon's
+// environment: unset, the PE images (lld-link, MinGW: a map costs a few
+// per cent of those links, docs/audit.md "Cost"); "1", also ELF links whose
+// output has no symbol table (-s) or may lose it later (a build-id, which
+// survives `strip`); "0", none.
+enum class RecordPolicy { Off, PeImages, All };
+RecordPolicy recordPolicyFrom(const char *envValue);
+
+// The option that asks LLD for the record's map at `mapPath` (-Map=,
+// /lldmap:), or empty when this link gets no record: the policy leaves it
+// out, or the user asked for a map of their own (LLD writes only the last),
+// or for --reproduce / LLD_REPRODUCE (`reproduce`: the tarball would show
+// our option). `cwd` resolves response files, which are searched for those
+// options. The daemon and the link child ask the same question.
+std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
+                                 const std::vector<std::string> &argv,
+                                 const std::string &cwd, bool reproduce,
+                                 const std::string &mapPath);
 
 // The store's action namespace of state records, keyed by output digest.
 inline constexpr const char *kStateRecordNs = "audit-state";

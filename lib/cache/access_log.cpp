@@ -78,6 +78,7 @@ AccessLog parseAccessLog(std::string_view records) {
       break;
     case 'A':
       log.stateRecord = std::move(path);
+      log.hasStateRecord = true;
       break;
     case 'D':
       reasons.insert("the link created a directory");

@@ -51,8 +51,9 @@ struct AccessLog {
   std::set<std::string> overwritten;
   std::vector<std::string> uncacheable; // reasons, empty if cacheable
   // The audit's record of the state symbols the link placed in its output
-  // (lib/audit/state_record.h); empty when the child made none.
+  // (lib/audit/state_record.h); hasStateRecord: the child made one.
   std::string stateRecord;
+  bool hasStateRecord = false;          // an empty record is one too (no state)
   std::shared_ptr<InputFds> inputFds;   // from openInputs(); may be null
 };
 

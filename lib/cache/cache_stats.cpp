@@ -195,7 +195,7 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
        {"requests", "hits", "misses", "uncacheable", "errors", "cache_disabled",
         "results_stored", "results_not_stored", "bytes_read", "bytes_written",
         "time_saved_micros", "corrupt_hits", "rewrites_cached",
-        "rewrites_stored", "cache_db_rebuilt"})
+        "rewrites_stored", "cache_db_rebuilt", "audit_records_stored"})
     o << jsonString(k) << ": " << get(k) << ", ";
   o << "\"evictions\": " << get("evictions") << ", ";
   o << "\"corrupt_entries\": " << get("corrupt_entries") << ", ";

@@ -2,12 +2,14 @@
 
 #include "cache/link_cache.h"
 
+#include "audit/module_id.h"
 #include "audit/state_record.h"
 
 #include "cache/file_time.h"
 #include "cache/name_check.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +53,23 @@ std::optional<Digest> storeStableFile(LocalStore &store,
   if (!ok)
     return std::nullopt;
   return d;
+}
+
+// The audit's record under the output's digest and, where the output has
+// one, its build-id: a record survives `strip` (audit/module_id.h).
+void putStateRecord(LocalStore &store, const std::string &record,
+                    const OutputSnapshot &snap, const Digest &digest) {
+  store.putAction(audit::kStateRecordNs, digest, record);
+  if (snap.fd < 0 || snap.st.st_size <= 0)
+    return;
+  auto size = static_cast<size_t>(snap.st.st_size);
+  void *p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, snap.fd, 0);
+  if (p == MAP_FAILED)
+    return;
+  std::string id = audit::moduleBuildId({static_cast<const char *>(p), size});
+  munmap(p, size);
+  if (!id.empty())
+    store.putAction(audit::kStateRecordNs, sha256(id), record);
 }
 
 // An input's state through the descriptor opened before the client was
@@ -807,9 +826,9 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     return refuse("cannot write to the store");
   rememberManifest(link.key, std::move(merged));
   // The audit finds a module's state by its bytes alone (docs/audit.md).
-  if (!log.stateRecord.empty())
-    for (const Digest &d : outputDigests)
-      blobs.putAction(audit::kStateRecordNs, d, log.stateRecord);
+  if (log.hasStateRecord)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      putStateRecord(blobs, log.stateRecord, outputs[i], outputDigests[i]);
   rememberKey(link);
   if (remote && remote->canWrite())
     pushToRemote(link, set, result, resultDigest);
@@ -818,6 +837,23 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   // first hit makes one (link_service.cpp), for the hits after it.
   outcome.stored = true;
   return outcome;
+}
+
+bool storeStateRecord(LocalStore &store, const std::string &record,
+                      const std::vector<OutputSnapshot> &outputs) {
+  bool all = true;
+  for (const OutputSnapshot &snap : outputs) {
+    struct stat st;
+    std::optional<FileDigest> d;
+    if (snap.fd >= 0 && fstat(snap.fd, &st) == 0 && sameIdentity(st, snap.st))
+      d = sha256Fd(snap.fd);
+    if (!d || fstat(snap.fd, &st) != 0 || !sameIdentity(st, snap.st)) {
+      all = false; // changed meanwhile: its record would name other bytes
+      continue;
+    }
+    putStateRecord(store, record, snap, d->digest);
+  }
+  return all;
 }
 
 } // namespace linkd

@@ -64,6 +64,13 @@ public:
 
 std::vector<OutputSnapshot> snapshotOutputs(const AccessLog &log);
 
+// The audit's link record (docs/audit.md) of outputs the cache does not keep
+// (uncacheable links, the cache off): stored under each output's digest and
+// build-id, as LinkCache::store does for the ones it keeps. False if an
+// output changed before it was hashed (that one gets no record).
+bool storeStateRecord(LocalStore &store, const std::string &record,
+                      const std::vector<OutputSnapshot> &outputs);
+
 // A second thread kept for splitting one piece of work in two (the input
 // check of a large link), without paying for a thread per lookup.
 class HelperThread {

@@ -157,5 +157,84 @@ TEST(AuditModel, AllowListDropsMatchingFindings) {
   EXPECT_EQ(allowed, 1u);
 }
 
+TEST(AuditModel, BlindIsIncompleteNeverClean) {
+  Report r;
+  r.program = "main.exe";
+  r.modules = {module("main.exe", {}), module("./a.dll", {})};
+  r.modules[1].inspectable = false;
+  r.notFollowed = {
+      {"KERNEL32.dll (imported by main.exe): a system DLL", false}};
+  EXPECT_EQ(r.incomplete(), std::vector<std::string>{"./a.dll"});
+  EXPECT_EQ(exitStatus(r, false), kExitIncomplete);
+  EXPECT_EQ(exitStatus(r, true), 0);
+  std::string text = formatText(r);
+  EXPECT_TRUE(text.starts_with("linkd audit: main.exe: incomplete: 1 module "
+                               "not inspected (listed below); no state "
+                               "duplicated across the 1 modules it could "
+                               "inspect\n"))
+      << text;
+  EXPECT_NE(text.find("not inspectable: ./a.dll"), std::string::npos);
+  // A system library without symbols is seen enough.
+  r.modules[1].system = true;
+  EXPECT_EQ(exitStatus(r, false), 0);
+  // Not found, or not readable: incomplete, named.
+  r.notFollowed.push_back({"libB.so (needed by ./main): not found", true});
+  EXPECT_EQ(r.incomplete(), std::vector<std::string>{"libB.so"});
+  EXPECT_EQ(exitStatus(r, false), kExitIncomplete);
+  EXPECT_NE(formatJson(r).find(R"("incomplete":["libB.so"])"),
+            std::string::npos);
+  // A finding wins.
+  r.modules = {module("a", {def("halide_x", false)}),
+               module("b", {def("halide_x", false)})};
+  r.findings = findDuplicates(r.modules, {}, nullptr);
+  EXPECT_EQ(exitStatus(r, false), kExitFound);
+}
+
+TEST(AuditModel, InterposedCopiesAreNotInstances) {
+  std::vector<AuditModule> mods = {module("a", {def("halide_x", false, "rt")}),
+                                   module("b", {def("halide_x", false, "rt")})};
+  mods[1].defs[0].interposed = true;
+  mods[1].defs[0].why = "never reached";
+  EXPECT_TRUE(findDuplicates(mods, {}, nullptr).empty());
+  Report r;
+  r.modules = mods;
+  EXPECT_NE(formatText(r).find("one copy at run time (the loader "
+                               "interposes):\n  b: halide_x [rt]: never "
+                               "reached\n"),
+            std::string::npos)
+      << formatText(r);
+}
+
+TEST(AuditRecord, PolicyPicksTheLinks) {
+  EXPECT_EQ(recordPolicyFrom(nullptr), RecordPolicy::PeImages);
+  EXPECT_EQ(recordPolicyFrom("1"), RecordPolicy::All);
+  EXPECT_EQ(recordPolicyFrom("0"), RecordPolicy::Off);
+  auto opt = [](RecordPolicy p, Flavor f, std::vector<std::string> argv) {
+    return stateRecordMapOption(p, f, argv, "/", false, "/t/m");
+  };
+  std::vector<std::string> mingw = {"ld", "-m", "i386pep", "a.o"};
+  std::vector<std::string> elf = {"ld", "a.o", "--build-id"};
+  std::vector<std::string> stripped = {"ld", "a.o", "-s"};
+  std::vector<std::string> plain = {"ld", "a.o"};
+  EXPECT_EQ(opt(RecordPolicy::PeImages, Flavor::Elf, mingw), "-Map=/t/m");
+  EXPECT_EQ(opt(RecordPolicy::PeImages, Flavor::Coff, {"lld-link", "a.o"}),
+            "/lldmap:/t/m");
+  EXPECT_EQ(opt(RecordPolicy::PeImages, Flavor::Elf, stripped), "");
+  EXPECT_EQ(opt(RecordPolicy::All, Flavor::Elf, stripped), "-Map=/t/m");
+  EXPECT_EQ(opt(RecordPolicy::All, Flavor::Elf, elf), "-Map=/t/m");
+  EXPECT_EQ(opt(RecordPolicy::All, Flavor::Elf,
+                {"ld", "--build-id", "--build-id=none"}),
+            "");
+  EXPECT_EQ(opt(RecordPolicy::All, Flavor::Elf, plain), "");
+  EXPECT_EQ(opt(RecordPolicy::Off, Flavor::Coff, {"lld-link"}), "");
+  // The user's own map, or --reproduce: never ours.
+  EXPECT_EQ(opt(RecordPolicy::All, Flavor::Elf,
+                {"ld", "-m", "i386pep", "-Map=x.map"}),
+            "");
+  EXPECT_EQ(stateRecordMapOption(RecordPolicy::All, Flavor::Coff, {"lld-link"},
+                                 "/", true, "/t/m"),
+            "");
+}
+
 } // namespace
 } // namespace linkd::audit

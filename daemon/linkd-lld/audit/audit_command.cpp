@@ -3,6 +3,7 @@
 #include "daemon/linkd-lld/audit/audit_command.h"
 
 #include "audit/audit_model.h"
+#include "audit/module_id.h"
 #include "audit/state_record.h"
 #include "config/config.h"
 #include "daemon/linkd-lld/audit/load_closure.h"
@@ -25,11 +26,12 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: linkd audit PROGRAM [MODULE...] [--search DIR]... [--json] "
-    "[--allow FILE]\n";
+    "[--allow FILE] [--allow-incomplete]\n";
 
 struct AuditArgs {
   audit::ClosureOptions closure;
   bool json = false;
+  bool allowIncomplete = false;
   std::string allowFile;
 };
 
@@ -43,6 +45,8 @@ bool parseArgs(int argc, char **argv, AuditArgs &a, std::string &error) {
     std::string_view s = argv[i];
     if (s == "--json") {
       a.json = true;
+    } else if (s == "--allow-incomplete") {
+      a.allowIncomplete = true;
     } else if (s == "--search" || s == "--allow") {
       if (i + 1 >= argc) {
         error = "missing value for " + std::string(s);
@@ -81,18 +85,25 @@ public:
     std::string err;
     store = LocalStore::open(sc, &err);
   }
-  // The recorded state of the module at `path`, if linkd linked it.
+  // The recorded state of the module at `path`, if linkd linked it: by its
+  // build-id (which `strip` keeps), else by its bytes.
   std::optional<std::vector<audit::RecordedSymbol>>
-  find(const std::string &path, std::string *warning) {
+  find(const std::string &path, std::string *warning, std::string *how) {
     if (!store)
       return std::nullopt;
-    auto d = sha256File(path);
-    if (!d)
-      return std::nullopt;
     std::string value;
-    if (store->getAction(audit::kStateRecordNs, d->digest, value) !=
-        Lookup::Hit)
-      return std::nullopt;
+    auto lookup = [&](const Digest &key) {
+      return store->getAction(audit::kStateRecordNs, key, value) == Lookup::Hit;
+    };
+    std::string id = buildIdOf(path);
+    if (!id.empty() && lookup(sha256(id))) {
+      *how = id.substr(0, id.find(':'));
+    } else {
+      auto d = sha256File(path);
+      if (!d || !lookup(d->digest))
+        return std::nullopt;
+      how->clear();
+    }
     std::vector<audit::RecordedSymbol> syms;
     if (!audit::decodeStateRecord(value, syms, warning))
       return std::nullopt;
@@ -100,35 +111,54 @@ public:
   }
 
 private:
+  static std::string buildIdOf(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return audit::moduleBuildId(ss.str());
+  }
   std::unique_ptr<LocalStore> store;
 };
 
-audit::AuditModule toAuditModule(audit::LoadedModule &lm, Records &records,
-                                 std::vector<std::string> &warnings) {
-  audit::AuditModule am;
+// Replaces a module's state by linkd's link record where there is one (a
+// PE image; an ELF module without a symbol table); says where its state
+// came from.
+struct Source {
+  std::string text;
+  bool inspectable = true;
+};
+Source applyLinkRecord(audit::LoadedModule &lm, Records &records,
+                       std::vector<std::string> &warnings) {
   audit::ModuleInfo &info = lm.info;
-  am.path = info.path;
-  am.format = info.format;
-  am.how = lm.how;
   // A link record beats a PE symbol table: it names the input of each
   // symbol, so the C runtime's own state can be told apart. An ELF symbol
   // table is better than a record (it has bindings and visibility).
-  std::string warning;
+  std::string warning, how;
   std::optional<std::vector<audit::RecordedSymbol>> rec;
   if (info.format == "PE" || (!info.hasSymbolTable && info.format == "ELF"))
-    rec = records.find(info.path, &warning);
+    rec = records.find(info.path, &warning, &how);
   if (!warning.empty())
     warnings.push_back(info.path + ": " + warning);
   if (rec) {
     audit::applyRecord(info, *rec);
-    am.source = "linkd link record";
-  } else if (info.hasSymbolTable) {
-    am.source = "symbol table";
-  } else {
-    am.source = "exports only";
-    am.inspectable = false;
+    return {how.empty() ? "linkd link record"
+                        : "linkd link record, found by its " + how};
   }
-  am.defs = std::move(info.defs);
+  if (info.hasSymbolTable)
+    return {"symbol table"};
+  return {lm.system ? "exports only (a system library)" : "exports only",
+          false};
+}
+
+audit::AuditModule toAuditModule(audit::LoadedModule &lm, Source source) {
+  audit::AuditModule am;
+  am.path = lm.info.path;
+  am.format = lm.info.format;
+  am.how = lm.how;
+  am.source = std::move(source.text);
+  am.inspectable = source.inspectable;
+  am.system = !source.inspectable && lm.system;
+  am.defs = std::move(lm.info.defs);
   return am;
 }
 
@@ -164,21 +194,28 @@ int cmdAudit(int argc, char **argv) {
     return 2;
   Records records;
   std::vector<std::string> warnings;
-  std::vector<audit::AuditModule> modules;
-  for (audit::LoadedModule &lm : closure.modules)
-    modules.push_back(toAuditModule(lm, records, warnings));
+  audit::Report report;
+  report.program = args.closure.program;
+  std::vector<Source> sources;
+  std::vector<audit::ModuleInfo *> order;
+  for (audit::LoadedModule &lm : closure.modules) {
+    sources.push_back(applyLinkRecord(lm, records, warnings));
+    order.push_back(&lm.info);
+  }
+  audit::modelInterposition(order);
+  for (size_t i = 0; i < closure.modules.size(); ++i)
+    report.modules.push_back(
+        toAuditModule(closure.modules[i], std::move(sources[i])));
   for (const std::string &w : warnings)
     std::fprintf(stderr, "linkd audit: warning: %s\n", w.c_str());
-  size_t allowed = 0;
-  auto findings = audit::findDuplicates(modules, allow, &allowed);
-  std::string report =
-      args.json ? audit::formatJson(args.closure.program, modules, findings,
-                                    allowed, closure.notFollowed)
-                : audit::formatText(args.closure.program, modules, findings,
-                                    allowed, closure.notFollowed);
-  std::fwrite(report.data(), 1, report.size(), stdout);
+  report.findings =
+      audit::findDuplicates(report.modules, allow, &report.allowed);
+  report.notFollowed = std::move(closure.notFollowed);
+  std::string text =
+      args.json ? audit::formatJson(report) : audit::formatText(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-  return findings.empty() ? 0 : 1;
+  return audit::exitStatus(report, args.allowIncomplete);
 }
 
 } // namespace linkd

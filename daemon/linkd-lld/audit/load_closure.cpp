@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <deque>
 #include <set>
+#include <string_view>
 
 namespace linkd::audit {
 
@@ -112,14 +113,15 @@ struct Search {
     return info;
   }
 
-  void add(ModuleInfo info, std::string how, size_t loader) {
+  void add(ModuleInfo info, std::string how, size_t loader,
+           bool system = false) {
     std::string real = realPath(info.path);
     if (!loadedPaths.insert(real).second)
       return;
     if (!info.soname.empty())
       loadedNames.insert(info.soname);
     loadedNames.insert(baseOf(info.path));
-    out.modules.push_back({std::move(info), std::move(how), loader});
+    out.modules.push_back({std::move(info), std::move(how), loader, system});
     queue.push_back(out.modules.size() - 1);
   }
 
@@ -154,6 +156,7 @@ struct Search {
   }
 
   using Candidates = std::vector<std::pair<std::string, std::string>>;
+  static constexpr const char *kDefaultDirectory = "default directory";
 
   // Where ld.so looks for `name` needed by module `idx`, in order, each
   // with how it was found.
@@ -177,7 +180,7 @@ struct Search {
     for (const std::string &d : info.runpath)
       c.push_back({origin(idx, d) + "/" + name, "DT_RUNPATH " + d});
     for (const std::string &d : elfDefaultDirs(info.machine))
-      c.push_back({d + "/" + name, "default directory"});
+      c.push_back({d + "/" + name, kDefaultDirectory});
     for (const std::string &d : opts.searchDirs)
       c.push_back({d + "/" + name, "--search"});
     return c;
@@ -192,14 +195,17 @@ struct Search {
     for (const auto &[path, how] : elfCandidates(idx, name)) {
       std::string why;
       if (auto info = tryModule(path, machine, &why)) {
-        add(std::move(*info), "DT_NEEDED of " + needer + " (" + how + ")", idx);
+        add(std::move(*info), "DT_NEEDED of " + needer + " (" + how + ")", idx,
+            how == kDefaultDirectory);
         return;
       }
       if (!why.empty() && mismatch.empty())
         mismatch = why;
     }
-    out.notFollowed.push_back(name + " (needed by " + needer + "): " +
-                              (mismatch.empty() ? "not found" : mismatch));
+    // ld.so would refuse to start the program: never a clean audit.
+    out.notFollowed.push_back({name + " (needed by " + needer + "): " +
+                                   (mismatch.empty() ? "not found" : mismatch),
+                               true});
   }
 
   void followPe(size_t idx, const std::string &name) {
@@ -229,11 +235,14 @@ struct Search {
         mismatch = why;
     }
     loadedNames.insert(lname);
+    bool system = mismatch.empty() && isWindowsSystemDll(lname);
     out.notFollowed.push_back(
-        name + " (imported by " + mod.info.path + "): " +
-        (mismatch.empty() ? "not in the program's directory or a --search "
-                            "directory (a system DLL)"
-                          : mismatch));
+        {name + " (imported by " + mod.info.path + "): " +
+             (!mismatch.empty() ? mismatch
+              : system          ? "a system DLL"
+                       : "not in the program's directory or a --search "
+                         "directory"),
+         !system});
   }
 
   void followMachO(size_t idx, const std::string &name) {
@@ -264,8 +273,10 @@ struct Search {
         return;
       }
     loadedNames.insert(name);
-    out.notFollowed.push_back(name + " (loaded by " + mod.info.path +
-                              "): not found (a system library?)");
+    bool system = name.starts_with("/usr/lib/") || name.starts_with("/System/");
+    out.notFollowed.push_back({name + " (loaded by " + mod.info.path + "): " +
+                                   (system ? "a system library" : "not found"),
+                               !system});
   }
 
   void run() {
@@ -290,6 +301,31 @@ struct Search {
 };
 
 } // namespace
+
+bool isWindowsSystemDll(const std::string &name) {
+  std::string n = lower(name);
+  if (n.ends_with(".dll"))
+    n.resize(n.size() - 4);
+  static constexpr std::string_view kExact[] = {
+      "kernel32", "kernelbase", "ntdll",    "user32",   "gdi32",
+      "gdiplus",  "advapi32",   "shell32",  "ole32",    "oleaut32",
+      "ws2_32",   "wsock32",    "mswsock",  "msvcrt",   "ucrtbase",
+      "comctl32", "comdlg32",   "shlwapi",  "crypt32",  "bcrypt",
+      "ncrypt",   "secur32",    "winmm",    "version",  "imm32",
+      "setupapi", "dbghelp",    "psapi",    "iphlpapi", "rpcrt4",
+      "userenv",  "winhttp",    "wininet",  "dwmapi",   "uxtheme",
+      "dxgi",     "opengl32",   "powrprof", "normaliz", "wtsapi32",
+      "netapi32", "cfgmgr32",   "combase",  "shcore",   "winspool.drv",
+      "msimg32",  "dnsapi",     "wintrust", "d2d1",     "dwrite"};
+  for (std::string_view e : kExact)
+    if (n == e)
+      return true;
+  for (std::string_view p : {"api-ms-win-", "ext-ms-", "msvcr", "msvcp",
+                             "vcruntime", "concrt", "d3d", "xinput"})
+    if (n.starts_with(p))
+      return true;
+  return false;
+}
 
 Closure loadClosure(const ClosureOptions &opts) {
   Closure out;

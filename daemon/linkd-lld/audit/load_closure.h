@@ -34,13 +34,22 @@ struct LoadedModule {
   ModuleInfo info;
   std::string how;          // "program", "named", "DT_NEEDED of X (RUNPATH)"
   size_t loader = SIZE_MAX; // index of the module that needed it
+  // Found in the loader's default directories (ELF): the system's own
+  // library, which is stripped by its distribution and whose exported state
+  // the loader binds to one copy; without symbols it is not "incomplete".
+  bool system = false;
 };
 
 struct Closure {
   std::vector<LoadedModule> modules;
-  std::vector<std::string> notFollowed; // "NAME (needed by X): why"
+  std::vector<NotFollowed> notFollowed; // "NAME (needed by X): why"
   std::vector<std::string> errors;      // modules that could not be read
 };
+
+// A Windows system DLL (kernel32.dll, msvcrt.dll, ucrtbase.dll, the MSVC
+// redistributables, ...): never in the program's directory, one copy in
+// the process; not following it leaves the audit complete.
+bool isWindowsSystemDll(const std::string &name);
 
 Closure loadClosure(const ClosureOptions &opts);
 

@@ -91,32 +91,38 @@ bool isToolchainName(std::string_view n) {
   for (std::string_view e : kExact)
     if (n == e)
       return true;
-  for (std::string_view p : {"completed.",
-                             "__mingw",
-                             "_CRT_",
-                             "__native_",
-                             "__xi_",
-                             "__xc_",
-                             "__xp_",
-                             "__xt_",
-                             "__tls_",
-                             "__dyn_tls",
-                             "__imp_",
-                             ".refptr.",
-                             "__RUNTIME_PSEUDO",
-                             "__rt_psrelocs",
-                             "__bss_",
-                             "__data_",
-                             "was_init.",
-                             "__iob",
-                             "__lconv",
-                             "_head_lib",
-                             "__libc_csu",
-                             "object.",
-                             "dtor_idx."})
+  for (std::string_view p :
+       {"completed.", "__mingw", "_CRT_", "__native_", "__xi_", "__xc_",
+        "__xp_", "__xt_", "__tls_", "__dyn_tls", "__imp_", ".refptr.",
+        "__RUNTIME_PSEUDO", "__rt_psrelocs", "__bss_", "__data_", "was_init.",
+        "__iob", "__lconv", "_head_lib", "__libc_csu", "object.", "dtor_idx.",
+        // GNU ld's PE images: TLS and CRT section
+        // bounds, image layout symbols.
+        "___tls_", "___crt_", "__end__", "__image_base__", "__major_",
+        "__minor_", "__size_of_", "__subsystem__", "__dll_characteristics__",
+        "__file_alignment__", "__section_alignment__", "__loader_flags__",
+        "_head_", "__tls_used", "_tls_"})
     if (n.starts_with(p))
       return true;
+  // GCC's numbered function-local statics of the CRT (crtstuff's `p.0`,
+  // `completed.1`): C runtime code, in every module.
+  for (std::string_view p : {"p.", "completed.", "dtor_idx.", "__EH_FRAME_"})
+    if (n.starts_with(p) && n.size() > p.size() &&
+        n.find_first_not_of("0123456789", p.size()) == std::string_view::npos)
+      return true;
   return false;
+}
+
+// Functions of the C runtime's startup files every module has (crti.o's
+// _init, crtstuff's helpers): never a runtime's accessor.
+bool isToolchainFunction(std::string_view n) {
+  for (std::string_view e :
+       {"_init", "_fini", "_start", "main", "deregister_tm_clones",
+        "register_tm_clones", "__do_global_dtors_aux", "frame_dummy",
+        "_dl_relocate_static_pie", "__libc_csu_init", "__libc_csu_fini"})
+    if (n == e)
+      return true;
+  return n.starts_with("__x86.get_pc_thunk.");
 }
 
 // Source files of the MinGW/GCC C runtime, whose file-local state a PE or
@@ -448,10 +454,27 @@ template <class ELFT> struct ElfReader {
     }
   }
 
+  // A defined function's name, or nullopt (the toolchain's own too).
+  std::optional<std::string> functionName(const Sym &sym, StringRef strtab) {
+    uint8_t type = sym.getType();
+    if ((type != ELF::STT_FUNC && type != ELF::STT_GNU_IFUNC) ||
+        sym.st_shndx == ELF::SHN_UNDEF)
+      return std::nullopt;
+    auto name = take(sym.getName(strtab));
+    if (!name || name->empty() || isToolchainFunction(*name))
+      return std::nullopt;
+    return name->str();
+  }
+
   void dynamicSymbols() {
     forEachSymbol(ELF::SHT_DYNSYM, [&](const Sym &sym, StringRef strtab) {
       if (sym.getBinding() == ELF::STB_LOCAL)
         return;
+      if (auto f = functionName(sym, strtab)) {
+        m.exportedFuncs.insert(*f);
+        if (sym.getVisibility() == ELF::STV_DEFAULT)
+          m.interposableFuncs.insert(*f);
+      }
       if (auto s = stateSymbol(sym, strtab)) {
         // Both spellings: link records hold demangled names.
         m.exportedState.insert(s->first);
@@ -479,6 +502,12 @@ template <class ELFT> struct ElfReader {
           if (sym.getType() == ELF::STT_FILE) {
             auto name = take(sym.getName(strtab));
             file = name ? name->str() : "";
+            return;
+          }
+          if (auto f = functionName(sym, strtab)) {
+            if (sym.getBinding() != ELF::STB_LOCAL ||
+                !isToolchainFile(fileStemOf(file)))
+              m.definedFuncs.insert(*f);
             return;
           }
           auto s = stateSymbol(sym, strtab);
@@ -526,8 +555,10 @@ template <class ELFT> struct ElfReader {
     dynamicSection();
     dynamicSymbols();
     staticSymbols();
-    if (!m.hasSymbolTable)
+    if (!m.hasSymbolTable) {
+      m.definedFuncs = m.exportedFuncs;
       exportsOnly();
+    }
   }
 };
 
@@ -973,6 +1004,117 @@ void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record) {
     if (d.shared)
       d.fileStem.clear(); // one copy for everyone: pairs by name alone
     m.defs.push_back(std::move(d));
+  }
+}
+
+namespace {
+
+// The first module before `before` whose exports bind `func`, or SIZE_MAX.
+size_t firstExporter(const std::vector<ModuleInfo *> &mods, size_t before,
+                     const std::string &func) {
+  for (size_t k = 0; k < before; ++k)
+    if (mods[k]->format == "ELF" && mods[k]->exportedFuncs.count(func))
+      return k;
+  return SIZE_MAX;
+}
+
+// The earliest module before `m` with a copy of `d` (same name, same source
+// file where both know it), or SIZE_MAX.
+size_t earlierCopy(const std::vector<ModuleInfo *> &mods, size_t m,
+                   const StateDef &d) {
+  for (size_t n = 0; n < m; ++n) {
+    if (mods[n]->format != "ELF")
+      continue;
+    for (const StateDef &o : mods[n]->defs)
+      if (o.display == d.display && (o.fileStem.empty() || d.fileStem.empty() ||
+                                     o.fileStem == d.fileStem))
+        return n;
+  }
+  return SIZE_MAX;
+}
+
+// The functions through which module `m` reaches its copy of `d`: those it
+// shares with module `n` (the same objects linked into both) and its own of
+// the same runtime.
+std::set<std::string> accessorsOf(const ModuleInfo &m, const ModuleInfo &n,
+                                  const StateDef &d) {
+  std::set<std::string> out;
+  std::string rt = runtimeOf(d.display);
+  for (const std::string &f : m.definedFuncs)
+    if (n.definedFuncs.count(f) || runtimeOf(demangled(f)) == rt)
+      out.insert(f);
+  return out;
+}
+
+// Why `d` of `m` is never reached, or empty: every accessor is interposable
+// and an earlier module's export binds it.
+std::string boundElsewhere(const std::vector<ModuleInfo *> &mods, size_t m,
+                           const std::set<std::string> &accessors) {
+  if (accessors.empty() || mods[m]->symbolic || mods[m]->executable)
+    return {};
+  std::set<size_t> binders;
+  for (const std::string &f : accessors) {
+    size_t k = firstExporter(mods, m, f);
+    if (!mods[m]->interposableFuncs.count(f) || k == SIZE_MAX)
+      return {};
+    binders.insert(k);
+  }
+  std::string names, whose;
+  size_t shown = 0;
+  for (const std::string &f : accessors)
+    if (shown++ < 4)
+      names += std::string(names.empty() ? "" : ", ") + demangled(f);
+  if (accessors.size() > 4)
+    names += ", ...";
+  for (size_t k : binders)
+    whose += std::string(whose.empty() ? "" : ", ") + mods[k]->path + "'s";
+  return "never reached: its accessors (" + names +
+         ") are exported and interposable, and the loader binds them to " +
+         whose;
+}
+
+} // namespace
+
+void modelInterposition(std::vector<ModuleInfo *> &mods) {
+  auto firstStateExporter = [&](const StateDef &d) {
+    for (size_t k = 0; k < mods.size(); ++k)
+      if (mods[k]->format == "ELF" && (mods[k]->exportedState.count(d.name) ||
+                                       mods[k]->exportedState.count(d.display)))
+        return k;
+    return SIZE_MAX;
+  };
+  for (size_t m = 0; m < mods.size(); ++m) {
+    if (mods[m]->format != "ELF")
+      continue;
+    for (StateDef &d : mods[m]->defs) {
+      size_t k = firstStateExporter(d);
+      // An exported copy kept for the module's own references (-Bsymbolic,
+      // protected) is the one the loader binds the others to when this
+      // module exports it first: one copy, not two.
+      if (!d.shared && k == m && !mods[m]->executable) {
+        d.shared = true;
+        d.why += "; exported first in the search order, so it is also the "
+                 "copy the loader binds the other modules to";
+        d.fileStem.clear(); // one copy for everyone: pairs by name alone
+        continue;
+      }
+      if (d.shared) {
+        // Say whose copy the loader binds: the first module exporting it.
+        if (k != SIZE_MAX)
+          d.why += k == m ? " (this module's copy)"
+                          : " (" + mods[k]->path + "'s copy)";
+        continue;
+      }
+      size_t n = earlierCopy(mods, m, d);
+      if (n == SIZE_MAX)
+        continue;
+      std::string why =
+          boundElsewhere(mods, m, accessorsOf(*mods[m], *mods[n], d));
+      if (!why.empty()) {
+        d.interposed = true;
+        d.why = why;
+      }
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace linkd::audit {
@@ -39,7 +40,23 @@ struct ModuleInfo {
   std::set<std::string> exportedState; // exported names of state symbols
   std::set<std::string> dynRelocated;  // ELF: named by a dynamic relocation
   bool symbolic = false;               // ELF: DF_SYMBOLIC / DT_SYMBOLIC
+  // ELF functions, for the loader's interposition (modelInterposition):
+  // defined and exported (default or protected), exported with default
+  // visibility (interposable), and every one defined (the symbol table's,
+  // else the exports), the toolchain's own left out.
+  // Hashed: W1 defines some 10^5 functions.
+  std::unordered_set<std::string> exportedFuncs, interposableFuncs,
+      definedFuncs;
 };
+
+// The loader's binding across an ELF closure, `modules` in its search order
+// (the program, then breadth first; plugins after): a private copy of state
+// whose accessors — the functions its module shares with the module of an
+// earlier copy, and its functions of the same runtime — are all exported,
+// interposable and bound by the loader to an earlier module's is never
+// reached (StateDef::interposed, with which module binds them); a shared
+// copy's reason names the module whose copy the loader binds.
+void modelInterposition(std::vector<ModuleInfo *> &modules);
 
 // nullopt and `error` ("PATH: reason") when the file cannot be read.
 std::optional<ModuleInfo> readModule(const std::string &path,

@@ -385,6 +385,10 @@ struct LinkService::Request {
   // when the store ends: identical links wait for it (stores_in_flight.h).
   std::optional<StoresInFlight::Mark> storing;
   bool record = false; // a miss: the child reports what it read and wrote
+  // The audit's record (docs/audit.md): the child adds a map; `recordOnly`,
+  // the link is recorded for it alone (the cache will not keep it).
+  bool stateRecord = false;
+  bool recordOnly = false;
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
   // put in place by the daemon); the request it gets carries the plan.
   std::optional<PreparedRewrite> rewrite;
@@ -411,6 +415,7 @@ struct LinkService::LinkRun {
   AccessLog log;
   std::vector<OutputSnapshot> outputs;
   bool storeIt = false;
+  bool storeRecord = false; // the audit's record alone
 };
 
 grpc::Status
@@ -435,6 +440,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req,
   analyse(r); // invocation, kind, action key
   if (answerFromCache(r, out))
     return grpc::Status::OK;
+  wantStateRecord(r); // cacheable or not
   if (offloadToFarm(r, out))
     return grpc::Status::OK;
   if (std::string error = prepareLinkRewrite(r); !error.empty())
@@ -513,6 +519,18 @@ std::string LinkService::prepareLinkRewrite(Request &r) {
   *r.withPlan.mutable_rewrite_plan() = r.rewrite->plan;
   r.childReq = &r.withPlan;
   return {};
+}
+
+void LinkService::wantStateRecord(Request &r) const {
+  if (r.kind != RequestKind::Link || !cache.recordStore)
+    return;
+  std::vector<std::string> argv(r.req.argv().begin(), r.req.argv().end());
+  r.stateRecord = !audit::stateRecordMapOption(
+                       recordPolicy, r.inv.flavor, argv, r.req.cwd(),
+                       r.req.env().count("LLD_REPRODUCE") > 0, "m")
+                       .empty();
+  if (r.stateRecord && !r.record)
+    r.record = r.recordOnly = true;
 }
 
 bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot,
@@ -708,13 +726,17 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
         if (!r.analysis.replacedInputs.count(p))
           log.uncacheable.push_back(
               "replaced a file it read that the key does not cover");
-    if (!log.uncacheable.empty()) {
+    if (!r.recordOnly && !log.uncacheable.empty()) {
       r.cacheResult = v1::CACHE_UNCACHEABLE;
       r.uncacheableReason = log.uncacheable.front();
-    } else {
+    }
+    if (!r.recordOnly && log.uncacheable.empty()) {
       run.outputs = snapshotOutputs(log);
       log.inputFds = openInputs(log); // rustc deletes them once we answer
       run.storeIt = true;
+    } else if (log.hasStateRecord && cache.recordStore) {
+      run.outputs = snapshotOutputs(log); // for the audit's record alone
+      run.storeRecord = true;
     }
     traceAccesses(r.log, r.linkId, log);
   }
@@ -787,9 +809,19 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
-  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt)
+  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt &&
+      !run.storeRecord)
     return;
   runInBackground([&] {
+    if (run.storeRecord) {
+      bool all = storeStateRecord(*cache.recordStore, run.log.stateRecord,
+                                  run.outputs);
+      if (cache.stats)
+        cache.stats->addCounter("audit_records_stored", 1);
+      r.log.log(spdlog::level::debug,
+                "link id={} audit record stored for {} outputs{}", r.linkId,
+                run.outputs.size(), all ? "" : " (one changed meanwhile)");
+    }
     if (r.rewrite && run.succeeded && r.useCache) {
       int stored = storeRewritten(*r.rewrite, *cache.store);
       cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
@@ -980,9 +1012,11 @@ bool LinkService::offloadToFarm(const Request &rq,
   // where they ran, and the result can be cached like a local one. Only LLD
   // links, without link-time rewriting (which needs this machine's
   // rewritten-object cache); archive requests and `linkd rewrite` stay.
-  if (!farm || rq.cacheResult != v1::CACHE_MISS || out.cancelled() ||
-      !rq.req.rewrite_spec().empty() || rq.req.flavor() < v1::FLAVOR_ELF ||
-      rq.req.flavor() > v1::FLAVOR_WASM)
+  // A link that gets the audit's record links here: the node's sandbox
+  // keeps no map (docs/audit.md).
+  if (!farm || rq.stateRecord || rq.cacheResult != v1::CACHE_MISS ||
+      out.cancelled() || !rq.req.rewrite_spec().empty() ||
+      rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
   const LinkAnalysis &analysis = rq.analysis;

@@ -5,6 +5,8 @@
 // CacheControl answer from the service's state.
 #include "daemon/linkd/service/link_service.h"
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@ LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
                          FarmClient *farm)
     : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
       requestShutdown(std::move(requestShutdown)), farm(farm),
+      recordPolicy(audit::recordPolicyFrom(std::getenv("LINKD_AUDIT_RECORD"))),
       slots(this->config.jobs), started(Clock::now()),
       lastActivityNanos(Clock::now().time_since_epoch().count()) {}
 

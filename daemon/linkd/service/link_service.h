@@ -6,6 +6,7 @@
 // answer.
 #pragma once
 
+#include "audit/state_record.h"
 #include "cache/cache_stats.h"
 #include "cache/link_cache.h"
 #include "config/config.h"
@@ -44,6 +45,9 @@ struct ServiceConfig {
 struct CacheRuntime {
   bool enabled = false;
   LocalStore *store = nullptr;
+  // Where the audit's link records go: the store, or with the cache off a
+  // store opened for them alone (docs/audit.md); null: no records.
+  LocalStore *recordStore = nullptr;
   StatCache *statCache = nullptr;
   LinkCache *cache = nullptr;
   CacheStats *stats = nullptr;
@@ -119,6 +123,9 @@ private:
   // The link-time rewrite's plan and cached inputs; an error message if the
   // spec cannot be used (the link then fails before LLD runs).
   std::string prepareLinkRewrite(Request &r);
+  // Whether the link gets the audit's record (docs/audit.md), also when
+  // the cache will not keep it: then the child records just the same.
+  void wantStateRecord(Request &r) const;
   bool waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run);
   grpc::Status spawnAndPump(const v1::LinkRequest &req, ReplyStream &out,
                             uint64_t linkId, bool record, LinkRun &run);
@@ -140,6 +147,7 @@ private:
   CacheRuntime cache;
   std::function<void()> requestShutdown;
   FarmClient *farm;
+  audit::RecordPolicy recordPolicy; // LINKD_AUDIT_RECORD, the daemon's
   JobSlots slots;
   Timings timing;
   StoresInFlight storesInFlight;
