@@ -1012,9 +1012,13 @@ bool LinkService::offloadToFarm(const Request &rq,
   // where they ran, and the result can be cached like a local one. Only LLD
   // links, without link-time rewriting (which needs this machine's
   // rewritten-object cache); archive requests and `linkd rewrite` stay.
-  // A link that gets the audit's record links here: the node's sandbox
-  // keeps no map (docs/audit.md).
-  if (!farm || rq.stateRecord || rq.cacheResult != v1::CACHE_MISS ||
+  // A link that gets the audit's record because LINKD_AUDIT_RECORD=1 asked
+  // for it links here: the node's sandbox keeps no map (docs/audit.md). The
+  // default's PE record yields to the farm: a link big enough to offload
+  // would pay most for the map.
+  bool recordHere =
+      rq.stateRecord && recordPolicy == audit::RecordPolicy::All;
+  if (!farm || recordHere || rq.cacheResult != v1::CACHE_MISS ||
       out.cancelled() || !rq.req.rewrite_spec().empty() ||
       rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
