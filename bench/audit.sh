@@ -8,8 +8,9 @@
 # W1 is bench/run.sh's large static link (LLVM 19 + LLD, ~130 MB output).
 # An unstripped W1 has a symbol table, so no record is made: its cost is
 # nil by construction. The record is made for outputs without symbols, so
-# the cost is measured on W1 linked with -s: cache misses (each round in a
-# new working directory, so a new action key) through two daemons, one
+# the cost is measured on W1 linked with -s: cache misses (each round after
+# `linkd cache clear`: content keys make a new working directory a hit, not
+# a new key) through two daemons, one
 # with the record (LINKD_AUDIT_RECORD=1) and one without (the default), rounds
 # alternating; medians of the client's wall time. Then `linkd audit` on
 # W1's output, unstripped (symbol table) and stripped (link record).
@@ -73,6 +74,7 @@ declare -A times=([rec]="" [norec]="")
 for ((i = 1; i <= RUNS; i++)); do
   for d in rec norec; do
     mkdir -p "$T/$d/w$i"
+    env $(env_of $d) "$BIN/linkd" cache clear >/dev/null
     t0=$(now)
     (cd "$T/$d/w$i" && env $(env_of $d) "$BIN/ld.linkd" "${W1[@]}" -s -o out)
     t1=$(now)
