@@ -78,7 +78,7 @@ void dieOfSignal(int sig) {
 
 void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
                    const std::optional<std::string> &stdinData,
-                   const std::string &rewriteSpec) {
+                   const std::vector<std::string> &rewriteSpecs) {
   if (stdinData)
     restoreStdin(*stdinData);
   // linkd-lld sits next to the daemon binary; exec it directly rather than
@@ -90,9 +90,9 @@ void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
   std::vector<const char *> args = {"linkd-lld", "link",
                                     "--flavor",  flavorArg.c_str(),
                                     "--argv0",   argv[0].c_str()};
-  if (!rewriteSpec.empty()) {
+  for (const std::string &spec : rewriteSpecs) {
     args.push_back("--rewrite-spec");
-    args.push_back(rewriteSpec.c_str());
+    args.push_back(spec.c_str());
   }
   args.push_back("--");
   for (size_t i = 1; i < argv.size(); ++i)

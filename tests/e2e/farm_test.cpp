@@ -642,3 +642,74 @@ TEST_F(FarmTest, UnreachableFarmLinksLocallyWithinTheConnectTimeout) {
 
 } // namespace
 } // namespace linkd::e2e
+
+namespace linkd::e2e {
+namespace {
+
+// Six clients (daemons of their own, one token) offload, at the same
+// instant, links that share inputs the node has never seen: a 4 MiB object
+// (several upload chunks) and the C runtime. One link uploads each blob,
+// the others wait for its commit: none is refused ("chunk at offset ...
+// does not continue it" when two uploads wrote one partial file), none
+// links locally, every output is stock LLD's.
+TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
+  writeFile("tokens", std::string("# token name max_links\n") + kToken +
+                          " alice 8\n");
+  Node node = startNode("n1", "--jobs 6");
+  std::string farm = target({node});
+  // Data that zstd cannot shrink: every chunk is a full MiB on the wire.
+  ASSERT_TRUE(exitedZero(
+      run("head -c 4194304 /dev/urandom > big.bin && "
+          "printf '.section .rodata\\n.globl big\\nbig:\\n.incbin \"big.bin\"\\n' "
+          "> big.s && clang-19 -c big.s -o big.o")));
+  constexpr int kClients = 6;
+  std::vector<std::string> cmds;
+  for (int i = 0; i < kClients; ++i) {
+    std::string c = "c" + std::to_string(i);
+    writeFile(c + ".c", "extern const char big[];\nint main(void) { return "
+                        "big[" + std::to_string(i) + "] == 7 ? 3 : " +
+                            std::to_string(i) + "; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + c + ".c && mkdir -p " +
+                               c + "/run && chmod 700 " + c + "/run")));
+    std::string env = "export LINKD_SOCKET=" + path(c + "/run/linkd.sock") +
+                      " LINKD_STATE_DIR=" + path(c + "/state") +
+                      " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
+    atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
+    cmds.push_back(env + farmEnv(farm, "tok") + "clang-19 --ld-path=" +
+                   binPath("ld.linkd") + " " + c + ".o big.o -o " + c +
+                   ".exe");
+    ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path +
+                               " " + c + ".o big.o -o " + c + ".stock")));
+  }
+  std::vector<Background> links = startTogether(cmds);
+  for (const Background &bg : links)
+    EXPECT_TRUE(exitedZero(wait(bg, 180s)));
+  for (int i = 0; i < kClients; ++i) {
+    std::string c = "c" + std::to_string(i);
+    EXPECT_TRUE(sameBytes(c + ".stock", c + ".exe"));
+    std::string env = "export LINKD_SOCKET=" + path(c + "/run/linkd.sock") +
+                      " LINKD_STATE_DIR=" + path(c + "/state") +
+                      " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
+    auto s = cacheStats(env);
+    EXPECT_EQ(s["farm_offloaded"], 1) << c;
+    EXPECT_EQ(s["farm_fallbacks"], 0) << c;
+  }
+  // The node ran all six to the end, refused none, and at least one link
+  // waited for another's upload rather than sending the object again.
+  std::vector<std::string> done = nodeLog("n1", "outputs=");
+  EXPECT_EQ(done.size(), size_t(kClients));
+  EXPECT_TRUE(nodeLog("n1", "does not continue").empty());
+  EXPECT_TRUE(nodeLog("n1", "failed").empty());
+  EXPECT_EQ(farmHealth(farm, "links_total"), kClients);
+  long long awaited = 0;
+  std::regex re("blobs_awaited=([0-9]+)");
+  for (const std::string &l : done) {
+    std::smatch m;
+    if (std::regex_search(l, m, re))
+      awaited += std::stoll(m[1]);
+  }
+  EXPECT_GT(awaited, 0);
+}
+
+} // namespace
+} // namespace linkd::e2e

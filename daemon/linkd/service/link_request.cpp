@@ -18,6 +18,7 @@
 #include "child/ordered_output.h"
 #include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
+#include "rewrite/link_spec.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 
@@ -75,12 +76,17 @@ std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
   if (rewriteCall ? f != v1::FLAVOR_REWRITE
                   : f < v1::FLAVOR_ELF || f > v1::FLAVOR_LIB)
     return "unknown linker flavor " + std::to_string(f);
-  if (req.has_rewrite_plan())
+  if (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)
     return "rewrite_plan is the daemon's to set";
   if (rewriteCall && (req.argv_size() < 2 || req.argv(1) != "rewrite"))
     return "a Rewrite call runs `rewrite ...`";
   if (!req.rewrite_spec().empty() && req.rewrite_spec()[0] != '/')
     return "rewrite_spec must be an absolute path";
+  if (req.more_rewrite_specs_size() > 0 && req.rewrite_spec().empty())
+    return "more_rewrite_specs without a rewrite_spec";
+  for (const std::string &spec : req.more_rewrite_specs())
+    if (spec.empty() || spec[0] != '/')
+      return "more_rewrite_specs must be absolute paths";
   if (req.argv().empty())
     return "empty argv";
   if (req.cwd().empty() || req.cwd()[0] != '/')
@@ -100,7 +106,11 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
       inv.env[it->first] = it->second;
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
-  inv.rewriteSpec = req.rewrite_spec();
+  if (!req.rewrite_spec().empty())
+    inv.rewriteSpecs.push_back(req.rewrite_spec());
+  inv.rewriteSpecs.insert(inv.rewriteSpecs.end(),
+                          req.more_rewrite_specs().begin(),
+                          req.more_rewrite_specs().end());
   // A base dir from the client (validate() keeps it absolute).
   inv.baseDir = req.base_dir();
   if (req.has_stdin_data())
@@ -386,7 +396,7 @@ struct LinkService::Request {
   bool record = false; // a miss: the child reports what it read and wrote
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
   // put in place by the daemon); the request it gets carries the plan.
-  std::optional<PreparedRewrite> rewrite;
+  std::vector<PreparedRewrite> rewrites; // one per --linkd-rewrite spec
   v1::LinkRequest withPlan;
   const v1::LinkRequest *childReq; // what the link child is given
 };
@@ -497,18 +507,30 @@ bool LinkService::answerFromCache(Request &r,
 }
 
 std::string LinkService::prepareLinkRewrite(Request &r) {
-  if (r.req.rewrite_spec().empty())
+  if (r.inv.rewriteSpecs.empty())
     return {};
-  std::string error;
-  // --linkd-no-cache also leaves the rewritten-object cache alone.
-  r.rewrite = prepareRewrite(r.req.rewrite_spec(), r.req.cwd(),
-                             r.useCache ? cache.store : nullptr,
-                             r.useCache ? cache.statCache : nullptr,
-                             config.workDir, &error);
-  if (!r.rewrite)
-    return error;
+  std::vector<std::vector<std::string>> inputs;
+  for (const std::string &spec : r.inv.rewriteSpecs) {
+    std::string error;
+    // --linkd-no-cache also leaves the rewritten-object cache alone.
+    auto prepared = prepareRewrite(spec, r.req.cwd(),
+                                   r.useCache ? cache.store : nullptr,
+                                   r.useCache ? cache.statCache : nullptr,
+                                   config.workDir, &error);
+    if (!prepared)
+      return error;
+    inputs.emplace_back();
+    for (const auto &in : prepared->plan.inputs())
+      inputs.back().push_back(in.path());
+    r.rewrites.push_back(std::move(*prepared));
+  }
+  if (std::string e = rewrite::checkSpecsDisjoint(r.inv.rewriteSpecs, inputs);
+      !e.empty())
+    return e;
   r.withPlan = r.req;
-  *r.withPlan.mutable_rewrite_plan() = r.rewrite->plan;
+  *r.withPlan.mutable_rewrite_plan() = r.rewrites[0].plan;
+  for (size_t i = 1; i < r.rewrites.size(); ++i)
+    *r.withPlan.add_more_rewrite_plans() = r.rewrites[i].plan;
   r.childReq = &r.withPlan;
   return {};
 }
@@ -698,8 +720,8 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
   if (r.record && run.succeeded) {
     AccessLog &log = run.log;
     log = parseAccessLog(run.streams.records);
-    if (r.rewrite)
-      log.read.insert(r.rewrite->dependsOn.begin(), r.rewrite->dependsOn.end());
+    for (const PreparedRewrite &rw : r.rewrites)
+      log.read.insert(rw.dependsOn.begin(), rw.dependsOn.end());
     if (r.kind == RequestKind::Archive)
       for (const std::string &p : log.overwritten)
         if (!r.analysis.replacedInputs.count(p))
@@ -787,16 +809,19 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
-  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt)
+  bool storeRewrites = !r.rewrites.empty() && run.succeeded && r.useCache;
+  if (!storeRewrites && !run.storeIt)
     return;
   runInBackground([&] {
-    if (r.rewrite && run.succeeded && r.useCache) {
-      int stored = storeRewritten(*r.rewrite, *cache.store);
-      cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
+    for (const PreparedRewrite &rw : r.rewrites) {
+      if (!storeRewrites)
+        break;
+      int stored = storeRewritten(rw, *cache.store);
+      cache.stats->addCounter("rewrites_cached", rw.cachedInputs);
       cache.stats->addCounter("rewrites_stored", stored);
       r.log.log(spdlog::level::debug,
                 "link id={} rewritten inputs: {} from the cache, {} stored",
-                r.linkId, r.rewrite->cachedInputs, stored);
+                r.linkId, rw.cachedInputs, stored);
     }
     const v1::LinkDone &done = run.reply.done();
     if (run.storeIt)
@@ -981,7 +1006,8 @@ bool LinkService::offloadToFarm(const Request &rq,
   // links, without link-time rewriting (which needs this machine's
   // rewritten-object cache); archive requests and `linkd rewrite` stay.
   if (!farm || rq.cacheResult != v1::CACHE_MISS || out.cancelled() ||
-      !rq.req.rewrite_spec().empty() || rq.req.flavor() < v1::FLAVOR_ELF ||
+      !rq.req.rewrite_spec().empty() || rq.req.more_rewrite_specs_size() > 0 ||
+      rq.req.flavor() < v1::FLAVOR_ELF ||
       rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
