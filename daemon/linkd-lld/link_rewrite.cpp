@@ -16,8 +16,8 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace linkd {
@@ -133,8 +133,8 @@ void warnSharedLeftAlone(
           other.file + ", " + r.file +
           "): a weak definition merges with the other copy's, so both "
           "copies share one " +
-          r.name + " in this link; rename it in one spec (rename = " +
-          r.name + "=NEW)\n";
+          r.name + " in this link; rename it in one spec (rename = " + r.name +
+          "=NEW)\n";
       (void)!::write(STDERR_FILENO, msg.data(), msg.size());
     }
 }

@@ -26,6 +26,7 @@ applyRewritePlan(const v1::RewritePlan &plan,
 // Every plan of a link, one per --linkd-rewrite spec, in order; with more
 // than one, a warning on stderr for each name two of them leave alone that
 // merges in this link (a weak AMDGPU loader slot).
-std::string applyRewritePlans(const std::vector<const v1::RewritePlan *> &plans);
+std::string
+applyRewritePlans(const std::vector<const v1::RewritePlan *> &plans);
 
 } // namespace linkd

@@ -167,8 +167,8 @@ extern void *elfStatic22 __asm__("_ZN3lld3elf6targetE");
 // x86 always relaxes) would put it in its GOT. Reset, the next link that
 // reaches it builds it from its own file, as in a fresh process. A local
 // symbol in LLD; linkd-lld's build makes it global (CMakeLists.txt).
-extern uint64_t tlsIndexDummyGuard __asm__(
-    "_ZGVZN3lld3elf19postScanRelocationsEvE5dummy");
+extern uint64_t
+    tlsIndexDummyGuard __asm__("_ZGVZN3lld3elf19postScanRelocationsEvE5dummy");
 } // namespace linkd_lld_statics
 
 namespace linkd {

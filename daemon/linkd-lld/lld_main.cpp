@@ -27,8 +27,8 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 

@@ -54,8 +54,8 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
 // name could only follow one of them: "" if no file is an input of two
 // specs, else an error naming the file and both specs. `specPaths[i]` is
 // spec i's file, `inputs[i]` its inputs (absolute).
-std::string checkSpecsDisjoint(
-    const std::vector<std::string> &specPaths,
-    const std::vector<std::vector<std::string>> &inputs);
+std::string
+checkSpecsDisjoint(const std::vector<std::string> &specPaths,
+                   const std::vector<std::vector<std::string>> &inputs);
 
 } // namespace linkd::rewrite

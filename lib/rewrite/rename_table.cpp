@@ -335,8 +335,7 @@ RenameTable::build(const RewriteSpec &spec,
   Built out;
   out.table.spec_ = spec;
   loaderNames(objects, out.table.exportOnly_, out.table.explicitOnly_);
-  out.table.leftAlone_ =
-      leftAloneNames(spec, objects, out.table.explicitOnly_);
+  out.table.leftAlone_ = leftAloneNames(spec, objects, out.table.explicitOnly_);
   if (!spec.internalPrefix.empty())
     out.table.internal_ = runtimeDefinitions(spec, objects, out.table);
   Builder b{out.table, spec, objects, out.table.internal_, out.errors};

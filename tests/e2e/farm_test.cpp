@@ -653,33 +653,33 @@ namespace {
 // does not continue it" when two uploads wrote one partial file), none
 // links locally, every output is stock LLD's.
 TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
-  writeFile("tokens", std::string("# token name max_links\n") + kToken +
-                          " alice 8\n");
+  writeFile("tokens",
+            std::string("# token name max_links\n") + kToken + " alice 8\n");
   Node node = startNode("n1", "--jobs 6");
   std::string farm = target({node});
   // Data that zstd cannot shrink: every chunk is a full MiB on the wire.
-  ASSERT_TRUE(exitedZero(
-      run("head -c 4194304 /dev/urandom > big.bin && "
-          "printf '.section .rodata\\n.globl big\\nbig:\\n.incbin \"big.bin\"\\n' "
-          "> big.s && clang-19 -c big.s -o big.o")));
+  ASSERT_TRUE(exitedZero(run(
+      "head -c 4194304 /dev/urandom > big.bin && "
+      "printf '.section .rodata\\n.globl big\\nbig:\\n.incbin \"big.bin\"\\n' "
+      "> big.s && clang-19 -c big.s -o big.o")));
   constexpr int kClients = 6;
   std::vector<std::string> cmds;
   for (int i = 0; i < kClients; ++i) {
     std::string c = "c" + std::to_string(i);
     writeFile(c + ".c", "extern const char big[];\nint main(void) { return "
-                        "big[" + std::to_string(i) + "] == 7 ? 3 : " +
-                            std::to_string(i) + "; }\n");
-    ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + c + ".c && mkdir -p " +
-                               c + "/run && chmod 700 " + c + "/run")));
+                        "big[" +
+                            std::to_string(i) +
+                            "] == 7 ? 3 : " + std::to_string(i) + "; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + c + ".c && mkdir -p " + c +
+                               "/run && chmod 700 " + c + "/run")));
     std::string env = "export LINKD_SOCKET=" + path(c + "/run/linkd.sock") +
                       " LINKD_STATE_DIR=" + path(c + "/state") +
                       " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
     atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
     cmds.push_back(env + farmEnv(farm, "tok") + "clang-19 --ld-path=" +
-                   binPath("ld.linkd") + " " + c + ".o big.o -o " + c +
-                   ".exe");
-    ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path +
-                               " " + c + ".o big.o -o " + c + ".stock")));
+                   binPath("ld.linkd") + " " + c + ".o big.o -o " + c + ".exe");
+    ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path + " " +
+                               c + ".o big.o -o " + c + ".stock")));
   }
   std::vector<Background> links = startTogether(cmds);
   for (const Background &bg : links)

@@ -261,16 +261,16 @@ int main(void) {
     writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\n"
                         "internal-prefix = rtBi_\nruntime = rt_b.o\n"
                         "kernel = k_b.o\n");
-    ASSERT_TRUE(exitedZero(run(
-        binPath("linkd-lld") +
-        " rewrite --match halide_ --export-prefix rtA_ --internal-prefix "
-        "rtAi_ --runtime rt_a.o --kernel k_a.o --out-dir A && " +
-        binPath("linkd-lld") +
-        " rewrite --match halide_ --export-prefix rtB_ --internal-prefix "
-        "rtBi_ --runtime rt_b.o --kernel k_b.o --out-dir B && clang-19 "
-        "--ld-path=" +
-        tools::ldLld.path + " main.o A/rt_a.o A/k_a.o B/rt_b.o B/k_b.o -o " +
-        "stock")));
+    ASSERT_TRUE(exitedZero(
+        run(binPath("linkd-lld") +
+            " rewrite --match halide_ --export-prefix rtA_ --internal-prefix "
+            "rtAi_ --runtime rt_a.o --kernel k_a.o --out-dir A && " +
+            binPath("linkd-lld") +
+            " rewrite --match halide_ --export-prefix rtB_ --internal-prefix "
+            "rtBi_ --runtime rt_b.o --kernel k_b.o --out-dir B && clang-19 "
+            "--ld-path=" +
+            tools::ldLld.path +
+            " main.o A/rt_a.o A/k_a.o B/rt_b.o B/k_b.o -o " + "stock")));
   }
 
   std::string link(const std::string &out, const std::string &extra = "") {

@@ -555,21 +555,26 @@ KERNEL void halide_kernel_w(int *p) { *p = halide_weak_slot + halide_slot; }
 
   // Two copies of a runtime with only the weak slot, namespaced by two
   // specs into one code object: LLD keeps one halide_weak_slot, silently.
-  writeFile("weak.c", R"(#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
+  writeFile(
+      "weak.c",
+      R"(#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
 __attribute__((weak, visibility("protected"))) int halide_weak_slot = 1;
 KERNEL void halide_kernel_w(int *p) { *p = halide_weak_slot; }
 )");
-  ASSERT_TRUE(exitedZero(run(compileGpu("weak.c", "rt_a.o") +
-                             " && cp rt_a.o rt_b.o")));
-  writeFile("a.spec", "match = halide_\nexport-prefix = rtA_\nruntime = rt_a.o\n");
-  writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n");
-  ASSERT_TRUE(exitedZero(run(
-      rewriteCmd("--match halide_ --export-prefix rtA_ --runtime rt_a.o "
-                 "--out-dir A") +
-      " && " +
-      rewriteCmd("--match halide_ --export-prefix rtB_ --runtime rt_b.o "
-                 "--out-dir B") +
-      " && " + tools::ldLld.path + " -shared A/rt_a.o B/rt_b.o -o stock.hsaco")));
+  ASSERT_TRUE(
+      exitedZero(run(compileGpu("weak.c", "rt_a.o") + " && cp rt_a.o rt_b.o")));
+  writeFile("a.spec",
+            "match = halide_\nexport-prefix = rtA_\nruntime = rt_a.o\n");
+  writeFile("b.spec",
+            "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n");
+  ASSERT_TRUE(exitedZero(
+      run(rewriteCmd("--match halide_ --export-prefix rtA_ --runtime rt_a.o "
+                     "--out-dir A") +
+          " && " +
+          rewriteCmd("--match halide_ --export-prefix rtB_ --runtime rt_b.o "
+                     "--out-dir B") +
+          " && " + tools::ldLld.path +
+          " -shared A/rt_a.o B/rt_b.o -o stock.hsaco")));
   std::string link = binPath("ld.linkd") +
                      " -shared --linkd-rewrite=a.spec --linkd-rewrite=b.spec "
                      "rt_a.o rt_b.o -o both.hsaco";
@@ -588,8 +593,9 @@ KERNEL void halide_kernel_w(int *p) { *p = halide_weak_slot; }
   EXPECT_NE(local.err.find(warning), std::string::npos) << local.err;
   EXPECT_TRUE(sameBytes("stock.hsaco", "both.hsaco"));
   // An explicit rename in one spec gives each copy its own: no warning.
-  writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n"
-                      "rename = halide_weak_slot=rtB_weak_slot\n");
+  writeFile("b.spec",
+            "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n"
+            "rename = halide_weak_slot=rtB_weak_slot\n");
   RunResult renamed = run("rm both.hsaco && " + link);
   ASSERT_TRUE(exitedZero(renamed));
   EXPECT_EQ(renamed.err.find("linkd: warning"), std::string::npos)

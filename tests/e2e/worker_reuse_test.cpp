@@ -229,19 +229,18 @@ std::optional<uint64_t>
 tlsDummyGuard(pid_t pid,
               const std::function<RunResult(const std::string &)> &sh) {
   const char *name = "_ZGVZN3lld3elf19postScanRelocationsEvE5dummy";
-  RunResult nm = sh(tools::nm.path + " " + binPath("linkd-lld") +
-                    " | grep ' " + name + "$'");
+  RunResult nm = sh(tools::nm.path + " " + binPath("linkd-lld") + " | grep ' " +
+                    name + "$'");
   std::istringstream sym(nm.out);
   std::string value;
   if (!(sym >> value))
     return std::nullopt;
   uint64_t addr = std::stoull(value, nullptr, 16);
-  std::string exe =
-      sh("readlink /proc/" + std::to_string(pid) + "/exe").out;
+  std::string exe = sh("readlink /proc/" + std::to_string(pid) + "/exe").out;
   exe = exe.substr(0, exe.find('\n'));
   // PIE: the symbol's value is relative to the first mapping of the file.
-  if (sh(tools::readelf.path + " -h " + binPath("linkd-lld")).out.find(
-          "DYN") != std::string::npos) {
+  if (sh(tools::readelf.path + " -h " + binPath("linkd-lld")).out.find("DYN") !=
+      std::string::npos) {
     std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
     std::string line;
     uint64_t base = 0;
@@ -255,8 +254,7 @@ tlsDummyGuard(pid_t pid,
       return std::nullopt;
     addr += base;
   }
-  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem",
-                    std::ios::binary);
+  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
   mem.seekg(static_cast<std::streamoff>(addr));
   uint64_t guard = 0;
   if (!mem.read(reinterpret_cast<char *>(&guard), sizeof(guard)))
@@ -270,8 +268,10 @@ tlsDummyGuard(pid_t pid,
 // The worker resets its guard before every link, so the next link starts
 // as in a fresh process (the reset link does not reach it: guard 0).
 TEST_F(WorkerReuse, TheTlsIndexStaticOfOneLinkIsResetForTheNext) {
-  writeFile("ld_tls.c", "static __thread int t = 4;\n"
-                        "int get_t(void) { return t; }\n");
+  // Two variables: with one, clang makes the access general-dynamic.
+  writeFile("ld_tls.c", "static __thread int t, u;\n"
+                        "void set_t(int a, int b) { t = a; u = b; }\n"
+                        "int get_t(void) { return t + u; }\n");
   writeFile("plain.s", ".globl _start\n_start:\n  ret\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -O1 -fPIC -ftls-model=local-dynamic "
                              "-c ld_tls.c && clang-19 -c plain.s")));
@@ -281,13 +281,14 @@ TEST_F(WorkerReuse, TheTlsIndexStaticOfOneLinkIsResetForTheNext) {
   bool proved = false;
   for (int attempt = 0; attempt < 5 && !proved; ++attempt) {
     std::string n = std::to_string(attempt);
-    ASSERT_TRUE(linkBoth(elfLinkers(),
-                         "LINKD_NOCACHE=1 {ld} -shared ld_tls.o -o libt" + n +
-                             ".so",
-                         {"libt" + n + ".so"}));
+    ASSERT_TRUE(
+        linkBoth(elfLinkers(),
+                 "LINKD_NOCACHE=1 {ld} -shared ld_tls.o -o libt" + n + ".so",
+                 {"libt" + n + ".so"}));
     LinkServed first = lastLinkServed();
     std::optional<uint64_t> before = tlsDummyGuard(first.pid, sh);
-    ASSERT_TRUE(before) << "cannot read the worker's memory";
+    if (!before)
+      continue; // that process did not stay for another link
     ASSERT_NE(*before, 0u) << "the local-dynamic link did not build it";
     ASSERT_TRUE(linkBoth(elfLinkers(),
                          "LINKD_NOCACHE=1 {ld} plain.o -o plain" + n,
@@ -296,7 +297,8 @@ TEST_F(WorkerReuse, TheTlsIndexStaticOfOneLinkIsResetForTheNext) {
     if (second.pid != first.pid || second.reused <= first.reused)
       continue; // another process ran it: try again
     std::optional<uint64_t> after = tlsDummyGuard(second.pid, sh);
-    ASSERT_TRUE(after);
+    if (!after)
+      continue;
     EXPECT_EQ(*after, 0u) << "the guard kept the first link's symbol";
     proved = true;
   }

@@ -162,8 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // still arrive whole; the reader stops at the first bad frame, as the
   // daemon and liblinkd do.
   std::thread writer([&] {
-    (void)writeRaw(sp[1], {std::string_view(
-                              reinterpret_cast<const char *>(data), size)});
+    (void)writeRaw(
+        sp[1], {std::string_view(reinterpret_cast<const char *>(data), size)});
     shutdown(sp[1], SHUT_WR);
   });
   std::string payload;

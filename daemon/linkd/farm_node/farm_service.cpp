@@ -270,8 +270,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
     }
     // A blob another link is uploading: looked for at every turn (at most
     // the poll's 100 ms after its commit).
-    if (msgs.awaitingOtherUploads() &&
-        !reply(sandboxFd, msgs.answerPending()))
+    if (msgs.awaitingOtherUploads() && !reply(sandboxFd, msgs.answerPending()))
       return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
     if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       char q[2 * 4096 + 8];
@@ -424,16 +423,18 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   };
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
                "blobs_uploaded={} blobs_present={} blobs_awaited={} "
-               "resumed_bytes={} round_trips={} paths={} wall_ms={:.1f} blobs_in_ms={:.1f} "
+               "resumed_bytes={} round_trips={} paths={} wall_ms={:.1f} "
+               "blobs_in_ms={:.1f} "
                "link_ms={:.1f} send_ms={:.1f}",
                id, client, done->exit_code(),
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
                outputs, outBytes, msgs.blobsUploaded(), msgs.blobsPresent(),
-               msgs.blobsAwaited(), msgs.resumedBytes(), msgs.roundTrips(), msgs.view().size(),
-               done->wall_micros() / 1000.0, ms(begin, msgs.blobsIn()),
-               ms(spawned, exited), ms(exited, Clock::now()));
+               msgs.blobsAwaited(), msgs.resumedBytes(), msgs.roundTrips(),
+               msgs.view().size(), done->wall_micros() / 1000.0,
+               ms(begin, msgs.blobsIn()), ms(spawned, exited),
+               ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }

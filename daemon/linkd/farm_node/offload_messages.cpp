@@ -61,8 +61,8 @@ void OffloadMessages::askForBlobs(const std::vector<Digest> &digests) {
     if (!blobs.claimUpload(d, id)) {
       awaitedBlobs.insert(d);
       ++awaitedCount;
-      spdlog::debug("farm link id={} waits for another link's upload of {}",
-                    id, d.hex());
+      spdlog::debug("farm link id={} waits for another link's upload of {}", id,
+                    d.hex());
       continue;
     }
     askedBlobs.insert(d);

@@ -61,8 +61,7 @@ public:
   // A question or an upload the node waits for from this client (not a
   // blob another link is uploading: the client owes nothing for that).
   bool waiting() const {
-    return (pending.has_value() && awaitedBlobs.empty()) ||
-           !askedBlobs.empty();
+    return (pending.has_value() && awaitedBlobs.empty()) || !askedBlobs.empty();
   }
   // Blobs another link is uploading that this one waits for; the caller
   // calls answerPending() now and then while there are any.
@@ -111,7 +110,7 @@ private:
   std::optional<FarmView::Question> pending;
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
-  std::set<Digest> awaitedBlobs; // being uploaded by another link
+  std::set<Digest> awaitedBlobs;      // being uploaded by another link
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
   // Uploads received from offset 0, hashed as they arrive, each on a helper
   // thread: the handler writes, answers the link's questions, and was the

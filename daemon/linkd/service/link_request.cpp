@@ -18,9 +18,9 @@
 #include "child/ordered_output.h"
 #include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
-#include "rewrite/link_spec.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
+#include "rewrite/link_spec.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -513,10 +513,9 @@ std::string LinkService::prepareLinkRewrite(Request &r) {
   for (const std::string &spec : r.inv.rewriteSpecs) {
     std::string error;
     // --linkd-no-cache also leaves the rewritten-object cache alone.
-    auto prepared = prepareRewrite(spec, r.req.cwd(),
-                                   r.useCache ? cache.store : nullptr,
-                                   r.useCache ? cache.statCache : nullptr,
-                                   config.workDir, &error);
+    auto prepared = prepareRewrite(
+        spec, r.req.cwd(), r.useCache ? cache.store : nullptr,
+        r.useCache ? cache.statCache : nullptr, config.workDir, &error);
     if (!prepared)
       return error;
     inputs.emplace_back();
@@ -1007,8 +1006,7 @@ bool LinkService::offloadToFarm(const Request &rq,
   // rewritten-object cache); archive requests and `linkd rewrite` stay.
   if (!farm || rq.cacheResult != v1::CACHE_MISS || out.cancelled() ||
       !rq.req.rewrite_spec().empty() || rq.req.more_rewrite_specs_size() > 0 ||
-      rq.req.flavor() < v1::FLAVOR_ELF ||
-      rq.req.flavor() > v1::FLAVOR_WASM)
+      rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
   const LinkAnalysis &analysis = rq.analysis;
