@@ -66,9 +66,11 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 30s);
     });
-    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid); ++i)
+    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid);
+         ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(portAccepts(n.port)) << "farm node " << name << " did not start";
+    EXPECT_TRUE(portAccepts(n.port))
+        << "farm node " << name << " did not start";
     return n;
   }
 
@@ -618,10 +620,10 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   EXPECT_GE(s["farm_retries"] + s["farm_fallbacks"], 1);
   // The rest continue on the survivor.
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(
-        exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
-                       " p.o -o q" + std::to_string(i) +
-                       " -Wl,--defsym=farm_test_round=" + std::to_string(10 + i))));
+    ASSERT_TRUE(exitedZero(
+        run(env + "clang-19 --ld-path=" + binPath("ld.linkd") + " p.o -o q" +
+            std::to_string(i) +
+            " -Wl,--defsym=farm_test_round=" + std::to_string(10 + i))));
   EXPECT_GE(cacheStats()["farm_offloaded"], 9);
 }
 
@@ -647,8 +649,10 @@ namespace linkd::e2e {
 namespace {
 
 // Six clients (daemons of their own, one token) offload, at the same
-// instant, links that share inputs the node has never seen: a 4 MiB object
-// (several upload chunks) and the C runtime. One link uploads each blob,
+// instant, links that share an input the node has never seen: a 32 MiB
+// object (32 upload chunks). Each client's daemon is up and has linked once
+// before (a program of its own), so the six uploads overlap. One link
+// uploads the blob,
 // the others wait for its commit: none is refused ("chunk at offset ...
 // does not continue it" when two uploads wrote one partial file), none
 // links locally, every output is stock LLD's.
@@ -659,9 +663,11 @@ TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
   std::string farm = target({node});
   // Data that zstd cannot shrink: every chunk is a full MiB on the wire.
   ASSERT_TRUE(exitedZero(run(
-      "head -c 4194304 /dev/urandom > big.bin && "
+      "head -c 33554432 /dev/urandom > big.bin && "
       "printf '.section .rodata\\n.globl big\\nbig:\\n.incbin \"big.bin\"\\n' "
       "> big.s && clang-19 -c big.s -o big.o")));
+  writeFile("warm.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c warm.c")));
   constexpr int kClients = 6;
   std::vector<std::string> cmds;
   for (int i = 0; i < kClients; ++i) {
@@ -676,6 +682,9 @@ TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
                       " LINKD_STATE_DIR=" + path(c + "/state") +
                       " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
     atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
+    ASSERT_TRUE(exitedZero(run(env + farmEnv(farm, "tok") +
+                               "clang-19 --ld-path=" + binPath("ld.linkd") +
+                               " warm.o -o " + c + ".warm")));
     cmds.push_back(env + farmEnv(farm, "tok") + "clang-19 --ld-path=" +
                    binPath("ld.linkd") + " " + c + ".o big.o -o " + c + ".exe");
     ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path + " " +
@@ -691,16 +700,16 @@ TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
                       " LINKD_STATE_DIR=" + path(c + "/state") +
                       " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
     auto s = cacheStats(env);
-    EXPECT_EQ(s["farm_offloaded"], 1) << c;
+    EXPECT_EQ(s["farm_offloaded"], 2) << c;
     EXPECT_EQ(s["farm_fallbacks"], 0) << c;
   }
-  // The node ran all six to the end, refused none, and at least one link
-  // waited for another's upload rather than sending the object again.
+  // The node ran all twelve to the end, refused none, and at least one
+  // link waited for another's upload rather than sending the object again.
   std::vector<std::string> done = nodeLog("n1", "outputs=");
-  EXPECT_EQ(done.size(), size_t(kClients));
+  EXPECT_EQ(done.size(), size_t(2 * kClients));
   EXPECT_TRUE(nodeLog("n1", "does not continue").empty());
   EXPECT_TRUE(nodeLog("n1", "failed").empty());
-  EXPECT_EQ(farmHealth(farm, "links_total"), kClients);
+  EXPECT_EQ(farmHealth(farm, "links_total"), 2 * kClients);
   long long awaited = 0;
   std::regex re("blobs_awaited=([0-9]+)");
   for (const std::string &l : done) {
