@@ -76,7 +76,7 @@ ClientArgs parseClientArgs(const std::vector<std::string> &argv) {
       if (a == "--linkd-no-cache")
         out.noCache = true;
       else if (a.starts_with("--linkd-rewrite=") && a.size() > 16)
-        out.rewriteSpec = absolute(a.substr(16));
+        out.rewriteSpecs.push_back(absolute(a.substr(16)));
       else if (a == "--linkd-version")
         out.action = ClientArgs::Action::Version;
       else if (a == "--linkd-help")

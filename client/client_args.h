@@ -6,7 +6,8 @@
 // can pass them through the compiler driver with -Wl,--linkd-no-cache):
 //   --linkd-no-cache   do not look up or store this link (as LINKD_NOCACHE=1)
 //   --linkd-rewrite=FILE  rewrite the inputs FILE names before linking
-//                         (docs/rewrite.md, "Link-time rewriting")
+//                         (docs/rewrite.md, "Link-time rewriting");
+//                         repeatable: each spec rewrites its own inputs
 //   --linkd-version    say that this is linkd (`--version` is LLD's line, as
 //                      build systems expect), and exit
 //   --linkd-help       list these, and exit
@@ -25,7 +26,8 @@ namespace linkd {
 struct ClientArgs {
   std::vector<std::string> linkerArgv; // argv[0] and LLD's arguments
   bool noCache = false;
-  std::string rewriteSpec; // absolute; empty: no link-time rewriting
+  // Absolute, in the order given; empty: no link-time rewriting.
+  std::vector<std::string> rewriteSpecs;
   std::optional<std::string> error;
   // --linkd-version / --linkd-help: answered by the client, no link.
   enum class Action { Link, Version, Help } action = Action::Link;

@@ -75,7 +75,11 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   for (const std::string &a : args.linkerArgv)
     req.add_argv(a);
   req.set_no_cache(args.noCache);
-  req.set_rewrite_spec(args.rewriteSpec);
+  for (size_t i = 0; i < args.rewriteSpecs.size(); ++i)
+    if (i == 0)
+      req.set_rewrite_spec(args.rewriteSpecs[0]);
+    else
+      req.add_more_rewrite_specs(args.rewriteSpecs[i]);
   req.set_cwd(currentDirectory());
   // Sent with each link, so that one daemon serves checkouts with different
   // base dirs; a relative one means nothing to the daemon and is not sent.

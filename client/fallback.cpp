@@ -83,7 +83,7 @@ void dieOfSignal(int sig) {
 
 void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
                    const std::optional<std::string> &stdinData,
-                   const std::string &rewriteSpec) {
+                   const std::vector<std::string> &rewriteSpecs) {
   if (stdinData)
     restoreStdin(*stdinData);
   // linkd-lld sits next to the daemon binary; exec it directly rather than
@@ -97,7 +97,7 @@ void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
   std::string error;
   std::optional<LocalLinker> linker = findLocalLinker(flavor, "", own, error);
   if (linker && !linker->linkdLld &&
-      (isArchiver(flavor) || !rewriteSpec.empty())) {
+      (isArchiver(flavor) || !rewriteSpecs.empty())) {
     error = own + " is not installed, and stock LLD cannot " +
             (isArchiver(flavor) ? "archive" : "rewrite symbols");
     linker.reset();
@@ -107,7 +107,7 @@ void execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
     _exit(1);
   }
   std::vector<std::string> full =
-      localLinkerArgv(*linker, flavor, argv, rewriteSpec);
+      localLinkerArgv(*linker, flavor, argv, rewriteSpecs);
   std::vector<const char *> args;
   for (const std::string &a : full)
     args.push_back(a.c_str());

@@ -30,12 +30,12 @@ void warnFallback(const RuntimePaths &paths, Flavor flavor,
 
 // Never returns. `argv`: argv[0] and the linker's arguments. `stdinData`:
 // stdin as the client already read it (an MRI script), given to the local
-// run as its stdin. `rewriteSpec`: --linkd-rewrite's file (absolute),
+// run as its stdin. `rewriteSpecs`: --linkd-rewrite's files (absolute),
 // rewritten locally before the link.
 [[noreturn]] void
 execLocalLink(Flavor flavor, const std::vector<std::string> &argv,
               const std::optional<std::string> &stdinData = std::nullopt,
-              const std::string &rewriteSpec = {});
+              const std::vector<std::string> &rewriteSpecs = {});
 
 // The daemon binary: $LINKD_BIN, else `linkd` next to this executable,
 // else `linkd` on PATH (the wheel's client on a machine with the .deb);

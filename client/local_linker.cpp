@@ -102,16 +102,16 @@ std::optional<LocalLinker> findLocalLinker(Flavor flavor,
   return std::nullopt;
 }
 
-std::vector<std::string> localLinkerArgv(const LocalLinker &linker,
-                                         Flavor flavor,
-                                         const std::vector<std::string> &argv,
-                                         const std::string &rewriteSpec) {
+std::vector<std::string>
+localLinkerArgv(const LocalLinker &linker, Flavor flavor,
+                const std::vector<std::string> &argv,
+                const std::vector<std::string> &rewriteSpecs) {
   std::vector<std::string> a;
   if (linker.linkdLld) {
     a = {"linkd-lld", "link", "--flavor", std::string(flavorName(flavor)),
          "--argv0",   argv[0]};
-    if (!rewriteSpec.empty())
-      a.insert(a.end(), {"--rewrite-spec", rewriteSpec});
+    for (const std::string &spec : rewriteSpecs)
+      a.insert(a.end(), {"--rewrite-spec", spec});
     a.push_back("--");
   } else {
     // Stock LLD knows its own names only (not ld.linkd, iree-lld): the

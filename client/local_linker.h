@@ -40,9 +40,9 @@ std::optional<LocalLinker> findLocalLinker(Flavor flavor,
                                            std::string &error);
 
 // argv for the linker, from `argv` (argv[0] = the caller's tool name).
-std::vector<std::string> localLinkerArgv(const LocalLinker &linker,
-                                         Flavor flavor,
-                                         const std::vector<std::string> &argv,
-                                         const std::string &rewriteSpec = {});
+std::vector<std::string>
+localLinkerArgv(const LocalLinker &linker, Flavor flavor,
+                const std::vector<std::string> &argv,
+                const std::vector<std::string> &rewriteSpecs = {});
 
 } // namespace linkd

@@ -107,10 +107,10 @@ int main(int argc, char **argv) {
     return answerItself(args, *flavor);
   if (linkd::envFlag("LINKD_DISABLE"))
     linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
-                         args.rewriteSpec);
+                         args.rewriteSpecs);
   if (linkd::mustLinkLocally(*flavor, args.linkerArgv))
     linkd::execLocalLink(*flavor, args.linkerArgv, std::nullopt,
-                         args.rewriteSpec);
+                         args.rewriteSpecs);
   if (linkd::readsStdin(*flavor, args.linkerArgv)) {
     args.stdinData = linkd::readAllStdin();
     if (!args.stdinData)
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
       linkd::warnFallback(paths, *flavor, "no linkd daemon (" + err + ")",
                           lasting);
     linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
-                         args.rewriteSpec);
+                         args.rewriteSpecs);
   }
   times.connected = linkd::PhaseTimes::now();
   linkd::DaemonLinkResult r =
@@ -143,5 +143,5 @@ int main(int argc, char **argv) {
     linkd::dieOfSignal(r.crashSignal);
   linkd::warnFallback(paths, *flavor, r.failure);
   linkd::execLocalLink(*flavor, args.linkerArgv, args.stdinData,
-                       args.rewriteSpec);
+                       args.rewriteSpecs);
 }

@@ -205,18 +205,23 @@ void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch) {
   // system in view: a sandboxed link never carries one. The farm node
   // refuses such requests already (offload_request.h); this holds if a
   // later path forgets to.
-  if (sandboxFd >= 0 && req.has_rewrite_plan()) {
+  if (sandboxFd >= 0 &&
+      (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)) {
     const char msg[] = "linkd: error: a sandboxed link carries a rewrite "
                        "plan; refused\n";
     (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     _exit(125);
   }
-  if (req.has_rewrite_plan()) {
-    if (std::string err = applyRewritePlan(req.rewrite_plan()); !err.empty()) {
-      std::string msg = "linkd: error: link-time rewriting: " + err + "\n";
-      (void)!write(STDERR_FILENO, msg.data(), msg.size());
-      _exit(1);
-    }
+  // One plan per --linkd-rewrite spec, each over its own inputs.
+  std::vector<const v1::RewritePlan *> plans;
+  if (req.has_rewrite_plan())
+    plans.push_back(&req.rewrite_plan());
+  for (const v1::RewritePlan &p : req.more_rewrite_plans())
+    plans.push_back(&p);
+  if (std::string err = applyRewritePlans(plans); !err.empty()) {
+    std::string msg = "linkd: error: link-time rewriting: " + err + "\n";
+    (void)!write(STDERR_FILENO, msg.data(), msg.size());
+    _exit(1);
   }
   if (journalFd >= 0 && sandboxFd < 0)
     startTempJournal(kJournalFdNumber, req.cwd());

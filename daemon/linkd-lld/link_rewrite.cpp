@@ -15,7 +15,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace linkd {
@@ -71,7 +73,8 @@ std::string place(const v1::RewritePlan &plan, int index,
 
 // Rewrites what the plan does not have yet; reads (and scans) every input.
 std::string rewriteMissing(const v1::RewritePlan &plan,
-                           std::vector<std::string> &targets) {
+                           std::vector<std::string> &targets,
+                           std::vector<rewrite::LeftAloneRecord> *leftAlone) {
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
   std::vector<rewrite::RewriteInput> inputs;
   for (const auto &in : plan.inputs()) {
@@ -90,6 +93,8 @@ std::string rewriteMissing(const v1::RewritePlan &plan,
   auto result = rewrite::rewrite(specFromPlan(plan), inputs, wanted);
   if (!result)
     return llvm::toString(result.takeError());
+  if (leftAlone)
+    *leftAlone = result->table.leftAlone();
   for (size_t i = 0; i < result->outputs.size(); ++i) {
     if (!wanted[i])
       continue; // already at targets[i]
@@ -106,9 +111,52 @@ std::string rewriteMissing(const v1::RewritePlan &plan,
   return {};
 }
 
+// Names two specs both leave alone (AMDGPU loader slots matched by
+// --match) are one symbol in this link: two weak copies, or a weak and a
+// strong one, merge without a word from LLD (two strong ones are its
+// duplicate-symbol error). Said on stderr, so a cache hit says it again.
+void warnSharedLeftAlone(
+    const std::vector<std::vector<rewrite::LeftAloneRecord>> &perPlan) {
+  std::map<std::string, std::pair<size_t, const rewrite::LeftAloneRecord *>>
+      first;
+  std::set<std::string> warned;
+  for (size_t p = 0; p < perPlan.size(); ++p)
+    for (const rewrite::LeftAloneRecord &r : perPlan[p]) {
+      auto [it, fresh] = first.emplace(r.name, std::make_pair(p, &r));
+      const rewrite::LeftAloneRecord &other = *it->second.second;
+      if (fresh || it->second.first == p || !(r.weak || other.weak) ||
+          !warned.insert(r.name).second)
+        continue;
+      std::string msg =
+          "linkd: warning: link-time rewriting: " + r.name +
+          " is a loader slot that two rewrite specs leave alone (" +
+          other.file + ", " + r.file +
+          "): a weak definition merges with the other copy's, so both "
+          "copies share one " +
+          r.name + " in this link; rename it in one spec (rename = " + r.name +
+          "=NEW)\n";
+      (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    }
+}
+
 } // namespace
 
-std::string applyRewritePlan(const v1::RewritePlan &plan) {
+std::string
+applyRewritePlans(const std::vector<const v1::RewritePlan *> &plans) {
+  bool compare = plans.size() > 1;
+  std::vector<std::vector<rewrite::LeftAloneRecord>> leftAlone(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i)
+    if (std::string err =
+            applyRewritePlan(*plans[i], compare ? &leftAlone[i] : nullptr);
+        !err.empty())
+      return err;
+  if (compare)
+    warnSharedLeftAlone(leftAlone);
+  return {};
+}
+
+std::string applyRewritePlan(const v1::RewritePlan &plan,
+                             std::vector<rewrite::LeftAloneRecord> *leftAlone) {
   std::vector<std::string> targets(static_cast<size_t>(plan.inputs_size()));
   bool allCached = !plan.dir().empty();
   for (int i = 0; i < plan.inputs_size(); ++i) {
@@ -116,8 +164,11 @@ std::string applyRewritePlan(const v1::RewritePlan &plan) {
     if (!plan.dir().empty())
       targets[i] = rewrittenPath(plan.dir(), i);
   }
-  if (!allCached)
-    if (std::string err = rewriteMissing(plan, targets); !err.empty())
+  // With `leftAlone` wanted, a plan whose inputs are all cached is scanned
+  // all the same (the table says what it leaves alone).
+  if (!allCached || leftAlone)
+    if (std::string err = rewriteMissing(plan, targets, leftAlone);
+        !err.empty())
       return err;
   for (int i = 0; i < plan.inputs_size(); ++i)
     if (std::string err = redirectReads(plan.inputs(i).path(), targets[i]);

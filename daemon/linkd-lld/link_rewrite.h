@@ -9,12 +9,24 @@
 #pragma once
 
 #include "linkd/v1/linkd.pb.h"
+#include "rewrite/rename_table.h"
 
 #include <string>
+#include <vector>
 
 namespace linkd {
 
 // Empty on success; otherwise an error message naming the file (and member).
-std::string applyRewritePlan(const v1::RewritePlan &plan);
+// `leftAlone`, if given, gets the names the plan's --match selects and no
+// rule renames (the inputs are then scanned even if all are cached).
+std::string
+applyRewritePlan(const v1::RewritePlan &plan,
+                 std::vector<rewrite::LeftAloneRecord> *leftAlone = nullptr);
+
+// Every plan of a link, one per --linkd-rewrite spec, in order; with more
+// than one, a warning on stderr for each name two of them leave alone that
+// merges in this link (a weak AMDGPU loader slot).
+std::string
+applyRewritePlans(const std::vector<const v1::RewritePlan *> &plans);
 
 } // namespace linkd

@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <unistd.h>
@@ -169,6 +170,16 @@ extern void *elfStatic21 __asm__("_ZN3lld3elf6ElfSym6mipsGpE");
 // script's PHDRS FLAGS(...) is evaluated while it is parsed, before that,
 // and CONSTANT(COMMONPAGESIZE) there is an error only if it is still null.
 extern void *elfStatic22 __asm__("_ZN3lld3elf6targetE");
+// The guard of postScanRelocations()'s `static Undefined dummy(
+// ctx.internalFile, ...)` (the GOT's TLS module index of a local-dynamic
+// link): built by the first link that has one, it keeps that link's
+// internal file, freed by its clean-up, and a later link that is not
+// -shared and not relaxed to local-exec (ARM, RISC-V, LoongArch, Hexagon:
+// x86 always relaxes) would put it in its GOT. Reset, the next link that
+// reaches it builds it from its own file, as in a fresh process. A local
+// symbol in LLD; linkd-lld's build makes it global (CMakeLists.txt).
+extern uint64_t
+    tlsIndexDummyGuard __asm__("_ZGVZN3lld3elf19postScanRelocationsEvE5dummy");
 } // namespace linkd_lld_statics
 
 namespace linkd {
@@ -201,6 +212,7 @@ void clearElfStatics() {
     &linkd_lld_statics::elfStatic22};
   for (void **p : statics)
     *p = nullptr;
+  linkd_lld_statics::tlsIndexDummyGuard = 0;
 }
 } // namespace
 

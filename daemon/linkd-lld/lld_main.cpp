@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -46,20 +47,35 @@ int usageError(const std::string &msg) {
 
 // The fallback's link-time rewriting: no daemon, no cache, rewritten inputs
 // in memory.
-std::string rewriteLocally(const std::string &specPath) {
+std::string rewriteLocally(const std::vector<std::string> &specPaths) {
   char cwd[PATH_MAX];
   if (!getcwd(cwd, sizeof(cwd)))
     return "cannot get the working directory";
-  std::string error;
-  auto spec = linkd::rewrite::loadLinkRewriteSpec(specPath, cwd, &error);
-  if (!spec)
-    return error;
-  return linkd::applyRewritePlan(linkd::planFromSpec(*spec));
+  std::vector<linkd::v1::RewritePlan> plans;
+  std::vector<std::vector<std::string>> inputs;
+  for (const std::string &specPath : specPaths) {
+    std::string error;
+    auto spec = linkd::rewrite::loadLinkRewriteSpec(specPath, cwd, &error);
+    if (!spec)
+      return error;
+    plans.push_back(linkd::planFromSpec(*spec));
+    inputs.emplace_back();
+    for (const auto &in : spec->inputs)
+      inputs.back().push_back(in.path);
+  }
+  if (std::string e = linkd::rewrite::checkSpecsDisjoint(specPaths, inputs);
+      !e.empty())
+    return e;
+  std::vector<const linkd::v1::RewritePlan *> pointers;
+  for (const linkd::v1::RewritePlan &plan : plans)
+    pointers.push_back(&plan);
+  return linkd::applyRewritePlans(pointers);
 }
 
 int cmdLink(int argc, char **argv) {
   linkd::LldInvocation inv;
-  std::string argv0, rewriteSpec;
+  std::string argv0;
+  std::vector<std::string> rewriteSpecs;
   int i = 2;
   for (; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -77,7 +93,7 @@ int cmdLink(int argc, char **argv) {
     } else if (a == "--argv0") {
       argv0 = argv[++i];
     } else if (a == "--rewrite-spec") {
-      rewriteSpec = argv[++i];
+      rewriteSpecs.push_back(argv[++i]);
     } else {
       return usageError("bad link option " + std::string(a));
     }
@@ -89,8 +105,8 @@ int cmdLink(int argc, char **argv) {
       argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
-  if (!rewriteSpec.empty())
-    if (std::string err = rewriteLocally(rewriteSpec); !err.empty()) {
+  if (!rewriteSpecs.empty())
+    if (std::string err = rewriteLocally(rewriteSpecs); !err.empty()) {
       std::fprintf(stderr, "linkd: error: link-time rewriting: %s\n",
                    err.c_str());
       return 1;

@@ -170,12 +170,30 @@ bool samePath(const std::string &a, const std::string &b) {
 
 // One line per record; a fifth column says what an AMDGPU name is paired
 // with (kernel and descriptor, managed variable and value, metadata note).
+// Names --match selects that stay (AMDGPU loader slots) follow, old and
+// new the same, the note saying why.
 int printTable(const rewrite::RenameTable &table) {
   for (const rewrite::RenameRecord &r : table.records())
     std::printf("%s\t%s\t%s\t%s%s%s\n", r.oldName.c_str(), r.newName.c_str(),
                 rewrite::scopeName(r.scope), r.file.c_str(),
                 r.note.empty() ? "" : "\t", r.note.c_str());
+  for (const rewrite::LeftAloneRecord &r : table.leftAlone())
+    std::printf("%s\t%s\t%s\t%s\t%s\n", r.name.c_str(), r.name.c_str(),
+                rewrite::scopeName(r.scope), r.file.c_str(), r.why().c_str());
   return 0;
+}
+
+// A weak name left alone is shared by every rewritten copy a code object
+// links: said on every run, not only with --dry-run.
+void warnWeakLeftAlone(const rewrite::RenameTable &table) {
+  for (const rewrite::LeftAloneRecord &r : table.leftAlone())
+    if (r.weak)
+      std::fprintf(stderr,
+                   "linkd: warning: %s: %s matches --match but is a weak "
+                   "loader slot, left alone: copies of this runtime rewritten "
+                   "with other prefixes and linked into one code object share "
+                   "it; give each copy its own with --rename\n",
+                   r.file.c_str(), r.name.c_str());
 }
 
 std::string jsonString(std::string_view s) {
@@ -208,6 +226,17 @@ std::string tableJson(const rewrite::RenameTable &table) {
            ", \"scope\": " + jsonString(rewrite::scopeName(r.scope)) +
            ", \"file\": " + jsonString(r.file) +
            ", \"note\": " + jsonString(r.note) + "}";
+    sep = ",\n";
+  }
+  out += "\n], \"left_alone\": [";
+  sep = "\n";
+  for (const rewrite::LeftAloneRecord &r : table.leftAlone()) {
+    out += sep;
+    out += "  {\"name\": " + jsonString(r.name) +
+           ", \"scope\": " + jsonString(rewrite::scopeName(r.scope)) +
+           ", \"file\": " + jsonString(r.file) +
+           ", \"weak\": " + (r.weak ? "true" : "false") +
+           ", \"note\": " + jsonString(r.why()) + "}";
     sep = ",\n";
   }
   return out + "\n]}\n";
@@ -256,6 +285,7 @@ int cmdRewrite(int argc, char **argv) {
     auto table = rewrite::computeTable(opts.spec, inputs);
     if (!table)
       return failure(llvm::toString(table.takeError()));
+    warnWeakLeftAlone(*table);
     if (!opts.tableOut.empty())
       if (std::string err = writeAtomically(opts.tableOut, tableJson(*table));
           !err.empty())
@@ -267,6 +297,7 @@ int cmdRewrite(int argc, char **argv) {
                                  /*withRecords=*/!opts.tableOut.empty());
   if (!result)
     return failure(llvm::toString(result.takeError()));
+  warnWeakLeftAlone(result->table);
   if (int rc = writeOutputs(opts, result->outputs))
     return rc;
   if (!opts.tableOut.empty())

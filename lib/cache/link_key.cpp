@@ -178,8 +178,9 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
     out.keyFields.push_back(a);
     out.localFields.push_back(a);
   }
-  if (!inv.rewriteSpec.empty())
-    h.field("rewrite-spec").field(inv.rewriteSpec);
+  // Every spec, in order: a link with two specs is not the link with one.
+  for (const std::string &spec : inv.rewriteSpecs)
+    h.field("rewrite-spec").field(spec);
 }
 
 // The key of a link that holds names by role (link_names.h).
@@ -235,8 +236,8 @@ void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
     }
   for (const ResponseFile &f : expanded.files)
     out.responseFiles.insert(f.path); // their content is in the arguments
-  if (!inv.rewriteSpec.empty())
-    h.field("rewrite-spec").field(stored(inv.rewriteSpec));
+  for (const std::string &spec : inv.rewriteSpecs)
+    h.field("rewrite-spec").field(stored(spec));
 }
 
 // Mach-O's `-oso_prefix ~` (or `~/...`) is expanded from HOME (real_path

@@ -24,7 +24,8 @@ struct LinkInvocation {
   // The base dir the client was given (LINKD_BASE_DIR or its config file),
   // absolute; empty: the daemon's own.
   std::string baseDir;
-  std::string rewriteSpec; // --linkd-rewrite=FILE, absolute; empty: none
+  // Each --linkd-rewrite=FILE, absolute, in order; empty: none.
+  std::vector<std::string> rewriteSpecs;
   // The client's stdin, when it sent it (an llvm-ar MRI script).
   std::optional<std::string> stdinData;
 };

@@ -11,7 +11,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <sstream>
+#include <utility>
 
 namespace linkd::rewrite {
 namespace {
@@ -130,6 +132,26 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
     return std::nullopt;
   }
   return out;
+}
+
+std::string
+checkSpecsDisjoint(const std::vector<std::string> &specPaths,
+                   const std::vector<std::vector<std::string>> &inputs) {
+  std::map<std::pair<dev_t, ino_t>, std::pair<size_t, std::string>> seen;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const std::string &path : inputs[i]) {
+      struct stat st {};
+      if (stat(path.c_str(), &st) != 0)
+        continue; // the spec's own loading reports it
+      auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino),
+                                      std::make_pair(i, path));
+      if (!fresh && it->second.first != i)
+        return path + ": an input of two rewrite specs (" +
+               specPaths[it->second.first] + " and " + specPaths[i] +
+               "); a file is read in one rewritten form, so each copy needs a "
+               "file of its own";
+    }
+  return {};
 }
 
 } // namespace linkd::rewrite

@@ -48,4 +48,14 @@ std::optional<LinkRewriteSpec> loadLinkRewriteSpec(const std::string &path,
                                                    const std::string &cwd,
                                                    std::string *error);
 
+// Several specs in one link (-Wl,--linkd-rewrite= given more than once):
+// each rewrites its own inputs. LLD opens a file by any name and reads the
+// one rewritten form of it, so a file (by device and inode) that two specs
+// name could only follow one of them: "" if no file is an input of two
+// specs, else an error naming the file and both specs. `specPaths[i]` is
+// spec i's file, `inputs[i]` its inputs (absolute).
+std::string
+checkSpecsDisjoint(const std::vector<std::string> &specPaths,
+                   const std::vector<std::vector<std::string>> &inputs);
+
 } // namespace linkd::rewrite

@@ -30,6 +30,30 @@ void loaderNames(const std::vector<const ScannedObject *> &objs,
   }
 }
 
+// MATCH names of runtime definitions that only an explicit rename reaches
+// and none does (see LeftAloneRecord).
+std::vector<LeftAloneRecord>
+leftAloneNames(const RewriteSpec &spec,
+               const std::vector<const ScannedObject *> &objs,
+               const RenameTable::NameSet &explicitOnly) {
+  std::vector<LeftAloneRecord> out;
+  if (spec.match.empty())
+    return out;
+  for (const ScannedObject *obj : objs) {
+    if (obj->scope != Scope::Runtime)
+      continue;
+    for (const ScannedSymbol &sym : obj->symbols) {
+      if (!sym.defined || sym.role != SymbolRole::Slot)
+        continue;
+      std::string base = parseName(obj->style, sym.name).base;
+      if (base.starts_with(spec.match) && explicitOnly.count(base) &&
+          !spec.renames.count(base))
+        out.push_back({sym.name, obj->scope, obj->file, sym.weak});
+    }
+  }
+  return out;
+}
+
 // The internal set, step 1.
 RenameTable::NameSet
 runtimeDefinitions(const RewriteSpec &spec,
@@ -59,6 +83,14 @@ runtimeDefinitions(const RewriteSpec &spec,
 }
 
 } // namespace
+
+std::string LeftAloneRecord::why() const {
+  return weak ? "left alone: a weak loader slot matched by --match (explicit "
+                "--rename only); rewritten copies linked into one code object "
+                "share it"
+              : "left alone: a loader slot matched by --match (explicit "
+                "--rename only)";
+}
 
 const char *scopeName(Scope scope) {
   switch (scope) {
@@ -303,6 +335,7 @@ RenameTable::build(const RewriteSpec &spec,
   Built out;
   out.table.spec_ = spec;
   loaderNames(objects, out.table.exportOnly_, out.table.explicitOnly_);
+  out.table.leftAlone_ = leftAloneNames(spec, objects, out.table.explicitOnly_);
   if (!spec.internalPrefix.empty())
     out.table.internal_ = runtimeDefinitions(spec, objects, out.table);
   Builder b{out.table, spec, objects, out.table.internal_, out.errors};

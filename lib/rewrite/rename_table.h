@@ -57,11 +57,14 @@ enum class SymbolRole {
 
 struct ScannedSymbol {
   ScannedSymbol(std::string name, bool defined,
-                SymbolRole role = SymbolRole::Plain)
-      : name(std::move(name)), defined(defined), role(role) {}
+                SymbolRole role = SymbolRole::Plain, bool weak = false)
+      : name(std::move(name)), defined(defined), role(role), weak(weak) {}
   std::string name; // raw, as in the symbol table
   bool defined = false;
   SymbolRole role = SymbolRole::Plain;
+  // A weak (or linkonce) definition: copies of it merge silently in a link.
+  // Set where it matters (AMDGPU slots).
+  bool weak = false;
 };
 
 struct ScannedGroup {
@@ -81,6 +84,18 @@ struct ScannedObject {
   std::vector<ScannedGroup> groups;
   // AMDGPU: the symbol names the NT_AMDGPU_METADATA note holds.
   std::vector<std::string> metadataSymbols;
+};
+
+// A name --match selects that no rule renames: an AMDGPU loader slot
+// defined by a runtime input (explicit renames only). Two rewritten copies
+// of the runtime keep the one name; if it is weak they share one variable
+// in a code object that links both, silently (docs/rewrite.md, "AMDGPU").
+struct LeftAloneRecord {
+  std::string name; // raw
+  Scope scope;
+  std::string file;
+  bool weak = false;
+  std::string why() const;
 };
 
 struct RenameRecord {
@@ -114,6 +129,9 @@ public:
 
   // Every symbol renamed in every file, in input order: the --dry-run view.
   const std::vector<RenameRecord> &records() const { return records_; }
+  // Every MATCH name a runtime input defines that stays as it is (always
+  // computed: a link with several specs compares them).
+  const std::vector<LeftAloneRecord> &leftAlone() const { return leftAlone_; }
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const {
@@ -138,6 +156,7 @@ private:
   NameSet internal_;
   NameSet exportOnly_, explicitOnly_;
   std::vector<RenameRecord> records_;
+  std::vector<LeftAloneRecord> leftAlone_;
 };
 
 struct RenameTable::Built {

@@ -262,7 +262,7 @@ Error scanAmdgpu(const ObjectFile &file, ScannedObject &out) {
     return meta.takeError();
   out.metadataSymbols = std::move(*meta);
   AmdgpuNames names = amdgpuPairs(out);
-  std::map<std::string, SymbolRole> roles;
+  std::map<std::string, std::pair<SymbolRole, bool>> roles; // role, weak
   for (const ELFSymbolRef &ref : obj->symbols()) {
     auto sym = obj->getSymbol(ref.getRawDataRefImpl());
     if (!sym)
@@ -274,11 +274,14 @@ Error scanAmdgpu(const ObjectFile &file, ScannedObject &out) {
     if (!name)
       return name.takeError();
     StringRef base = amdgpuBase(name->split('@').first);
-    roles[name->str()] = amdgpuRole(*obj, **sym, base, names);
+    roles[name->str()] = {amdgpuRole(*obj, **sym, base, names),
+                          (*sym)->getBinding() == ELF::STB_WEAK};
   }
   for (ScannedSymbol &sym : out.symbols)
-    if (auto it = roles.find(sym.name); it != roles.end())
-      sym.role = it->second;
+    if (auto it = roles.find(sym.name); it != roles.end()) {
+      sym.role = it->second.first;
+      sym.weak = it->second.second;
+    }
   return Error::success();
 }
 
@@ -491,7 +494,8 @@ Error scanBitcode(MemoryBufferRef buf, ScannedObject &out) {
     out.symbols.push_back({gv.getName().str(), !gv.isDeclaration(),
                            out.style == NameStyle::IrAmdgpu
                                ? irAmdgpuRole(**mod, gv)
-                               : SymbolRole::Plain});
+                               : SymbolRole::Plain,
+                           gv.isWeakForLinker()});
     if (const Comdat *c = gv.getComdat(); c && !gv.isDeclaration()) {
       ScannedGroup &g = groups[c->getName().str()];
       g.key = c->getName().str();

@@ -66,9 +66,11 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 30s);
     });
-    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid); ++i)
+    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid);
+         ++i)
       std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(portAccepts(n.port)) << "farm node " << name << " did not start";
+    EXPECT_TRUE(portAccepts(n.port))
+        << "farm node " << name << " did not start";
     return n;
   }
 
@@ -620,10 +622,10 @@ TEST_F(FarmTest, TwoNodesShareTheLoadAndSurviveAKilledNode) {
   EXPECT_GE(s["farm_retries"] + s["farm_fallbacks"], 1);
   // The rest continue on the survivor.
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(
-        exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
-                       " p.o -o q" + std::to_string(i) +
-                       " -Wl,--defsym=farm_test_round=" + std::to_string(10 + i))));
+    ASSERT_TRUE(exitedZero(
+        run(env + "clang-19 --ld-path=" + binPath("ld.linkd") + " p.o -o q" +
+            std::to_string(i) +
+            " -Wl,--defsym=farm_test_round=" + std::to_string(10 + i))));
   EXPECT_GE(cacheStats()["farm_offloaded"], 9);
 }
 
@@ -640,6 +642,84 @@ TEST_F(FarmTest, UnreachableFarmLinksLocallyWithinTheConnectTimeout) {
   auto s = cacheStats();
   EXPECT_EQ(s["farm_fallbacks"], 1);
   EXPECT_EQ(s["farm_offloaded"], 0);
+}
+
+} // namespace
+} // namespace linkd::e2e
+
+namespace linkd::e2e {
+namespace {
+
+// Six clients (daemons of their own, one token) offload, at the same
+// instant, links that share an input the node has never seen: a 32 MiB
+// object (32 upload chunks). Each client's daemon is up and has linked once
+// before (a program of its own), so the six uploads overlap. One link
+// uploads the blob,
+// the others wait for its commit: none is refused ("chunk at offset ...
+// does not continue it" when two uploads wrote one partial file), none
+// links locally, every output is stock LLD's.
+TEST_F(FarmTest, ConcurrentFirstUploadsOfOneInputAreAllOffloaded) {
+  writeFile("tokens",
+            std::string("# token name max_links\n") + kToken + " alice 8\n");
+  Node node = startNode("n1", "--jobs 6");
+  std::string farm = target({node});
+  // Data that zstd cannot shrink: every chunk is a full MiB on the wire.
+  ASSERT_TRUE(exitedZero(run(
+      "head -c 33554432 /dev/urandom > big.bin && "
+      "printf '.section .rodata\\n.globl big\\nbig:\\n.incbin \"big.bin\"\\n' "
+      "> big.s && clang-19 -c big.s -o big.o")));
+  writeFile("warm.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c warm.c")));
+  constexpr int kClients = 6;
+  std::vector<std::string> cmds;
+  for (int i = 0; i < kClients; ++i) {
+    std::string c = "c" + std::to_string(i);
+    writeFile(c + ".c", "extern const char big[];\nint main(void) { return "
+                        "big[" +
+                            std::to_string(i) +
+                            "] == 7 ? 3 : " + std::to_string(i) + "; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c " + c + ".c && mkdir -p " + c +
+                               "/run && chmod 700 " + c + "/run")));
+    std::string env = "export LINKD_SOCKET=" + path(c + "/run/linkd.sock") +
+                      " LINKD_STATE_DIR=" + path(c + "/state") +
+                      " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
+    atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
+    ASSERT_TRUE(exitedZero(run(env + farmEnv(farm, "tok") +
+                               "clang-19 --ld-path=" + binPath("ld.linkd") +
+                               " warm.o -o " + c + ".warm")));
+    cmds.push_back(env + farmEnv(farm, "tok") + "clang-19 --ld-path=" +
+                   binPath("ld.linkd") + " " + c + ".o big.o -o " + c + ".exe");
+    ASSERT_TRUE(exitedZero(run("clang-19 --ld-path=" + tools::ldLld.path + " " +
+                               c + ".o big.o -o " + c + ".stock")));
+  }
+  std::vector<Background> links = startTogether(cmds);
+  for (const Background &bg : links)
+    EXPECT_TRUE(exitedZero(wait(bg, 180s)));
+  for (int i = 0; i < kClients; ++i) {
+    std::string c = "c" + std::to_string(i);
+    EXPECT_TRUE(sameBytes(c + ".stock", c + ".exe"));
+    std::string env = "export LINKD_SOCKET=" + path(c + "/run/linkd.sock") +
+                      " LINKD_STATE_DIR=" + path(c + "/state") +
+                      " LINKD_CACHE_DIR=" + path(c + "/cache") + "; ";
+    auto s = cacheStats(env);
+    EXPECT_EQ(s["farm_offloaded"], 2) << c;
+    EXPECT_EQ(s["farm_fallbacks"], 0) << c;
+  }
+  // The node ran all twelve to the end, refused none, and at least one
+  // link waited for another's upload rather than sending the object again.
+  std::vector<std::string> done = nodeLog("n1", "outputs=");
+  EXPECT_EQ(done.size(), size_t(2 * kClients));
+  EXPECT_TRUE(nodeLog("n1", "does not continue").empty());
+  EXPECT_TRUE(nodeLog("n1", "failed").empty());
+  EXPECT_EQ(farmHealth(farm, "links_total"), 2 * kClients);
+  long long awaited = 0;
+  std::regex re("blobs_awaited=([0-9]+)");
+  for (const std::string &l : done) {
+    std::smatch m;
+    if (std::regex_search(l, m, re))
+      awaited += std::stoll(m[1]);
+  }
+  EXPECT_GT(awaited, 0);
 }
 
 } // namespace

@@ -216,3 +216,118 @@ TEST_F(LinkRewrite, RewriteCommandRunsInTheDaemonAndIsCached) {
 
 } // namespace
 } // namespace linkd::e2e
+
+namespace linkd::e2e {
+namespace {
+
+// Two namespaced copies of one runtime in one link, each with its kernel
+// (Halide: two pipelines, each with its own runtime): two specs, each
+// rewriting its own files. Both copies keep their own state; the bytes
+// are stock LLD's on the objects two `linkd rewrite` runs write; a repeat
+// is a hit; a file named by both specs is refused.
+class TwoRewriteSpecs : public E2eTest {
+protected:
+  void SetUp() override {
+    E2eTest::SetUp();
+    writeFile("rt.c", R"(static int calls;
+int shared_state = 0;
+int helper(int x) { return x + shared_state; }
+void halide_set(int v) { shared_state = v; ++calls; }
+int halide_get(void) { return helper(0); }
+int halide_calls(void) { return calls; }
+)");
+    for (const char *c : {"a", "b"})
+      writeFile(std::string("k_") + c + ".c",
+                std::string("int halide_get(void);\nvoid halide_set(int);\n"
+                            "int kernel_") +
+                    c + "(int v) { halide_set(v); return halide_get(); }\n");
+    writeFile("main.c", R"(int kernel_a(int), kernel_b(int);
+int rtA_get(void), rtB_get(void), rtA_calls(void), rtB_calls(void);
+int main(void) {
+  int a = kernel_a(3), b = kernel_b(4);
+  int a2 = kernel_a(5);
+  /* Each copy saw only its own kernel's calls. */
+  return a == 3 && b == 4 && a2 == 5 && rtA_get() == 5 && rtB_get() == 4 &&
+                 rtA_calls() == 2 && rtB_calls() == 1 ? 42 : 1;
+}
+)");
+    // Each copy of the runtime is a file of its own (LLD reads a file in
+    // one rewritten form).
+    ASSERT_TRUE(exitedZero(run("clang-19 -O1 -c rt.c k_a.c k_b.c main.c && "
+                               "cp rt.o rt_a.o && cp rt.o rt_b.o")));
+    writeFile("a.spec", "match = halide_\nexport-prefix = rtA_\n"
+                        "internal-prefix = rtAi_\nruntime = rt_a.o\n"
+                        "kernel = k_a.o\n");
+    writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\n"
+                        "internal-prefix = rtBi_\nruntime = rt_b.o\n"
+                        "kernel = k_b.o\n");
+    ASSERT_TRUE(exitedZero(
+        run(binPath("linkd-lld") +
+            " rewrite --match halide_ --export-prefix rtA_ --internal-prefix "
+            "rtAi_ --runtime rt_a.o --kernel k_a.o --out-dir A && " +
+            binPath("linkd-lld") +
+            " rewrite --match halide_ --export-prefix rtB_ --internal-prefix "
+            "rtBi_ --runtime rt_b.o --kernel k_b.o --out-dir B && clang-19 "
+            "--ld-path=" +
+            tools::ldLld.path +
+            " main.o A/rt_a.o A/k_a.o B/rt_b.o B/k_b.o -o " + "stock")));
+  }
+
+  std::string link(const std::string &out, const std::string &extra = "") {
+    return "clang-19 --ld-path=" + binPath("ld.linkd") +
+           " -Wl,--linkd-rewrite=a.spec -Wl,--linkd-rewrite=b.spec " + extra +
+           " main.o rt_a.o k_a.o rt_b.o k_b.o -o " + out;
+  }
+};
+
+TEST_F(TwoRewriteSpecs, BothCopiesStayIndependentAndMatchStock) {
+  ASSERT_EQ(run("./stock").exitCode, 42);
+  RunResult first = run(link("p"));
+  ASSERT_TRUE(exitedZero(first));
+  EXPECT_TRUE(sameBytes("stock", "p"));
+  EXPECT_EQ(run("./p").exitCode, 42);
+  // Four rewritten objects (two per spec) went to the store.
+  for (int i = 0; i < 200 && cacheStats()["rewrites_stored"] < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_EQ(cacheStats()["rewrites_stored"], 4);
+
+  // The same link again: a hit of the whole link.
+  ASSERT_TRUE(exitedZero(run("rm p && " + link("p"))));
+  EXPECT_TRUE(sameBytes("stock", "p"));
+  EXPECT_EQ(cacheStats()["hits"], 1);
+
+  // A change to the second spec alone misses (the key covers every spec);
+  // the first spec's objects come from the rewritten-object cache.
+  writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\n"
+                      "internal-prefix = rtBj_\nruntime = rt_b.o\n"
+                      "kernel = k_b.o\n");
+  ASSERT_TRUE(exitedZero(run(link("p2"))));
+  EXPECT_EQ(run("./p2").exitCode, 42);
+  auto s = cacheStats();
+  EXPECT_EQ(s["hits"], 1);
+  EXPECT_EQ(s["rewrites_cached"], 2);
+
+  // Without a daemon: the same bytes.
+  writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\n"
+                      "internal-prefix = rtBi_\nruntime = rt_b.o\n"
+                      "kernel = k_b.o\n");
+  ASSERT_TRUE(exitedZero(run("LINKD_DISABLE=1 " + link("local"))));
+  EXPECT_TRUE(sameBytes("stock", "local"));
+}
+
+TEST_F(TwoRewriteSpecs, AFileNamedByBothSpecsIsRefused) {
+  writeFile("b.spec", "match = halide_\nexport-prefix = rtB_\n"
+                      "internal-prefix = rtBi_\nruntime = rt_a.o\n"
+                      "kernel = k_b.o\n");
+  for (const char *prefix : {"", "LINKD_DISABLE=1 "}) {
+    RunResult r = run(prefix + link("p"));
+    EXPECT_EQ(r.exitCode, 1) << prefix;
+    EXPECT_NE(r.err.find("rt_a.o: an input of two rewrite specs"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(exists("p"));
+  }
+}
+
+} // namespace
+} // namespace linkd::e2e

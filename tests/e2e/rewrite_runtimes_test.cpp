@@ -509,6 +509,101 @@ halide_fn:
   }
 }
 
+// Loader slots --match selects stay as they are (explicit renames only):
+// --dry-run and --table-out list them, a weak one draws a warning (copies
+// rewritten with other prefixes share it in one code object), and a link
+// with two specs whose copies would merge one says so, on every run.
+TEST_P(RewriteAmdgpu, MatchedSlotsLeftAloneAreReportedAndMergesWarned) {
+  writeFile("slots.c", R"(#define SLOT __attribute__((visibility("protected")))
+#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
+__attribute__((weak)) SLOT int halide_weak_slot = 1;
+SLOT int halide_slot;
+KERNEL void halide_kernel_w(int *p) { *p = halide_weak_slot + halide_slot; }
+)");
+  ASSERT_TRUE(exitedZero(run(compileGpu("slots.c", "slots.o"))));
+  RunResult dry =
+      run(rewriteCmd("--match halide_ --export-prefix rtA_ --runtime slots.o "
+                     "--dry-run --table-out t.json"));
+  ASSERT_TRUE(exitedZero(dry));
+  EXPECT_NE(dry.out.find("halide_weak_slot\thalide_weak_slot\truntime\t"
+                         "slots.o\tleft alone: a weak loader slot matched by "
+                         "--match (explicit --rename only); rewritten copies "
+                         "linked into one code object share it\n"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("halide_slot\thalide_slot\truntime\tslots.o\tleft "
+                         "alone: a loader slot matched by --match (explicit "
+                         "--rename only)\n"),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("halide_kernel_w\trtA_kernel_w\t"), std::string::npos);
+  EXPECT_NE(dry.err.find("linkd: warning: slots.o: halide_weak_slot matches "
+                         "--match but is a weak loader slot, left alone"),
+            std::string::npos)
+      << dry.err;
+  EXPECT_EQ(dry.err.find("halide_slot "), std::string::npos) << dry.err;
+  std::string json = readFile("t.json");
+  EXPECT_NE(json.find(R"("left_alone": [)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"({"name": "halide_weak_slot", "scope": "runtime", )"
+                      R"("file": "slots.o", "weak": true, )"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"({"name": "halide_slot", "scope": "runtime", )"
+                      R"("file": "slots.o", "weak": false, )"),
+            std::string::npos)
+      << json;
+
+  // Two copies of a runtime with only the weak slot, namespaced by two
+  // specs into one code object: LLD keeps one halide_weak_slot, silently.
+  writeFile(
+      "weak.c",
+      R"(#define KERNEL __attribute__((amdgpu_kernel, visibility("protected")))
+__attribute__((weak, visibility("protected"))) int halide_weak_slot = 1;
+KERNEL void halide_kernel_w(int *p) { *p = halide_weak_slot; }
+)");
+  ASSERT_TRUE(
+      exitedZero(run(compileGpu("weak.c", "rt_a.o") + " && cp rt_a.o rt_b.o")));
+  writeFile("a.spec",
+            "match = halide_\nexport-prefix = rtA_\nruntime = rt_a.o\n");
+  writeFile("b.spec",
+            "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n");
+  ASSERT_TRUE(exitedZero(
+      run(rewriteCmd("--match halide_ --export-prefix rtA_ --runtime rt_a.o "
+                     "--out-dir A") +
+          " && " +
+          rewriteCmd("--match halide_ --export-prefix rtB_ --runtime rt_b.o "
+                     "--out-dir B") +
+          " && " + tools::ldLld.path +
+          " -shared A/rt_a.o B/rt_b.o -o stock.hsaco")));
+  std::string link = binPath("ld.linkd") +
+                     " -shared --linkd-rewrite=a.spec --linkd-rewrite=b.spec "
+                     "rt_a.o rt_b.o -o both.hsaco";
+  const std::string warning =
+      "linkd: warning: link-time rewriting: halide_weak_slot is a loader slot "
+      "that two rewrite specs leave alone (";
+  for (int i = 0; i < 2; ++i) { // a miss, then a hit that replays it
+    RunResult r = run("rm -f both.hsaco && " + link);
+    ASSERT_TRUE(exitedZero(r));
+    EXPECT_NE(r.err.find(warning), std::string::npos) << i << r.err;
+    EXPECT_TRUE(sameBytes("stock.hsaco", "both.hsaco"));
+  }
+  EXPECT_EQ(cacheStats()["hits"], 1);
+  RunResult local = run("rm both.hsaco && LINKD_DISABLE=1 " + link);
+  ASSERT_TRUE(exitedZero(local));
+  EXPECT_NE(local.err.find(warning), std::string::npos) << local.err;
+  EXPECT_TRUE(sameBytes("stock.hsaco", "both.hsaco"));
+  // An explicit rename in one spec gives each copy its own: no warning.
+  writeFile("b.spec",
+            "match = halide_\nexport-prefix = rtB_\nruntime = rt_b.o\n"
+            "rename = halide_weak_slot=rtB_weak_slot\n");
+  RunResult renamed = run("rm both.hsaco && " + link);
+  ASSERT_TRUE(exitedZero(renamed));
+  EXPECT_EQ(renamed.err.find("linkd: warning"), std::string::npos)
+      << renamed.err;
+  EXPECT_NE(run(tools::nm.path + " both.hsaco").out.find(" rtB_weak_slot\n"),
+            std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, RewriteAmdgpu,
                          ::testing::Values("gfx90a", "gfx1100"));
 

@@ -8,9 +8,11 @@
 // `reused=` (links that process ran before) say which process ran a link.
 #include "harness.h"
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace linkd::e2e {
 namespace {
@@ -212,6 +214,96 @@ TEST_F(WorkerReuse, ColourSettingsDoNotCarryOver) {
                          {"w.so"}))
         << colour;
   }
+}
+
+} // namespace
+} // namespace linkd::e2e
+
+namespace linkd::e2e {
+namespace {
+
+// The 8-byte guard of LLD's `static Undefined dummy` in
+// postScanRelocations() (lld_entry.cpp) in process `pid`, read through
+// /proc/PID/mem at its address in linkd-lld; nullopt if it cannot be read.
+std::optional<uint64_t>
+tlsDummyGuard(pid_t pid,
+              const std::function<RunResult(const std::string &)> &sh) {
+  const char *name = "_ZGVZN3lld3elf19postScanRelocationsEvE5dummy";
+  RunResult nm = sh(tools::nm.path + " " + binPath("linkd-lld") + " | grep ' " +
+                    name + "$'");
+  std::istringstream sym(nm.out);
+  std::string value;
+  if (!(sym >> value))
+    return std::nullopt;
+  uint64_t addr = std::stoull(value, nullptr, 16);
+  std::string exe = sh("readlink /proc/" + std::to_string(pid) + "/exe").out;
+  exe = exe.substr(0, exe.find('\n'));
+  // PIE: the symbol's value is relative to the first mapping of the file.
+  if (sh(tools::readelf.path + " -h " + binPath("linkd-lld")).out.find("DYN") !=
+      std::string::npos) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    uint64_t base = 0;
+    while (std::getline(maps, line))
+      if (line.size() > exe.size() &&
+          line.compare(line.size() - exe.size(), exe.size(), exe) == 0) {
+        base = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+        break;
+      }
+    if (!base)
+      return std::nullopt;
+    addr += base;
+  }
+  std::ifstream mem("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
+  mem.seekg(static_cast<std::streamoff>(addr));
+  uint64_t guard = 0;
+  if (!mem.read(reinterpret_cast<char *>(&guard), sizeof(guard)))
+    return std::nullopt;
+  return guard;
+}
+
+// LLD builds the static TLS-index symbol of postScanRelocations() in the
+// first link with a local-dynamic TLS reference (here an x86-64 -shared
+// library) from that link's internal file, which the link's clean-up frees.
+// The worker resets its guard before every link, so the next link starts
+// as in a fresh process (the reset link does not reach it: guard 0).
+TEST_F(WorkerReuse, TheTlsIndexStaticOfOneLinkIsResetForTheNext) {
+  // Two variables: with one, clang makes the access general-dynamic.
+  writeFile("ld_tls.c", "static __thread int t, u;\n"
+                        "void set_t(int a, int b) { t = a; u = b; }\n"
+                        "int get_t(void) { return t + u; }\n");
+  writeFile("plain.s", ".globl _start\n_start:\n  ret\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O1 -fPIC -ftls-model=local-dynamic "
+                             "-c ld_tls.c && clang-19 -c plain.s")));
+  ASSERT_NE(run(tools::readelf.path + " -r ld_tls.o").out.find("TLSLD"),
+            std::string::npos);
+  auto sh = [this](const std::string &c) { return run(c); };
+  bool proved = false;
+  for (int attempt = 0; attempt < 5 && !proved; ++attempt) {
+    std::string n = std::to_string(attempt);
+    ASSERT_TRUE(
+        linkBoth(elfLinkers(),
+                 "LINKD_NOCACHE=1 {ld} -shared ld_tls.o -o libt" + n + ".so",
+                 {"libt" + n + ".so"}));
+    LinkServed first = lastLinkServed();
+    std::optional<uint64_t> before = tlsDummyGuard(first.pid, sh);
+    if (!before)
+      continue; // that process did not stay for another link
+    ASSERT_NE(*before, 0u) << "the local-dynamic link did not build it";
+    ASSERT_TRUE(linkBoth(elfLinkers(),
+                         "LINKD_NOCACHE=1 {ld} plain.o -o plain" + n,
+                         {"plain" + n}));
+    LinkServed second = lastLinkServed();
+    if (second.pid != first.pid || second.reused <= first.reused)
+      continue; // another process ran it: try again
+    std::optional<uint64_t> after = tlsDummyGuard(second.pid, sh);
+    if (!after)
+      continue;
+    EXPECT_EQ(*after, 0u) << "the guard kept the first link's symbol";
+    proved = true;
+  }
+  EXPECT_TRUE(proved) << "the second link never ran in the first one's "
+                         "worker: the test proves nothing";
 }
 
 } // namespace

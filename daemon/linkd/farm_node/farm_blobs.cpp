@@ -105,7 +105,46 @@ bool FarmBlobStore::commit(const Digest &d, std::string *error,
     *error = "cannot publish blob " + d.hex() + ": " + std::strerror(errno);
     return false;
   }
+  std::lock_guard lock(claimsMu);
+  claims.erase(d);
   return true;
+}
+
+bool FarmBlobStore::claimUpload(const Digest &d, uint64_t owner) {
+  std::lock_guard lock(claimsMu);
+  auto [it, fresh] = claims.emplace(d, owner);
+  return fresh || it->second == owner;
+}
+
+void FarmBlobStore::releaseUploads(uint64_t owner) {
+  std::lock_guard lock(claimsMu);
+  std::erase_if(claims, [&](const auto &c) { return c.second == owner; });
+}
+
+std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {
+  std::string tmp = dir + "/partial/" + d.hex() + ".w" +
+                    std::to_string(getpid()) + "-" + std::to_string(++wholeSeq);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  if (fd < 0)
+    return "cannot create " + tmp + ": " + std::strerror(errno);
+  bool ok = true;
+  while (ok && !data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    ok = n > 0;
+    if (ok)
+      data.remove_prefix(static_cast<size_t>(n));
+  }
+  std::string e = ok ? "" : "cannot write " + tmp + ": " + std::strerror(errno);
+  if (close(fd) != 0 && e.empty())
+    e = "cannot write " + tmp + ": " + std::strerror(errno);
+  std::string final = pathOf(d);
+  if (e.empty() && rename(tmp.c_str(), final.c_str()) != 0)
+    e = "cannot publish blob " + d.hex() + ": " + std::strerror(errno);
+  if (!e.empty())
+    unlink(tmp.c_str());
+  return e;
 }
 
 namespace {

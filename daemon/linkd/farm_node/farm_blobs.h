@@ -12,13 +12,21 @@
 // path handed to a link child always holds exactly the content the client
 // hashed. Blobs are touched on use; evict() removes the least recently used
 // ones down to a size cap (run from the daemon's maintenance loop).
-// Thread-safe: concurrent links may upload the same blob; the loser's rename
-// replaces identical content.
+// Thread-safe. One partial file per digest means one upload at a time: an
+// offloaded link claims a digest before it asks its client for it, and a
+// second link that needs it meanwhile waits for the first one's commit
+// instead of writing over its chunks (six clients linking against one new
+// library at once were refused "does not continue it" and linked locally).
+// Whole blobs that arrive in one piece (the kernel library's) go through a
+// temporary file of their own; a second copy's rename replaces identical
+// content.
 #pragma once
 
 #include "digest/digest.h"
 
+#include <atomic>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,6 +59,17 @@ public:
   bool commit(const Digest &d, std::string *error,
               const std::optional<Digest> &hashed = std::nullopt);
 
+  // Takes the upload of `d` for `owner` (a link's number): true if it is
+  // now (or already was) `owner`'s to upload, false while another owner's
+  // upload of it is under way.
+  bool claimUpload(const Digest &d, uint64_t owner);
+  // Gives back every claim of `owner` (its link ended, whatever the
+  // outcome); a partial upload stays for the next one to resume.
+  void releaseUploads(uint64_t owner);
+  // Stores `data` (already hashed to `d` by the caller) through a temporary
+  // file of its own; "" or why not.
+  std::string storeWhole(const Digest &d, std::string_view data);
+
   uint64_t bytes() const;
   // Evicts least recently used blobs until at most the cap is used.
   uint64_t evict();
@@ -60,6 +79,9 @@ private:
   std::string dir;
   uint64_t maxBytes;
   mutable std::mutex mu; // serialises appends to one partial file
+  std::mutex claimsMu;
+  std::map<Digest, uint64_t> claims; // digest -> the link uploading it
+  std::atomic<uint64_t> wholeSeq{0}; // temporary names of storeWhole
 };
 
 } // namespace linkd

@@ -268,6 +268,10 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
         return fail(grpc::StatusCode::INVALID_ARGUMENT,
                     "the client closed its side with questions open");
     }
+    // A blob another link is uploading: looked for at every turn (at most
+    // the poll's 100 ms after its commit).
+    if (msgs.awaitingOtherUploads() && !reply(sandboxFd, msgs.answerPending()))
+      return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
     if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       char q[2 * 4096 + 8];
       ssize_t r = recv(sandboxFd, q, sizeof(q), MSG_DONTWAIT);
@@ -419,17 +423,19 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
                : std::chrono::duration<double, std::milli>(to - from).count();
   };
   spdlog::info("farm link id={} client={} rc={}{} outputs={} out_bytes={} "
-               "blobs_uploaded={} blobs_present={} resumed_bytes={} "
-               "round_trips={} paths={} wall_ms={:.1f} blobs_in_ms={:.1f} "
+               "blobs_uploaded={} blobs_present={} blobs_awaited={} "
+               "resumed_bytes={} round_trips={} paths={} wall_ms={:.1f} "
+               "blobs_in_ms={:.1f} "
                "link_ms={:.1f} send_ms={:.1f}",
                id, client, done->exit_code(),
                done->not_offloadable().empty()
                    ? ""
                    : " not_offloadable=\"" + done->not_offloadable() + "\"",
                outputs, outBytes, msgs.blobsUploaded(), msgs.blobsPresent(),
-               msgs.resumedBytes(), msgs.roundTrips(), msgs.view().size(),
-               done->wall_micros() / 1000.0, ms(begin, msgs.blobsIn()),
-               ms(spawned, exited), ms(exited, Clock::now()));
+               msgs.blobsAwaited(), msgs.resumedBytes(), msgs.roundTrips(),
+               msgs.view().size(), done->wall_micros() / 1000.0,
+               ms(begin, msgs.blobsIn()), ms(spawned, exited),
+               ms(exited, Clock::now()));
   send(m);
   return grpc::Status::OK;
 }

@@ -32,6 +32,8 @@ OffloadMessages::OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners,
         return this->owners.owns(this->client, d);
       }) {}
 
+OffloadMessages::~OffloadMessages() { blobs.releaseUploads(id); }
+
 grpc::Status OffloadMessages::fail(grpc::StatusCode code,
                                    const std::string &msg) const {
   spdlog::warn("farm link id={} client={} {}: {}", id, client,
@@ -55,8 +57,16 @@ bool OffloadMessages::addFact(const v1::PathFact &f) {
 void OffloadMessages::askForBlobs(const std::vector<Digest> &digests) {
   v1::OffloadDown m;
   for (const Digest &d : digests) {
-    if (!askedBlobs.insert(d).second)
+    if (askedBlobs.count(d) || awaitedBlobs.count(d))
       continue;
+    if (!blobs.claimUpload(d, id)) {
+      awaitedBlobs.insert(d);
+      ++awaitedCount;
+      spdlog::debug("farm link id={} waits for another link's upload of {}", id,
+                    d.hex());
+      continue;
+    }
+    askedBlobs.insert(d);
     auto *w = m.mutable_need_blobs()->add_blobs();
     w->set_digest(std::string(d.raw()));
     w->set_offset(blobs.partialSize(d));
@@ -181,7 +191,24 @@ std::optional<std::string> OffloadMessages::ask(std::string_view question) {
   return tryAnswer();
 }
 
+void OffloadMessages::settleAwaitedBlobs() {
+  std::vector<Digest> ask;
+  for (auto it = awaitedBlobs.begin(); it != awaitedBlobs.end();) {
+    if (blobs.has(*it) && owners.owns(client, *it)) {
+      present.insert(*it);
+      it = awaitedBlobs.erase(it);
+    } else if (blobs.claimUpload(*it, id)) {
+      ask.push_back(*it);
+      it = awaitedBlobs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  askForBlobs(ask);
+}
+
 std::optional<std::string> OffloadMessages::answerPending() {
+  settleAwaitedBlobs();
   return tryAnswer();
 }
 

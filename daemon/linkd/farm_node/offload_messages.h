@@ -39,6 +39,9 @@ public:
   OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners, uint64_t id,
                   std::string client, std::string scratchDir,
                   uint64_t maxRequestBytes, Send send);
+  ~OffloadMessages();
+  OffloadMessages(const OffloadMessages &) = delete;
+  OffloadMessages &operator=(const OffloadMessages &) = delete;
 
   // The first message: an OffloadStart whose request a node may run
   // (offload_request.h), its facts within the node's limit; then the
@@ -55,8 +58,14 @@ public:
   // take); nothing while it still waits.
   std::optional<std::string> answerPending();
 
-  // A question or an upload the node waits for.
-  bool waiting() const { return pending.has_value() || !askedBlobs.empty(); }
+  // A question or an upload the node waits for from this client (not a
+  // blob another link is uploading: the client owes nothing for that).
+  bool waiting() const {
+    return (pending.has_value() && awaitedBlobs.empty()) || !askedBlobs.empty();
+  }
+  // Blobs another link is uploading that this one waits for; the caller
+  // calls answerPending() now and then while there are any.
+  bool awaitingOtherUploads() const { return !awaitedBlobs.empty(); }
   bool questionOpen() const { return pending.has_value(); }
   // False once a message to the client could not be sent.
   bool clientReachable() const { return reachable; }
@@ -65,6 +74,8 @@ public:
   const FarmView &view() const { return files; }
   uint64_t blobsUploaded() const { return uploadedCount; }
   size_t blobsPresent() const { return present.size(); }
+  // Blobs this link waited for while another link uploaded them.
+  uint64_t blobsAwaited() const { return awaitedCount; }
   uint64_t roundTrips() const { return trips; }
   uint64_t resumedBytes() const { return resumed; }
   // When the last blob asked for arrived (the epoch if none was).
@@ -78,6 +89,10 @@ private:
   bool addFact(const v1::PathFact &f);
   grpc::Status takeBlob(v1::BlobChunk &chunk);
   void askForBlobs(const std::vector<Digest> &digests);
+  // Blobs waited for whose upload ended: stored and ours to use, or asked
+  // of this client after all (the other upload failed, or another token
+  // sent it).
+  void settleAwaitedBlobs();
   std::optional<std::string> tryAnswer();
   void toClient(const v1::OffloadDown &m) { reachable = reachable && send(m); }
 
@@ -95,12 +110,13 @@ private:
   std::optional<FarmView::Question> pending;
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
+  std::set<Digest> awaitedBlobs;      // being uploaded by another link
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
   // Uploads received from offset 0, hashed as they arrive, each on a helper
   // thread: the handler writes, answers the link's questions, and was the
   // bottleneck of a cold upload.
   std::map<Digest, std::unique_ptr<Sha256Thread>> arriving;
-  uint64_t uploadedCount = 0, trips = 0;
+  uint64_t uploadedCount = 0, trips = 0, awaitedCount = 0;
   uint64_t resumed = 0; // partial uploads asked to continue, not redone
   std::chrono::steady_clock::time_point lastBlob;
 };

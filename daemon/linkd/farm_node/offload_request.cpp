@@ -38,9 +38,9 @@ std::string checkFlavorAndShape(const v1::LinkRequest &req) {
 
 // Fields only a thin client and its own daemon exchange.
 std::string checkLocalOnly(const v1::LinkRequest &req) {
-  if (req.has_rewrite_plan())
+  if (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)
     return "rewrite_plan is the daemon's to set, never a farm client's";
-  if (!req.rewrite_spec().empty())
+  if (!req.rewrite_spec().empty() || req.more_rewrite_specs_size() > 0)
     return "rewrite_spec names a file of the client; links with link-time "
            "rewriting are not offloaded";
   if (req.has_stdin_data())

@@ -2,6 +2,8 @@
 
 #include "daemon/linkd/service/blob_link.h"
 
+#include "daemon/linkd/service/blob_request.h"
+
 #include "cache/access_log.h"
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd/farm_node/farm_view.h"
@@ -28,10 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The link's working directory in its view: relative input names live here.
-// A path nobody has on a real file system, so that nothing under it is ever
-// looked up outside the view.
-constexpr std::string_view kViewCwd = "/.linkd-kernel";
+constexpr std::string_view kViewCwd = kBlobViewCwd;
 
 struct Fd {
   int fd = -1;
@@ -62,10 +61,7 @@ struct Session {
   Clock::time_point begin = Clock::now();
 };
 
-std::string viewPath(std::string_view name) {
-  return name.front() == '/' ? std::string(name)
-                             : std::string(kViewCwd) + "/" + std::string(name);
-}
+std::string viewPath(std::string_view name) { return blobViewPath(name); }
 
 // The caller's spelling of a path in the view.
 std::string callerName(const std::string &path) {
@@ -82,37 +78,7 @@ bool reply(int fd, const std::string &msg) {
 }
 
 std::string validate(Session &s) {
-  const kernel::LinkMsg &r = s.req;
-  if (r.flavor < static_cast<uint8_t>(Flavor::Elf) ||
-      r.flavor > static_cast<uint8_t>(Flavor::Wasm))
-    return "unknown linker flavor " + std::to_string(r.flavor);
-  for (const std::string &a : r.argv)
-    if (a.find('\0') != std::string::npos)
-      return "an argument holds a NUL byte";
-  for (const auto &[k, v] : r.env) {
-    auto allowed = flavorEnvironment(static_cast<Flavor>(r.flavor));
-    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      return "environment variable " + k + " is not one LLD reads";
-    if (v.find('\0') != std::string::npos)
-      return "environment variable " + k + " holds a NUL byte";
-  }
-  uint64_t total = 0;
-  std::set<std::string> names;
-  for (const kernel::WireInput &in : r.inputs) {
-    if (std::string e = kernel::checkInputName(in.name); !e.empty())
-      return e;
-    if (!names.insert(viewPath(in.name)).second)
-      return "two inputs are named '" + in.name + "'";
-    auto d = Digest::fromRaw(in.sha256);
-    if (!d)
-      return "input '" + in.name + "' has a malformed digest";
-    s.digests.push_back(*d);
-    total += in.size;
-    if (total > s.ctx.config.maxRequestBytes)
-      return "the inputs exceed the daemon's limit of " +
-             std::to_string(s.ctx.config.maxRequestBytes) + " bytes";
-  }
-  return {};
+  return checkBlobLink(s.req, s.ctx.config.maxRequestBytes, s.digests);
 }
 
 // Asks for the inputs the store lacks and stores what arrives, verified.
@@ -143,9 +109,7 @@ std::string receiveBlobs(Session &s) {
     if (got != d)
       return "input '" + s.req.inputs[blob->first].name +
              "' does not match its digest";
-    std::string e;
-    if (!s.ctx.blobs.append(d, 0, blob->second) ||
-        !s.ctx.blobs.commit(d, &e, got))
+    if (std::string e = s.ctx.blobs.storeWhole(d, blob->second); !e.empty())
       return "cannot store input '" + s.req.inputs[blob->first].name +
              "': " + e;
     ++s.uploaded;
@@ -227,10 +191,8 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   ssize_t got = pread(in, data.data(), data.size(), 0);
   close(in);
   Digest d = sha256(data);
-  std::string e;
   if (got != static_cast<ssize_t>(data.size()) ||
-      (!s.ctx.blobs.has(d) &&
-       (!s.ctx.blobs.append(d, 0, data) || !s.ctx.blobs.commit(d, &e, d)))) {
+      (!s.ctx.blobs.has(d) && !s.ctx.blobs.storeWhole(d, data).empty())) {
     f.set_kind(v1::PathFact::UNREADABLE);
     f.set_error(EIO);
     return f;

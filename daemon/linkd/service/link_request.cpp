@@ -21,6 +21,7 @@
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
+#include "rewrite/link_spec.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -76,12 +77,17 @@ std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
   if (rewriteCall ? f != v1::FLAVOR_REWRITE
                   : f < v1::FLAVOR_ELF || f > v1::FLAVOR_LIB)
     return "unknown linker flavor " + std::to_string(f);
-  if (req.has_rewrite_plan())
+  if (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)
     return "rewrite_plan is the daemon's to set";
   if (rewriteCall && (req.argv_size() < 2 || req.argv(1) != "rewrite"))
     return "a Rewrite call runs `rewrite ...`";
   if (!req.rewrite_spec().empty() && req.rewrite_spec()[0] != '/')
     return "rewrite_spec must be an absolute path";
+  if (req.more_rewrite_specs_size() > 0 && req.rewrite_spec().empty())
+    return "more_rewrite_specs without a rewrite_spec";
+  for (const std::string &spec : req.more_rewrite_specs())
+    if (spec.empty() || spec[0] != '/')
+      return "more_rewrite_specs must be absolute paths";
   if (req.argv().empty())
     return "empty argv";
   if (req.cwd().empty() || req.cwd()[0] != '/')
@@ -101,7 +107,11 @@ LinkInvocation toInvocation(const v1::LinkRequest &req) {
       inv.env[it->first] = it->second;
   inv.umask = req.umask();
   inv.stderrIsColorTty = req.stderr_is_color_tty();
-  inv.rewriteSpec = req.rewrite_spec();
+  if (!req.rewrite_spec().empty())
+    inv.rewriteSpecs.push_back(req.rewrite_spec());
+  inv.rewriteSpecs.insert(inv.rewriteSpecs.end(),
+                          req.more_rewrite_specs().begin(),
+                          req.more_rewrite_specs().end());
   // A base dir from the client (validate() keeps it absolute).
   inv.baseDir = req.base_dir();
   if (req.has_stdin_data())
@@ -113,8 +123,8 @@ RequestKind kindOf(Flavor f) {
   return isArchiver(f) ? RequestKind::Archive : RequestKind::Link;
 }
 
-bool sendChunk(ReplyStream &out,
-               v1::OutputChunk::Stream stream, std::string_view data) {
+bool sendChunk(ReplyStream &out, v1::OutputChunk::Stream stream,
+               std::string_view data) {
   constexpr size_t kChunk = 1 << 20;
   for (size_t off = 0; off < data.size(); off += kChunk) {
     v1::LinkReply reply;
@@ -127,8 +137,7 @@ bool sendChunk(ReplyStream &out,
   return true;
 }
 
-bool sendPiece(ReplyStream &out, bool isStderr,
-               std::string_view data) {
+bool sendPiece(ReplyStream &out, bool isStderr, std::string_view data) {
   return sendChunk(out,
                    isStderr ? v1::OutputChunk::STREAM_STDERR
                             : v1::OutputChunk::STREAM_STDOUT,
@@ -145,7 +154,7 @@ int64_t steadyNanos() {
 struct Streams {
   LinkOutput output;
   std::string records;
-  bool keepOutput = false; // capture stdout/stderr for the cache
+  bool keepOutput = false;        // capture stdout/stderr for the cache
   TempJournal *journal = nullptr; // where the child's temporaries go
   size_t journaled = 0;           // records scanned for them
   std::string report;             // the child's report (child_report.h)
@@ -163,8 +172,7 @@ struct ChildPipes {
 // records when asked) until the child closes every pipe, or until it sent
 // its report (it is exiting; what it wrote before is read now). False if the
 // client went away; the caller then kills the child.
-bool pumpOutput(ReplyStream &out, ChildPipes &p,
-                bool records, Streams &s) {
+bool pumpOutput(ReplyStream &out, ChildPipes &p, bool records, Streams &s) {
   enum { kOrdered, kOut, kErr, kRecords };
   pollfd fds[4] = {{p.ordered.read, POLLIN, 0},
                    {p.out.read, POLLIN, 0},
@@ -309,8 +317,8 @@ void removeLitter(Pipe &records, Streams &s, uint64_t linkId) {
 
 // Answers a request that cannot run (a bad rewrite spec): the message on
 // stderr and status 1, as a failed link would; LLD never ran.
-grpc::Status failEarly(ReplyStream &out,
-                       const std::string &message, uint64_t linkId) {
+grpc::Status failEarly(ReplyStream &out, const std::string &message,
+                       uint64_t linkId) {
   spdlog::info("link id={} refused: {}", linkId, message);
   sendChunk(out, v1::OutputChunk::STREAM_STDERR, message + "\n");
   v1::LinkReply reply;
@@ -391,7 +399,7 @@ struct LinkService::Request {
   bool recordOnly = false;
   // Link-time rewriting: the child reads the rewritten inputs (cached ones
   // put in place by the daemon); the request it gets carries the plan.
-  std::optional<PreparedRewrite> rewrite;
+  std::vector<PreparedRewrite> rewrites; // one per --linkd-rewrite spec
   v1::LinkRequest withPlan;
   const v1::LinkRequest *childReq; // what the link child is given
 };
@@ -418,10 +426,8 @@ struct LinkService::LinkRun {
   bool storeRecord = false; // the audit's record alone
 };
 
-grpc::Status
-LinkService::serveRequest(const v1::LinkRequest &req,
-                          ReplyStream &out,
-                          bool rewriteCall) {
+grpc::Status LinkService::serveRequest(const v1::LinkRequest &req,
+                                       ReplyStream &out, bool rewriteCall) {
   if (std::string err = validate(req, rewriteCall); !err.empty())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
   uint64_t linkId = ++linksTotal;
@@ -433,8 +439,7 @@ LinkService::serveRequest(const v1::LinkRequest &req,
   return st;
 }
 
-grpc::Status LinkService::runLink(const v1::LinkRequest &req,
-                                  ReplyStream &out,
+grpc::Status LinkService::runLink(const v1::LinkRequest &req, ReplyStream &out,
                                   uint64_t linkId) {
   Request r(req, linkId);
   analyse(r); // invocation, kind, action key
@@ -450,8 +455,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req,
   SlotHold slot(slots);
   if (!waitForSlot(out, slot, run))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-  if (grpc::Status st =
-          spawnAndPump(*r.childReq, out, linkId, r.record, run);
+  if (grpc::Status st = spawnAndPump(*r.childReq, out, linkId, r.record, run);
       !st.ok())
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
@@ -475,18 +479,17 @@ void LinkService::analyse(Request &r) {
   r.useCache = cache.enabled && !r.req.no_cache();
   if (!r.useCache)
     return;
-  r.analysis = r.kind == RequestKind::Archive
-                   ? analyzeArchiveRequest(r.inv, cache.keyContext,
-                                           *cache.statCache)
-                   : analyzeLink(r.inv, cache.keyContext, cache.statCache);
+  r.analysis =
+      r.kind == RequestKind::Archive
+          ? analyzeArchiveRequest(r.inv, cache.keyContext, *cache.statCache)
+          : analyzeLink(r.inv, cache.keyContext, cache.statCache);
   if (!r.analysis.uncacheable.empty()) {
     r.uncacheableReason = r.analysis.uncacheable.front();
     r.cacheResult = v1::CACHE_UNCACHEABLE;
   }
 }
 
-bool LinkService::answerFromCache(Request &r,
-                                  ReplyStream &out) {
+bool LinkService::answerFromCache(Request &r, ReplyStream &out) {
   if (!r.useCache || r.cacheResult == v1::CACHE_UNCACHEABLE)
     return false;
   if (serveHit(r, out))
@@ -505,18 +508,29 @@ bool LinkService::answerFromCache(Request &r,
 }
 
 std::string LinkService::prepareLinkRewrite(Request &r) {
-  if (r.req.rewrite_spec().empty())
+  if (r.inv.rewriteSpecs.empty())
     return {};
-  std::string error;
-  // --linkd-no-cache also leaves the rewritten-object cache alone.
-  r.rewrite = prepareRewrite(r.req.rewrite_spec(), r.req.cwd(),
-                             r.useCache ? cache.store : nullptr,
-                             r.useCache ? cache.statCache : nullptr,
-                             config.workDir, &error);
-  if (!r.rewrite)
-    return error;
+  std::vector<std::vector<std::string>> inputs;
+  for (const std::string &spec : r.inv.rewriteSpecs) {
+    std::string error;
+    // --linkd-no-cache also leaves the rewritten-object cache alone.
+    auto prepared = prepareRewrite(
+        spec, r.req.cwd(), r.useCache ? cache.store : nullptr,
+        r.useCache ? cache.statCache : nullptr, config.workDir, &error);
+    if (!prepared)
+      return error;
+    inputs.emplace_back();
+    for (const auto &in : prepared->plan.inputs())
+      inputs.back().push_back(in.path());
+    r.rewrites.push_back(std::move(*prepared));
+  }
+  if (std::string e = rewrite::checkSpecsDisjoint(r.inv.rewriteSpecs, inputs);
+      !e.empty())
+    return e;
   r.withPlan = r.req;
-  *r.withPlan.mutable_rewrite_plan() = r.rewrite->plan;
+  *r.withPlan.mutable_rewrite_plan() = r.rewrites[0].plan;
+  for (size_t i = 1; i < r.rewrites.size(); ++i)
+    *r.withPlan.add_more_rewrite_plans() = r.rewrites[i].plan;
   r.childReq = &r.withPlan;
   return {};
 }
@@ -533,8 +547,7 @@ void LinkService::wantStateRecord(Request &r) const {
     r.record = r.recordOnly = true;
 }
 
-bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot,
-                              LinkRun &run) {
+bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run) {
   auto queued = Clock::now();
   if (!slot.acquire([&out] { return out.cancelled(); }))
     return false;
@@ -543,8 +556,7 @@ bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot,
   return true;
 }
 
-bool LinkService::serveHit(Request &r,
-                           ReplyStream &out) {
+bool LinkService::serveHit(Request &r, ReplyStream &out) {
   const LinkAnalysis &analysis = r.analysis;
   auto begin = Clock::now();
   auto result = cache.cache->lookup(analysis, &r.missReason);
@@ -619,10 +631,9 @@ bool LinkService::serveHit(Request &r,
   return true;
 }
 
-grpc::Status
-LinkService::spawnAndPump(const v1::LinkRequest &req,
-                          ReplyStream &out,
-                          uint64_t linkId, bool record, LinkRun &run) {
+grpc::Status LinkService::spawnAndPump(const v1::LinkRequest &req,
+                                       ReplyStream &out, uint64_t linkId,
+                                       bool record, LinkRun &run) {
   // A zygote that died since the last link is only noticed when we talk to
   // it; the spawn then fails before LLD ran, so one retry (which starts a
   // fresh zygote) is always safe.
@@ -719,8 +730,8 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
   if (r.record && run.succeeded) {
     AccessLog &log = run.log;
     log = parseAccessLog(run.streams.records);
-    if (r.rewrite)
-      log.read.insert(r.rewrite->dependsOn.begin(), r.rewrite->dependsOn.end());
+    for (const PreparedRewrite &rw : r.rewrites)
+      log.read.insert(rw.dependsOn.begin(), rw.dependsOn.end());
     if (r.kind == RequestKind::Archive)
       for (const std::string &p : log.overwritten)
         if (!r.analysis.replacedInputs.count(p))
@@ -809,8 +820,8 @@ void LinkService::logOutcome(const Request &r, const LinkRun &run) {
 }
 
 void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
-  if (!(r.rewrite && run.succeeded && r.useCache) && !run.storeIt &&
-      !run.storeRecord)
+  bool storeRewrites = !r.rewrites.empty() && run.succeeded && r.useCache;
+  if (!storeRewrites && !run.storeIt && !run.storeRecord)
     return;
   runInBackground([&] {
     if (run.storeRecord) {
@@ -822,13 +833,15 @@ void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
                 "link id={} audit record stored for {} outputs{}", r.linkId,
                 run.outputs.size(), all ? "" : " (one changed meanwhile)");
     }
-    if (r.rewrite && run.succeeded && r.useCache) {
-      int stored = storeRewritten(*r.rewrite, *cache.store);
-      cache.stats->addCounter("rewrites_cached", r.rewrite->cachedInputs);
+    for (const PreparedRewrite &rw : r.rewrites) {
+      if (!storeRewrites)
+        break;
+      int stored = storeRewritten(rw, *cache.store);
+      cache.stats->addCounter("rewrites_cached", rw.cachedInputs);
       cache.stats->addCounter("rewrites_stored", stored);
       r.log.log(spdlog::level::debug,
                 "link id={} rewritten inputs: {} from the cache, {} stored",
-                r.linkId, r.rewrite->cachedInputs, stored);
+                r.linkId, rw.cachedInputs, stored);
     }
     const v1::LinkDone &done = run.reply.done();
     if (run.storeIt)
@@ -900,7 +913,7 @@ void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
     return p[0] == '/' ? p : req.cwd() + "/" + p;
   };
   auto isFile = [](const std::string &p, uint64_t *size) {
-    struct stat st{};
+    struct stat st {};
     bool f = ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     if (f && size)
       *size += static_cast<uint64_t>(st.st_size);
@@ -1006,8 +1019,7 @@ void adoptFarmDigests(const std::vector<FarmClient::Result::Output> &written,
 
 } // namespace
 
-bool LinkService::offloadToFarm(const Request &rq,
-                                ReplyStream &out) {
+bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   // Only deterministic links go to the farm: their bytes do not depend on
   // where they ran, and the result can be cached like a local one. Only LLD
   // links, without link-time rewriting (which needs this machine's
@@ -1016,10 +1028,10 @@ bool LinkService::offloadToFarm(const Request &rq,
   // for it links here: the node's sandbox keeps no map (docs/audit.md). The
   // default's PE record yields to the farm: a link big enough to offload
   // would pay most for the map.
-  bool recordHere =
-      rq.stateRecord && recordPolicy == audit::RecordPolicy::All;
+  bool recordHere = rq.stateRecord && recordPolicy == audit::RecordPolicy::All;
   if (!farm || recordHere || rq.cacheResult != v1::CACHE_MISS ||
       out.cancelled() || !rq.req.rewrite_spec().empty() ||
+      rq.req.more_rewrite_specs_size() > 0 ||
       rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
@@ -1043,9 +1055,8 @@ bool LinkService::offloadToFarm(const Request &rq,
   ++farm->counters().offloaded;
   farm->counters().remoteLinkMicros += r.wallMicros;
   timing.farmLinks.observeMicros(microsSince(begin));
-  bool clientStayed =
-      sendChunk(out, v1::OutputChunk::STREAM_STDOUT, r.out) &&
-      sendChunk(out, v1::OutputChunk::STREAM_STDERR, r.err);
+  bool clientStayed = sendChunk(out, v1::OutputChunk::STREAM_STDOUT, r.out) &&
+                      sendChunk(out, v1::OutputChunk::STREAM_STDERR, r.err);
   v1::CacheResult cacheResult = v1::CACHE_MISS;
   std::string reason;
   AccessLog log;
@@ -1087,11 +1098,10 @@ bool LinkService::offloadToFarm(const Request &rq,
     LinkOutput output;
     output.append(false, r.out);
     output.append(true, r.err);
-    storeResult(analysis, log, outputs, output, r.exitCode,
-                done->wall_micros(), startWallNanos, linkId);
+    storeResult(analysis, log, outputs, output, r.exitCode, done->wall_micros(),
+                startWallNanos, linkId);
   }
   return true;
 }
-
 
 } // namespace linkd
