@@ -176,8 +176,8 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
     std::string k;
-    if (const ResponseFile *f = expands ? responseFileOf(a, inv.cwd, expanded)
-                                        : nullptr) {
+    if (const ResponseFile *f =
+            expands ? responseFileOf(a, inv.cwd, expanded) : nullptr) {
       h.field("@").field(stored(f->content));
       out.responseFiles.insert(f->path);
       k = a;

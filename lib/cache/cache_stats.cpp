@@ -5,9 +5,9 @@
 #include "config/config.h"
 
 #include <cstdio>
-#include <utility>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace linkd {
 namespace {
@@ -185,7 +185,8 @@ void CacheStats::addCounter(const char *name, uint64_t n) {
 
 void CacheStats::noteMiss(const std::string &output, const std::string &why) {
   std::lock_guard lock(mu);
-  lastMiss = (output.empty() ? std::string("(no output)") : output) + ": " + why;
+  lastMiss =
+      (output.empty() ? std::string("(no output)") : output) + ": " + why;
 }
 
 void CacheStats::raiseCounter(const char *name, uint64_t n) {

@@ -569,12 +569,12 @@ Digest lastKeyId(const std::string &output) {
 }
 
 // The first difference of two lists, as "what[i]: 'a' -> 'b'".
-std::string firstDifference(const char *what,
-                            const google::protobuf::RepeatedPtrField<std::string> &was,
-                            const std::vector<std::string> &wasLocal,
-                            const std::vector<std::string> &now,
-                            const std::vector<std::string> &nowLocal,
-                            size_t *at) {
+std::string
+firstDifference(const char *what,
+                const google::protobuf::RepeatedPtrField<std::string> &was,
+                const std::vector<std::string> &wasLocal,
+                const std::vector<std::string> &now,
+                const std::vector<std::string> &nowLocal, size_t *at) {
   size_t n = std::max(static_cast<size_t>(was.size()), now.size());
   for (size_t i = 0; i < n; ++i) {
     bool inWas = i < static_cast<size_t>(was.size()), inNow = i < now.size();

@@ -273,7 +273,8 @@ std::string keyedPwd(const LinkInvocation &inv) {
   if (it == inv.env.end() || it->second.empty() || it->second[0] != '/' ||
       it->second == inv.cwd)
     return {};
-  struct stat pwd{}, cwd{};
+  struct stat pwd {
+  }, cwd{};
   if (::stat(it->second.c_str(), &pwd) != 0 ||
       ::stat(inv.cwd.c_str(), &cwd) != 0 || pwd.st_dev != cwd.st_dev ||
       pwd.st_ino != cwd.st_ino)

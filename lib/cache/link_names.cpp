@@ -292,11 +292,29 @@ std::string PathMapper::toLocal(const std::string &text) const {
     bool absolute = id.size() > 1 && id.back() == 'a';
     if (absolute)
       id.remove_suffix(1);
-    if (const LeftOutName *n = byId(id))
-      out += absolute ? n->absolute : n->spelling;
-    else
+    const LeftOutName *n = byId(id);
+    if (!n) {
       out.append(text, open, close + 1 - open); // not ours: left as is
+      pos = close + 1;
+      continue;
+    }
+    std::string name = absolute ? n->absolute : n->spelling;
     pos = close + 1;
+    // "C/../x" (a path under the base dir, stored relative to the working
+    // directory): the working directory has no symbolic links (getcwd), so
+    // its parent is what ".." names; give the path as LLD was given it.
+    if (n->role == NameRole::Cwd)
+      while (text.compare(pos, 3, "/..") == 0 &&
+             (pos + 3 == text.size() || text[pos + 3] == '/' ||
+              closesWord(text[pos + 3])) &&
+             name.size() > 1) {
+        size_t slash = name.rfind('/');
+        name.resize(slash == 0 ? 1 : slash);
+        pos += 3;
+      }
+    if (name == "/" && pos < text.size() && text[pos] == '/')
+      name.clear(); // "/" + "/x"
+    out += name;
   }
   out.append(text, pos);
   return out;

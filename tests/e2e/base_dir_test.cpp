@@ -36,9 +36,9 @@ protected:
   // make variables for one or the other.
   void SetUp() override {
     E2eTest::SetUp();
-    ASSERT_TRUE(exitedZero(run(
-        "mkdir -p stock linkd && ln -sf " + tools::ldLld.path +
-        " stock/ld && ln -sf " + binPath("ld.linkd") + " linkd/ld")));
+    ASSERT_TRUE(exitedZero(run("mkdir -p stock linkd && ln -sf " +
+                               tools::ldLld.path + " stock/ld && ln -sf " +
+                               binPath("ld.linkd") + " linkd/ld")));
   }
   std::string makeVars(bool linkd) {
     return linkd ? " LDDIR=" + path("linkd") + "/ AR=" + binPath("ar.linkd")
@@ -50,20 +50,20 @@ protected:
   // library, the top a program linked against lib/ by a relative -L.
   // `libExtra` goes on lib/'s shared-library link.
   void writeProject(const std::string &co, const std::string &libExtra = "") {
-    writeFile(co + "/Makefile",
-              "all: prog\n"
-              "prog: main.o lib\n"
-              "\tgcc -B$(LDDIR) main.o -Llib -lf -o prog\n"
-              "lib:\n\t$(MAKE) -C lib\n"
-              "main.o: main.c\n\tgcc -O2 -c main.c\n"
-              ".PHONY: lib\n");
+    writeFile(co + "/Makefile", "all: prog\n"
+                                "prog: main.o lib\n"
+                                "\tgcc -B$(LDDIR) main.o -Llib -lf -o prog\n"
+                                "lib:\n\t$(MAKE) -C lib\n"
+                                "main.o: main.c\n\tgcc -O2 -c main.c\n"
+                                ".PHONY: lib\n");
     writeFile(co + "/main.c", "int f(void);\nint main(void) { return f(); }\n");
     writeFile(co + "/lib/Makefile",
               "all: libf.a libg.so\n"
               "libf.a: f.o\n\t$(AR) rcs libf.a f.o\n"
-              "libg.so: f.o\n\tgcc -B$(LDDIR) -shared f.o " + libExtra +
+              "libg.so: f.o\n\tgcc -B$(LDDIR) -shared f.o " +
+                  libExtra +
                   " -o libg.so\n"
-              "f.o: f.c\n\tgcc -O2 -fPIC -c f.c\n");
+                  "f.o: f.c\n\tgcc -O2 -fPIC -c f.c\n");
     writeFile(co + "/lib/f.c", "int f(void) { return 7; }\n");
   }
   static constexpr const char *kOutputs[] = {"prog", "lib/libf.a",
@@ -72,11 +72,11 @@ protected:
   // Builds `co` with stock tools, keeps the outputs as *.stock, removes
   // them; the objects stay (the same for both builds).
   void stockBuild(const std::string &co, const std::string &env = "") {
-    ASSERT_TRUE(exitedZero(run(env + "cd " + path(co) + " && make -s" +
-                               makeVars(false))));
+    ASSERT_TRUE(exitedZero(
+        run(env + "cd " + path(co) + " && make -s" + makeVars(false))));
     for (const char *o : kOutputs)
-      ASSERT_TRUE(exitedZero(run("cd " + path(co) + " && mv " + o + " " + o +
-                                 ".stock")));
+      ASSERT_TRUE(exitedZero(
+          run("cd " + path(co) + " && mv " + o + " " + o + ".stock")));
   }
   void expectStockBytes(const std::string &co) {
     for (const char *o : kOutputs)
@@ -105,7 +105,8 @@ TEST_F(BaseDirTest, SubdirectoryBuildHitsWhatTheTopLevelBuildStored) {
   EXPECT_TRUE(sameBytes("top/lib/libg.so.stock", "top/lib/libg.so"));
   // And `make -C lib` from the top, as the top-level build ran it.
   ASSERT_TRUE(exitedZero(run("rm top/lib/libf.a top/lib/libg.so && cd top && "
-                             "make -s -C lib" + makeVars(true))));
+                             "make -s -C lib" +
+                             makeVars(true))));
   EXPECT_EQ(stat("hits") - hits, 2);
   EXPECT_EQ(stat("archive_hits") - arHits, 2);
 }
@@ -115,14 +116,14 @@ TEST_F(BaseDirTest, CheckoutsUnderOneBaseDirShareLinksAndArchives) {
     writeProject(co);
   stockBuild("ws/A");
   stockBuild("ws/B");
-  ASSERT_TRUE(exitedZero(
-      run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
+  ASSERT_TRUE(
+      exitedZero(run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
   expectStockBytes("ws/A");
   waitForStored(requests());
   long long hits = stat("hits"), misses = stat("misses");
   long long arHits = stat("archive_hits"), arMisses = stat("archive_misses");
-  ASSERT_TRUE(exitedZero(
-      run(base("ws") + "cd ws/B && make -s" + makeVars(true))));
+  ASSERT_TRUE(
+      exitedZero(run(base("ws") + "cd ws/B && make -s" + makeVars(true))));
   expectStockBytes("ws/B");
   EXPECT_EQ(stat("hits") - hits, 2); // prog and libg.so
   EXPECT_EQ(stat("misses") - misses, 0);
@@ -141,12 +142,12 @@ TEST_F(BaseDirTest, NameUnderTheBaseDirThatReachesTheOutputStillMisses) {
     writeProject(co, "-Wl,-rpath,$(abspath ..)/bin");
   stockBuild("ws/A");
   stockBuild("ws/B");
-  ASSERT_TRUE(exitedZero(
-      run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
+  ASSERT_TRUE(
+      exitedZero(run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
   waitForStored(requests());
   long long hits = stat("hits"), misses = stat("misses");
-  ASSERT_TRUE(exitedZero(
-      run(base("ws") + "cd ws/B && make -s" + makeVars(true))));
+  ASSERT_TRUE(
+      exitedZero(run(base("ws") + "cd ws/B && make -s" + makeVars(true))));
   expectStockBytes("ws/B");
   EXPECT_EQ(stat("misses") - misses, 1); // libg.so
   EXPECT_EQ(stat("hits") - hits, 1);     // prog does not embed it
@@ -167,10 +168,10 @@ TEST_F(BaseDirTest, ThinArchiveOfAbsoluteMemberPathsIsNotShared) {
     ASSERT_TRUE(exitedZero(
         run(in + replaceAll(ar, "{ar}", kLlvmAr) + " && mv t.a t.a.stock")));
     long long arHits = stat("archive_hits");
-    ASSERT_TRUE(exitedZero(run(in + replaceAll(ar, "{ar}",
-                                               binPath("ar.linkd")))));
-    EXPECT_TRUE(sameBytes(std::string(co) + "/t.a.stock",
-                          std::string(co) + "/t.a"));
+    ASSERT_TRUE(
+        exitedZero(run(in + replaceAll(ar, "{ar}", binPath("ar.linkd")))));
+    EXPECT_TRUE(
+        sameBytes(std::string(co) + "/t.a.stock", std::string(co) + "/t.a"));
     EXPECT_EQ(stat("archive_hits"), arHits) << co;
     waitForStored(requests());
   }
@@ -183,17 +184,17 @@ TEST_F(BaseDirTest, AMissSaysWhichKeyPartDiffered) {
                              path("ws/A") + " " + path("ws/B") + " && ln -s " +
                              path("ws/A") + " " + path("ws/viaA"))));
   auto link = [&](const std::string &dir, const std::string &extra) {
-    EXPECT_TRUE(exitedZero(run("export LINKD_LOG=debug; " + base("ws") +
-                               "cd " + path(dir) + " && " +
-                               binPath("ld.linkd") + " a.o -e main -o prog " +
-                               extra)));
+    EXPECT_TRUE(exitedZero(run("export LINKD_LOG=debug; " + base("ws") + "cd " +
+                               path(dir) + " && " + binPath("ld.linkd") +
+                               " a.o -e main -o prog " + extra)));
     waitForStored(requests());
   };
   link("ws/A", "-rpath /opt/A");
   link("ws/B", "-rpath /opt/B");
   EXPECT_EQ(stat("miss_explained_outside_base_dir"), 1);
   EXPECT_FALSE(logLines("argv[6]: '/opt/A' -> '/opt/B' (a path outside the "
-                        "base dir " + path("ws") + ")")
+                        "base dir " +
+                        path("ws") + ")")
                    .empty());
   link("ws/B", "-rpath /opt/B -z now");
   EXPECT_EQ(stat("miss_explained_argv"), 1);
@@ -206,8 +207,7 @@ TEST_F(BaseDirTest, AMissSaysWhichKeyPartDiffered) {
   EXPECT_NE(text.find("misses explained"), std::string::npos) << text;
   EXPECT_NE(text.find("a path outside the base dir"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("  last: " + path("ws/A/prog") + ": "),
-            std::string::npos)
+  EXPECT_NE(text.find("  last: " + path("ws/A/prog") + ": "), std::string::npos)
       << text;
 }
 
@@ -229,15 +229,16 @@ TEST_F(BaseDirTest, CMakeDebugBuildsWithFilePrefixMapShareAcrossCheckouts) {
   auto configure = [&](const std::string &co, bool linkd) {
     std::string flags = "-B" + path(linkd ? "linkd" : "stock") + "/";
     std::string ar = linkd ? binPath("ar.linkd") : std::string(kLlvmAr);
-    std::string ranlib =
-        linkd ? binPath("ranlib.linkd") : std::string("/usr/bin/llvm-ranlib-19");
+    std::string ranlib = linkd ? binPath("ranlib.linkd")
+                               : std::string("/usr/bin/llvm-ranlib-19");
     return run(base("ws") + "cd " + path(co) +
                " && rm -rf build && CC=gcc cmake -S . -B build -G Ninja "
-               "-DCMAKE_BUILD_TYPE=Debug -DCMAKE_AR=" + ar +
-               " -DCMAKE_RANLIB=" + ranlib +
-               " \"-DCMAKE_C_FLAGS=-ffile-prefix-map=" + path(co) + "=.\" "
-               "-DCMAKE_EXE_LINKER_FLAGS=" + flags +
-               " -DCMAKE_SHARED_LINKER_FLAGS=" + flags + " >/dev/null");
+               "-DCMAKE_BUILD_TYPE=Debug -DCMAKE_AR=" +
+               ar + " -DCMAKE_RANLIB=" + ranlib +
+               " \"-DCMAKE_C_FLAGS=-ffile-prefix-map=" + path(co) +
+               "=.\" "
+               "-DCMAKE_EXE_LINKER_FLAGS=" +
+               flags + " -DCMAKE_SHARED_LINKER_FLAGS=" + flags + " >/dev/null");
   };
   auto build = [&](const std::string &co, bool linkd) {
     EXPECT_TRUE(exitedZero(configure(co, linkd)));
@@ -246,21 +247,21 @@ TEST_F(BaseDirTest, CMakeDebugBuildsWithFilePrefixMapShareAcrossCheckouts) {
   const char *outs[] = {"libf.so", "libs.a", "main"};
   ASSERT_TRUE(exitedZero(build("ws/B", false)));
   for (const char *o : outs)
-    ASSERT_TRUE(exitedZero(run("cp ws/B/build/" + std::string(o) + " ws/B/" +
-                               o + ".stock")));
+    ASSERT_TRUE(exitedZero(
+        run("cp ws/B/build/" + std::string(o) + " ws/B/" + o + ".stock")));
   ASSERT_TRUE(exitedZero(build("ws/A", true)));
   ASSERT_TRUE(exitedZero(configure("ws/B", true)));
   waitForStored(requests());
   long long hits = stat("hits"), misses = stat("misses");
   long long arHits = stat("archive_hits"), arMisses = stat("archive_misses");
-  ASSERT_TRUE(exitedZero(
-      run(base("ws") + "cd ws/B && ninja -C build >/dev/null")));
+  ASSERT_TRUE(
+      exitedZero(run(base("ws") + "cd ws/B && ninja -C build >/dev/null")));
   for (const char *o : outs)
     EXPECT_TRUE(sameBytes("ws/B/" + std::string(o) + ".stock",
                           "ws/B/build/" + std::string(o)))
         << o;
-  EXPECT_EQ(stat("hits") - hits, 1);     // libf.so
-  EXPECT_EQ(stat("misses") - misses, 1); // main: RUNPATH names ws/B/build
+  EXPECT_EQ(stat("hits") - hits, 1);           // libf.so
+  EXPECT_EQ(stat("misses") - misses, 1);       // main: RUNPATH names ws/B/build
   EXPECT_GE(stat("archive_hits") - arHits, 1); // ar, and ranlib if it runs
   EXPECT_EQ(stat("archive_misses") - arMisses, 0);
   for (const char *o : outs)
