@@ -111,19 +111,6 @@ std::optional<std::string> keyedState(StatCache &stats,
   return st->digest.hex();
 }
 
-// The response file `arg` ("@file") names, if the expansion read it.
-const ResponseFile *responseFileOf(const std::string &arg,
-                                   const std::string &cwd,
-                                   const ExpandedArgs &expanded) {
-  if (arg.size() < 2 || arg[0] != '@')
-    return nullptr;
-  std::string path = absolutePath(arg.substr(1), cwd);
-  for (const ResponseFile &f : expanded.files)
-    if (f.path == path)
-      return &f;
-  return nullptr;
-}
-
 } // namespace
 
 LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
@@ -177,7 +164,7 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
     const std::string &a = inv.argv[i];
     std::string k;
     if (const ResponseFile *f =
-            expands ? responseFileOf(a, inv.cwd, expanded) : nullptr) {
+            expands ? expandedResponseFile(a, inv.cwd, expanded) : nullptr) {
       h.field("@").field(stored(f->content));
       out.responseFiles.insert(f->path);
       k = a;

@@ -568,6 +568,23 @@ Digest lastKeyId(const std::string &output) {
   return sha256("link-last-key\0" + output);
 }
 
+// The same output in another checkout under the base dir: its path below
+// the base dir's first level (ws/A/lib/libg.so and ws/B/lib/libg.so are
+// both "lib/libg.so"), or "" outside the base dir. Only for explanations: a
+// collision compares a miss with another link, never serves one.
+std::string outputInCheckout(const LinkAnalysis &link) {
+  const std::string &out = link.primaryOutput;
+  std::string base = link.baseDir;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  if (base.empty() || !out.starts_with(base + "/"))
+    return {};
+  std::string below = out.substr(base.size() + 1);
+  size_t slash = below.find('/');
+  return slash == std::string::npos ? std::string()
+                                    : "checkout\0" + below.substr(slash + 1);
+}
+
 // The first difference of two lists, as "what[i]: 'a' -> 'b'".
 std::string
 firstDifference(const char *what,
@@ -604,18 +621,25 @@ void LinkCache::rememberKey(const LinkAnalysis &link) {
   d.set_cwd(link.cwd);
   d.set_base_dir(link.baseDir);
   d.set_other(link.other);
-  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput),
-                  d.SerializeAsString());
+  std::string value = d.SerializeAsString();
+  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput), value);
+  if (std::string other = outputInCheckout(link); !other.empty())
+    blobs.putAction(kLastKeyNs, lastKeyId(other), value);
 }
 
 std::string LinkCache::explainMiss(const LinkAnalysis &link,
                                    std::string *kind) {
   std::string value;
   cache::v1::KeyDescription d;
+  // The last link of this output, else of the same output in another
+  // checkout under the base dir.
+  auto found = [&](const std::string &id) {
+    return !id.empty() &&
+           blobs.getAction(kLastKeyNs, lastKeyId(id), value) == Lookup::Hit &&
+           d.ParseFromString(value);
+  };
   if (link.primaryOutput.empty() ||
-      blobs.getAction(kLastKeyNs, lastKeyId(link.primaryOutput), value) !=
-          Lookup::Hit ||
-      !d.ParseFromString(value)) {
+      (!found(link.primaryOutput) && !found(outputInCheckout(link)))) {
     *kind = "new_output";
     return "no key stored before for this output";
   }
@@ -680,7 +704,8 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
     *kind = "base_dir";
     return "base dir '" + d.base_dir() + "' -> '" + link.baseDir + "'";
   }
-  if (d.cwd() != link.cwd) {
+  // A working directory the key left out differs only through the fields.
+  if (d.cwd() != link.cwd && !link.paths.byId("C")) {
     *kind = "cwd";
     return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
   }

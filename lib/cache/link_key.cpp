@@ -273,8 +273,8 @@ std::string keyedPwd(const LinkInvocation &inv) {
   if (it == inv.env.end() || it->second.empty() || it->second[0] != '/' ||
       it->second == inv.cwd)
     return {};
-  struct stat pwd {
-  }, cwd{};
+  struct stat pwd {};
+  struct stat cwd {};
   if (::stat(it->second.c_str(), &pwd) != 0 ||
       ::stat(inv.cwd.c_str(), &cwd) != 0 || pwd.st_dev != cwd.st_dev ||
       pwd.st_ino != cwd.st_ino)
@@ -282,18 +282,26 @@ std::string keyedPwd(const LinkInvocation &inv) {
   return it->second;
 }
 
+const ResponseFile *expandedResponseFile(const std::string &arg,
+                                         const std::string &cwd,
+                                         const ExpandedArgs &expanded) {
+  if (arg.size() < 2 || arg[0] != '@')
+    return nullptr;
+  std::string path = absolutePath(arg.substr(1), cwd);
+  for (const ResponseFile &f : expanded.files)
+    if (f.path == path)
+      return &f;
+  return nullptr;
+}
+
 bool keyResponseFile(const std::string &arg, const std::string &cwd,
                      const ExpandedArgs &expanded, Sha256 &h,
                      std::set<std::string> &responseFiles) {
-  if (arg.size() < 2 || arg[0] != '@')
-    return false;
-  std::string path = absolutePath(arg.substr(1), cwd);
-  auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
-                         [&](const ResponseFile &f) { return f.path == path; });
-  if (rf == expanded.files.end())
+  const ResponseFile *rf = expandedResponseFile(arg, cwd, expanded);
+  if (!rf)
     return false;
   h.field("@").field(rf->content);
-  responseFiles.insert(path);
+  responseFiles.insert(rf->path);
   return true;
 }
 

@@ -91,6 +91,10 @@ std::string keyedPwd(const LinkInvocation &inv);
 constexpr size_t kKeyedInputs = 16;
 class StatCache;
 
+// The response file an `@file` argument names, if `expanded` read it.
+const ResponseFile *expandedResponseFile(const std::string &arg,
+                                         const std::string &cwd,
+                                         const ExpandedArgs &expanded);
 // An `@file` argument that `expanded` read: keyed by its content (gcc's
 // collect2 names them /tmp/ccXXXXXX) and recorded in `responseFiles`.
 // False for any other argument (the caller keys it as written).
