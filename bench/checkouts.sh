@@ -5,7 +5,8 @@
 # directory, built in A and then in B through linkd (gcc -B BIN/gcc/,
 # AR=ar.linkd, RANLIB=ranlib.linkd) with LINKD_BASE_DIR = the parent, one
 # fresh daemon per project:
-#   lz4 1.9.4    Makefile, `make -C lib` / `-C programs` (a stale PWD)
+#   lz4 1.9.4    Makefile, `make -C lib` / `-C programs` (a stale PWD), with
+#                its own -O2 -g and with -ffile-prefix-map=<checkout>=.
 #   cJSON 1.7.15 CMake, Release, shared and static libraries and tests
 #   cJSON 1.7.15 CMake, Debug (-g) with -ffile-prefix-map=<checkout>=.
 #   gzip 1.12    autotools (configure, then make), -g -O2 -ffile-prefix-map
@@ -15,7 +16,8 @@
 # path, and a build started in a subdirectory after removing its outputs.
 # The sources: $LINKD_BENCH_SRC (default /work/src) holds the unpacked
 # Debian source packages; a missing one is fetched with `apt-get source`
-# (needs a deb-src entry; see fetch_source). Counts, not times.
+# (needs a deb-src entry; see fetch_source). LINKD_BENCH_ONLY="lz4 gzip"
+# runs only those. Counts, not times.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=$(cd "${1:-$HERE/../build/bin}" && pwd)
@@ -60,6 +62,7 @@ artifacts() { (cd "$1" && find . -type f ! -name '*.o' -print0 | xargs -0 file |
 # $SUBOUT are removed and rebuilt there by SUBCMD (empty: none).
 project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   local name=$1 pkg=$2 dir=$3 build=$4 sub=${5:-} subcmd=${6:-}
+  [[ -z ${LINKD_BENCH_ONLY:-} || " $LINKD_BENCH_ONLY " == *" $name "* ]] || return 0
   fetch_source "$pkg" "$dir" || { echo "$name: no source in $SRC/$dir (apt-get source $pkg)"; return; }
   daemon "$name"
   local A=$W/ws/A B=$W/ws/B
@@ -105,8 +108,14 @@ project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   "$BIN/linkd" stop >/dev/null 2>&1
 }
 
+# lz4's own flags are -O2 -g: its objects name the checkout (DW_AT_comp_dir,
+# the line tables) and no link can be shared; with -ffile-prefix-map they do
+# not. CFLAGS from the environment, as lz4's `CFLAGS ?=` expects.
 lz4_build() { make -j2 allmost examples "$@"; }
+lz4_mapped() { CFLAGS="-O2 -g -ffile-prefix-map=$PWD=." make -j2 allmost examples "$@"; }
 SUBOUT="liblz4.a liblz4.so.1.9.4" project lz4 lz4 lz4-1.9.4 lz4_build lib 'make -j2 liblz4.a liblz4.so.1.9.4'
+SUBOUT="liblz4.a liblz4.so.1.9.4" project lz4-prefix-map lz4 lz4-1.9.4 lz4_mapped lib \
+  'CFLAGS="-O2 -g -ffile-prefix-map=$(cd .. && pwd)=." make -j2 liblz4.a liblz4.so.1.9.4'
 
 cmake_build() { # TYPE EXTRA-CFLAGS then the tool variables
   local type=$1 cflags=$2; shift 2
