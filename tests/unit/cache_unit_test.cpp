@@ -380,7 +380,7 @@ TEST(LinkKey, PwdIsKeyedOnlyWhereItNamesTheWorkingDirectory) {
   }
 }
 
-TEST(ArchiveKey, CheckoutsUnderOneBaseDirShareKeys) {
+TEST(ArchiveKeyBaseDir, CheckoutsUnderOneBaseDirShareKeys) {
   TempDir t;
   std::string err;
   auto stats = StatCache::open("", &err);
