@@ -12,7 +12,7 @@
 namespace linkd {
 namespace {
 
-constexpr std::string_view kKeyFormat = "linkd-archive-key-v1";
+constexpr std::string_view kKeyFormat = "linkd-archive-key-v2";
 constexpr const char *kNoOperation =
     "no archive operation (help, version or a usage error)";
 constexpr const char *kReadOnly =
@@ -133,28 +133,54 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   if (!expanded.unread.empty())
     out.uncacheable.push_back(expanded.unread);
 
+  // The working directory and the base dir are prefixes the key does not
+  // hold, as in a link's content key (link_names.h): members and the
+  // archive are in the manifest relative to them, and a result that names
+  // them (a thin archive of absolute member paths) requires them exactly.
+  std::string baseDir = inv.baseDir.empty() ? ctx.baseDir : inv.baseDir;
+  std::vector<LeftOutName> names = {{NameRole::Cwd, "C", inv.cwd, inv.cwd}};
+  if (!baseDir.empty())
+    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir});
+  out.paths = PathMapper(std::move(names));
+  auto stored = [&](const std::string &s) {
+    return storedPrefixes(s, inv.cwd, baseDir);
+  };
+
   Sha256 h;
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);
   h.field(flavorName(inv.flavor));
   h.field(lldProgramName(inv.argv.empty() ? "" : inv.argv[0], inv.flavor));
-  h.field(inv.cwd);
+  h.field(out.paths.byId("C") ? "" : inv.cwd);
+  h.field(out.paths.relativeToCwd() ? "base-relative"
+          : out.paths.byId("B")     ? "base"
+                                    : "");
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
   for (const auto &[name, value] : inv.env)
-    h.field(name).field(value);
+    if (name != "PWD")
+      h.field(name).field(value);
+  h.field("PWD").field(stored(keyedPwd(inv)));
   h.field("argv");
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
-    if (expands &&
-        keyResponseFile(a, inv.cwd, expanded, h, out.responseFiles))
-      continue;
-    h.field(a);
+    std::string k;
+    if (const ResponseFile *f =
+            expands ? expandedResponseFile(a, inv.cwd, expanded) : nullptr) {
+      h.field("@").field(stored(f->content));
+      out.responseFiles.insert(f->path);
+      k = a;
+    } else {
+      k = stored(a);
+      h.field(k);
+    }
+    out.localFields.push_back(out.paths.toLocal(k));
+    out.keyFields.push_back(std::move(k));
   }
   // Nested response files are inputs by content too.
   for (const ResponseFile &f : expanded.files)
     if (out.responseFiles.insert(f.path).second)
-      h.field("@@").field(f.path).field(f.content);
+      h.field("@@").field(out.paths.toStored(f.path)).field(stored(f.content));
   if (inv.stdinData)
-    h.field("stdin").field(*inv.stdinData);
+    h.field("stdin").field(stored(*inv.stdinData));
   else
     h.field("no stdin");
   for (const std::string &p : facts.replaced)
@@ -165,10 +191,23 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
       out.uncacheable.push_back("cannot read the archive it updates");
       break;
     }
-    h.field("replaced").field(p).field(*state);
+    h.field("replaced").field(out.paths.toStored(p)).field(*state);
     if (facts.onlyUpdate && *state != "absent")
       out.uncacheable.push_back("update by modification time (u)");
   }
+  if (!out.replacedInputs.empty())
+    out.primaryOutput = *out.replacedInputs.begin(); // for explainMiss
+  out.cwd = inv.cwd;
+  out.baseDir = baseDir;
+  for (const auto &[name, value] : inv.env)
+    if (name != "PWD")
+      out.env.push_back(name + "=" + value);
+  std::string pwd = keyedPwd(inv);
+  out.env.push_back("PWD=" + (pwd.empty() ? "(the working directory)" : pwd));
+  out.other = std::string(ctx.linkdVersion) + " " + ctx.lldVersion + " " +
+              std::string(flavorName(inv.flavor)) +
+              " umask=" + std::to_string(inv.umask) +
+              (inv.stderrIsColorTty ? " colour" : "");
   out.key = h.finish();
   return out;
 }

@@ -8,8 +8,11 @@
 // (members, libraries merged in, .def files) by content, and the result
 // every file it wrote. Key = SHA-256 over: the key format version, linkd's
 // and LLVM's versions, the tool and the program name it prints, the working
-// directory, the umask, the colour decision, the environment it reads (TZ,
-// LIB), every argument with response files replaced by their content, the
+// directory and the base dir as a link's content key holds them (tokens;
+// paths under the base dir relative to the working directory: a second
+// checkout's `ar rcs lib.a *.o` hits), the umask, the colour decision, the
+// environment it reads (TZ, LIB; PWD as keyedPwd says), every argument with
+// response files replaced by their content (paths in it as above), the
 // MRI script sent on stdin, and the content of every file the request reads
 // and then replaces (the existing archive of `ar r`/`d`/`m`/`q`/`s` and of
 // ranlib, or "absent"). That last part cannot come from the manifest: a path
@@ -20,8 +23,9 @@
 // the archiver child itself uses. Not cached (run every time, counted by
 // reason): read-only operations (t, p, x; lib /list), U (real dates and
 // owners), u (which compares modification times), and command lines that
-// run no operation (help, version, usage errors). Archive requests never use
-// the base dir: thin archives record member paths.
+// run no operation (help, version, usage errors). A thin archive that records
+// absolute member paths contains the working directory: the name check
+// (name_check.h) stores it as requiring that directory.
 #pragma once
 
 #include "cache/link_key.h"

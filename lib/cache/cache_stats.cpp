@@ -7,9 +7,23 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace linkd {
 namespace {
+
+// The kinds of miss explanations (link_cache.h), with their labels.
+constexpr std::pair<const char *, const char *> kMissKinds[] = {
+    {"argv", "an option"},
+    {"outside_base_dir", "a path outside the base dir"},
+    {"pwd", "PWD"},
+    {"env", "an environment variable"},
+    {"cwd", "the working directory"},
+    {"base_dir", "the base dir"},
+    {"other", "versions, umask, colour"},
+    {"input", "an input's content"},
+    {"embedded_name", "a name in the stored output"},
+    {"new_output", "a new output"}};
 
 std::string jsonString(const std::string &s) {
   std::string out = "\"";
@@ -169,6 +183,12 @@ void CacheStats::addCounter(const char *name, uint64_t n) {
   add(name, n);
 }
 
+void CacheStats::noteMiss(const std::string &output, const std::string &why) {
+  std::lock_guard lock(mu);
+  lastMiss =
+      (output.empty() ? std::string("(no output)") : output) + ": " + why;
+}
+
 void CacheStats::raiseCounter(const char *name, uint64_t n) {
   std::lock_guard lock(mu);
   if (get(name) < n)
@@ -210,10 +230,10 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
                         "name_check_bytes",
                         "results_requiring_names"})
     o << jsonString(k) << ": " << get(k) << ", ";
-  for (const char *k : {"argv", "env", "cwd", "base_dir", "other", "input",
-                        "new_output"})
+  for (const auto &[k, label] : kMissKinds)
     o << jsonString(std::string("miss_explained_") + k) << ": "
       << get(std::string("miss_explained_") + k) << ", ";
+  o << jsonString("last_miss") << ": " << jsonString(lastMiss) << ", ";
   for (const char *k :
        {"archive_requests", "archive_hits", "archive_misses",
         "archive_uncacheable", "archive_errors", "archive_cache_disabled"})
@@ -279,6 +299,19 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
       << ", misses " << get("kernel_misses") << ", uncacheable "
       << get("kernel_uncacheable") << ", errors " << get("kernel_errors")
       << ", inputs uploaded " << get("kernel_blobs_uploaded") << ")\n";
+  // Why misses missed: what differed from the nearest stored link of the
+  // same output (link_cache.h explainMiss), and the last one in full.
+  bool explained = false;
+  for (const auto &[k, label] : kMissKinds)
+    explained = explained || get(std::string("miss_explained_") + k);
+  if (all || explained) {
+    o << "misses explained\n";
+    for (const auto &[k, label] : kMissKinds)
+      if (uint64_t n = get(std::string("miss_explained_") + k); n || all)
+        line(o, 2, label, std::to_string(n));
+    if (!lastMiss.empty())
+      o << "  last: " << lastMiss << "\n";
+  }
   line(o, 0, "results stored", std::to_string(get("results_stored")));
   if (all || get("results_not_stored")) {
     line(o, 2, "not stored", std::to_string(get("results_not_stored")));

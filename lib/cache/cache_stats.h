@@ -45,6 +45,8 @@ public:
   void countCorrupt();
   // Adds to a named counter (evictions, corrupt_entries: from the store).
   void addCounter(const char *name, uint64_t n);
+  // The last miss's explanation, for `linkd stats` (kept in memory only).
+  void noteMiss(const std::string &output, const std::string &why);
   // Raises a named counter to `n` if it is lower (a peak).
   void raiseCounter(const char *name, uint64_t n);
 
@@ -82,6 +84,7 @@ private:
   std::map<std::string, uint64_t> counters;           // by name
   std::map<std::string, uint64_t> uncacheableReasons; // by reason
   std::map<std::string, uint64_t> archiveUncacheableReasons;
+  std::string lastMiss; // "output: why"
   uint64_t get(const std::string &name) const;
   void add(const std::string &name, uint64_t n);
   void count(RequestKind kind, const char *outcome);

@@ -587,17 +587,36 @@ Digest lastKeyId(const std::string &output) {
   return sha256("link-last-key\0" + output);
 }
 
+// The same output in another checkout under the base dir: its path below
+// the base dir's first level (ws/A/lib/libg.so and ws/B/lib/libg.so are
+// both "lib/libg.so"), or "" outside the base dir. Only for explanations: a
+// collision compares a miss with another link, never serves one.
+std::string outputInCheckout(const LinkAnalysis &link) {
+  const std::string &out = link.primaryOutput;
+  std::string base = link.baseDir;
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  if (base.empty() || !out.starts_with(base + "/"))
+    return {};
+  std::string below = out.substr(base.size() + 1);
+  size_t slash = below.find('/');
+  return slash == std::string::npos ? std::string()
+                                    : "checkout\0" + below.substr(slash + 1);
+}
+
 // The first difference of two lists, as "what[i]: 'a' -> 'b'".
-std::string firstDifference(const char *what,
-                            const google::protobuf::RepeatedPtrField<std::string> &was,
-                            const std::vector<std::string> &wasLocal,
-                            const std::vector<std::string> &now,
-                            const std::vector<std::string> &nowLocal) {
+std::string
+firstDifference(const char *what,
+                const google::protobuf::RepeatedPtrField<std::string> &was,
+                const std::vector<std::string> &wasLocal,
+                const std::vector<std::string> &now,
+                const std::vector<std::string> &nowLocal, size_t *at) {
   size_t n = std::max(static_cast<size_t>(was.size()), now.size());
   for (size_t i = 0; i < n; ++i) {
     bool inWas = i < static_cast<size_t>(was.size()), inNow = i < now.size();
     if (inWas && inNow && was[static_cast<int>(i)] == now[i])
       continue;
+    *at = i;
     std::string a = inWas ? "'" + wasLocal[i] + "'" : "(none)";
     std::string b = inNow ? "'" + nowLocal[i] + "'" : "(none)";
     return std::string(what) + "[" + std::to_string(i) + "]: " + a + " -> " + b;
@@ -621,29 +640,52 @@ void LinkCache::rememberKey(const LinkAnalysis &link) {
   d.set_cwd(link.cwd);
   d.set_base_dir(link.baseDir);
   d.set_other(link.other);
-  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput),
-                  d.SerializeAsString());
+  std::string value = d.SerializeAsString();
+  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput), value);
+  if (std::string other = outputInCheckout(link); !other.empty())
+    blobs.putAction(kLastKeyNs, lastKeyId(other), value);
 }
 
 std::string LinkCache::explainMiss(const LinkAnalysis &link,
                                    std::string *kind) {
   std::string value;
   cache::v1::KeyDescription d;
+  // The last link of this output, else of the same output in another
+  // checkout under the base dir.
+  auto found = [&](const std::string &id) {
+    return !id.empty() &&
+           blobs.getAction(kLastKeyNs, lastKeyId(id), value) == Lookup::Hit &&
+           d.ParseFromString(value);
+  };
   if (link.primaryOutput.empty() ||
-      blobs.getAction(kLastKeyNs, lastKeyId(link.primaryOutput), value) !=
-          Lookup::Hit ||
-      !d.ParseFromString(value)) {
+      (!found(link.primaryOutput) && !found(outputInCheckout(link)))) {
     *kind = "new_output";
     return "no key stored before for this output";
   }
   std::vector<std::string> wasLocal(d.local_fields().begin(),
                                     d.local_fields().end());
   wasLocal.resize(static_cast<size_t>(d.key_fields_size()));
+  size_t at = 0;
   if (std::string diff = firstDifference("argv", d.key_fields(), wasLocal,
-                                         link.keyFields, link.localFields);
+                                         link.keyFields, link.localFields, &at);
       !diff.empty()) {
-    *kind = "argv";
-    return diff;
+    // A path the key holds as given lies outside the base dir (the base
+    // dir and the working directory are tokens in key fields).
+    auto outside = [](std::string_view f) {
+      return f.starts_with("/") || f.find("=/") != std::string_view::npos ||
+             f.find(",/") != std::string_view::npos;
+    };
+    bool path = (at < static_cast<size_t>(d.key_fields_size()) &&
+                 outside(d.key_fields(static_cast<int>(at)))) ||
+                (at < link.keyFields.size() && outside(link.keyFields[at]));
+    if (!path) {
+      *kind = "argv";
+      return diff + " (an option)";
+    }
+    *kind = "outside_base_dir";
+    return diff + (link.baseDir.empty()
+                       ? " (a path, and no base dir is set)"
+                       : " (a path outside the base dir " + link.baseDir + ")");
   }
   auto byName = [](const auto &list) {
     std::map<std::string, std::string> m;
@@ -654,6 +696,13 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
     return m;
   };
   auto was = byName(d.env()), now = byName(link.env);
+  // PWD counts only where it names the working directory (keyedPwd).
+  if (auto w = was.find("PWD"), n = now.find("PWD");
+      w != was.end() && n != now.end() && w->second != n->second) {
+    *kind = "pwd";
+    return "PWD: '" + w->second + "' -> '" + n->second +
+           "' (PWD names the working directory; LLD uses its spelling)";
+  }
   for (const auto &[name, value] : now)
     if (auto it = was.find(name); it == was.end() || it->second != value) {
       *kind = "env";
@@ -674,13 +723,18 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
     *kind = "base_dir";
     return "base dir '" + d.base_dir() + "' -> '" + link.baseDir + "'";
   }
-  if (d.cwd() != link.cwd) {
+  // A working directory the key left out differs only through the fields.
+  if (d.cwd() != link.cwd && !link.paths.byId("C")) {
     *kind = "cwd";
     return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
   }
   *kind = "input";
   return "a file named on the command line has other content (a link that "
          "names few files keys them by content)";
+}
+
+std::string manifestMissKind(const std::string &why) {
+  return why.starts_with("stored result embeds") ? "embedded_name" : "input";
 }
 
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
@@ -793,6 +847,11 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   storeOutput(output, link.paths, result, &embedded);
   for (const std::string &id : embedded)
     names.exact.emplace(id, true);
+  // Paths under a base dir above the working directory are keyed relative
+  // to it: a result that names the base dir depends on the working
+  // directory (checkout A's -rpath /src/A/lib is not checkout B's).
+  if (link.paths.relativeToCwd() && names.exact.count("B"))
+    names.exact["C"] = true;
   outcome.nameCheckMicros = names.micros;
   outcome.nameCheckCpuMicros = names.cpuMicros;
   outcome.nameCheckBytes = names.scannedBytes;

@@ -126,6 +126,8 @@ public:
   // values, an environment variable, the working directory, the base dir),
   // or why nothing can be said. `kind` gets "argv", "env", "cwd",
   // "base_dir", "other" or "new_output" (for the counters).
+  // "argv" an option, "outside_base_dir" a path the key holds as given,
+  // "pwd" a PWD that names the working directory by another spelling.
   std::string explainMiss(const LinkAnalysis &link, std::string *kind);
 
   // An output fetched from a remote tier, to be copied into the local
@@ -231,6 +233,11 @@ private:
   std::map<Digest, std::shared_ptr<const cache::v1::Manifest>> recent;
   std::map<Digest, std::shared_ptr<const cache::v1::LinkResult>> results;
 };
+
+// The kind of a miss whose key has a manifest, from lookup()'s `why`:
+// "embedded_name" (every stored result names another checkout, working
+// directory or input name) or "input" (an input's content, a probed path).
+std::string manifestMissKind(const std::string &why);
 
 // The union of `fresh`'s first set and `old`'s sets, newest first, without
 // duplicate input sets, at most 16.

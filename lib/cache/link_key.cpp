@@ -17,7 +17,7 @@
 namespace linkd {
 namespace {
 
-constexpr std::string_view kKeyFormat = "linkd-link-key-v2";
+constexpr std::string_view kKeyFormat = "linkd-link-key-v3";
 
 bool isPeTarget(const std::vector<std::string> &args) {
   for (size_t i = 0; i + 1 < args.size(); ++i)
@@ -155,7 +155,15 @@ namespace {
 // keyed as stderrIsColorTty), and HOME only where Mach-O's -oso_prefix
 // expands `~` (osoPrefixExpandsHome).
 bool keyedVariable(const std::string &name, bool homeMatters) {
-  return name != "TERM" && (name != "HOME" || homeMatters);
+  return name != "TERM" && name != "PWD" && (name != "HOME" || homeMatters);
+}
+
+// What the key says of PWD (keyedPwd), and the same for the miss
+// explanation.
+void keyPwd(const std::string &pwd, const std::string &pwdAsKeyed, Sha256 &h,
+            LinkAnalysis &out) {
+  h.field("PWD").field(pwdAsKeyed);
+  out.env.push_back("PWD=" + (pwd.empty() ? "(the working directory)" : pwd));
 }
 
 // The key of a link that holds every argument and the working directory as
@@ -166,6 +174,8 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
   for (const auto &[name, value] : inv.env)
     if (keyedVariable(name, homeMatters))
       h.field(name).field(value);
+  std::string pwd = keyedPwd(inv);
+  keyPwd(pwd, pwd, h, out);
   h.field("argv");
   // argv[0] as LLD sees it: its name is in diagnostics, and COFF records
   // the whole path in PDBs.
@@ -214,12 +224,17 @@ void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
   auto stored = [&](const std::string &s) {
     return storedPrefixes(s, inv.cwd, baseDir);
   };
-  // Whether the prefixes are left out: a working directory of "/" is not.
+  // Whether the prefixes are left out (a working directory of "/" is not),
+  // and what a path under the base dir is stored relative to.
   h.field("by-content").field(out.paths.byId("C") ? "" : inv.cwd);
-  h.field(out.paths.byId("B") ? "base" : "");
+  h.field(out.paths.relativeToCwd() ? "base-relative"
+          : out.paths.byId("B")     ? "base"
+                                    : "");
   for (const auto &[name, value] : inv.env)
     if (keyedVariable(name, /*homeMatters=*/false))
       h.field(name).field(stored(value));
+  std::string pwd = keyedPwd(inv);
+  keyPwd(pwd, stored(pwd), h, out);
   h.field("argv");
   h.field(stored(lldProgramName(inv.argv.empty() ? "" : inv.argv[0],
                                 inv.flavor)));
@@ -254,18 +269,40 @@ bool osoPrefixExpandsHome(Flavor flavor, const std::vector<std::string> &args) {
 
 } // namespace
 
+std::string keyedPwd(const LinkInvocation &inv) {
+  auto it = inv.env.find("PWD");
+  if (it == inv.env.end() || it->second.empty() || it->second[0] != '/' ||
+      it->second == inv.cwd)
+    return {};
+  struct stat pwd {};
+  struct stat cwd {};
+  if (::stat(it->second.c_str(), &pwd) != 0 ||
+      ::stat(inv.cwd.c_str(), &cwd) != 0 || pwd.st_dev != cwd.st_dev ||
+      pwd.st_ino != cwd.st_ino)
+    return {};
+  return it->second;
+}
+
+const ResponseFile *expandedResponseFile(const std::string &arg,
+                                         const std::string &cwd,
+                                         const ExpandedArgs &expanded) {
+  if (arg.size() < 2 || arg[0] != '@')
+    return nullptr;
+  std::string path = absolutePath(arg.substr(1), cwd);
+  for (const ResponseFile &f : expanded.files)
+    if (f.path == path)
+      return &f;
+  return nullptr;
+}
+
 bool keyResponseFile(const std::string &arg, const std::string &cwd,
                      const ExpandedArgs &expanded, Sha256 &h,
                      std::set<std::string> &responseFiles) {
-  if (arg.size() < 2 || arg[0] != '@')
-    return false;
-  std::string path = absolutePath(arg.substr(1), cwd);
-  auto rf = std::find_if(expanded.files.begin(), expanded.files.end(),
-                         [&](const ResponseFile &f) { return f.path == path; });
-  if (rf == expanded.files.end())
+  const ResponseFile *rf = expandedResponseFile(arg, cwd, expanded);
+  if (!rf)
     return false;
   h.field("@").field(rf->content);
-  responseFiles.insert(path);
+  responseFiles.insert(rf->path);
   return true;
 }
 
@@ -308,7 +345,7 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   out.cwd = inv.cwd;
   out.baseDir = baseDir;
   for (const auto &[name, value] : inv.env)
-    if (name != "TERM")
+    if (name != "TERM" && name != "PWD")
       out.env.push_back(name + "=" + value);
   ArgRoles roles;
   if (byContent) {

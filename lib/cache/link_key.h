@@ -11,9 +11,10 @@
 // ELF (non-MinGW) and Wasm links are keyed by content, not by name
 // (lib/cache/arg_roles.h, lib/cache/link_names.h): each input, output and
 // search directory is a token for its role, options LLD ignores are
-// dropped, and the working directory and the base dir are prefixes the key
-// does not hold. What the link read is in the manifest by content; whether a
-// left-out name reached the outputs is checked when the result is stored
+// dropped, the working directory is a prefix the key does not hold, and
+// paths under the base dir are held relative to the working directory.
+// What the link read is in the manifest by content; whether a left-out name
+// reached the outputs is checked when the result is stored
 // (lib/cache/name_check.h). COFF, MinGW and Mach-O outputs embed paths
 // (PDB path, install name, debug map): their keys hold every argument and
 // the working directory as given.
@@ -71,6 +72,15 @@ struct LinkAnalysis {
   bool resultMayBeEmpty = false;
 };
 
+// PWD as LLVM's sys::fs::current_path reads it (the only way LLD 19 and
+// llvm-ar see it: make_absolute for --reproduce, Mach-O's N_OSO stabs, the
+// member paths of thin archives): its value when it is an absolute path
+// naming the working directory by another spelling (a symbolic link), else
+// "" — a PWD that names another directory (`make -C lib` leaves the top
+// directory in it) or the working directory as getcwd spells it changes
+// nothing LLD does.
+std::string keyedPwd(const LinkInvocation &inv);
+
 // `stats` (optional): with it, a content key of a link that names few input
 // files (a configure test, a JIT kernel, a one-step compile-and-link; at most
 // kKeyedInputs) also holds their content digests, so the many links that
@@ -81,6 +91,10 @@ struct LinkAnalysis {
 constexpr size_t kKeyedInputs = 16;
 class StatCache;
 
+// The response file an `@file` argument names, if `expanded` read it.
+const ResponseFile *expandedResponseFile(const std::string &arg,
+                                         const std::string &cwd,
+                                         const ExpandedArgs &expanded);
 // An `@file` argument that `expanded` read: keyed by its content (gcc's
 // collect2 names them /tmp/ccXXXXXX) and recorded in `responseFiles`.
 // False for any other argument (the caller keys it as written).

@@ -48,7 +48,83 @@ std::string replacePrefix(const std::string &text, const std::string &from,
   return out;
 }
 
+// The end of the path that starts at `begin` (the next character that ends
+// a word in a diagnostic or an option list).
+size_t pathEnd(const std::string &text, size_t begin) {
+  size_t end = begin;
+  while (end < text.size() && !closesWord(text[end]))
+    ++end;
+  return end;
+}
+
+// ccache's base dir: every path under `baseDir` (ending at a path boundary)
+// becomes the working directory's token and the path relative to it.
+std::string relativePrefixes(const std::string &text, const std::string &cwd,
+                             const std::string &baseDir) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(baseDir, pos)) != std::string::npos;) {
+    size_t end = hit + baseDir.size();
+    out.append(text, pos, hit - pos);
+    if (end != text.size() && text[end] != '/' && !closesWord(text[end])) {
+      out.append(baseDir);
+      pos = end;
+      continue;
+    }
+    size_t stop = pathEnd(text, hit);
+    std::string rel =
+        relativePath(cwd, std::string_view(text).substr(hit, stop - hit));
+    out += PathMapper::token("C");
+    if (!rel.empty())
+      out += "/" + rel;
+    pos = stop;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+std::string withoutTrailingSlashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/')
+    s.pop_back();
+  return s;
+}
+
 } // namespace
+
+bool isUnder(std::string_view path, std::string_view dir) {
+  return path == dir || (path.size() > dir.size() && path.starts_with(dir) &&
+                         path[dir.size()] == '/');
+}
+
+std::string relativePath(std::string_view from, std::string_view path) {
+  auto split = [](std::string_view s) {
+    std::vector<std::string_view> parts;
+    for (size_t i = 0; i < s.size();) {
+      size_t j = s.find('/', i);
+      if (j == std::string_view::npos)
+        j = s.size();
+      if (std::string_view part = s.substr(i, j - i);
+          !part.empty() && part != ".")
+        parts.push_back(part);
+      i = j + 1;
+    }
+    return parts;
+  };
+  std::vector<std::string_view> a = split(from), b = split(path);
+  size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common] &&
+         b[common] != "..")
+    ++common;
+  std::string out;
+  for (size_t i = common; i < a.size(); ++i)
+    out += out.empty() ? ".." : "/..";
+  for (size_t i = common; i < b.size(); ++i) {
+    if (!out.empty())
+      out += '/';
+    out.append(b[i]);
+  }
+  return out;
+}
 
 PathMapper::PathMapper(std::vector<LeftOutName> names) : list(std::move(names)) {
   for (LeftOutName &n : list)
@@ -81,6 +157,9 @@ PathMapper::PathMapper(std::vector<LeftOutName> names) : list(std::move(names)) 
     else
       wholeByAbsolute.emplace(n.absolute, idx); // the first of equal names
   }
+  relative = cwdIndex >= 0 && baseIndex >= 0 &&
+             isUnder(list[static_cast<size_t>(cwdIndex)].absolute,
+                     list[static_cast<size_t>(baseIndex)].absolute);
 }
 
 PathMapper PathMapper::forBaseDir(const std::string &baseDir) {
@@ -124,8 +203,13 @@ std::string PathMapper::toStored(const std::string &path) const {
     }
   if (!best)
     return path;
-  bool relative = best->spelling != best->absolute;
-  return token(relative ? best->id + "a" : best->id) +
+  if (relative && best->role == NameRole::BaseDir) {
+    std::string rel =
+        relativePath(list[static_cast<size_t>(cwdIndex)].absolute, path);
+    return token("C") + (rel.empty() ? "" : "/" + rel);
+  }
+  bool spelledRelative = best->spelling != best->absolute;
+  return token(spelledRelative ? best->id + "a" : best->id) +
          path.substr(best->absolute.size());
 }
 
@@ -172,7 +256,11 @@ std::string PathMapper::toStoredText(const std::string &text,
         bool prefix = isPrefixRole(f.name->role);
         bool ends = end == text.size() || closesWord(text[end]) ||
                     (prefix && text[end] == '/');
-        if (starts && ends) {
+        // A path under the base dir but outside the working directory
+        // would replay as "cwd/../x", not as LLD prints it: the text
+        // depends on where the link ran.
+        bool relativeBase = relative && f.name->role == NameRole::BaseDir;
+        if (starts && ends && !relativeBase) {
           hit = &f;
           break;
         }
@@ -204,18 +292,39 @@ std::string PathMapper::toLocal(const std::string &text) const {
     bool absolute = id.size() > 1 && id.back() == 'a';
     if (absolute)
       id.remove_suffix(1);
-    if (const LeftOutName *n = byId(id))
-      out += absolute ? n->absolute : n->spelling;
-    else
+    const LeftOutName *n = byId(id);
+    if (!n) {
       out.append(text, open, close + 1 - open); // not ours: left as is
+      pos = close + 1;
+      continue;
+    }
+    std::string name = absolute ? n->absolute : n->spelling;
     pos = close + 1;
+    // "C/../x" (a path under the base dir, stored relative to the working
+    // directory): the working directory has no symbolic links (getcwd), so
+    // its parent is what ".." names; give the path as LLD was given it.
+    if (n->role == NameRole::Cwd)
+      while (text.compare(pos, 3, "/..") == 0 &&
+             (pos + 3 == text.size() || text[pos + 3] == '/' ||
+              closesWord(text[pos + 3])) &&
+             name.size() > 1) {
+        size_t slash = name.rfind('/');
+        name.resize(slash == 0 ? 1 : slash);
+        pos += 3;
+      }
+    if (name == "/" && pos < text.size() && text[pos] == '/')
+      name.clear(); // "/" + "/x"
+    out += name;
   }
   out.append(text, pos);
   return out;
 }
 
 std::string storedPrefixes(const std::string &text, const std::string &cwd,
-                           const std::string &baseDir) {
+                           const std::string &baseDirAsGiven) {
+  std::string baseDir = withoutTrailingSlashes(baseDirAsGiven);
+  if (!baseDir.empty() && baseDir != "/" && isUnder(cwd, baseDir))
+    return relativePrefixes(text, cwd, baseDir);
   // The longer first: the working directory usually lies under the base.
   const std::string *first = &cwd, *second = &baseDir;
   std::string firstTok = PathMapper::token("C"),

@@ -21,6 +21,16 @@
 // names by token: "\x01" ID "\x02", ID = the name's number ("3" its spelling,
 // "3a" its absolute form), "C" the working directory, "B" the base dir.
 // Tokens are replaced by the current link's names when a result is used.
+//
+// The base dir has ccache's meaning when the working directory lies under
+// it: a path under the base dir is stored relative to the working directory
+// ("\x01C\x02/../lib/x.o"), so one base dir above many checkouts (~/src, a
+// CI workspace) lets each checkout's links share entries with the others'.
+// A result that names the base dir then depends on where the link ran: the
+// base dir found in an output, or in a diagnostic outside the working
+// directory, requires the working directory exactly (name_check.h). A
+// working directory outside the base dir keeps the older reading: the base
+// dir is a prefix token of its own.
 #pragma once
 
 #include <set>
@@ -49,6 +59,9 @@ public:
   static PathMapper forBaseDir(const std::string &baseDir);
 
   bool active() const { return !list.empty(); }
+  // Whether paths under the base dir are stored relative to the working
+  // directory (both left out, the working directory under the base dir).
+  bool relativeToCwd() const { return relative; }
   const std::vector<LeftOutName> &names() const { return list; }
   const LeftOutName *byId(std::string_view id) const;
 
@@ -76,13 +89,23 @@ private:
   // absolute form; prefixes (few) by a scan.
   std::vector<int> byNumber;
   int cwdIndex = -1, baseIndex = -1;
+  bool relative = false;
   std::unordered_map<std::string, int> wholeByAbsolute;
   std::vector<int> prefixes;
 };
 
 // Replaces the base dir and working directory prefixes in `text` that end at
 // a path boundary by their tokens (for key fields that are not whole names).
+// With the working directory under the base dir, every path under the base
+// dir becomes the working directory's token and the path relative to it.
 std::string storedPrefixes(const std::string &text, const std::string &cwd,
                            const std::string &baseDir);
+
+// Whether `path` is `dir` or lies under it (both absolute, no trailing '/').
+bool isUnder(std::string_view path, std::string_view dir);
+// `path` relative to the directory `from`, lexically (both absolute; `from`
+// as getcwd gives it, without symbolic links, so "from/.." is its parent):
+// "" when they are the same, else "x/y" or "../x/y".
+std::string relativePath(std::string_view from, std::string_view path);
 
 } // namespace linkd

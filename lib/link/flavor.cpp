@@ -296,9 +296,11 @@ std::span<const std::string_view> flavorEnvironment(Flavor f) {
       "LLD_REPRODUCE", "FORCE_LLD_DIAGNOSTICS_CRASH", "LLD_IN_TEST", "TERM",
       "PWD"};
   // llvm-ar reads no variable on Linux (OBJECT_MODE is AIX-only); its `tv`
-  // listing prints local times. llvm-lib searches LIB for its inputs.
-  static constexpr std::array<std::string_view, 1> kAr = {"TZ"};
-  static constexpr std::array<std::string_view, 1> kLib = {"LIB"};
+  // listing prints local times. llvm-lib searches LIB for its inputs. Both
+  // make a thin archive's member paths absolute (sys::fs::make_absolute),
+  // which reads PWD when it names the working directory.
+  static constexpr std::array<std::string_view, 2> kAr = {"TZ", "PWD"};
+  static constexpr std::array<std::string_view, 2> kLib = {"LIB", "PWD"};
   switch (f) {
   case Flavor::Elf:
     return kElf;

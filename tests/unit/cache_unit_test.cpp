@@ -290,6 +290,131 @@ TEST(LinkKey, BaseDirMakesCheckoutsShareKeysForElfOnly) {
   EXPECT_NE(analyzeLink(a, one).key, analyzeLink(b, two).key);
 }
 
+// ccache's base dir: one base dir above many checkouts, paths under it
+// keyed relative to the working directory (issue 26).
+TEST(LinkKey, CommonParentBaseDirKeysPathsRelativeToTheWorkingDirectory) {
+  KeyContext ctx{"v", "lld", "/ws", {}};
+  auto in = [](const std::string &co, const std::string &sub) {
+    LinkInvocation inv =
+        elfLink({"-L/ws/" + co + "/lib", "x.o", "-lf", "-rpath",
+                 "/ws/" + co + "/lib", "-o", "/ws/" + co + "/bin/prog"});
+    inv.cwd = "/ws/" + co + sub;
+    return inv;
+  };
+  LinkAnalysis a = analyzeLink(in("A", "/build"), ctx);
+  EXPECT_TRUE(a.paths.relativeToCwd());
+  EXPECT_EQ(a.key, analyzeLink(in("B", "/build"), ctx).key);
+  EXPECT_EQ(a.key, analyzeLink(in("deep/er", "/build"), ctx).key);
+  // -rpath ../lib seen from another depth is another path.
+  EXPECT_NE(a.key, analyzeLink(in("A", "/build/sub"), ctx).key);
+  // Files under the base dir but outside the working directory are stored
+  // relative to it; a path outside the base dir as it is.
+  EXPECT_EQ(a.paths.toStored("/ws/A/include/x.ld"),
+            PathMapper::token("C") + "/../include/x.ld");
+  EXPECT_EQ(a.paths.toStored("/ws/shared/y.o"),
+            PathMapper::token("C") + "/../../shared/y.o");
+  EXPECT_EQ(a.paths.toStored("/usr/lib/crt1.o"), "/usr/lib/crt1.o");
+  LinkAnalysis b = analyzeLink(in("B", "/build"), ctx);
+  EXPECT_EQ(b.paths.toLocal(a.paths.toStored("/ws/A/include/x.ld")),
+            "/ws/B/include/x.ld");
+  // A diagnostic naming such a path cannot be replayed as LLD prints it:
+  // it is required, not replaced.
+  std::set<std::string> embedded;
+  EXPECT_EQ(
+      a.paths.toStoredText("warning: /ws/A/include/x.ld: odd\n", &embedded),
+      "warning: /ws/A/include/x.ld: odd\n");
+  EXPECT_TRUE(embedded.count("B"));
+  // A path outside the base dir splits the key.
+  LinkInvocation other = in("A", "/build");
+  other.argv.push_back("-rpath=/opt/A");
+  LinkInvocation otherB = in("B", "/build");
+  otherB.argv.push_back("-rpath=/opt/B");
+  EXPECT_NE(analyzeLink(other, ctx).key, analyzeLink(otherB, ctx).key);
+  // A working directory outside the base dir keeps the prefix token.
+  LinkInvocation outside = in("A", "/build");
+  outside.cwd = "/elsewhere";
+  EXPECT_FALSE(analyzeLink(outside, ctx).paths.relativeToCwd());
+}
+
+TEST(LinkKey, RelativePathsAreLexical) {
+  EXPECT_EQ(relativePath("/a/b", "/a/b"), "");
+  EXPECT_EQ(relativePath("/a/b", "/a/b/c/d"), "c/d");
+  EXPECT_EQ(relativePath("/a/b/c", "/a/x"), "../../x");
+  EXPECT_EQ(relativePath("/a/b", "/a/./b//c"), "c");
+  EXPECT_EQ(relativePath("/a/b", "/a/b/../c"), "../c");
+  EXPECT_EQ(
+      storedPrefixes("-Wl,-rpath,/ws/A/lib:/usr/lib", "/ws/A/build", "/ws/"),
+      "-Wl,-rpath," + PathMapper::token("C") + "/../lib:/usr/lib");
+  EXPECT_EQ(storedPrefixes("/wsx/a /ws", "/ws/A", "/ws"),
+            "/wsx/a " + PathMapper::token("C") + "/..");
+}
+
+// LLVM's current_path takes PWD only when it names the working directory:
+// a stale PWD (`make -C lib` leaves the top directory in it) and a PWD
+// spelled as getcwd spells the directory key the same as none.
+TEST(LinkKey, PwdIsKeyedOnlyWhereItNamesTheWorkingDirectory) {
+  TempDir t;
+  ASSERT_EQ(::mkdir((t.path + "/lib").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink((t.path + "/lib").c_str(), (t.path + "/via").c_str()), 0);
+  KeyContext ctx{"v", "lld", "", {}};
+  auto with = [&](const char *pwd) {
+    LinkInvocation inv = elfLink({"a.o", "-o", "x"});
+    inv.cwd = t.path + "/lib";
+    if (pwd)
+      inv.env["PWD"] = pwd;
+    return analyzeLink(inv, ctx).key;
+  };
+  Digest none = with(nullptr);
+  EXPECT_EQ(none, with(t.path.c_str()));            // stale
+  EXPECT_EQ(none, with((t.path + "/lib").c_str())); // the cwd
+  EXPECT_EQ(none, with("relative"));                // not absolute
+  EXPECT_NE(none,
+            with((t.path + "/via").c_str())); // names it, spelled otherwise
+  for (Flavor f : {Flavor::Coff, Flavor::MachO}) {
+    LinkInvocation a = elfLink({"a.o", "-o", "x"});
+    a.flavor = f;
+    a.cwd = t.path + "/lib";
+    LinkInvocation b = a;
+    a.env["PWD"] = t.path;
+    EXPECT_EQ(analyzeLink(a, ctx).key, analyzeLink(b, ctx).key);
+  }
+}
+
+TEST(ArchiveKeyBaseDir, CheckoutsUnderOneBaseDirShareKeys) {
+  TempDir t;
+  std::string err;
+  auto stats = StatCache::open("", &err);
+  for (const char *co : {"A", "B"})
+    ASSERT_EQ(::mkdir((t.path + "/" + co).c_str(), 0755), 0);
+  KeyContext ctx{"v", "lld", t.path, {}};
+  auto ar = [&](const std::string &co, const std::string &pwd) {
+    LinkInvocation inv;
+    inv.flavor = Flavor::Ar;
+    inv.argv = {"ar.linkd", "rcs", "lib.a", "x.o", t.path + "/" + co + "/y.o"};
+    inv.cwd = t.path + "/" + co;
+    inv.env["PWD"] = pwd;
+    return analyzeArchiveRequest(inv, ctx, *stats);
+  };
+  LinkAnalysis a = ar("A", t.path + "/A");
+  EXPECT_EQ(a.key, ar("B", t.path).key); // B's PWD is stale
+  EXPECT_EQ(a.paths.toStored(t.path + "/A/lib.a"),
+            PathMapper::token("C") + "/lib.a");
+  // A member outside the working directory: relative to it under the base
+  // dir, as given without one.
+  KeyContext none{"v", "lld", "", {}};
+  LinkInvocation inv;
+  inv.flavor = Flavor::Ar;
+  inv.argv = {"ar.linkd", "rcs", "lib.a", t.path + "/A/y.o"};
+  inv.cwd = t.path + "/A/sub";
+  LinkInvocation invB = inv;
+  invB.argv[3] = t.path + "/B/y.o";
+  invB.cwd = t.path + "/B/sub";
+  EXPECT_EQ(analyzeArchiveRequest(inv, ctx, *stats).key,
+            analyzeArchiveRequest(invB, ctx, *stats).key);
+  EXPECT_NE(analyzeArchiveRequest(inv, none, *stats).key,
+            analyzeArchiveRequest(invB, none, *stats).key);
+}
+
 TEST(LinkKey, UncacheableReasons) {
   KeyContext ctx{"v", "lld", "", {}};
   auto reasons = [&](std::vector<std::string> args) {

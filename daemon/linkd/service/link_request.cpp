@@ -564,11 +564,11 @@ bool LinkService::serveHit(Request &r, ReplyStream &out) {
   timing.lookups.observeMicros(lookupMicros);
   if (!result) {
     cache.cache->holdChecked(); // a link runs now; holding costs far less
-    if (r.missReason.starts_with("no manifest")) {
-      std::string kind;
+    std::string kind = manifestMissKind(r.missReason);
+    if (r.missReason.starts_with("no manifest"))
       r.missReason += "; " + cache.cache->explainMiss(analysis, &kind);
-      cache.stats->addCounter(("miss_explained_" + kind).c_str(), 1);
-    }
+    cache.stats->addCounter(("miss_explained_" + kind).c_str(), 1);
+    cache.stats->noteMiss(analysis.primaryOutput, r.missReason);
     r.log.log(spdlog::level::debug,
               "link id={} cache miss key={} lookup_us={}: {}", r.linkId,
               analysis.key.hex(), lookupMicros, r.missReason);
