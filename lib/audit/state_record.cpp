@@ -79,8 +79,18 @@ bool conflicts(std::string_view a, const std::string &cwd) {
     ss << in.rdbuf();
     std::string text = lower(ss.str());
     return text.find("map") != std::string::npos ||
-           text.find("reproduce") != std::string::npos;
+           text.find("reproduce") != std::string::npos ||
+           text.find("debug") != std::string::npos ||
+           text.find("pdb") != std::string::npos;
   }
+  // A PDB holds the link's command line (and /Brepro's timestamp hashes
+  // the PDB): our map option would change the outputs' bytes.
+  if ((l.starts_with("/debug") || l.starts_with("-debug")) &&
+      !l.ends_with(":none"))
+    return true;
+  for (std::string_view p : {"--pdb", "-pdb", "/pdb"})
+    if (l.starts_with(p))
+      return true;
   for (std::string_view p :
        {"-map", "--map", "/map", "-lldmap", "/lldmap", "--print-map",
         "--reproduce", "-reproduce", "/reproduce", "-###"})

@@ -9,8 +9,10 @@
 // flavor, through the daemon and in the local fallback.
 #include "harness.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,6 +185,13 @@ TEST_F(KernelDropIn, TritonAndIreeCommandLines) {
 class StrippedEnvironment : public KernelDropIn {
 protected:
   void SetUp() override {
+    // One at a time across the suite's processes (ctest -j): TearDown looks
+    // for daemons carrying LLD_VERSION=IREE machine-wide, which another
+    // test's own daemon also is.
+    serial = open("/tmp/linkd-e2e-stripped-environment.lock",
+                  O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(serial, 0);
+    ASSERT_EQ(flock(serial, LOCK_EX), 0);
     KernelDropIn::SetUp();
     if (!exitedZero(run("unshare --user --map-current-user --mount true")))
       GTEST_SKIP() << "no user and mount namespaces here (unshare failed)";
@@ -217,6 +226,8 @@ protected:
         ADD_FAILURE() << "a second daemon was started: " << commandLine(pid);
       }
     KernelDropIn::TearDown();
+    if (serial >= 0)
+      close(serial); // and with it the lock
   }
   // `cmd` run by /bin/sh in the test directory with only LLD_VERSION=IREE.
   std::string stripped(const std::string &cmd) {
@@ -226,6 +237,7 @@ protected:
            "'";
   }
   std::string home, runtime;
+  int serial = -1;
 };
 
 // IREE's link reaches the daemon the user's shell reaches (its cache, its
