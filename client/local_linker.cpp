@@ -25,20 +25,6 @@ std::vector<std::string> stockNames(Flavor f) {
   }
 }
 
-// LLD's -flavor word for a flavor (lld/Common/DriverDispatcher.cpp).
-const char *lldFlavorWord(Flavor f) {
-  switch (f) {
-  case Flavor::Coff:
-    return "link";
-  case Flavor::MachO:
-    return "darwin";
-  case Flavor::Wasm:
-    return "wasm";
-  default:
-    return "gnu";
-  }
-}
-
 bool isThisProgram(const std::string &path) {
   char a[PATH_MAX], b[PATH_MAX];
   return realpath(path.c_str(), a) && realpath("/proc/self/exe", b) &&
@@ -116,7 +102,8 @@ localLinkerArgv(const LocalLinker &linker, Flavor flavor,
   } else {
     // Stock LLD knows its own names only (not ld.linkd, iree-lld): the
     // driver always comes from -flavor, argv[0] stays the caller's.
-    a = {argv[0], "-flavor", lldFlavorWord(flavor)};
+    std::string_view word = lldFlavorArgument(flavor);
+    a = {argv[0], "-flavor", word.empty() ? "gnu" : std::string(word)};
   }
   a.insert(a.end(), argv.begin() + 1, argv.end());
   return a;
