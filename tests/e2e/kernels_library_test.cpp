@@ -477,16 +477,42 @@ TEST_F(KernelLibrary, BothModesAgreeOnNames) {
   EXPECT_EQ(l.exitCode, d.exitCode) << describe(l);
   EXPECT_EQ(l.err, d.err);
   EXPECT_NE(d.err.find("other.o"), std::string::npos) << d.err;
-  // Inside the directory: bytes by the same name.
-  for (const std::string out : {"k.hsaco", "k2.hsaco"}) {
-    ASSERT_TRUE(exitedZero(inW("--in k.o=../a.o -- -shared k.o -o " + out)));
+  // Inside the directory: bytes by the same name, however it is spelled
+  // (the daemon's view resolves "." and ".." as the local kernel does).
+  const std::vector<std::pair<std::string, std::string>> inside = {
+      {"k.o -o k.hsaco", "k.hsaco"},
+      {"k.o -o k2.hsaco", "k2.hsaco"},
+      {"k.o -o ./k3.hsaco", "k3.hsaco"},
+      {"k.o -o .//./k4.hsaco", "k4.hsaco"},
+      {"lib/k.o -o lib/../k5.hsaco", "k5.hsaco"},
+      {"lib/k.o -o lib/./k6.hsaco", "lib/k6.hsaco"},
+  };
+  for (const auto &[args, name] : inside) {
+    std::string in = args.starts_with("lib/") ? "lib/k.o" : "k.o";
+    std::string link = "--in " + in + "=../a.o -- -shared " + args;
+    RunResult d = inW(link);
+    ASSERT_TRUE(exitedZero(d)) << describe(d);
     std::string viaDaemon = lastReport();
-    ASSERT_TRUE(
-        exitedZero(inW("--local --in k.o=../a.o -- -shared k.o -o " + out)));
+    RunResult l = inW("--local " + link);
+    ASSERT_TRUE(exitedZero(l)) << describe(l);
     std::string viaLocal = lastReport();
     size_t n = viaDaemon.find(" names=");
     EXPECT_EQ(viaDaemon.substr(n), viaLocal.substr(viaLocal.find(" names=")))
-        << out;
+        << args;
+    EXPECT_NE(viaDaemon.find(" names=[" + name + "]"), std::string::npos)
+        << args << ": " << viaDaemon;
+  }
+  // A directory that does not exist, on the way down or taken back with
+  // "..": the kernel's error for a local link, the same through the daemon.
+  for (const std::string out : {"sub/k.hsaco", "nosub/../k.hsaco"}) {
+    std::string link = "--in k.o=../a.o -- -shared k.o -o " + out;
+    RunResult d = inW(link);
+    RunResult l = inW("--local " + link);
+    EXPECT_EQ(d.exitCode, 1) << describe(d);
+    EXPECT_EQ(l.exitCode, d.exitCode) << describe(l);
+    EXPECT_EQ(l.err, d.err) << out;
+    EXPECT_NE(d.err.find("cannot open output file " + out), std::string::npos)
+        << d.err;
   }
 }
 

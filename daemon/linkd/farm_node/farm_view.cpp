@@ -88,6 +88,12 @@ bool FarmView::knows(const std::string &path) const {
   return entries.count(path) != 0;
 }
 
+bool FarmView::knowsDirectory(const std::string &path) const {
+  auto it = entries.find(path);
+  return it != entries.end() && it->second.state == Entry::Fact &&
+         it->second.fact.kind() == v1::PathFact::DIRECTORY;
+}
+
 std::optional<FarmView::Question> FarmView::parse(std::string_view msg) {
   if (msg.size() < 3 || msg.back() != '\0')
     return std::nullopt;

@@ -38,6 +38,8 @@ public:
 
   void addFact(const v1::PathFact &fact);
   bool knows(const std::string &path) const;
+  // Whether `path` is a directory the view was told of (a fact).
+  bool knowsDirectory(const std::string &path) const;
   const std::string &scratchDir() const { return scratch; }
   size_t size() const { return entries.size(); }
 

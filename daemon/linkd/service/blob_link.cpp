@@ -203,10 +203,44 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   return f;
 }
 
+// A path inside the virtual working directory as the kernel of a local
+// link would resolve it: "." and empty parts dropped, ".." taken back over a
+// directory the view holds (every directory there is one the inputs' names
+// made, never a link). Anything else stays as it is and so is absent, as
+// for a local link: ".." over a directory that does not exist, or above the
+// working directory. Paths outside the view are not touched.
+std::string resolvedInView(const FarmView &view, const std::string &path) {
+  if (!insideViewCwd(path))
+    return path;
+  std::string out(kViewCwd);
+  std::string_view rest = std::string_view(path).substr(kViewCwd.size());
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+    if (part.empty() || part == ".")
+      continue;
+    if (part == "..") {
+      if (out.size() == kViewCwd.size() || !view.knowsDirectory(out))
+        return path;
+      out.resize(out.rfind('/'));
+      continue;
+    }
+    out += '/';
+    out += part;
+  }
+  return out;
+}
+
 // Answers one question of the link child, learning outside paths as needed.
 void answerQuestion(Session &s, FarmView &view, int sandboxFd,
                     std::string_view msg) {
   std::optional<FarmView::Question> q = FarmView::parse(msg);
+  if (q) {
+    q->path = resolvedInView(view, q->path);
+    if (q->op == sandbox::OpRename)
+      q->path2 = resolvedInView(view, q->path2);
+  }
   FarmView::Answer a;
   for (int round = 0; q && round < 64; ++round) {
     a = view.answer(*q);
