@@ -759,7 +759,7 @@ int startMetrics(Daemon &d) {
     return 0;
   d.metrics = std::make_unique<MetricsListener>(
       MetricsListenerConfig{d.settings.metricsListen, d.settings.metricsAllow},
-      [&d] { return renderMetrics(metricsSources(d)); });
+      [&d] { return renderMetrics(metricsSources(d)); }, d.connections);
   if (std::string err = d.metrics->start(); !err.empty()) {
     d.metrics.reset();
     spdlog::error("metrics off: {}", err);

@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 
 namespace linkd {
 namespace {
@@ -92,8 +91,10 @@ bool splitListenAddress(const std::string &listen, std::string &host,
 }
 
 MetricsListener::MetricsListener(MetricsListenerConfig config,
-                                 std::function<std::string()> render)
-    : config(std::move(config)), render(std::move(render)) {}
+                                 std::function<std::string()> render,
+                                 Connections &admitted)
+    : config(std::move(config)), render(std::move(render)),
+      admitted(admitted) {}
 
 MetricsListener::~MetricsListener() { stop(); }
 
@@ -191,17 +192,16 @@ void MetricsListener::acceptLoop() {
       warnedFull = false;
       ++serving;
     }
-    try {
-      std::thread([this, c] {
-        serve(c);
-        close(c);
-        std::lock_guard lock(mu);
-        --serving;
-        idle.notify_all();
-      }).detach();
-    } catch (const std::system_error &e) {
-      spdlog::warn("metrics: no thread for a scrape: {}", e.what());
+    Connections::Start started = admitted.serve("metrics", c, [this, c] {
+      serve(c);
+      admitted.disown(c);
       close(c);
+      std::lock_guard lock(mu);
+      --serving;
+      idle.notify_all();
+    });
+    if (started != Connections::Start::Started) {
+      close(c); // Connections said why in the log
       std::lock_guard lock(mu);
       --serving;
       idle.notify_all();

@@ -7,12 +7,15 @@
 // Deliberately small and not gRPC: a scrape is one short request. What a
 // listener on a TCP port must bound is bounded here, the same way the other
 // listeners bound it: peers (loopback unless `metrics_allow` covers them,
-// metrics/peer_allow.h), connections served at once (kMaxScrapes; more are
-// closed unanswered), the time a peer gets to send its request and to take
-// the answer (kIoTimeout), and the request's size (kMaxRequestBytes). A
-// connection for which no thread can be started is closed, never waited on.
+// metrics/peer_allow.h), connections served at once (kMaxScrapes of its own,
+// admitted through the daemon's Connections like every other listener's, so
+// they count toward its one cap; more are closed unanswered), the time a peer
+// gets to send its request and to take the answer (kIoTimeout), and the
+// request's size (kMaxRequestBytes). A connection for which no thread can be
+// started is closed, never waited on.
 #pragma once
 
+#include "daemon/linkd/service/connection_limits.h"
 #include "metrics/peer_allow.h"
 
 #include <atomic>
@@ -37,7 +40,7 @@ public:
   static constexpr size_t kMaxRequestBytes = 8192;
 
   MetricsListener(MetricsListenerConfig config,
-                  std::function<std::string()> render);
+                  std::function<std::string()> render, Connections &admitted);
   ~MetricsListener();
   MetricsListener(const MetricsListener &) = delete;
   MetricsListener &operator=(const MetricsListener &) = delete;
@@ -56,6 +59,7 @@ private:
 
   MetricsListenerConfig config;
   std::function<std::string()> render;
+  Connections &admitted;
   PeerAllowList allowed;
   int listenFd = -1;
   std::string bound;
