@@ -7,7 +7,10 @@
 # fresh daemon per project:
 #   lz4 1.9.4    Makefile, `make -C lib` / `-C programs` (a stale PWD), with
 #                its own -O2 -g and with -ffile-prefix-map=<checkout>=.
-#   cJSON 1.7.15 CMake, Release, shared and static libraries and tests
+#   cJSON 1.7.15 CMake, Release, shared and static libraries and tests (the
+#                tests' objects hold their absolute source path through Unity's
+#                UNITY_BEGIN() = __FILE__: their links miss, by input), and
+#                again with -fmacro-prefix-map=<checkout>=. (all hit)
 #   cJSON 1.7.15 CMake, Debug (-g) with -ffile-prefix-map=<checkout>=.
 #   gzip 1.12    autotools (configure, then make), -g -O2 -ffile-prefix-map
 # For each: B's link and archive requests that hit (configure's apart), every
@@ -47,11 +50,21 @@ daemon() { # NAME: a fresh private daemon
   : >"$W/empty.conf"
 }
 js() { "$BIN/linkd" stats --json 2>/dev/null | python3 -c "import json,sys; s=json.load(sys.stdin); print(*(s.get(k,0) for k in sys.argv[1:]))" "$@"; }
-counters() { js requests hits archive_requests archive_hits || echo 0 0 0 0; }
-# What a phase did: "links H/R hit, archives H/R hit" between two counters.
+WHY=(input argv pwd cwd env base_dir outside_base_dir embedded_name new_output other)
+counters() {
+  js requests hits archive_requests archive_hits "${WHY[@]/#/miss_explained_}" ||
+    echo 0 0 0 0 "${WHY[@]/*/0}"
+}
+# What a phase did between two counters: "links H/R hit, archives H/R hit",
+# then why the links that missed did ("misses: input 19", linkd stats'
+# miss explanation: the key part that differed from the nearest stored link).
 phase() { # BEFORE AFTER
-  read -r r0 h0 a0 ah0 <<<"$1"; read -r r1 h1 a1 ah1 <<<"$2"
-  echo "links $((h1 - h0))/$((r1 - r0)) hit, archives $((ah1 - ah0))/$((a1 - a0)) hit"
+  local a b i why=
+  read -ra a <<<"$1"; read -ra b <<<"$2"
+  for ((i = 0; i < ${#WHY[@]}; i++)); do
+    ((b[i + 4] - a[i + 4])) && why+=" ${WHY[i]} $((b[i + 4] - a[i + 4]))"
+  done
+  echo "links $((b[1] - a[1]))/$((b[0] - a[0])) hit, archives $((b[3] - a[3]))/$((b[2] - a[2])) hit${why:+ (misses:$why)}"
 }
 # ELF files and archives under DIR, relative, sorted.
 artifacts() { (cd "$1" && find . -type f ! -name '*.o' -print0 | xargs -0 file | grep -E 'ELF .*(executable|shared object)|current ar archive' | cut -d: -f1 | sort); }
@@ -95,7 +108,13 @@ project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   else
     figures=$(phase "$c0" "$c1")
   fi
-  echo "$name: checkout B: $figures; $same/$n artifacts byte-identical to stock in B, $withA contain A's path"
+  # Objects are the compiler's: one that differs from A's (a path through
+  # __FILE__ or debug info) makes its links miss, correctly.
+  local objs=0 objdiff=0
+  while read -r o; do
+    objs=$((objs + 1)); cmp -s "$A/$o" "$B/$o" || objdiff=$((objdiff + 1))
+  done < <(cd "$B" && find . -name '*.o' -type f | sort)
+  echo "$name: checkout B: $figures; $same/$n artifacts byte-identical to stock in B, $withA contain A's path; $objdiff/$objs objects differ from A's"
   if [[ -n $sub ]]; then
     local s0 s1
     (cd "$B/$sub" && rm -f $SUBOUT) && s0=$(counters) &&
@@ -129,8 +148,10 @@ cmake_build() { # TYPE EXTRA-CFLAGS then the tool variables
     ninja -C build
 }
 cjson_release() { cmake_build Release "" "$@"; }
+cjson_release_mapped() { cmake_build Release "-fmacro-prefix-map=$PWD=." "$@"; }
 cjson_debug() { cmake_build Debug "-ffile-prefix-map=$PWD=." "$@"; }
 project cjson-release cjson cjson-1.7.15 cjson_release
+project cjson-release-macro-map cjson cjson-1.7.15 cjson_release_mapped
 project cjson-debug cjson cjson-1.7.15 cjson_debug
 
 gzip_build() {

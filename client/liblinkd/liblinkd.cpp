@@ -244,16 +244,21 @@ Outcome run(const Request &req) {
   return withoutDaemon(req, std::move(o));
 }
 
+// Where this library was loaded from, resolved once per process (it cannot
+// move while loaded; the no-daemon path asks on every call).
 std::string libraryDirectory() {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void *>(&linkd_version), &info) ||
-      !info.dli_fname)
-    return ".";
-  char buf[4096];
-  const char *real = realpath(info.dli_fname, buf);
-  std::string p = real ? real : info.dli_fname;
-  size_t slash = p.find_last_of('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
+  static const std::string dir = [] {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void *>(&linkd_version), &info) ||
+        !info.dli_fname)
+      return std::string(".");
+    char buf[4096];
+    const char *real = realpath(info.dli_fname, buf);
+    std::string p = real ? real : info.dli_fname;
+    size_t slash = p.find_last_of('/');
+    return slash == std::string::npos ? std::string(".") : p.substr(0, slash);
+  }();
+  return dir;
 }
 
 void copyTo(char *dst, size_t cap, const std::string &s) {

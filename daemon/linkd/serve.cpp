@@ -176,22 +176,39 @@ std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
   return tiers;
 }
 
+// The store in the cache directory, after the cache's checks on it (the
+// directory made, no other user able to write there); null and why not.
+std::unique_ptr<LocalStore> openLocalStore(const StoreConfig &sc,
+                                           std::string &err) {
+  err = ensureDirectoryTree(sc.root);
+  if (err.empty())
+    err = untrustedCacheDirectory(sc.root);
+  if (!err.empty())
+    return nullptr;
+  auto store = LocalStore::open(sc, &err);
+  if (!store)
+    err = "cannot open the store in " + sc.root + ": " + err;
+  return store;
+}
+
+StoreConfig storeConfig(const Config &settings) {
+  StoreConfig sc;
+  sc.root = settings.cacheDir;
+  sc.maxBytes = settings.maxSize;
+  return sc;
+}
+
 // With the cache off, the audit's link records still go to the store in
 // the cache directory, where `linkd audit` looks (docs/audit.md), unless
-// LINKD_AUDIT_RECORD=0. The same checks as the cache's.
+// LINKD_AUDIT_RECORD=0.
 std::unique_ptr<LocalStore> openRecordStore(const Config &settings) {
   if (audit::recordPolicyFrom(std::getenv("LINKD_AUDIT_RECORD")) ==
       audit::RecordPolicy::Off)
     return nullptr;
-  StoreConfig sc;
-  sc.root = settings.cacheDir;
-  sc.maxBytes = settings.maxSize;
-  std::string err = ensureDirectoryTree(sc.root);
-  if (err.empty())
-    err = untrustedCacheDirectory(sc.root);
-  auto store = err.empty() ? LocalStore::open(sc, &err) : nullptr;
+  std::string err;
+  auto store = openLocalStore(storeConfig(settings), err);
   if (!store)
-    spdlog::error("audit link records off: {}: {}", sc.root, err);
+    spdlog::error("audit link records off: {}", err);
   return store;
 }
 
@@ -207,20 +224,15 @@ CacheParts openCache(const Config &settings, ZygoteClient &zygote) {
     spdlog::error("the link zygote did not report LLD's version; cache off");
     return parts;
   }
-  StoreConfig sc;
-  sc.root = settings.cacheDir;
-  sc.maxBytes = settings.maxSize;
-  std::string err = ensureDirectoryTree(sc.root);
-  if (err.empty())
-    err = untrustedCacheDirectory(sc.root);
-  if (!err.empty()) {
+  StoreConfig sc = storeConfig(settings);
+  std::string err;
+  auto store = openLocalStore(sc, err);
+  if (!store) {
     spdlog::error("cache off: {}", err);
     return parts;
   }
-  auto store = LocalStore::open(sc, &err);
-  auto statCache =
-      store ? StatCache::open(sc.root + "/statcache.sqlite", &err) : nullptr;
-  if (!store || !statCache) {
+  auto statCache = StatCache::open(sc.root + "/statcache.sqlite", &err);
+  if (!statCache) {
     spdlog::error("cannot open the cache in {}: {}; cache off", sc.root, err);
     return parts;
   }
