@@ -28,6 +28,7 @@ SRC=${LINKD_BENCH_SRC:-/work/src}
 T=$(mktemp -d /tmp/linkd-checkouts.XXXXXX); chmod 700 "$T"
 mkdir -p "$T/stock" && ln -sf /usr/lib/llvm-19/bin/ld.lld "$T/stock/ld"
 STOCK_TOOLS=(CC="gcc -B$T/stock/" AR=llvm-ar-19 RANLIB=llvm-ranlib-19)
+FAILED=0
 LINKD_TOOLS=(CC="gcc -B$BIN/gcc/" AR="$BIN/ar.linkd" RANLIB="$BIN/ranlib.linkd")
 
 # The unpacked source package DIR (e.g. lz4-1.9.4) of source package PKG.
@@ -80,10 +81,10 @@ project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   daemon "$name"
   local A=$W/ws/A B=$W/ws/B
   cp -a "$SRC/$dir" "$A" && (cd "$A" && $build "${LINKD_TOOLS[@]}" >"$W/A.log" 2>&1) ||
-    { echo "$name: build in A failed ($W/A.log)"; return; }
+    { echo "$name: build in A failed ($W/A.log)"; FAILED=1; return; }
   # The stock build in B, kept aside, then B again from scratch through linkd.
   cp -a "$SRC/$dir" "$B" && (cd "$B" && $build "${STOCK_TOOLS[@]}" >"$W/stock.log" 2>&1) ||
-    { echo "$name: stock build in B failed ($W/stock.log)"; return; }
+    { echo "$name: stock build in B failed ($W/stock.log)"; FAILED=1; return; }
   mkdir -p "$W/stock"
   artifacts "$B" >"$W/stock.list"
   (cd "$B" && xargs -a "$W/stock.list" cp --parents -t "$W/stock")
@@ -91,7 +92,7 @@ project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   rm -f "$W/configured"
   sleep 1; local c0; c0=$(counters)
   (cd "$B" && $build "${LINKD_TOOLS[@]}" >"$W/B.log" 2>&1) ||
-    { echo "$name: build in B failed ($W/B.log)"; return; }
+    { echo "$name: build in B failed ($W/B.log)"; FAILED=1; return; }
   sleep 1; local c1; c1=$(counters)
   artifacts "$B" >"$W/B.list"
   local n same=0 withA=0
@@ -118,7 +119,7 @@ project() { # NAME PKG DIR BUILD [SUBDIR SUBCMD]
   if [[ -n $sub ]]; then
     local s0 s1
     (cd "$B/$sub" && rm -f $SUBOUT) && s0=$(counters) &&
-      (cd "$B/$sub" && eval "$subcmd" "${LINKD_TOOLS[@]@Q}" >"$W/sub.log" 2>&1) || { echo "$name: subdirectory build failed ($W/sub.log)"; return; }
+      (cd "$B/$sub" && eval "$subcmd" "${LINKD_TOOLS[@]@Q}" >"$W/sub.log" 2>&1) || { echo "$name: subdirectory build failed ($W/sub.log)"; FAILED=1; return; }
     sleep 1; s1=$(counters)
     local ok=0
     for f in $SUBOUT; do cmp -s "$W/stock/$sub/$f" "$B/$sub/$f" && ok=$((ok + 1)); done
@@ -154,10 +155,15 @@ project cjson-release cjson cjson-1.7.15 cjson_release
 project cjson-release-macro-map cjson cjson-1.7.15 cjson_release_mapped
 project cjson-debug cjson cjson-1.7.15 cjson_debug
 
+# Debian's patches touch configure.ac after the tarball's configure was made
+# (dh runs autoreconf); the generated files are taken as they are instead of
+# asking for automake-1.16, the same in A, in B and in the stock build.
 gzip_build() {
+  touch -r aclocal.m4 configure.ac
   ./configure CFLAGS="-g -O2 -ffile-prefix-map=$PWD=." "$@" >/dev/null &&
     { [[ ${1#CC=} == "gcc -B$T/stock/" ]] || counters >"$W/configured"; } &&
-    make -j2 "$@"
+    make -j2 MAKEINFO=true "$@" # the same for doc/gzip.info (no texinfo here)
 }
 SUBOUT="libgzip.a" project gzip gzip gzip-1.12 gzip_build lib 'make -j2 libgzip.a'
+if ((FAILED)); then echo "kept $T for the logs"; exit 1; fi
 rm -rf "$T"
