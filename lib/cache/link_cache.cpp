@@ -640,6 +640,8 @@ void LinkCache::rememberKey(const LinkAnalysis &link) {
   d.set_cwd(link.cwd);
   d.set_base_dir(link.baseDir);
   d.set_other(link.other);
+  for (const std::string &f : link.keyedInputs)
+    d.add_keyed_inputs(f);
   std::string value = d.SerializeAsString();
   blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput), value);
   if (std::string other = outputInCheckout(link); !other.empty())
@@ -729,6 +731,35 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
     return "working directory '" + d.cwd() + "' -> '" + link.cwd + "'";
   }
   *kind = "input";
+  // Which input, where both keys held the named inputs by content: in
+  // order when there are as many (a temp object's name changes each time),
+  // else by name.
+  auto split = [](const std::string &e) { // the digest follows the last '='
+    size_t eq = e.rfind('=');
+    return eq == std::string::npos
+               ? std::pair<std::string, std::string>{e, ""}
+               : std::pair{e.substr(0, eq), e.substr(eq + 1)};
+  };
+  auto named = [](const std::string &name) {
+    return "input '" + name +
+           "' has other content (a link that names few files keys them by "
+           "content)";
+  };
+  const auto &before = d.keyed_inputs();
+  const std::vector<std::string> &after = link.keyedInputs;
+  if (static_cast<size_t>(before.size()) == after.size()) {
+    for (size_t i = 0; i < after.size(); ++i)
+      if (split(before[static_cast<int>(i)]).second != split(after[i]).second)
+        return named(split(after[i]).first);
+  } else {
+    std::map<std::string, std::string> was2;
+    for (const std::string &e : before)
+      was2.insert(split(e));
+    for (const std::string &e : after)
+      if (auto [name, digest] = split(e);
+          was2.count(name) && was2[name] != digest)
+        return named(name);
+  }
   return "a file named on the command line has other content (a link that "
          "names few files keys them by content)";
 }

@@ -195,7 +195,8 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
 
 // The key of a link that holds names by role (link_names.h).
 // The content of the few files a small link names (see link_key.h).
-void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h) {
+void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h,
+                    std::vector<std::string> &described) {
   size_t inputs = 0;
   for (const LeftOutName &n : names.names())
     inputs += n.role == NameRole::Input;
@@ -206,9 +207,13 @@ void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h) {
     if (n.role != NameRole::Input)
       continue;
     std::optional<FileState> st = stats.lookup(n.absolute);
-    h.field(n.id).field(st && st->exists && !st->isDirectory
-                            ? std::string_view(st->digest.raw())
-                            : std::string_view("-"));
+    std::string_view digest = st && st->exists && !st->isDirectory
+                                  ? std::string_view(st->digest.raw())
+                                  : std::string_view("-");
+    h.field(n.id).field(digest);
+    described.push_back(n.spelling + "=" +
+                        (digest == "-" ? std::string("-")
+                                       : Digest::fromRaw(digest)->hex()));
   }
 }
 
@@ -355,7 +360,7 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   if (byContent && roles.namesMatter.empty()) {
     keyByContent(inv, expanded, roles, baseDir, h, out);
     if (stats)
-      keyNamedInputs(out.paths, *stats, h);
+      keyNamedInputs(out.paths, *stats, h, out.keyedInputs);
   } else
     keyAsGiven(inv, expanded, homeMatters, h, out);
   out.key = h.finish();

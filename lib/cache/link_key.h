@@ -62,6 +62,9 @@ struct LinkAnalysis {
   std::vector<std::string> localFields;
   std::vector<std::string> env; // NAME=value
   std::string cwd, baseDir, other;
+  // The named inputs the key holds by content ("spelling=sha256 hex", or
+  // "=-" for one that is missing), in order; empty when it holds none.
+  std::vector<std::string> keyedInputs;
   std::string primaryOutput;
   // Archive updates (lib/cache/archive_key.h): files the request reads and
   // then replaces (the archive `ar r` updates), keyed by their content as it

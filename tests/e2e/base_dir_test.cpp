@@ -209,6 +209,15 @@ TEST_F(BaseDirTest, AMissSaysWhichKeyPartDiffered) {
       << text;
   EXPECT_NE(text.find("  last: " + path("ws/A/prog") + ": "), std::string::npos)
       << text;
+  // An object of other content: named, in the log and in `stats`' last line.
+  ASSERT_TRUE(exitedZero(run("cd ws/B && echo 'int x = 1;' >> a.c && "
+                             "clang-19 -c a.c")));
+  link("ws/B", "-rpath /opt/B -z now");
+  EXPECT_EQ(stat("miss_explained_input"), 1);
+  EXPECT_FALSE(logLines("input 'a.o' has other content").empty());
+  text = run(binPath("linkd") + " stats").out;
+  EXPECT_NE(text.find("input 'a.o' has other content"), std::string::npos)
+      << text;
 }
 
 // CMake, Release and a debug build with -ffile-prefix-map, in two checkouts
