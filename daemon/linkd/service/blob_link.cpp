@@ -5,6 +5,8 @@
 #include "daemon/linkd/service/blob_request.h"
 
 #include "cache/access_log.h"
+#include "child/child_report.h"
+#include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd/farm_node/farm_view.h"
 #include "link/flavor.h"
@@ -57,6 +59,7 @@ struct Session {
   std::string uncacheableWhy; // the first reason the access log gave
   uint32_t uploaded = 0, present = 0;
   std::string records;
+  std::string report; // the child's, before its exit (child_report.h)
   kernel::ResultMsg result;
   Clock::time_point begin = Clock::now();
 };
@@ -267,39 +270,71 @@ uint64_t timeoutMs(const Session &s) {
   return s.req.timeoutMs && s.req.timeoutMs < limit ? s.req.timeoutMs : limit;
 }
 
-// The child's questions, stdout, stderr and access records until it is done;
-// "" or why the link was stopped.
+// The child's questions, stdout, stderr (in order on `ord`, what bypassed
+// LLVM's write on `out`/`err`) and access records until it is done: every
+// pipe closed, or its report arrived (it is exiting; what the other pipes
+// hold was written before it and is read now, its teardown is not waited
+// for). "" or why the link was stopped.
 std::string pump(Session &s, FarmView &view, int sb, int out, int err,
-                 int rec) {
-  pollfd fds[4] = {
-      {sb, POLLIN, 0}, {out, POLLIN, 0}, {err, POLLIN, 0}, {rec, POLLIN, 0}};
+                 int rec, int ord) {
+  enum { kSandbox, kOut, kErr, kRecords, kOrdered };
+  pollfd fds[5] = {{sb, POLLIN, 0},
+                   {out, POLLIN, 0},
+                   {err, POLLIN, 0},
+                   {rec, POLLIN, 0},
+                   {ord, POLLIN, 0}};
   std::string *sinks[4] = {nullptr, &s.result.out, &s.result.err, &s.records};
+  ordered::Reader reader;
   auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
   std::string buf(1 << 16, '\0');
-  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
+  // One read of fds[i]; false at its end (or nothing to read now).
+  auto take = [&](int i) {
+    ssize_t r = i == kSandbox
+                    ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
+                    : read(fds[i].fd, buf.data(), buf.size());
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      return false;
+    if (r <= 0) {
+      fds[i].fd = -1;
+      return false;
+    }
+    std::string_view data(buf.data(), static_cast<size_t>(r));
+    if (i == kSandbox)
+      answerQuestion(s, view, sb, data);
+    else if (i == kOrdered)
+      reader.feed(data, [&](int stream, std::string_view payload) {
+        (stream == 2 ? s.result.err : s.result.out).append(payload);
+      });
+    else
+      sinks[i]->append(data);
+    return true;
+  };
+  auto open = [&] {
+    for (const pollfd &f : fds)
+      if (f.fd >= 0)
+        return true;
+    return false;
+  };
+  while (open()) {
     if (Clock::now() > deadline) {
       s.timedOut = true;
       return "the link did not finish within " + std::to_string(timeoutMs(s)) +
              " ms";
     }
-    if (poll(fds, 4, 100) < 0 && errno != EINTR)
+    if (poll(fds, 5, 100) < 0 && errno != EINTR)
       return "poll failed";
-    for (int i = 0; i < 4; ++i) {
+    for (int i : {kOrdered, kSandbox, kOut, kErr, kRecords}) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      ssize_t r = i == 0 ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
-                         : read(fds[i].fd, buf.data(), buf.size());
-      if (r < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (r <= 0) {
-        fds[i].fd = -1;
-        continue;
+      take(i);
+      if (i == kOrdered && !reader.report().empty()) {
+        s.report = reader.report();
+        for (int j : {kErr, kOut, kRecords})
+          for (pollfd one{fds[j].fd, POLLIN, 0};
+               fds[j].fd >= 0 && poll(&one, 1, 0) > 0 && take(j);)
+            ;
+        return {};
       }
-      std::string_view data(buf.data(), static_cast<size_t>(r));
-      if (i == 0)
-        answerQuestion(s, view, sb, data);
-      else
-        sinks[i]->append(data);
     }
   }
   return {};
@@ -326,14 +361,16 @@ void removeTree(const std::string &dir) {
 
 // Runs the link in a sandboxed child over `view`; "" or why it did not run.
 std::string runChild(Session &s, FarmView &view) {
-  int sp[2], o[2], e[2], r[2];
+  int sp[2], o[2], e[2], r[2], q[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
     return std::string("socketpair: ") + std::strerror(errno);
-  Fd sbOurs{sp[0]}, sbChild{sp[1]}, outR, outW, errR, errW, recR, recW;
-  if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC) || pipe2(r, O_CLOEXEC))
+  Fd sbOurs{sp[0]}, sbChild{sp[1]}, outR, outW, errR, errW, recR, recW, ordR,
+      ordW;
+  if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC) || pipe2(r, O_CLOEXEC) ||
+      pipe2(q, O_CLOEXEC))
     return std::string("pipe: ") + std::strerror(errno);
   outR.fd = o[0], outW.fd = o[1], errR.fd = e[0], errW.fd = e[1];
-  recR.fd = r[0], recW.fd = r[1];
+  recR.fd = r[0], recW.fd = r[1], ordR.fd = q[0], ordW.fd = q[1];
   v1::LinkRequest link;
   link.set_protocol_version(1);
   link.set_flavor(static_cast<v1::Flavor>(s.req.flavor));
@@ -346,17 +383,29 @@ std::string runChild(Session &s, FarmView &view) {
   (*link.mutable_env())[sandbox::kReadDirKey] = s.ctx.blobs.root();
   (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
   (*link.mutable_env())[sandbox::kRequireKey] = "0";
-  ZygoteClient::Spawned child =
-      s.ctx.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
+  ZygoteClient::Spawned child = s.ctx.zygote.spawn(
+      link, outW.fd, errW.fd, recW.fd, sbChild.fd, ordW.fd);
   sbChild.reset();
   outW.reset();
   errW.reset();
   recW.reset();
-  std::string stopped = pump(s, view, sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  ordW.reset();
+  std::string stopped =
+      pump(s, view, sbOurs.fd, outR.fd, errR.fd, recR.fd, ordR.fd);
   int pid = child.pid.get();
   if (!stopped.empty() && pid > 0)
     kill(pid, SIGKILL);
   sbOurs.reset();
+  // A child that reported how it ends is answered now; its teardown and
+  // reaping go on meanwhile (child_report.h). Without a report (killed,
+  // crashed, stopped here), its reaped status.
+  std::optional<ChildReport> report =
+      stopped.empty() && !s.report.empty() ? decodeChildReport(s.report)
+                                           : std::nullopt;
+  if (report && report->status >= 0 && report->status <= 255) {
+    s.result.exitCode = report->status;
+    return {};
+  }
   ChildExit exit = child.exit.get();
   if (!stopped.empty())
     return stopped;
