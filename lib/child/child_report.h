@@ -90,4 +90,16 @@ inline std::optional<ChildReport> decodeChildReport(std::string_view s) {
   return r;
 }
 
+// The report a child sent (`s`, as read off the ordered channel), if it is
+// one and says how the child exits: an _exit status 0-255. Anything else
+// (nothing sent, a malformed record) leaves the daemon to wait for the reap.
+inline std::optional<ChildReport> decodeExitReport(std::string_view s) {
+  if (s.empty())
+    return std::nullopt;
+  std::optional<ChildReport> r = decodeChildReport(s);
+  if (!r || r->status < 0 || r->status > 255)
+    return std::nullopt;
+  return r;
+}
+
 } // namespace linkd

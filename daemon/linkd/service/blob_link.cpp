@@ -400,9 +400,8 @@ std::string runChild(Session &s, FarmView &view) {
   // reaping go on meanwhile (child_report.h). Without a report (killed,
   // crashed, stopped here), its reaped status.
   std::optional<ChildReport> report =
-      stopped.empty() && !s.report.empty() ? decodeChildReport(s.report)
-                                           : std::nullopt;
-  if (report && report->status >= 0 && report->status <= 255) {
+      stopped.empty() ? decodeExitReport(s.report) : std::nullopt;
+  if (report) {
     s.result.exitCode = report->status;
     return {};
   }

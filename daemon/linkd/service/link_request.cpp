@@ -261,8 +261,8 @@ bool pumpOutput(ReplyStream &out, ChildPipes &p, bool records, Streams &s) {
 // (well-formed) report: the caller waits for the reap.
 bool exitFromReport(const Streams &s, std::optional<ChildReport> &report,
                     ChildExit &exit) {
-  report = s.report.empty() ? std::nullopt : decodeChildReport(s.report);
-  if (!report || report->status < 0 || report->status > 255)
+  report = decodeExitReport(s.report);
+  if (!report)
     return false;
   exit = ChildExit{};
   exit.ran = true;
