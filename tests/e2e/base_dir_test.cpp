@@ -11,8 +11,6 @@
 // hits come from `linkd stats --json`.
 #include "harness.h"
 
-#include <thread>
-
 namespace linkd::e2e {
 namespace {
 
@@ -22,14 +20,6 @@ class BaseDirTest : public E2eTest {
 protected:
   long long stat(const std::string &key) { return cacheStats()[key]; }
 
-  void waitForStored(long long n) {
-    for (int i = 0; i < 400; ++i) {
-      if (stat("results_stored") + stat("results_not_stored") >= n)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    FAIL() << "the daemon did not store " << n << " results";
-  }
   long long requests() { return stat("misses") + stat("archive_misses"); }
 
   // gcc -B directories whose `ld` is stock LLD or the linkd client, and the
@@ -94,7 +84,7 @@ TEST_F(BaseDirTest, SubdirectoryBuildHitsWhatTheTopLevelBuildStored) {
   // From the top: lib/ is linked with PWD naming the top directory.
   ASSERT_TRUE(exitedZero(run("cd top && make -s" + makeVars(true))));
   expectStockBytes("top");
-  waitForStored(requests());
+  waitForSettledResults(requests());
   ASSERT_TRUE(exitedZero(run("rm top/lib/libf.a top/lib/libg.so")));
   long long hits = stat("hits"), arHits = stat("archive_hits");
   // Started in lib/: PWD names it.
@@ -119,7 +109,7 @@ TEST_F(BaseDirTest, CheckoutsUnderOneBaseDirShareLinksAndArchives) {
   ASSERT_TRUE(
       exitedZero(run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
   expectStockBytes("ws/A");
-  waitForStored(requests());
+  waitForSettledResults(requests());
   long long hits = stat("hits"), misses = stat("misses");
   long long arHits = stat("archive_hits"), arMisses = stat("archive_misses");
   ASSERT_TRUE(
@@ -144,7 +134,7 @@ TEST_F(BaseDirTest, NameUnderTheBaseDirThatReachesTheOutputStillMisses) {
   stockBuild("ws/B");
   ASSERT_TRUE(
       exitedZero(run(base("ws") + "cd ws/A && make -s" + makeVars(true))));
-  waitForStored(requests());
+  waitForSettledResults(requests());
   long long hits = stat("hits"), misses = stat("misses");
   ASSERT_TRUE(
       exitedZero(run(base("ws") + "cd ws/B && make -s" + makeVars(true))));
@@ -173,7 +163,7 @@ TEST_F(BaseDirTest, ThinArchiveOfAbsoluteMemberPathsIsNotShared) {
     EXPECT_TRUE(
         sameBytes(std::string(co) + "/t.a.stock", std::string(co) + "/t.a"));
     EXPECT_EQ(stat("archive_hits"), arHits) << co;
-    waitForStored(requests());
+    waitForSettledResults(requests());
   }
   EXPECT_EQ(run("grep -c " + path("ws/A") + " ws/B/t.a").exitCode, 1);
 }
@@ -187,7 +177,7 @@ TEST_F(BaseDirTest, AMissSaysWhichKeyPartDiffered) {
     EXPECT_TRUE(exitedZero(run("export LINKD_LOG=debug; " + base("ws") + "cd " +
                                path(dir) + " && " + binPath("ld.linkd") +
                                " a.o -e main -o prog " + extra)));
-    waitForStored(requests());
+    waitForSettledResults(requests());
   };
   link("ws/A", "-rpath /opt/A");
   link("ws/B", "-rpath /opt/B");
@@ -260,7 +250,7 @@ TEST_F(BaseDirTest, CMakeDebugBuildsWithFilePrefixMapShareAcrossCheckouts) {
         run("cp ws/B/build/" + std::string(o) + " ws/B/" + o + ".stock")));
   ASSERT_TRUE(exitedZero(build("ws/A", true)));
   ASSERT_TRUE(exitedZero(configure("ws/B", true)));
-  waitForStored(requests());
+  waitForSettledResults(requests());
   long long hits = stat("hits"), misses = stat("misses");
   long long arHits = stat("archive_hits"), arMisses = stat("archive_misses");
   ASSERT_TRUE(

@@ -11,7 +11,6 @@
 #include "harness.h"
 
 #include <filesystem>
-#include <thread>
 
 namespace linkd::e2e {
 namespace {
@@ -20,14 +19,6 @@ class ContentKeyTest : public E2eTest {
 protected:
   long long stat(const std::string &key) { return cacheStats()[key]; }
 
-  void waitForStored(long long n) {
-    for (int i = 0; i < 400; ++i) {
-      if (stat("results_stored") + stat("results_not_stored") >= n)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    FAIL() << "the daemon did not store " << n << " results";
-  }
 
   // A directory whose `ld` and `ld.lld` are stock LLD (gcc -B).
   std::string stockGccDir() {
@@ -52,7 +43,7 @@ protected:
     EXPECT_TRUE(sameBytes(out + ".stock", out)) << cmd;
     bool hit = stat("hits") > hits;
     if (!hit)
-      waitForStored(stat("misses"));
+      waitForSettledResults(stat("misses"));
     return hit;
   }
 };
@@ -141,7 +132,7 @@ protected:
         EXPECT_TRUE(sameBytes(c + "/" + o + ".stock", c + "/" + o))
             << c << ": " << cmd;
       if (c == "A")
-        waitForStored(stat("misses"));
+        waitForSettledResults(stat("misses"));
       else
         hitB = stat("hits") > hits;
     }
@@ -260,7 +251,7 @@ TEST_F(ContentKeyTest, CMakeProjectInASecondCheckoutGetsItsOwnRpath) {
     writeTree(co);
   useLinker(binPath("ld.linkd"));
   configureAndBuild("A");
-  waitForStored(stat("misses"));
+  waitForSettledResults(stat("misses"));
   useLinker(tools::ldLld.path);
   configureAndBuild("B");
   ASSERT_TRUE(exitedZero(run("cp B/build/main B/main.stock && "
@@ -325,7 +316,7 @@ TEST_F(ContentKeyTest, CargoCleanAndBuildAgainHitsEveryLink) {
     EXPECT_EQ(run("target/debug/hello").out, "unix 42\n");
     if (round == 0) {
       EXPECT_EQ(stat("misses") - misses, 2);
-      waitForStored(2);
+      waitForSettledResults(2);
       EXPECT_EQ(stat("results_stored"), 2); // inputs gone, still stored
     } else {
       EXPECT_EQ(stat("hits") - hits, 2); // every link of the second build
@@ -339,12 +330,12 @@ TEST_F(ContentKeyTest, AMissSaysWhatDiffersFromTheLastKeyForTheOutput) {
   ASSERT_TRUE(exitedZero(run("clang-19 -c a.c")));
   std::string ld = "export LINKD_LOG=debug; " + binPath("ld.linkd");
   ASSERT_TRUE(exitedZero(run(ld + " a.o -e main -o prog")));
-  waitForStored(1);
+  waitForSettledResults(1);
   ASSERT_TRUE(exitedZero(run(ld + " a.o -e other -o prog")));
   EXPECT_EQ(stat("miss_explained_argv"), 1);
   EXPECT_EQ(stat("miss_explained_new_output"), 1);
   EXPECT_FALSE(logLines("argv[2]: 'main' -> 'other'").empty());
-  waitForStored(2);
+  waitForSettledResults(2);
   ASSERT_TRUE(exitedZero(run("export LLD_VERSION=x; " + ld +
                              " a.o -e other -o prog")));
   EXPECT_EQ(stat("miss_explained_env"), 1);

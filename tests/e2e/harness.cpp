@@ -709,4 +709,14 @@ E2eTest::cacheStats(const std::string &envPrefix) {
   return out;
 }
 
+void E2eTest::waitForSettledResults(long long n) {
+  for (int i = 0; i < 400; ++i) {
+    std::map<std::string, long long> s = cacheStats();
+    if (s["results_stored"] + s["results_not_stored"] >= n)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  FAIL() << "the daemon did not store " << n << " results";
+}
+
 } // namespace linkd::e2e

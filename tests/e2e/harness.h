@@ -180,6 +180,9 @@ protected:
   // "export LINKD_SOCKET=...; " for another daemon than the test's own).
   std::map<std::string, long long>
   cacheStats(const std::string &envPrefix = "");
+  // Waits (up to 10 s) until the daemon has settled `n` results, stored or
+  // not stored: storing happens after the client got its answer.
+  void waitForSettledResults(long long n);
 
   // The daemon serving this test's socket, or nullopt if none answers.
   std::optional<DaemonStatus> daemonStatus();
