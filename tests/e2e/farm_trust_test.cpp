@@ -39,9 +39,7 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 30s);
     });
-    for (int i = 0; i < 1000 && !portAccepts(port) && processAlive(bg.pid); ++i)
-      std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(portAccepts(port)) << command << " did not start";
+    EXPECT_TRUE(waitForPort(port, bg.pid)) << command << " did not start";
     return bg.pid;
   }
 

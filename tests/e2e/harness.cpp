@@ -294,6 +294,12 @@ bool portAccepts(int port) {
   return up;
 }
 
+bool waitForPort(int port, pid_t pid) {
+  for (int i = 0; i < 1000 && !portAccepts(port) && processAlive(pid); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return portAccepts(port);
+}
+
 std::string replaceAll(std::string s, std::string_view from,
                        std::string_view to) {
   for (size_t at = s.find(from); at != std::string::npos;

@@ -126,6 +126,9 @@ bool waitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 int freePort();
 // Whether something accepts connections on loopback `port` now.
 bool portAccepts(int port);
+// Waits (up to 10 s) until loopback `port` accepts, while `pid` (the server
+// being started) lives; whether it does.
+bool waitForPort(int port, pid_t pid);
 
 std::string replaceAll(std::string s, std::string_view from,
                        std::string_view to);

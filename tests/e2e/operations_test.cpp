@@ -151,10 +151,7 @@ protected:
       kill(bg.pid, SIGTERM);
       wait(bg, 60s);
     });
-    for (int i = 0; i < 1000 && !portAccepts(n.port) && processAlive(bg.pid);
-         ++i)
-      std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(portAccepts(n.port))
+    EXPECT_TRUE(waitForPort(n.port, bg.pid))
         << "farm node " << name << " did not start";
     return n;
   }
