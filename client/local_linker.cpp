@@ -91,13 +91,16 @@ std::optional<LocalLinker> findLocalLinker(Flavor flavor,
 std::vector<std::string>
 localLinkerArgv(const LocalLinker &linker, Flavor flavor,
                 const std::vector<std::string> &argv,
-                const std::vector<std::string> &rewriteSpecs) {
+                const std::vector<std::string> &rewriteSpecs,
+                const std::string &view) {
   std::vector<std::string> a;
   if (linker.linkdLld) {
     a = {"linkd-lld", "link", "--flavor", std::string(flavorName(flavor)),
          "--argv0",   argv[0]};
     for (const std::string &spec : rewriteSpecs)
       a.insert(a.end(), {"--rewrite-spec", spec});
+    if (!view.empty())
+      a.insert(a.end(), {"--view", view});
     a.push_back("--");
   } else {
     // Stock LLD knows its own names only (not ld.linkd, iree-lld): the

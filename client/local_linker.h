@@ -40,9 +40,11 @@ std::optional<LocalLinker> findLocalLinker(Flavor flavor,
                                            std::string &error);
 
 // argv for the linker, from `argv` (argv[0] = the caller's tool name).
+// `view`: linkd-lld's `--view DIR` (daemon/linkd-lld/local_view.h).
 std::vector<std::string>
 localLinkerArgv(const LocalLinker &linker, Flavor flavor,
                 const std::vector<std::string> &argv,
-                const std::vector<std::string> &rewriteSpecs = {});
+                const std::vector<std::string> &rewriteSpecs = {},
+                const std::string &view = {});
 
 } // namespace linkd

@@ -91,21 +91,49 @@ bool readWhole(const std::string &path, std::string &out) {
   return true;
 }
 
-// Writes each input at its name under `dir`; nothing, or why not.
-std::optional<Outcome> placeInputs(const std::string &dir, const Request &req) {
+std::optional<Outcome> cannotWrite(const std::string &what,
+                                  const std::string &where) {
+  return failedWith(LINKD_IO_ERROR, "cannot write " + what + " in " + where +
+                                        ": " + std::strerror(errno));
+}
+
+// The private directory of one link: the link's working directory `work`,
+// holding the inputs named relatively and what the link writes, and for
+// linkd-lld its view `view` (daemon/linkd-lld/local_view.h): the inputs
+// named absolutely, read there at their names.
+struct Layout {
+  std::string work, view;
+};
+
+// Writes each input at its name under `dir.work` or, named absolutely, into
+// the view; nothing, or why not.
+std::optional<Outcome> placeInputs(const Layout &dir, const Request &req) {
+  std::string names;
+  unsigned placed = 0;
   for (const Input &in : req.inputs) {
-    if (in.name.front() == '/')
+    if (in.name.front() != '/')
+      continue;
+    if (dir.view.empty())
       return failedWith(LINKD_BAD_ARGUMENT,
                         "input '" + in.name +
-                            "' has an absolute name, which only the daemon "
-                            "can place (no daemon could be had)");
+                            "' has an absolute name: without a daemon only "
+                            "linkd's own linker (linkd-lld) can read it "
+                            "there, and the linker found is a stock one");
+    if (!writeWhole(dir.view + "/" + std::to_string(placed++), in.data))
+      return cannotWrite("input '" + in.name + "'", dir.view);
+    names.append(in.name).push_back('\0');
+  }
+  if (!dir.view.empty() && (!writeWhole(dir.view + "/names", names) ||
+                            mkdir((dir.view + "/empty").c_str(), 0700) != 0))
+    return cannotWrite("the link's view", dir.view);
+  for (const Input &in : req.inputs) {
+    if (in.name.front() == '/')
+      continue;
     for (size_t slash = in.name.find('/'); slash != std::string::npos;
          slash = in.name.find('/', slash + 1))
-      mkdir((dir + "/" + in.name.substr(0, slash)).c_str(), 0700);
-    if (!writeWhole(dir + "/" + in.name, in.data))
-      return failedWith(LINKD_IO_ERROR, "cannot write input '" + in.name +
-                                            "' in " + dir + ": " +
-                                            std::strerror(errno));
+      mkdir((dir.work + "/" + in.name.substr(0, slash)).c_str(), 0700);
+    if (!writeWhole(dir.work + "/" + in.name, in.data))
+      return cannotWrite("input '" + in.name + "'", dir.work);
   }
   return std::nullopt;
 }
@@ -143,9 +171,10 @@ struct Child {
   int out = -1, err = -1;
 };
 
-std::string spawnLink(const std::string &dir, const Request &req,
+std::string spawnLink(const Layout &dir, const Request &req,
                       const LocalLinker &linker, Child &c) {
-  std::vector<std::string> argv = localLinkerArgv(linker, req.flavor, req.argv);
+  std::vector<std::string> argv =
+      localLinkerArgv(linker, req.flavor, req.argv, {}, dir.view);
   std::vector<const char *> args;
   for (const std::string &a : argv)
     args.push_back(a.c_str());
@@ -163,7 +192,7 @@ std::string spawnLink(const std::string &dir, const Request &req,
   posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, outP[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&fa, errP[1], STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  posix_spawn_file_actions_addchdir_np(&fa, dir.work.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;
@@ -264,11 +293,15 @@ Outcome linkInChildProcess(const Request &req) {
     return failedWith(LINKD_IO_ERROR, "cannot create a temporary directory " +
                                           templ + ": " +
                                           std::string(std::strerror(errno)));
-  TempDir dir{templ};
-  if (std::optional<Outcome> refused = placeInputs(dir.path, req))
+  TempDir root{templ};
+  Layout dir{root.path + "/work", linker->linkdLld ? root.path + "/view" : ""};
+  if (mkdir(dir.work.c_str(), 0700) != 0 ||
+      (!dir.view.empty() && mkdir(dir.view.c_str(), 0700) != 0))
+    return std::move(*cannotWrite("the link's directories", root.path));
+  if (std::optional<Outcome> refused = placeInputs(dir, req))
     return std::move(*refused);
   Child c;
-  if (std::string e = spawnLink(dir.path, req, *linker, c); !e.empty())
+  if (std::string e = spawnLink(dir, req, *linker, c); !e.empty())
     return failedWith(LINKD_IO_ERROR, e);
   ResultMsg r;
   if (linkd_status st = collect(c, req, r, why); st != LINKD_OK)
@@ -277,7 +310,7 @@ Outcome linkInChildProcess(const Request &req) {
   std::set<std::string> names;
   for (const Input &in : req.inputs)
     names.insert(in.name);
-  collectOutputs(dir.path, "", names, r);
+  collectOutputs(dir.work, "", names, r);
   std::sort(
       r.outputs.begin(), r.outputs.end(),
       [](const WireOutput &a, const WireOutput &b) { return a.name < b.name; });

@@ -3,6 +3,7 @@
 #include "daemon/linkd-lld/access_recorder.h"
 
 #include "daemon/linkd-lld/child_report.h"
+#include "daemon/linkd-lld/local_view.h"
 #include "daemon/linkd-lld/sandbox_child.h"
 #include "store/temp_journal.h"
 
@@ -172,11 +173,14 @@ void recordExistence(const char *path, long rc) {
 }
 
 using namespace linkd::sandbox;
+using linkd::local_view::viewed;
 
 long doStat(const char *path, struct stat *st, int flags) {
   // In the sandbox symbolic links were followed by the client's kernel.
   if (sandboxActive())
     return sbStat(path, st);
+  if (!(path = viewed(path, false)))
+    return -1;
   return syscall(SYS_newfstatat, AT_FDCWD, path, st, flags);
 }
 
@@ -251,6 +255,11 @@ bool announceTemporary(const char *path, int flags) {
 }
 
 int doOpen(const char *path, int flags, mode_t mode) {
+  // The library's local view and the recorder are never on together.
+  if (linkd::local_view::localViewActive())
+    if (!(path = viewed(path, (flags & O_ACCMODE) != O_RDONLY ||
+                                  (flags & (O_CREAT | O_TRUNC)))))
+      return -1;
   bool announced = announceTemporary(path, flags);
   // Never both: the farm does not take link-time rewriting.
   int fd =
@@ -405,6 +414,8 @@ int lstat64(const char *path, struct stat64 *st) {
 }
 
 int access(const char *path, int mode) {
+  if (!(path = viewed(path, false)))
+    return -1;
   long rc = sandboxActive() ? sbAccess(path, mode)
                             : syscall(SYS_faccessat, AT_FDCWD, path, mode);
   if (recording()) {
@@ -417,6 +428,8 @@ int access(const char *path, int mode) {
 }
 
 char *realpath(const char *path, char *resolved) {
+  if (char *placed; linkd::local_view::viewedRealpath(path, resolved, placed))
+    return placed;
   char *r = sandboxActive() ? sbRealpath(path, resolved)
                             : next(realRealpath, "realpath")(path, resolved);
   if (recording())
@@ -425,6 +438,8 @@ char *realpath(const char *path, char *resolved) {
 }
 
 ssize_t readlink(const char *path, char *buf, size_t size) {
+  if (!(path = viewed(path, false)))
+    return -1;
   long rc = sandboxActive()
                 ? sbReadlink(path, buf, size)
                 : syscall(SYS_readlinkat, AT_FDCWD, path, buf, size);
@@ -434,6 +449,8 @@ ssize_t readlink(const char *path, char *buf, size_t size) {
 }
 
 DIR *opendir(const char *path) {
+  if (!(path = viewed(path, false)))
+    return nullptr;
   DIR *d = nullptr;
   if (sandboxActive())
     sbRefuse(EACCES); // no listing of the client's directories
@@ -445,6 +462,8 @@ DIR *opendir(const char *path) {
 }
 
 int rename(const char *from, const char *to) {
+  if (!viewed(from, true) || !viewed(to, true))
+    return -1;
   long rc = sandboxActive()
                 ? sbRename(from, to)
                 : syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0);
@@ -456,6 +475,8 @@ int rename(const char *from, const char *to) {
 }
 
 int unlink(const char *path) {
+  if (!viewed(path, true))
+    return -1;
   long rc = sandboxActive() ? sbUnlink(path)
                             : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
   if (recording() && rc == 0)
@@ -464,6 +485,8 @@ int unlink(const char *path) {
 }
 
 int remove(const char *path) {
+  if (!viewed(path, true))
+    return -1;
   long rc = sandboxActive() ? sbUnlink(path)
                             : syscall(SYS_unlinkat, AT_FDCWD, path, 0);
   if (rc != 0 && !sandboxActive() && (errno == EISDIR || errno == EPERM))
@@ -474,6 +497,8 @@ int remove(const char *path) {
 }
 
 int mkdir(const char *path, mode_t mode) {
+  if (!viewed(path, true))
+    return -1;
   long rc = sandboxActive() ? sbRefuse(EROFS)
                             : syscall(SYS_mkdirat, AT_FDCWD, path, mode);
   if (recording() && (rc == 0 || sandboxActive()))
@@ -482,6 +507,8 @@ int mkdir(const char *path, mode_t mode) {
 }
 
 int link(const char *from, const char *to) {
+  if (!viewed(from, true) || !viewed(to, true))
+    return -1;
   long rc = sandboxActive()
                 ? sbRefuse(EROFS)
                 : syscall(SYS_linkat, AT_FDCWD, from, AT_FDCWD, to, 0);
@@ -491,6 +518,8 @@ int link(const char *from, const char *to) {
 }
 
 int symlink(const char *target, const char *path) {
+  if (!viewed(path, true))
+    return -1;
   long rc = sandboxActive() ? sbRefuse(EROFS)
                             : syscall(SYS_symlinkat, target, AT_FDCWD, path);
   if (recording() && (rc == 0 || sandboxActive()))
@@ -499,6 +528,8 @@ int symlink(const char *target, const char *path) {
 }
 
 int chdir(const char *path) {
+  if (!(path = viewed(path, false)))
+    return -1;
   if (recording())
     record('C', path);
   if (sandboxActive())
@@ -553,12 +584,16 @@ char *getcwd(char *buf, size_t size) {
 }
 
 int chmod(const char *path, mode_t mode) {
+  if (!viewed(path, true))
+    return -1;
   if (sandboxActive())
     return sbChmod(path, mode);
   return static_cast<int>(syscall(SYS_fchmodat, AT_FDCWD, path, mode));
 }
 
 int statfs(const char *path, struct statfs *buf) {
+  if (!(path = viewed(path, false)))
+    return -1;
   if (sandboxActive())
     return sbStatfs(path, buf);
   return static_cast<int>(syscall(SYS_statfs, path, buf));

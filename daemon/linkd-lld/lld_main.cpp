@@ -12,6 +12,7 @@
 #include "daemon/linkd-lld/archiver_main.h"
 #include "daemon/linkd-lld/audit/audit_command.h"
 #include "daemon/linkd-lld/link_rewrite.h"
+#include "daemon/linkd-lld/local_view.h"
 #include "daemon/linkd-lld/rewrite_command.h"
 #include "child/rewrite_plan.h"
 #include "daemon/linkd-lld/zygote.h"
@@ -36,7 +37,7 @@ int usageError(const std::string &msg) {
   std::fprintf(stderr,
                "linkd-lld: %s\nusage: linkd-lld link --flavor "
                "elf|coff|macho|wasm|ar|ranlib|lib [--argv0 NAME] "
-               "[--rewrite-spec F] -- "
+               "[--rewrite-spec F] [--view DIR] -- "
                "ARGS...\n"
                "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n"
                "       linkd-lld audit PROGRAM [MODULE...] [--search DIR]... "
@@ -76,6 +77,7 @@ int cmdLink(int argc, char **argv) {
   linkd::LldInvocation inv;
   std::string argv0;
   std::vector<std::string> rewriteSpecs;
+  std::string view; // the library's local view (local_view.h)
   int i = 2;
   for (; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -94,6 +96,8 @@ int cmdLink(int argc, char **argv) {
       argv0 = argv[++i];
     } else if (a == "--rewrite-spec") {
       rewriteSpecs.push_back(argv[++i]);
+    } else if (a == "--view") {
+      view = argv[++i];
     } else {
       return usageError("bad link option " + std::string(a));
     }
@@ -105,6 +109,13 @@ int cmdLink(int argc, char **argv) {
       argv0.empty() ? linkd::lldProgramName("x.linkd", inv.flavor) : argv0);
   for (; i < argc; ++i)
     inv.argv.push_back(argv[i]);
+  if (!view.empty())
+    if (std::string err = linkd::local_view::startLocalView(view);
+        !err.empty()) {
+      std::fprintf(stderr, "linkd: error: the library's view: %s\n",
+                   err.c_str());
+      return 1;
+    }
   if (!rewriteSpecs.empty())
     if (std::string err = rewriteLocally(rewriteSpecs); !err.empty()) {
       std::fprintf(stderr, "linkd: error: link-time rewriting: %s\n",

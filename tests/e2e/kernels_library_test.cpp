@@ -516,6 +516,103 @@ TEST_F(KernelLibrary, BothModesAgreeOnNames) {
   }
 }
 
+// Inputs named absolutely (Python's temp names) are read at those names in
+// both modes: the daemon's view places them there, linkd-lld's local view
+// reads the library's copy at that name (never written there). The name
+// shadows a file the machine has at that path, and a directory above it
+// that does not exist is one. A relative path above the working directory
+// is absent in both modes, even where the machine has the file.
+TEST_F(KernelLibrary, BothModesReadAbsolutelyNamedInputs) {
+  amdgpu("a.o", "gfx90a");
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  fs::create_directories(path("w"));
+  fs::create_directories(path("shadow"));
+  fs::create_directories(path("tmp"));
+  writeFile("shadow/k.o", "not an object: the input's bytes are read");
+  std::string env = "TMPDIR=" + path("tmp") + " KLINK_REPORT=" + report + " ";
+  auto inW = [&](const std::string &args) {
+    return run("cd w && " + env + "../klink --out . " + args);
+  };
+  const std::string missingDir =
+      "/nonexistent-linkd-" + std::to_string(getpid()) + "/sub/k.o";
+  for (const std::string &name :
+       {path("shadow/k.o"), missingDir, path("shadow") + "/./k.o"}) {
+    std::string link = "--in " + path("shadow/k.o") + "=../a.o -- -shared " +
+                       name + " -o k.hsaco";
+    if (name == missingDir)
+      link = "--in " + missingDir + "=../a.o -- -shared " + name +
+             " -o k.hsaco";
+    for (const std::string mode : {"", "--local "}) {
+      RunResult r = inW(mode + link);
+      ASSERT_TRUE(exitedZero(r)) << mode << name << describe(r);
+      EXPECT_NE(lastReport().find(" names=[k.hsaco]"), std::string::npos)
+          << lastReport();
+      EXPECT_NE(lastReport().find(mode.empty() ? "local=0" : "local=1"),
+                std::string::npos)
+          << lastReport();
+      EXPECT_TRUE(sameBytes("a.stock", "w/k.hsaco")) << mode << name;
+      fs::remove(path("w/k.hsaco"));
+    }
+  }
+  EXPECT_EQ(readFile("shadow/k.o"),
+            "not an object: the input's bytes are read");
+  EXPECT_FALSE(fs::exists(fs::path(missingDir).parent_path().parent_path()));
+  // An absolute name that is not an input: the machine's file, in both
+  // modes (here not an object: LLD's same error).
+  for (const std::string mode : {"", "--local "}) {
+    RunResult r = inW(mode + "--in k.o=../a.o -- -shared k.o " +
+                      path("shadow/k.o") + " -o k.hsaco");
+    EXPECT_EQ(r.exitCode, 1) << mode << describe(r);
+    EXPECT_NE(r.err.find(path("shadow/k.o")), std::string::npos) << r.err;
+  }
+  // ".." in an absolute path is the file system's in both modes (it may
+  // cross a link): here the machine's file, not the input.
+  std::string dotdot;
+  for (const std::string mode : {"", "--local "}) {
+    RunResult r = inW(mode + "--in " + path("shadow/k.o") +
+                      "=../a.o -- -shared " + path("shadow") +
+                      "/../shadow/k.o -o k.hsaco");
+    EXPECT_EQ(r.exitCode, 1) << mode << describe(r);
+    EXPECT_NE(r.err.find("unknown directive: not"), std::string::npos)
+        << r.err;
+    if (mode.empty())
+      dotdot = r.err;
+    else
+      EXPECT_EQ(r.err, dotdot);
+  }
+  // Above the working directory: TMPDIR/linkd-kernel.X/work/../../../a.o is
+  // this test's a.o on the machine, absent for both.
+  std::string above;
+  for (const std::string mode : {"", "--local "}) {
+    RunResult r = inW(mode + "--in k.o=../a.o -- -shared k.o ../../../a.o "
+                             "../view/0 -o k.hsaco");
+    EXPECT_EQ(r.exitCode, 1) << mode << describe(r);
+    EXPECT_NE(r.err.find("cannot open ../../../a.o: No such file or directory"),
+              std::string::npos)
+        << mode << r.err;
+    EXPECT_NE(r.err.find("cannot open ../view/0: No such file or directory"),
+              std::string::npos)
+        << mode << r.err;
+    if (mode.empty())
+      above = r.err;
+    else
+      EXPECT_EQ(r.err, above);
+  }
+  EXPECT_FALSE(exists("w/k.hsaco"));
+  EXPECT_TRUE(fs::is_empty(path("tmp"))) << "a stray file";
+  // With a stock linker as the fallback, no view: the clear refusal.
+  RunResult stock = inW("--local --fallback-linker /usr/lib/llvm-19/bin/ld.lld "
+                        "--in " +
+                        missingDir + "=../a.o -- -shared " + missingDir +
+                        " -o k.hsaco");
+  EXPECT_EQ(stock.exitCode, 5) << describe(stock);
+  EXPECT_NE(lastReport().find("status=LINKD_BAD_ARGUMENT"), std::string::npos)
+      << lastReport();
+  EXPECT_NE(lastReport().find("absolute name"), std::string::npos)
+      << lastReport();
+}
+
 // What a wheel may carry: the soname is the file's name, every export is
 // versioned LINKD_1.0, and nothing is NEEDED beyond glibc and the compiler
 // runtime (no libcrypto).

@@ -9,6 +9,7 @@
 #include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd/farm_node/farm_view.h"
+#include "kernel/view_names.h"
 #include "link/flavor.h"
 
 #include <dirent.h>
@@ -211,10 +212,13 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
 // directory the view holds (every directory there is one the inputs' names
 // made, never a link). Anything else stays as it is and so is absent, as
 // for a local link: ".." over a directory that does not exist, or above the
-// working directory. Paths outside the view are not touched.
+// working directory. Outside the working directory only "." and empty parts
+// are dropped (an input named absolutely is found however it is spelled;
+// ".." there is the file system's, which may hold links): as linkd-lld's
+// local view does (daemon/linkd-lld/local_view.h).
 std::string resolvedInView(const FarmView &view, const std::string &path) {
   if (!insideViewCwd(path))
-    return path;
+    return kernel::viewLookupName(path);
   std::string out(kViewCwd);
   std::string_view rest = std::string_view(path).substr(kViewCwd.size());
   while (!rest.empty()) {

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "daemon/linkd-lld/local_view.h"
+
+#include "kernel/view_names.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string_view>
+#include <vector>
+
+namespace linkd::local_view {
+namespace {
+
+// Process-global by necessity (see the header); read-only once started.
+bool gActive = false;
+std::map<std::string, std::string> gPlaced; // name -> its copy
+std::set<std::string> gDirs;             // directories above placed names
+std::string gEmpty;                      // the stand-in for those
+
+// Whether a relative `path`'s ".." parts take it above the working
+// directory, at any point (the private directory holds no symbolic links:
+// lexical is what its kernel does).
+bool climbs(std::string_view path) {
+  size_t depth = 0;
+  while (!path.empty()) {
+    size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? "" : path.substr(slash + 1);
+    if (part == "..") {
+      if (depth == 0)
+        return true;
+      --depth;
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+  }
+  return false;
+}
+
+bool isRealDirectory(const std::string &path) {
+  struct stat st;
+  int saved = errno;
+  bool dir = syscall(SYS_newfstatat, AT_FDCWD, path.c_str(), &st, 0) == 0 &&
+             S_ISDIR(st.st_mode);
+  errno = saved;
+  return dir;
+}
+
+bool readNames(const std::string &file, std::vector<std::string> &names) {
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, file.c_str(), O_RDONLY | O_CLOEXEC, 0));
+  if (fd < 0)
+    return false;
+  std::string data;
+  char buf[1 << 14];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      ::close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  for (size_t at = 0; at < data.size();) {
+    size_t end = data.find('\0', at);
+    if (end == std::string::npos)
+      return false; // every name ends with NUL
+    names.push_back(data.substr(at, end - at));
+    at = end + 1;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string startLocalView(const std::string &dir) {
+  std::vector<std::string> names;
+  if (!readNames(dir + "/names", names))
+    return "cannot read " + dir + "/names";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty() || names[i][0] != '/')
+      return "placed name '" + names[i] + "' is not absolute";
+    std::string name = kernel::viewLookupName(names[i]);
+    gPlaced[name] = dir + "/" + std::to_string(i);
+    for (size_t slash = name.rfind('/'); slash != 0 && slash != name.npos;
+         slash = name.rfind('/', slash - 1))
+      gDirs.insert(name.substr(0, slash));
+  }
+  gEmpty = dir + "/empty";
+  gActive = true;
+  return {};
+}
+
+bool localViewActive() { return gActive; }
+
+const char *viewed(const char *path, bool writes) {
+  if (!gActive || !path || !*path)
+    return path;
+  if (path[0] != '/') {
+    if (!climbs(path))
+      return path;
+    errno = writes ? EACCES : ENOENT;
+    return nullptr;
+  }
+  std::string name = kernel::viewLookupName(path);
+  if (auto it = gPlaced.find(name); it != gPlaced.end()) {
+    if (writes) {
+      errno = EACCES;
+      return nullptr;
+    }
+    return it->second.c_str();
+  }
+  if (gDirs.count(name) && !isRealDirectory(name)) {
+    if (writes) {
+      errno = EACCES;
+      return nullptr;
+    }
+    return gEmpty.c_str();
+  }
+  return path;
+}
+
+bool viewedRealpath(const char *path, char *resolved, char *&result) {
+  if (!gActive || !path || !*path)
+    return false;
+  if (path[0] != '/') {
+    if (!climbs(path))
+      return false;
+    errno = ENOENT;
+    result = nullptr;
+    return true;
+  }
+  std::string name = kernel::viewLookupName(path);
+  if (!gPlaced.count(name) && !(gDirs.count(name) && !isRealDirectory(name)))
+    return false;
+  if (name.size() + 1 > PATH_MAX) {
+    errno = ENAMETOOLONG;
+    result = nullptr;
+    return true;
+  }
+  if (!resolved && !(resolved = static_cast<char *>(std::malloc(PATH_MAX)))) {
+    errno = ENOMEM;
+    result = nullptr;
+    return true;
+  }
+  std::memcpy(resolved, name.c_str(), name.size() + 1);
+  result = resolved;
+  return true;
+}
+
+} // namespace linkd::local_view
