@@ -11,6 +11,7 @@
 #include "daemon/linkd-lld/lld_entry.h"
 #include "daemon/linkd-lld/ordered_output.h"
 #include "daemon/linkd-lld/proc_entries.h"
+#include "daemon/linkd-lld/sandbox_child.h"
 #include "daemon/linkd-lld/state_record_child.h"
 #include "link/flavor.h"
 
@@ -166,14 +167,13 @@ long residentKib() {
 // Whether this worker may wait for another link, now that its link ended
 // well and its report went out.
 bool linkLeftItReusable(const WorkerLld &lld, size_t baseThreads,
-                        uint32_t served) {
+                        uint32_t served, ReusableTarget out) {
   // A big link's heap stays with glibc after destroy: such a worker exits
   // rather than pay for the clean-up of what it would not keep.
   if (served + 1 >= kMaxLinksPerWorker || sawBitcode() || readsRedirected() ||
       !lld.streamsHealthy() || threadCount() != baseThreads ||
       residentKib() > kMaxIdleResidentKib)
     return false;
-  ReusableTarget out = elfTarget(child_report::lastOutput());
   for (const ReusableTarget &t : kTargets)
     if (t.machine == out.machine &&
         (t.elfClass == 0 || t.elfClass == out.elfClass))
@@ -289,9 +289,18 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
     // Status 0 (errors end the process in lld.link), in _exit's order: the
     // records, then the report, on which the daemon answers.
     endLinkRecording(0);
+    // The output's target, read before the report: a sandboxed link's
+    // output is a scratch file (its name is the client's), which the daemon
+    // removes once it has answered.
+    ReusableTarget out = elfTarget(sandbox::sandboxActive()
+                                       ? sandbox::lastWrittenFile()
+                                       : child_report::lastOutput());
     bool reported = child_report::sendOnExit(0);
     stopOrderedOutput();
-    bool again = reported && linkLeftItReusable(lld, baseThreads, served);
+    // A sandboxed link's worker stays confined (Landlock cannot be undone):
+    // the zygote gives it only links confined alike (zygote.cpp).
+    sandbox::stopSandbox();
+    bool again = reported && linkLeftItReusable(lld, baseThreads, served, out);
     closeLinkChannels();
     if (!again) {
       child_report::yieldTheExit();

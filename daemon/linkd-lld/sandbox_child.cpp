@@ -33,6 +33,10 @@ namespace {
 // Process-global by necessity (see the header).
 int gFd = -1;
 char gCwd[PATH_MAX];
+char gLastWritten[PATH_MAX]; // the real file of the last write (sbOpen)
+// The directories this process was confined to ("" if never), and how that
+// went: Landlock cannot be undone, so a worker confines once.
+std::string gConfinedTo, gConfineError;
 size_t gCwdLen = 0;
 pthread_mutex_t gMu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -158,10 +162,15 @@ void startSandbox(int fd, const std::string &cwd) {
   gCwdLen = std::min(cwd.size(), sizeof(gCwd) - 1);
   std::memcpy(gCwd, cwd.data(), gCwdLen);
   gCwd[gCwdLen] = '\0';
+  gLastWritten[0] = '\0';
   gFd = fd;
 }
 
+void stopSandbox() { gFd = -1; }
+
 bool sandboxActive() { return gFd >= 0; }
+
+const char *lastWrittenFile() { return gLastWritten; }
 
 namespace {
 
@@ -180,10 +189,7 @@ bool allow(int ruleset, const char *path, uint64_t access) {
   return rc == 0;
 }
 
-} // namespace
-
-std::string confineSandbox(const std::string &readDir,
-                           const std::string &writeDir) {
+std::string confine(const std::string &readDir, const std::string &writeDir) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0,
                      LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1)
@@ -215,6 +221,9 @@ std::string confineSandbox(const std::string &readDir,
   for (const char *p : {"/dev/urandom", "/dev/random", "/proc/cpuinfo"})
     allow(ruleset, p, readFile); // optional: absent in some containers
   allow(ruleset, "/sys/devices/system/cpu", readTree);
+  // Its own entries: a reusable worker checks its threads, descriptors,
+  // memory and code mappings between links (link_worker.h).
+  allow(ruleset, "/proc/self", readTree);
   std::string err;
   if (!ok)
     err = "Landlock rules: cannot open the store or scratch directory";
@@ -223,6 +232,19 @@ std::string confineSandbox(const std::string &readDir,
     err = std::string("Landlock restrict: ") + std::strerror(errno);
   close(ruleset);
   return err;
+}
+
+} // namespace
+
+std::string confineSandbox(const std::string &readDir,
+                           const std::string &writeDir) {
+  std::string to = readDir + '\0' + writeDir;
+  if (!gConfinedTo.empty())
+    return gConfinedTo == to ? gConfineError
+                             : "already confined to other directories";
+  gConfinedTo = to;
+  gConfineError = confine(readDir, writeDir);
+  return gConfineError;
 }
 
 int sbOpen(const char *path, int flags, mode_t mode) {
@@ -243,7 +265,13 @@ int sbOpen(const char *path, int flags, mode_t mode) {
     return fail(r);
   if (!writes)
     flags &= ~(O_CREAT | O_EXCL | O_TRUNC);
-  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, real, flags, mode));
+  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, real, flags, mode));
+  if (fd >= 0 && writes) {
+    pthread_mutex_lock(&gMu);
+    std::memcpy(gLastWritten, real, std::strlen(real) + 1);
+    pthread_mutex_unlock(&gMu);
+  }
+  return fd;
 }
 
 int sbStat(const char *path, struct stat *st) {

@@ -35,13 +35,21 @@ namespace linkd::sandbox {
 // Turns the sandbox on for the rest of the process: questions go to `fd`,
 // relative paths are relative to the client's `cwd`.
 void startSandbox(int fd, const std::string &cwd);
+// Turns it off again: a reusable worker between two sandboxed links
+// (link_worker.h). Its Landlock confinement stays.
+void stopSandbox();
+// The real file (on the node) of the last file the link opened for
+// writing, "" if none: the output's content, whatever its client name.
+const char *lastWrittenFile();
 
 // Defence in depth for a link process that an input could subvert: with
 // Landlock (Linux 5.13+, unprivileged), the process may afterwards read only
 // `readDir` (the node's blobs), read and create files only in `writeDir` (the
 // link's scratch directory), and use the pseudo-files above; raw system calls
-// cannot reach anything else of the node. "" on success, else why not (an
-// old kernel: the path mapping still holds for everything LLD does).
+// cannot reach anything else of the node (its own /proc entries aside). ""
+// on success, else why not (an old kernel: the path mapping still holds for
+// everything LLD does). Once per process: a second call with the same
+// directories returns the first one's outcome, with others an error.
 std::string confineSandbox(const std::string &readDir,
                            const std::string &writeDir);
 bool sandboxActive();

@@ -66,6 +66,9 @@ struct Spare {
   pid_t pid = -1;
   int fd = -1; // the zygote's end of the spare's socket
   bool used = false;
+  // A used one's Landlock confinement ("" none): it takes only links
+  // confined alike (link_worker.h).
+  std::string confinement;
 };
 
 // A worker running a reusable link: it is back in the pool once it said it
@@ -76,6 +79,7 @@ struct Busy {
   uint64_t linkId = 0;
   bool idle = false;
   bool released = false;
+  std::string confinement;
 };
 
 struct ZygoteState {
@@ -127,7 +131,7 @@ void forkSpare(ZygoteState &z) {
     close(sv[0]);
     return;
   }
-  z.spares.push_back({pid, sv[0], false});
+  z.spares.push_back({pid, sv[0], false, {}});
 }
 
 void replenishSpares(ZygoteState &z) {
@@ -159,18 +163,32 @@ bool setsThreadCount(const v1::LinkRequest &req) {
   return false;
 }
 
+// The Landlock confinement a sandboxed link asks for (sandbox_child.h),
+// "" for a link outside the sandbox.
+std::string confinementOf(const v1::LinkRequest &req, const LinkChannels &ch) {
+  if (ch.sandboxFd < 0)
+    return {};
+  auto dir = [&req](const char *key) {
+    auto it = req.env().find(key);
+    return it == req.env().end() ? std::string() : it->second;
+  };
+  return dir(sandbox::kReadDirKey) + '\0' + dir(sandbox::kWriteDirKey) +
+         '\0' + dir(sandbox::kRequireKey);
+}
+
 // Hands the request to a waiting spare: for a reusable request a used
-// worker first (warm), else a fresh spare; other requests only to a fresh
-// one. Its pid, or -1 if none took it (a spare that died meanwhile cannot
-// receive: the next one is tried).
-pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable) {
+// worker confined as it asks first (warm), else a fresh spare; other
+// requests only to a fresh one. Its pid, or -1 if none took it (a spare
+// that died meanwhile cannot receive: the next one is tried).
+pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable,
+                  const std::string &confinement) {
   if (frame.payload.size() > kSpareMaxPayload)
     return -1;
   for (bool used : {true, false}) {
     if (used && !reusable)
       continue;
     for (auto it = z.spares.begin(); it != z.spares.end();) {
-      if (it->used != used) {
+      if (it->used != used || (used && it->confinement != confinement)) {
         ++it;
         continue;
       }
@@ -182,7 +200,8 @@ pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable) {
         continue;
       }
       if (reusable)
-        z.workers[spare.pid] = Busy{spare.fd, frame.id};
+        z.workers[spare.pid] =
+            Busy{spare.fd, frame.id, false, false, confinement};
       else
         close(spare.fd); // it runs this one link and exits
       return spare.pid;
@@ -223,12 +242,13 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (frame.kind == FrameKind::SpawnReusable && !reusable)
     frame.kind = FrameKind::SpawnOrdered; // its child exits after it
   pid_t pid = -1;
+  std::string confinement = confinementOf(req, ch);
   if (!setsThreadCount(req)) {
-    pid = handToSpare(z, frame, reusable);
+    pid = handToSpare(z, frame, reusable, confinement);
     // A reusable link without a spare: a new worker, so that it can stay.
     if (pid < 0 && reusable) {
       forkSpare(z);
-      pid = handToSpare(z, frame, reusable);
+      pid = handToSpare(z, frame, reusable, confinement);
     }
   }
   if (pid < 0)
@@ -254,13 +274,14 @@ void takeBackWorker(ZygoteState &z, pid_t pid) {
   if (it == z.workers.end() || !it->second.idle || !it->second.released)
     return;
   int fd = it->second.fd;
+  std::string confinement = std::move(it->second.confinement);
   z.workers.erase(it);
   z.children.erase(pid);
   size_t idle = static_cast<size_t>(
       std::count_if(z.spares.begin(), z.spares.end(),
                     [](const Spare &s) { return s.used; }));
   if (idle < maxIdleWorkers())
-    z.spares.push_back({pid, fd, true});
+    z.spares.push_back({pid, fd, true, std::move(confinement)});
   else
     close(fd);
   replenishSpares(z);

@@ -8,6 +8,8 @@
 #include "harness.h"
 
 #include <filesystem>
+#include <regex>
+#include <set>
 
 namespace linkd::e2e {
 namespace {
@@ -613,6 +615,65 @@ TEST_F(KernelLibrary, BothModesReadAbsolutelyNamedInputs) {
       << lastReport();
 }
 
+// Kernel links run in reusable workers (daemon/linkd-lld/link_worker.h):
+// one confined process links kernel after kernel, each byte-identical to
+// stock, a failed link and an r600 (ELF32) one end theirs; an ordinary link
+// in between never runs in a process a kernel link confined, and the
+// kernel link after it still finds a confined worker.
+TEST_F(KernelLibrary, KernelLinksRunInConfinedReusableWorkers) {
+  const int n = 6;
+  for (int i = 0; i < n; ++i) {
+    amdgpu("k" + std::to_string(i) + ".o", "gfx90a",
+           "-DK=" + std::to_string(i + 2));
+    ASSERT_TRUE(exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared k" +
+                               std::to_string(i) + ".o -o k" +
+                               std::to_string(i) + ".stock")));
+  }
+  writeFile("lib.c", "int lib_value(void) { return 42; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c lib.c")));
+  writeFile("r600.c", "__attribute__((amdgpu_kernel)) void k(int *p) { *p = 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 --target=r600 -mcpu=cypress -O2 -c "
+                             "r600.c -o r600.o && /usr/lib/llvm-19/bin/ld.lld "
+                             "-shared r600.o -o r600.stock")));
+  fs::create_directories(path("out"));
+  long ordinaryPid = -1;
+  for (int i = 0; i < n; ++i) {
+    std::string k = "k" + std::to_string(i);
+    RunResult r = klink("--out out --in k.o=" + k + ".o -- -shared k.o -o " + k);
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    EXPECT_TRUE(sameBytes(k + ".stock", "out/" + k)) << k;
+    if (i == 2) { // an ordinary link through the client, then others
+      EXPECT_TRUE(linkBoth(elfLinkers(),
+                           "LINKD_NOCACHE=1 {ld} -shared lib.o -o lib.so",
+                           {"lib.so"}));
+      ordinaryPid = lastLinkServed().pid;
+      RunResult bad =
+          klink("--out out --in k.o=k0.o -- -shared k.o missing.o -o x");
+      EXPECT_EQ(bad.exitCode, 1) << describe(bad);
+      RunResult r600 =
+          klink("--out out --in r.o=r600.o -- -shared r.o -o r600");
+      ASSERT_TRUE(exitedZero(r600)) << describe(r600);
+      EXPECT_TRUE(sameBytes("r600.stock", "out/r600"));
+    }
+  }
+  std::set<long> kernelPids;
+  size_t reused = 0, lines = 0;
+  for (const std::string &l : logLines("kernel link id=")) {
+    std::smatch m;
+    if (!std::regex_search(l, m, std::regex(" pid=(\\d+) reused=(\\d+) ")))
+      continue;
+    ++lines;
+    kernelPids.insert(std::stol(m[1]));
+    reused += std::stol(m[2]) > 0;
+  }
+  EXPECT_EQ(lines, static_cast<size_t>(n + 2));
+  EXPECT_GE(reused, 4u) << "kernel links did not run in used workers: "
+                         << testing::PrintToString(logLines("kernel link id="));
+  EXPECT_GT(ordinaryPid, 0);
+  EXPECT_EQ(kernelPids.count(ordinaryPid), 0u)
+      << "an ordinary link ran in a process a kernel link used";
+}
+
 // What a wheel may carry: the soname is the file's name, every export is
 // versioned LINKD_1.0, and nothing is NEEDED beyond glibc and the compiler
 // runtime (no libcrypto).
@@ -683,6 +744,98 @@ print("ok", linkd.version())
   RunResult r = run("PYTHONPATH=" + binDir() + "/../lib/python python3 t.py");
   ASSERT_TRUE(exitedZero(r));
   EXPECT_EQ(r.out.substr(0, 3), "ok ");
+}
+
+// Local links reuse their private directories (client/liblinkd/
+// private_dirs.h): a JIT loop keeps one, a failed or timed-out link leaves
+// it empty, threads get one each, a forked child makes its own and leaves
+// its parent's alone, and nothing is left in TMPDIR once the process ends.
+TEST_F(KernelLibrary, LocalLinksReuseTheirPrivateDirectories) {
+  if (access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "python3 is not installed";
+  amdgpu("a.o", "gfx90a");
+  ASSERT_TRUE(
+      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  fs::create_directories(path("tmp"));
+  writeFile("t.py", R"(import os, sys, threading
+import linkd
+obj = open("a.o", "rb").read()
+stock = open("a.stock", "rb").read()
+tmp = os.environ["TMPDIR"]
+def link(name="k.o", **kw):
+    return linkd.link(["-shared", name, "-o", "k.hsaco"], inputs={name: obj},
+                      local_only=True, **kw)["k.hsaco"]
+def dirs():
+    return sorted(d for d in os.listdir(tmp) if d.startswith("linkd-kernel."))
+def contents(d):
+    out = []
+    for root, subdirs, files in os.walk(os.path.join(tmp, d)):
+        out += [os.path.relpath(os.path.join(root, f), tmp) for f in files]
+    return out
+for i in range(5):
+    assert link() == stock
+    assert link("sub/k.o") == stock
+one = dirs()
+assert len(one) == 1, one
+for bad in [dict(timeout_ms=1), dict(name="missing/../k.o")]:
+    try:
+        link(**bad)
+    except linkd.Error:
+        pass
+assert dirs() == one and contents(one[0]) == [], (dirs(), contents(one[0]))
+results = []
+threads = [threading.Thread(target=lambda: results.append(link() == stock))
+           for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert results == [True] * 4, results
+assert 1 <= len(dirs()) <= 4, dirs()
+pid = os.fork()
+if pid == 0:
+    ok = link() == stock and all(os.path.isdir(os.path.join(tmp, d))
+                                 for d in one)
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+assert status == 0, status
+assert set(one) <= set(dirs()), (one, dirs())
+assert link() == stock
+print("ok", len(dirs()))
+)");
+  std::string env = "TMPDIR=" + path("tmp") + " PYTHONPATH=" + binDir() +
+                    "/../lib/python ";
+  RunResult r = run(env + "python3 t.py");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_EQ(r.out.substr(0, 3), "ok ") << r.out;
+  // The child left through os._exit: its own directory is the one thing
+  // a process that skips its exit handlers leaves (empty but for its
+  // layout); the parent's are gone.
+  size_t left = 0;
+  for (const auto &e : fs::directory_iterator(path("tmp"))) {
+    ++left;
+    EXPECT_TRUE(fs::is_empty(e.path() / "work")) << e.path();
+  }
+  EXPECT_LE(left, 1u);
+  // Once unused for an hour, the next process's first local link removes
+  // it; a directory of a live process it leaves alone.
+  fs::create_directories(path("tmp/linkd-kernel.1.keepme/work"));
+  std::string sweep =
+      env + "python3 -c 'import linkd; "
+            "linkd.link([\"-shared\", \"k.o\", \"-o\", "
+            "\"k\"], inputs={\"k.o\": open(\"a.o\", "
+            "\"rb\").read()}, local_only=True)'";
+  ASSERT_TRUE(exitedZero(run(sweep)));
+  EXPECT_EQ(static_cast<size_t>(std::distance(
+                fs::directory_iterator(path("tmp")), fs::directory_iterator())),
+            left + 1)
+      << "a directory used within the hour was removed";
+  ASSERT_TRUE(exitedZero(run("touch -d '2 hours ago' " + path("tmp") +
+                             "/linkd-kernel.*/work")));
+  ASSERT_TRUE(exitedZero(run(sweep)));
+  std::vector<std::string> after;
+  for (const auto &e : fs::directory_iterator(path("tmp")))
+    after.push_back(e.path().filename());
+  EXPECT_EQ(after, std::vector<std::string>{"linkd-kernel.1.keepme"})
+      << "pid 1 is alive: its directory stays";
 }
 
 } // namespace

@@ -61,6 +61,8 @@ struct Session {
   uint32_t uploaded = 0, present = 0;
   std::string records;
   std::string report; // the child's, before its exit (child_report.h)
+  int pid = -1;            // the process that ran the link
+  uint32_t linksBefore = 0; // links that process ran before (a worker's)
   kernel::ResultMsg result;
   Clock::time_point begin = Clock::now();
 };
@@ -344,8 +346,12 @@ std::string pump(Session &s, FarmView &view, int sb, int out, int err,
   return {};
 }
 
+std::string scratchRoot(const BlobLinkContext &ctx) {
+  return ctx.config.blobDir + "/links";
+}
+
 std::string scratchDir(Session &s) {
-  return s.ctx.config.blobDir + "/links/" + std::to_string(getpid()) + "-k" +
+  return scratchRoot(s.ctx) + "/" + std::to_string(getpid()) + "-k" +
          std::to_string(s.id);
 }
 
@@ -384,11 +390,17 @@ std::string runChild(Session &s, FarmView &view) {
   link.set_umask(022);
   for (const auto &[k, v] : s.req.env)
     (*link.mutable_env())[k] = v;
+  // Confined to the blobs and to the directory of every kernel link's
+  // scratch directory, not to this link's own: the same for every kernel
+  // link, so that a reusable worker (daemon/linkd-lld/link_worker.h),
+  // confined once, serves the next one. Its scratch directory is the only
+  // one the view hands it.
   (*link.mutable_env())[sandbox::kReadDirKey] = s.ctx.blobs.root();
-  (*link.mutable_env())[sandbox::kWriteDirKey] = view.scratchDir();
+  (*link.mutable_env())[sandbox::kWriteDirKey] = scratchRoot(s.ctx);
   (*link.mutable_env())[sandbox::kRequireKey] = "0";
-  ZygoteClient::Spawned child = s.ctx.zygote.spawn(
-      link, outW.fd, errW.fd, recW.fd, sbChild.fd, ordW.fd);
+  ZygoteClient::Spawned child =
+      s.ctx.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd, ordW.fd,
+                         /*reusable=*/true);
   sbChild.reset();
   outW.reset();
   errW.reset();
@@ -396,7 +408,7 @@ std::string runChild(Session &s, FarmView &view) {
   ordW.reset();
   std::string stopped =
       pump(s, view, sbOurs.fd, outR.fd, errR.fd, recR.fd, ordR.fd);
-  int pid = child.pid.get();
+  int pid = s.pid = child.pid.get();
   if (!stopped.empty() && pid > 0)
     kill(pid, SIGKILL);
   sbOurs.reset();
@@ -407,6 +419,9 @@ std::string runChild(Session &s, FarmView &view) {
       stopped.empty() ? decodeExitReport(s.report) : std::nullopt;
   if (report) {
     s.result.exitCode = report->status;
+    s.linksBefore = report->linksBefore;
+    // Its pid is not signalled again: a worker may take the next link.
+    s.ctx.zygote.release(child.id, reportedExit(*report));
     return {};
   }
   ChildExit exit = child.exit.get();
@@ -547,9 +562,9 @@ void storeResult(Session &s) {
   else if (s.key && !s.result.termSignal)
     s.ctx.cache.put(*s.key, s.result);
   spdlog::info("kernel link id={} rc={} outputs={} uploaded={} present={} "
-               "daemon_files={} wall_ms={:.1f}",
+               "daemon_files={} pid={} reused={} wall_ms={:.1f}",
                s.id, s.result.exitCode, s.result.outputs.size(), s.uploaded,
-               s.present, s.readDaemonFiles,
+               s.present, s.readDaemonFiles, s.pid, s.linksBefore,
                std::chrono::duration<double, std::milli>(Clock::now() - s.begin)
                    .count());
 }

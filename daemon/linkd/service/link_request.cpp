@@ -264,12 +264,7 @@ bool exitFromReport(const Streams &s, std::optional<ChildReport> &report,
   report = decodeExitReport(s.report);
   if (!report)
     return false;
-  exit = ChildExit{};
-  exit.ran = true;
-  exit.waitStatus = W_EXITCODE(report->status, 0);
-  exit.userMicros = report->userMicros;
-  exit.sysMicros = report->sysMicros;
-  exit.maxRssKib = report->maxRssKib;
+  exit = reportedExit(*report);
   return true;
 }
 

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "child/child_report.h"
 
 #include "linkd/v1/linkd.pb.h"
 
@@ -28,6 +31,18 @@ struct ChildExit {
   uint64_t sysMicros = 0;
   uint64_t maxRssKib = 0;
 };
+
+// How a child that sent its report (child/child_report.h) ends, as its
+// reaping would tell.
+inline ChildExit reportedExit(const ChildReport &r) {
+  ChildExit exit;
+  exit.ran = true;
+  exit.waitStatus = W_EXITCODE(r.status, 0);
+  exit.userMicros = r.userMicros;
+  exit.sysMicros = r.sysMicros;
+  exit.maxRssKib = r.maxRssKib;
+  return exit;
+}
 
 // The daemon's handle on the zygote process. Thread-safe.
 class ZygoteClient {

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "client/liblinkd/private_dirs.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string_view>
+#include <vector>
+
+namespace linkd::kernel {
+namespace {
+
+struct Pool {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  std::vector<std::string> free; // directories waiting for a link
+  bool forkHandlers = false;
+  pid_t swept = 0; // the process that swept (sweepDeadOwners)
+  ~Pool() {
+    for (const std::string &d : free)
+      removeTree(d);
+  }
+};
+
+// Never destroyed before the library's users are done: a function-local
+// static is destroyed at exit (and at dlclose), after the calls returned.
+Pool &pool() {
+  static Pool p;
+  return p;
+}
+
+// Removes what is under `dir` (not `dir`), but the entries named in
+// `keep`; false if something could not be removed.
+bool emptyDir(const std::string &dir, const char *keep = nullptr) {
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return false;
+  bool ok = true;
+  while (dirent *e = readdir(d)) {
+    if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..") ||
+        (keep && !std::strcmp(e->d_name, keep)))
+      continue;
+    std::string p = dir + "/" + e->d_name;
+    struct stat st {};
+    if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      ok = emptyDir(p) && rmdir(p.c_str()) == 0 && ok;
+    } else {
+      ok = unlink(p.c_str()) == 0 && ok;
+    }
+  }
+  closedir(d);
+  return ok;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// A directory is left behind by a process that ended without its exit
+// handlers (os._exit in a forked worker, a kill): the first link of each
+// process removes those under `base` whose process is gone and which no
+// link touched for an hour (a process of another PID namespace sharing the
+// directory may look gone). Only this user's own directories (0700, in a
+// sticky temporary directory no other user can swap an entry of).
+constexpr time_t kStaleSeconds = 3600;
+
+void sweepDeadOwners(const std::string &base) {
+  DIR *d = opendir(base.c_str());
+  if (!d)
+    return;
+  std::vector<std::string> stale;
+  time_t now = time(nullptr);
+  while (dirent *e = readdir(d)) {
+    std::string_view n = e->d_name;
+    if (!n.starts_with("linkd-kernel."))
+      continue;
+    n.remove_prefix(13);
+    long pid = std::strtol(std::string(n).c_str(), nullptr, 10);
+    if (pid <= 0 || pid == getpid() || n.find('.') == n.npos ||
+        kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;
+    std::string dir = base + "/" + e->d_name;
+    struct stat st {}, work {};
+    if (lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+        st.st_uid == getuid() &&
+        lstat((dir + "/work").c_str(), &work) == 0 &&
+        now - work.st_mtime > kStaleSeconds)
+      stale.push_back(dir);
+  }
+  closedir(d);
+  for (const std::string &dir : stale)
+    removeTree(dir);
+}
+
+} // namespace
+
+void removeTree(const std::string &dir) {
+  emptyDir(dir);
+  rmdir(dir.c_str());
+}
+
+std::string takePrivateDir(const std::string &base, std::string &error) {
+  Pool &p = pool();
+  pthread_mutex_lock(&p.mu);
+  if (!p.forkHandlers) {
+    // The child of a fork (maybe while another thread held the lock) gets
+    // an unlocked pool without its parent's directories.
+    pthread_atfork([] { pthread_mutex_lock(&pool().mu); },
+                   [] { pthread_mutex_unlock(&pool().mu); },
+                   [] {
+                     pthread_mutex_unlock(&pool().mu);
+                     pool().free.clear();
+                   });
+    p.forkHandlers = true;
+  }
+  if (p.swept != getpid()) {
+    p.swept = getpid();
+    sweepDeadOwners(base);
+  }
+  std::string dir;
+  std::string prefix =
+      base + "/linkd-kernel." + std::to_string(getpid()) + ".";
+  for (auto it = p.free.begin(); it != p.free.end(); ++it)
+    if (it->starts_with(prefix) &&
+        it->find('/', prefix.size()) == std::string::npos) {
+      dir = std::move(*it);
+      p.free.erase(it);
+      break;
+    }
+  pthread_mutex_unlock(&p.mu);
+  // Gone meanwhile (a cleaner of the temporary directory): a new one.
+  if (!dir.empty() && !isDirectory(dir + "/work")) {
+    removeTree(dir);
+    dir.clear();
+  }
+  if (!dir.empty())
+    return dir;
+  std::string templ = prefix + "XXXXXX";
+  if (!mkdtemp(templ.data())) {
+    error = "cannot create a temporary directory " + templ + ": " +
+            std::strerror(errno);
+    return {};
+  }
+  for (const char *sub : {"/work", "/view", "/view/empty"})
+    if (mkdir((templ + sub).c_str(), 0700) != 0) {
+      error = "cannot create " + templ + sub + ": " + std::strerror(errno);
+      removeTree(templ);
+      return {};
+    }
+  return templ;
+}
+
+void givePrivateDir(const std::string &dir) {
+  if (!emptyDir(dir + "/work") || !emptyDir(dir + "/view", "empty") ||
+      !isDirectory(dir + "/view/empty")) {
+    removeTree(dir);
+    return;
+  }
+  Pool &p = pool();
+  pthread_mutex_lock(&p.mu);
+  p.free.push_back(dir);
+  pthread_mutex_unlock(&p.mu);
+}
+
+} // namespace linkd::kernel
