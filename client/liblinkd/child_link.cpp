@@ -173,6 +173,8 @@ bool singleThreaded(const Request &req, const LocalLinker &linker) {
   for (const std::string &a : req.argv)
     if (a.find("reproduce") != std::string::npos)
       return false;
+  if (std::getenv("LLD_REPRODUCE")) // the linker inherits our environment
+    return false;
   return bytes < kSingleThreadBytes;
 }
 

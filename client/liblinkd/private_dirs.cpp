@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -21,20 +22,41 @@ namespace {
 struct Pool {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   std::vector<std::string> free; // directories waiting for a link
-  bool forkHandlers = false;
-  pid_t swept = 0; // the process that swept (sweepDeadOwners)
-  ~Pool() {
-    for (const std::string &d : free)
-      removeTree(d);
-  }
+  bool closed = false;           // exiting: directories given back go
+  std::atomic<pid_t> swept{0};   // the process that swept (sweepDeadOwners)
 };
 
-// Never destroyed before the library's users are done: a function-local
-// static is destroyed at exit (and at dlclose), after the calls returned.
+// Never destroyed: a thread may still be linking while the process exits
+// (Python's daemon threads); the free directories go in removeAtExit.
 Pool &pool() {
-  static Pool p;
-  return p;
+  static Pool *p = new Pool;
+  return *p;
 }
+
+// At exit, or when the library is unloaded.
+__attribute__((destructor)) void removeAtExit() {
+  Pool &p = pool();
+  pthread_mutex_lock(&p.mu);
+  p.closed = true;
+  std::vector<std::string> dirs = std::move(p.free);
+  p.free.clear();
+  pthread_mutex_unlock(&p.mu);
+  for (const std::string &d : dirs)
+    removeTree(d);
+}
+
+// The child of a fork (maybe while another thread held the lock) gets an
+// unlocked pool without its parent's directories.
+void installForkHandlers() {
+  pthread_atfork([] { pthread_mutex_lock(&pool().mu); },
+                 [] { pthread_mutex_unlock(&pool().mu); },
+                 [] {
+                   pthread_mutex_unlock(&pool().mu);
+                   pool().free.clear();
+                   pool().swept = 0;
+                 });
+}
+pthread_once_t gForkHandlers = PTHREAD_ONCE_INIT;
 
 // Removes what is under `dir` (not `dir`), but the entries named in
 // `keep`; false if something could not be removed.
@@ -68,11 +90,16 @@ bool isDirectory(const std::string &path) {
 // handlers (os._exit in a forked worker, a kill): the first link of each
 // process removes those under `base` whose process is gone and which no
 // link touched for an hour (a process of another PID namespace sharing the
-// directory may look gone). Only this user's own directories (0700, in a
-// sticky temporary directory no other user can swap an entry of).
+// directory may look gone). Only this user's own directories, and only in
+// a `base` where no other user can swap an entry for a symbolic link
+// between the check and the removal: sticky, or writable by its owner only.
 constexpr time_t kStaleSeconds = 3600;
 
 void sweepDeadOwners(const std::string &base) {
+  struct stat b {};
+  if (stat(base.c_str(), &b) != 0 ||
+      ((b.st_mode & (S_IWGRP | S_IWOTH)) && !(b.st_mode & S_ISVTX)))
+    return;
   DIR *d = opendir(base.c_str());
   if (!d)
     return;
@@ -88,11 +115,14 @@ void sweepDeadOwners(const std::string &base) {
         kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
       continue;
     std::string dir = base + "/" + e->d_name;
-    struct stat st {}, work {};
+    // Every link writes into `work` or `view` (inputs, the names list).
+    struct stat st {}, work {}, view {};
     if (lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
         st.st_uid == getuid() &&
         lstat((dir + "/work").c_str(), &work) == 0 &&
-        now - work.st_mtime > kStaleSeconds)
+        now - work.st_mtime > kStaleSeconds &&
+        (lstat((dir + "/view").c_str(), &view) != 0 ||
+         now - view.st_mtime > kStaleSeconds))
       stale.push_back(dir);
   }
   closedir(d);
@@ -108,23 +138,12 @@ void removeTree(const std::string &dir) {
 }
 
 std::string takePrivateDir(const std::string &base, std::string &error) {
+  pthread_once(&gForkHandlers, installForkHandlers);
   Pool &p = pool();
-  pthread_mutex_lock(&p.mu);
-  if (!p.forkHandlers) {
-    // The child of a fork (maybe while another thread held the lock) gets
-    // an unlocked pool without its parent's directories.
-    pthread_atfork([] { pthread_mutex_lock(&pool().mu); },
-                   [] { pthread_mutex_unlock(&pool().mu); },
-                   [] {
-                     pthread_mutex_unlock(&pool().mu);
-                     pool().free.clear();
-                   });
-    p.forkHandlers = true;
-  }
-  if (p.swept != getpid()) {
-    p.swept = getpid();
+  pid_t self = getpid(), before = p.swept.load();
+  if (before != self && p.swept.compare_exchange_strong(before, self))
     sweepDeadOwners(base);
-  }
+  pthread_mutex_lock(&p.mu);
   std::string dir;
   std::string prefix =
       base + "/linkd-kernel." + std::to_string(getpid()) + ".";
@@ -136,8 +155,10 @@ std::string takePrivateDir(const std::string &base, std::string &error) {
       break;
     }
   pthread_mutex_unlock(&p.mu);
-  // Gone meanwhile (a cleaner of the temporary directory): a new one.
-  if (!dir.empty() && !isDirectory(dir + "/work")) {
+  // Gone meanwhile, in part (a cleaner of the temporary directory): a new
+  // one.
+  if (!dir.empty() &&
+      !(isDirectory(dir + "/work") && isDirectory(dir + "/view/empty"))) {
     removeTree(dir);
     dir.clear();
   }
@@ -166,8 +187,12 @@ void givePrivateDir(const std::string &dir) {
   }
   Pool &p = pool();
   pthread_mutex_lock(&p.mu);
-  p.free.push_back(dir);
+  bool keep = !p.closed;
+  if (keep)
+    p.free.push_back(dir);
   pthread_mutex_unlock(&p.mu);
+  if (!keep)
+    removeTree(dir);
 }
 
 } // namespace linkd::kernel

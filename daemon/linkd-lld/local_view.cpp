@@ -114,7 +114,7 @@ const char *viewed(const char *path, bool writes) {
   if (path[0] != '/') {
     if (!climbs(path))
       return path;
-    errno = writes ? EACCES : ENOENT;
+    errno = ENOENT; // as the daemon's view answers, read or write
     return nullptr;
   }
   std::string name = kernel::viewLookupName(path);

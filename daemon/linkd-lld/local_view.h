@@ -10,7 +10,7 @@
 //     that the file system lacks exist as empty directories;
 //   * a relative path that climbs above the working directory (the
 //     library's private directory) does not exist, as above the daemon's
-//     virtual working directory, and cannot be created.
+//     virtual working directory, and nothing can be created there.
 // Everything else is the file system's, as for the daemon's link.
 //
 // `linkd-lld link --view DIR`: DIR holds `names` (the placed names, each
@@ -27,9 +27,9 @@ namespace linkd::local_view {
 std::string startLocalView(const std::string &dir);
 
 // What a file-system call on `path` should use: `path` itself, the file
-// or directory the view substitutes, or nullptr with errno set (ENOENT for
-// a read above the working directory, EACCES for a write there or at a
-// placed name). `writes`: the call may create or change the file.
+// or directory the view substitutes, or nullptr with errno set (ENOENT
+// above the working directory, as the daemon's view; EACCES for a write at
+// a placed name). `writes`: the call may create or change the file.
 const char *viewed(const char *path, bool writes);
 
 // realpath() where the view decides: true with the answer in `result`

@@ -221,9 +221,13 @@ std::string confine(const std::string &readDir, const std::string &writeDir) {
   for (const char *p : {"/dev/urandom", "/dev/random", "/proc/cpuinfo"})
     allow(ruleset, p, readFile); // optional: absent in some containers
   allow(ruleset, "/sys/devices/system/cpu", readTree);
-  // Its own entries: a reusable worker checks its threads, descriptors,
-  // memory and code mappings between links (link_worker.h).
-  allow(ruleset, "/proc/self", readTree);
+  // Its own threads, descriptors, memory and code mappings, which a
+  // reusable worker checks between links (link_worker.h); nothing else of
+  // /proc (its net/, mountinfo, environ).
+  allow(ruleset, "/proc/self/task", readTree);
+  allow(ruleset, "/proc/self/fd", readTree);
+  allow(ruleset, "/proc/self/statm", readFile);
+  allow(ruleset, "/proc/self/maps", readFile);
   std::string err;
   if (!ok)
     err = "Landlock rules: cannot open the store or scratch directory";

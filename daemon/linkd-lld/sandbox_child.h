@@ -43,13 +43,17 @@ void stopSandbox();
 const char *lastWrittenFile();
 
 // Defence in depth for a link process that an input could subvert: with
-// Landlock (Linux 5.13+, unprivileged), the process may afterwards read only
-// `readDir` (the node's blobs), read and create files only in `writeDir` (the
-// link's scratch directory), and use the pseudo-files above; raw system calls
-// cannot reach anything else of the node (its own /proc entries aside). ""
-// on success, else why not (an old kernel: the path mapping still holds for
-// everything LLD does). Once per process: a second call with the same
-// directories returns the first one's outcome, with others an error.
+// Landlock (Linux 5.13+, unprivileged), the calling thread and the threads
+// it starts afterwards may read only `readDir` (the node's blobs), read and
+// create files only in `writeDir` (the farm link's scratch directory; a
+// kernel link's lane, daemon/linkd/service/blob_link.cpp), and use the
+// pseudo-files above and their own /proc/self task, fd, statm and maps;
+// raw system calls cannot reach anything else of the node. Threads already
+// running stay as they were: call it before LLD starts its pool (a spare
+// for sandboxed links is confined when forked, zygote.cpp). "" on success,
+// else why not (an old kernel: the path mapping still holds for everything
+// LLD does). Once per process: a second call with the same directories
+// returns the first one's outcome, with others an error.
 std::string confineSandbox(const std::string &readDir,
                            const std::string &writeDir);
 bool sandboxActive();

@@ -115,7 +115,12 @@ void closeSpareFds(const ZygoteState &z) {
     close(busy.fd);
 }
 
-void forkSpare(ZygoteState &z) {
+// A spare for sandboxed links (`confinement`, confinementOf) is confined
+// before anything else: Landlock holds for the thread that asks and the
+// threads it starts afterwards, and a spare starts LLD's thread pool before
+// its first request (prepareForLink, lld_entry.h). A spare confined by its
+// first link would run that pool, and every later link's, unconfined.
+void forkSpare(ZygoteState &z, const std::string &confinement = {}) {
   openTempJournal(z.journalFd); // the spare's link announces its temporaries
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -124,6 +129,13 @@ void forkSpare(ZygoteState &z) {
   if (pid == 0) {
     closeSpareFds(z);
     close(sv[0]);
+    if (!confinement.empty()) {
+      size_t a = confinement.find('\0'), b = confinement.find('\0', a + 1);
+      // A failure is the link's to report (setUpLinkChild asks again and
+      // gets this outcome: sandbox_child.h).
+      (void)sandbox::confineSandbox(confinement.substr(0, a),
+                                    confinement.substr(a + 1, b - a - 1));
+    }
     serveLinks(sv[1], z.pid, z.journalFd);
   }
   close(sv[1]);
@@ -131,14 +143,14 @@ void forkSpare(ZygoteState &z) {
     close(sv[0]);
     return;
   }
-  z.spares.push_back({pid, sv[0], false, {}});
+  z.spares.push_back({pid, sv[0], false, confinement});
 }
 
 void replenishSpares(ZygoteState &z) {
   auto fresh = [&z] {
     return static_cast<size_t>(std::count_if(
         z.spares.begin(), z.spares.end(),
-        [](const Spare &s) { return !s.used; }));
+        [](const Spare &s) { return !s.used && s.confinement.empty(); }));
   };
   while (fresh() < kSpares) {
     size_t before = z.spares.size();
@@ -176,10 +188,11 @@ std::string confinementOf(const v1::LinkRequest &req, const LinkChannels &ch) {
          '\0' + dir(sandbox::kRequireKey);
 }
 
-// Hands the request to a waiting spare: for a reusable request a used
-// worker confined as it asks first (warm), else a fresh spare; other
-// requests only to a fresh one. Its pid, or -1 if none took it (a spare
-// that died meanwhile cannot receive: the next one is tried).
+// Hands the request to a waiting spare confined as it asks (none for a
+// link outside the sandbox): for a reusable request a used worker first
+// (warm), else a fresh spare; other requests only to a fresh one. Its pid,
+// or -1 if none took it (a spare that died meanwhile cannot receive: the
+// next one is tried).
 pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable,
                   const std::string &confinement) {
   if (frame.payload.size() > kSpareMaxPayload)
@@ -188,7 +201,7 @@ pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable,
     if (used && !reusable)
       continue;
     for (auto it = z.spares.begin(); it != z.spares.end();) {
-      if (it->used != used || (used && it->confinement != confinement)) {
+      if (it->used != used || it->confinement != confinement) {
         ++it;
         continue;
       }
@@ -246,8 +259,11 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (!setsThreadCount(req)) {
     pid = handToSpare(z, frame, reusable, confinement);
     // A reusable link without a spare: a new worker, so that it can stay.
+    // A sandboxed one that is not (the farm's) gets a child of its own:
+    // forked from this single-threaded zygote, it confines itself before
+    // LLD starts any thread.
     if (pid < 0 && reusable) {
-      forkSpare(z);
+      forkSpare(z, confinement);
       pid = handToSpare(z, frame, reusable, confinement);
     }
   }

@@ -829,7 +829,8 @@ print("ok", len(dirs()))
             left + 1)
       << "a directory used within the hour was removed";
   ASSERT_TRUE(exitedZero(run("touch -d '2 hours ago' " + path("tmp") +
-                             "/linkd-kernel.*/work")));
+                             "/linkd-kernel.*/work " + path("tmp") +
+                             "/linkd-kernel.*.*/view")));
   ASSERT_TRUE(exitedZero(run(sweep)));
   std::vector<std::string> after;
   for (const auto &e : fs::directory_iterator(path("tmp")))

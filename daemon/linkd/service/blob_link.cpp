@@ -61,6 +61,7 @@ struct Session {
   uint32_t uploaded = 0, present = 0;
   std::string records;
   std::string report; // the child's, before its exit (child_report.h)
+  unsigned lane = 0;        // KernelLanes
   int pid = -1;            // the process that ran the link
   uint32_t linksBefore = 0; // links that process ran before (a worker's)
   kernel::ResultMsg result;
@@ -346,12 +347,12 @@ std::string pump(Session &s, FarmView &view, int sb, int out, int err,
   return {};
 }
 
-std::string scratchRoot(const BlobLinkContext &ctx) {
-  return ctx.config.blobDir + "/links";
+std::string laneDir(const Session &s) {
+  return s.ctx.config.blobDir + "/links/lane" + std::to_string(s.lane);
 }
 
 std::string scratchDir(Session &s) {
-  return scratchRoot(s.ctx) + "/" + std::to_string(getpid()) + "-k" +
+  return laneDir(s) + "/" + std::to_string(getpid()) + "-k" +
          std::to_string(s.id);
 }
 
@@ -390,13 +391,12 @@ std::string runChild(Session &s, FarmView &view) {
   link.set_umask(022);
   for (const auto &[k, v] : s.req.env)
     (*link.mutable_env())[k] = v;
-  // Confined to the blobs and to the directory of every kernel link's
-  // scratch directory, not to this link's own: the same for every kernel
-  // link, so that a reusable worker (daemon/linkd-lld/link_worker.h),
-  // confined once, serves the next one. Its scratch directory is the only
-  // one the view hands it.
+  // Confined to the blobs and to its lane's directory, which holds this
+  // link's scratch directory and, one at a time, those of the next links of
+  // the lane: a reusable worker (daemon/linkd-lld/link_worker.h), confined
+  // once, serves the lane's next link, and reaches no other lane's.
   (*link.mutable_env())[sandbox::kReadDirKey] = s.ctx.blobs.root();
-  (*link.mutable_env())[sandbox::kWriteDirKey] = scratchRoot(s.ctx);
+  (*link.mutable_env())[sandbox::kWriteDirKey] = laneDir(s);
   (*link.mutable_env())[sandbox::kRequireKey] = "0";
   ZygoteClient::Spawned child =
       s.ctx.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd, ordW.fd,
@@ -467,6 +467,8 @@ void count(Session &s, const char *name, uint64_t n = 1) {
 
 // The link itself, over a fresh view; "" or why it did not run.
 std::string link(Session &s) {
+  if (mkdir(laneDir(s).c_str(), 0700) != 0 && errno != EEXIST)
+    return "cannot create " + laneDir(s) + ": " + std::strerror(errno);
   FarmView view(s.ctx.blobs, scratchDir(s));
   if (std::string e = view.open(); !e.empty())
     return e;
@@ -550,7 +552,9 @@ bool answerFromCache(Session &s) {
 std::string linkInSlot(Session &s) {
   if (!s.ctx.slots.acquire([] { return false; }))
     return "no job slot";
+  s.lane = s.ctx.lanes.take();
   std::string e = link(s);
+  s.ctx.lanes.give(s.lane);
   s.ctx.slots.release();
   return e;
 }

@@ -150,8 +150,8 @@ bool BlobListener::awaitRequest(int fd) const {
 }
 
 void BlobListener::serveConnection(int fd) {
-  BlobLinkContext ctx{zygote, blobs,  cache,      stats, slots, config,
-                      nextId, active, peakActive, hits,  misses};
+  BlobLinkContext ctx{zygote, blobs,  cache,  stats,      slots, lanes,
+                      config, nextId, active, peakActive, hits,  misses};
   std::string payload;
   // A client that sends no request within the idle limit gives its thread
   // back; a request's frame gets as long again to arrive.

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace linkd {
 
@@ -38,12 +39,39 @@ struct BlobListenerConfig {
 };
 
 // What a blob link needs from the daemon; owned by the listener's owner.
+// Numbers for the kernel links running at once, the lowest free first. A
+// link's scratch directory is under its lane's (`links/<lane>`), and a
+// reusable worker is confined to one lane's directory (blob_link.cpp): a
+// worker reaches only the scratch of links it runs itself, one at a time.
+class KernelLanes {
+public:
+  unsigned take() {
+    std::lock_guard lock(mu);
+    unsigned i = 0;
+    while (i < busy.size() && busy[i])
+      ++i;
+    if (i == busy.size())
+      busy.push_back(false);
+    busy[i] = true;
+    return i;
+  }
+  void give(unsigned lane) {
+    std::lock_guard lock(mu);
+    busy[lane] = false;
+  }
+
+private:
+  std::mutex mu;
+  std::vector<bool> busy;
+};
+
 struct BlobLinkContext {
   ZygoteClient &zygote;
   FarmBlobStore &blobs;
   KernelCache &cache;
   CacheStats *stats; // may be null (cache off)
   JobSlots &slots;
+  KernelLanes &lanes;
   const BlobListenerConfig &config;
   std::atomic<uint64_t> &nextId;
   std::atomic<uint64_t> &active;
@@ -85,6 +113,7 @@ private:
   KernelCache cache;
   CacheStats *stats;
   JobSlots slots;
+  KernelLanes lanes;
   Connections &admitted;
   int listenFd = -1;
   std::thread acceptor;
