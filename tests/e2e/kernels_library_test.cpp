@@ -672,6 +672,24 @@ TEST_F(KernelLibrary, KernelLinksRunInConfinedReusableWorkers) {
   EXPECT_GT(ordinaryPid, 0);
   EXPECT_EQ(kernelPids.count(ordinaryPid), 0u)
       << "an ordinary link ran in a process a kernel link used";
+  // Every thread of a waiting kernel worker, LLD's pool included, was
+  // started after the confinement (no_new_privs is per thread and set with
+  // it; a pool started before would show 0).
+  size_t threads = 0;
+  for (long pid : kernelPids) {
+    std::string task = "/proc/" + std::to_string(pid) + "/task";
+    if (!fs::exists(task))
+      continue; // that process ended (the failed link's, r600's)
+    for (const auto &t : fs::directory_iterator(task)) {
+      std::string status = readFile((t.path() / "status").string());
+      if (status.empty())
+        continue;
+      ++threads;
+      EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos)
+          << t.path() << " of kernel worker " << pid << " is unconfined";
+    }
+  }
+  EXPECT_GE(threads, 2u) << "no waiting kernel worker with LLD's pool";
 }
 
 // What a wheel may carry: the soname is the file's name, every export is
