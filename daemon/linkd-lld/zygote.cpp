@@ -66,8 +66,8 @@ struct Spare {
   pid_t pid = -1;
   int fd = -1; // the zygote's end of the spare's socket
   bool used = false;
-  // A used one's Landlock confinement ("" none): it takes only links
-  // confined alike (link_worker.h).
+  // Its Landlock confinement ("" none), applied when it was forked: it
+  // takes only links confined alike (link_worker.h).
   std::string confinement;
 };
 
