@@ -255,11 +255,11 @@ bool announceTemporary(const char *path, int flags) {
 }
 
 int doOpen(const char *path, int flags, mode_t mode) {
+  bool writes =
+      (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
   // The library's local view and the recorder are never on together.
-  if (linkd::local_view::localViewActive())
-    if (!(path = viewed(path, (flags & O_ACCMODE) != O_RDONLY ||
-                                  (flags & (O_CREAT | O_TRUNC)))))
-      return -1;
+  if (!(path = viewed(path, writes)))
+    return -1;
   bool announced = announceTemporary(path, flags);
   // Never both: the farm does not take link-time rewriting.
   int fd =
@@ -269,8 +269,6 @@ int doOpen(const char *path, int flags, mode_t mode) {
                                      redirected(path, flags), flags, mode));
   if (!recording())
     return fd;
-  bool writes =
-      (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
   if (announced) {
     if (fd < 0) { // announced, never created
       record('U', path);

@@ -152,6 +152,18 @@ void tuneMalloc() {
 
 } // namespace
 
+SandboxConfinement sandboxConfinement(const v1::LinkRequest &req,
+                                      const LinkChannels &ch) {
+  if (ch.sandboxFd < 0)
+    return {};
+  auto dir = [&req](const char *key) {
+    auto it = req.env().find(key);
+    return it == req.env().end() ? std::string() : it->second;
+  };
+  return {true, dir(sandbox::kReadDirKey), dir(sandbox::kWriteDirKey),
+          dir(sandbox::kRequireKey)};
+}
+
 bool channelsOf(const Frame &frame, int journalFd, LinkChannels &ch) {
   bool ordered = frame.kind == FrameKind::SpawnOrdered ||
                  frame.kind == FrameKind::SpawnReusable;
@@ -231,13 +243,9 @@ void setUpLinkChild(const v1::LinkRequest &req, const LinkChannels &ch) {
     sandbox::startSandbox(sandbox::kSandboxFd, req.cwd());
     // The farm names the only directories the link may touch; a node that
     // cannot confine the link refuses to run it.
-    auto dir = [&](const char *key) {
-      auto it = req.env().find(key);
-      return it == req.env().end() ? std::string() : it->second;
-    };
-    std::string err = sandbox::confineSandbox(dir(sandbox::kReadDirKey),
-                                              dir(sandbox::kWriteDirKey));
-    if (!err.empty() && dir(sandbox::kRequireKey) == "1") {
+    SandboxConfinement c = sandboxConfinement(req, ch);
+    std::string err = sandbox::confineSandbox(c.readDir, c.writeDir);
+    if (!err.empty() && c.require == "1") {
       std::string msg = "linkd: error: cannot confine the link: " + err + "\n";
       (void)!write(STDERR_FILENO, msg.data(), msg.size());
       _exit(125);

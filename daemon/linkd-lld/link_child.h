@@ -40,6 +40,18 @@ struct LinkChannels {
   bool keepWorkerFd = false; // a reusable worker's (kWorkerFdNumber)
 };
 
+// The Landlock confinement a sandboxed request asks for (the keys the
+// daemon sets in its environment map, lib/child/sandbox_protocol.h): the
+// directories it may read and write, and whether a kernel without
+// Landlock fails the link. `sandboxed` false for a link outside it.
+struct SandboxConfinement {
+  bool sandboxed = false;
+  std::string readDir, writeDir, require;
+  bool operator==(const SandboxConfinement &) const = default;
+};
+SandboxConfinement sandboxConfinement(const v1::LinkRequest &req,
+                                      const LinkChannels &ch);
+
 // A Spawn frame's descriptors as the link's channels, with the zygote's
 // `journalFd`: false if the frame does not carry stdout, stderr (and, for
 // SpawnOrdered and SpawnReusable, the ordered channel last) with at most two

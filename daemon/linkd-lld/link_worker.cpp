@@ -289,17 +289,20 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
     // Status 0 (errors end the process in lld.link), in _exit's order: the
     // records, then the report, on which the daemon answers.
     endLinkRecording(0);
-    // The output's target, read before the report: a sandboxed link's
-    // output is a scratch file (its name is the client's), which the daemon
-    // removes once it has answered.
-    ReusableTarget out = elfTarget(sandbox::sandboxActive()
-                                       ? sandbox::lastWrittenFile()
-                                       : child_report::lastOutput());
+    // A sandboxed link's output is a scratch file (its name is the
+    // client's), which the daemon removes once it has answered: its target
+    // is read before the report. Any other's after it, off the link's path.
+    bool sandboxed = sandbox::sandboxActive();
+    ReusableTarget out{0, 0};
+    if (sandboxed)
+      out = elfTarget(sandbox::lastWrittenFile());
     bool reported = child_report::sendOnExit(0);
     stopOrderedOutput();
     // A sandboxed link's worker stays confined (Landlock cannot be undone):
     // the zygote gives it only links confined alike (zygote.cpp).
     sandbox::stopSandbox();
+    if (!sandboxed)
+      out = elfTarget(child_report::lastOutput());
     bool again = reported && linkLeftItReusable(lld, baseThreads, served, out);
     closeLinkChannels();
     if (!again) {

@@ -33,9 +33,7 @@ std::string gEmpty;                      // the stand-in for those
 bool climbs(std::string_view path) {
   size_t depth = 0;
   while (!path.empty()) {
-    size_t slash = path.find('/');
-    std::string_view part = path.substr(0, slash);
-    path = slash == std::string_view::npos ? "" : path.substr(slash + 1);
+    std::string_view part = kernel::nextPathPart(path);
     if (part == "..") {
       if (depth == 0)
         return true;
@@ -106,59 +104,60 @@ std::string startLocalView(const std::string &dir) {
   return {};
 }
 
-bool localViewActive() { return gActive; }
+namespace {
+
+// What the view makes of a path.
+struct Seen {
+  enum Kind { Own, Absent, Placed } kind = Own; // Own: the file system's
+  std::string name;          // Placed: the name looked up
+  const char *real = nullptr; // Placed: the copy, or the stand-in directory
+};
+
+Seen see(const char *path) {
+  if (!gActive || !path || !*path)
+    return {};
+  if (path[0] != '/')
+    return climbs(path) ? Seen{Seen::Absent, {}, nullptr} : Seen{};
+  std::string name = kernel::viewLookupName(path);
+  if (auto it = gPlaced.find(name); it != gPlaced.end())
+    return {Seen::Placed, std::move(name), it->second.c_str()};
+  if (gDirs.count(name) && !isRealDirectory(name))
+    return {Seen::Placed, std::move(name), gEmpty.c_str()};
+  return {};
+}
+
+} // namespace
 
 const char *viewed(const char *path, bool writes) {
-  if (!gActive || !path || !*path)
+  Seen seen = see(path);
+  if (seen.kind == Seen::Own)
     return path;
-  if (path[0] != '/') {
-    if (!climbs(path))
-      return path;
-    errno = ENOENT; // as the daemon's view answers, read or write
-    return nullptr;
-  }
-  std::string name = kernel::viewLookupName(path);
-  if (auto it = gPlaced.find(name); it != gPlaced.end()) {
-    if (writes) {
-      errno = EACCES;
-      return nullptr;
-    }
-    return it->second.c_str();
-  }
-  if (gDirs.count(name) && !isRealDirectory(name)) {
-    if (writes) {
-      errno = EACCES;
-      return nullptr;
-    }
-    return gEmpty.c_str();
-  }
-  return path;
+  if (seen.kind == Seen::Placed && !writes)
+    return seen.real;
+  // Absent as the daemon's view answers, read or write; nothing is ever
+  // written at a placed name.
+  errno = seen.kind == Seen::Absent ? ENOENT : EACCES;
+  return nullptr;
 }
 
 bool viewedRealpath(const char *path, char *resolved, char *&result) {
-  if (!gActive || !path || !*path)
+  Seen seen = see(path);
+  if (seen.kind == Seen::Own)
     return false;
-  if (path[0] != '/') {
-    if (!climbs(path))
-      return false;
+  result = nullptr;
+  if (seen.kind == Seen::Absent) {
     errno = ENOENT;
-    result = nullptr;
     return true;
   }
-  std::string name = kernel::viewLookupName(path);
-  if (!gPlaced.count(name) && !(gDirs.count(name) && !isRealDirectory(name)))
-    return false;
-  if (name.size() + 1 > PATH_MAX) {
+  if (seen.name.size() + 1 > PATH_MAX) {
     errno = ENAMETOOLONG;
-    result = nullptr;
     return true;
   }
   if (!resolved && !(resolved = static_cast<char *>(std::malloc(PATH_MAX)))) {
     errno = ENOMEM;
-    result = nullptr;
     return true;
   }
-  std::memcpy(resolved, name.c_str(), name.size() + 1);
+  std::memcpy(resolved, seen.name.c_str(), seen.name.size() + 1);
   result = resolved;
   return true;
 }

@@ -38,6 +38,4 @@ const char *viewed(const char *path, bool writes);
 // caller asks libc.
 bool viewedRealpath(const char *path, char *resolved, char *&result);
 
-bool localViewActive();
-
 } // namespace linkd::local_view

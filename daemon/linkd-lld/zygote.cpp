@@ -66,9 +66,9 @@ struct Spare {
   pid_t pid = -1;
   int fd = -1; // the zygote's end of the spare's socket
   bool used = false;
-  // Its Landlock confinement ("" none), applied when it was forked: it
+  // Its Landlock confinement (if any), applied when it was forked: it
   // takes only links confined alike (link_worker.h).
-  std::string confinement;
+  SandboxConfinement confinement;
 };
 
 // A worker running a reusable link: it is back in the pool once it said it
@@ -79,7 +79,7 @@ struct Busy {
   uint64_t linkId = 0;
   bool idle = false;
   bool released = false;
-  std::string confinement;
+  SandboxConfinement confinement;
 };
 
 struct ZygoteState {
@@ -92,7 +92,7 @@ struct ZygoteState {
   int journalFd = -1;                 // openTempJournal
   // The confinements reusable sandboxed links asked for (the daemon's kernel
   // lanes), most recent first: each keeps a fresh spare confined as it asks.
-  std::vector<std::string> confinements;
+  std::vector<SandboxConfinement> confinements;
 };
 
 // At most this many confinements keep a spare (a daemon has a lane per job
@@ -122,12 +122,12 @@ void closeSpareFds(const ZygoteState &z) {
     close(busy.fd);
 }
 
-// A spare for sandboxed links (`confinement`, confinementOf) is confined
+// A spare for sandboxed links (`confinement`, sandboxConfinement) is confined
 // before anything else: Landlock holds for the thread that asks and the
 // threads it starts afterwards, and a spare starts LLD's thread pool before
 // its first request (prepareForLink, lld_entry.h). A spare confined by its
 // first link would run that pool, and every later link's, unconfined.
-void forkSpare(ZygoteState &z, const std::string &confinement = {}) {
+void forkSpare(ZygoteState &z, const SandboxConfinement &confinement = {}) {
   openTempJournal(z.journalFd); // the spare's link announces its temporaries
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -136,13 +136,10 @@ void forkSpare(ZygoteState &z, const std::string &confinement = {}) {
   if (pid == 0) {
     closeSpareFds(z);
     close(sv[0]);
-    if (!confinement.empty()) {
-      size_t a = confinement.find('\0'), b = confinement.find('\0', a + 1);
-      // A failure is the link's to report (setUpLinkChild asks again and
-      // gets this outcome: sandbox_child.h).
-      (void)sandbox::confineSandbox(confinement.substr(0, a),
-                                    confinement.substr(a + 1, b - a - 1));
-    }
+    // A failure is the link's to report (setUpLinkChild asks again and
+    // gets this outcome: sandbox_child.h).
+    if (confinement.sandboxed)
+      (void)sandbox::confineSandbox(confinement.readDir, confinement.writeDir);
     serveLinks(sv[1], z.pid, z.journalFd);
   }
   close(sv[1]);
@@ -160,15 +157,15 @@ void forkSpare(ZygoteState &z, const std::string &confinement = {}) {
 // (bench/kernels.sh, library miss on 1 thread: 7.2–10.9 ms per link that
 // way, 6.1 with the spare, in the same hour of a noisy machine).
 void replenishSpares(ZygoteState &z) {
-  auto fresh = [&z](const std::string &confinement) {
+  auto fresh = [&z](const SandboxConfinement &confinement) {
     return static_cast<size_t>(std::count_if(
         z.spares.begin(), z.spares.end(), [&](const Spare &s) {
           return !s.used && s.confinement == confinement;
         }));
   };
-  std::vector<std::string> kinds = {std::string()};
+  std::vector<SandboxConfinement> kinds = {SandboxConfinement{}};
   kinds.insert(kinds.end(), z.confinements.begin(), z.confinements.end());
-  for (const std::string &kind : kinds)
+  for (const SandboxConfinement &kind : kinds)
     while (fresh(kind) < kSpares) {
       size_t before = z.spares.size();
       forkSpare(z, kind);
@@ -192,26 +189,13 @@ bool setsThreadCount(const v1::LinkRequest &req) {
   return false;
 }
 
-// The Landlock confinement a sandboxed link asks for (sandbox_child.h),
-// "" for a link outside the sandbox.
-std::string confinementOf(const v1::LinkRequest &req, const LinkChannels &ch) {
-  if (ch.sandboxFd < 0)
-    return {};
-  auto dir = [&req](const char *key) {
-    auto it = req.env().find(key);
-    return it == req.env().end() ? std::string() : it->second;
-  };
-  return dir(sandbox::kReadDirKey) + '\0' + dir(sandbox::kWriteDirKey) +
-         '\0' + dir(sandbox::kRequireKey);
-}
-
 // Hands the request to a waiting spare confined as it asks (none for a
 // link outside the sandbox): for a reusable request a used worker first
 // (warm), else a fresh spare; other requests only to a fresh one. Its pid,
 // or -1 if none took it (a spare that died meanwhile cannot receive: the
 // next one is tried).
 pid_t handToSpare(ZygoteState &z, const Frame &frame, bool reusable,
-                  const std::string &confinement) {
+                  const SandboxConfinement &confinement) {
   if (frame.payload.size() > kSpareMaxPayload)
     return -1;
   for (bool used : {true, false}) {
@@ -272,8 +256,8 @@ void handleSpawn(ZygoteState &z, Frame &frame) {
   if (frame.kind == FrameKind::SpawnReusable && !reusable)
     frame.kind = FrameKind::SpawnOrdered; // its child exits after it
   pid_t pid = -1;
-  std::string confinement = confinementOf(req, ch);
-  if (reusable && !confinement.empty()) {
+  SandboxConfinement confinement = sandboxConfinement(req, ch);
+  if (reusable && confinement.sandboxed) {
     auto &kinds = z.confinements;
     kinds.erase(std::remove(kinds.begin(), kinds.end(), confinement),
                 kinds.end());
@@ -315,7 +299,7 @@ void takeBackWorker(ZygoteState &z, pid_t pid) {
   if (it == z.workers.end() || !it->second.idle || !it->second.released)
     return;
   int fd = it->second.fd;
-  std::string confinement = std::move(it->second.confinement);
+  SandboxConfinement confinement = std::move(it->second.confinement);
   z.workers.erase(it);
   z.children.erase(pid);
   size_t idle = static_cast<size_t>(

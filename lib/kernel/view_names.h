@@ -13,12 +13,19 @@
 
 namespace linkd::kernel {
 
+// The part of `rest` before its first '/', which is taken off `rest` with
+// that '/': walking a path part by part (empty parts included).
+inline std::string_view nextPathPart(std::string_view &rest) {
+  size_t slash = rest.find('/');
+  std::string_view part = rest.substr(0, slash);
+  rest = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  return part;
+}
+
 inline std::string viewLookupName(std::string_view path) {
   std::string out;
   while (!path.empty()) {
-    size_t slash = path.find('/');
-    std::string_view part = path.substr(0, slash);
-    path = slash == std::string_view::npos ? "" : path.substr(slash + 1);
+    std::string_view part = nextPathPart(path);
     if (part.empty() || part == ".")
       continue;
     out += '/';

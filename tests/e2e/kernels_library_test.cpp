@@ -46,6 +46,12 @@ protected:
         exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa -mcpu=" + cpu +
                        " -nogpulib -O2 " + defines + " -c k.c -o " + obj)));
   }
+  // a.o, a gfx90a kernel, and a.stock, stock ld.lld's `-shared a.o`.
+  void kernelAndStock() {
+    amdgpu("a.o", "gfx90a");
+    ASSERT_TRUE(
+        exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  }
   // ./klink with the report file; returns its last report line.
   RunResult klink(const std::string &args, const std::string &env = "") {
     return run(env + " KLINK_REPORT=" + report + " ./klink " + args);
@@ -192,9 +198,7 @@ TEST_F(KernelLibrary, SixteenThreadsSixtyFourKernels) {
 }
 
 TEST_F(KernelLibrary, ForkedChildLinks) {
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   RunResult r =
       klink("--fork --no-cache --in a.o=a.o -- -shared a.o -o a.hsaco");
   ASSERT_TRUE(exitedZero(r));
@@ -218,9 +222,7 @@ TEST_F(KernelLibrary, MalformedInputThenTheNextLink) {
   EXPECT_NE(lastReport().find("local=0"), std::string::npos) << lastReport();
   EXPECT_NE(lastReport().find("status=LINKD_LINK_FAILED"), std::string::npos)
       << lastReport();
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   ASSERT_TRUE(exitedZero(klink("--in a.o=a.o -- -shared a.o -o a.hsaco")));
   EXPECT_TRUE(sameBytes("a.stock", "a.hsaco"));
   EXPECT_NE(lastReport().find("local=0"), std::string::npos) << lastReport();
@@ -337,9 +339,7 @@ TEST_F(KernelLibrary, StatusAndServed) {
 // A JIT process in a fresh container can keep the library from starting a
 // daemon, and from linking without one.
 TEST_F(KernelLibrary, NoAutostartAndNoFallback) {
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   std::string link = "--in k.o=a.o -- -shared k.o -o k.hsaco";
   ASSERT_TRUE(exitedZero(klink("--no-autostart " + link)));
   EXPECT_NE(lastReport().find("local=1 "), std::string::npos) << lastReport();
@@ -383,9 +383,7 @@ TEST_F(KernelLibrary, OneMillisecondTimeout) {
 // every place it looked.
 TEST_F(KernelLibrary, StockLinkerWithoutDaemon) {
   aloneCopy();
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   fs::create_directories(path("stockbin"));
   fs::create_directories(path("tmp"));
   fs::create_symlink("/usr/lib/llvm-19/bin/lld", path("stockbin/lld"));
@@ -525,9 +523,7 @@ TEST_F(KernelLibrary, BothModesAgreeOnNames) {
 // that does not exist is one. A relative path above the working directory
 // is absent in both modes, even where the machine has the file.
 TEST_F(KernelLibrary, BothModesReadAbsolutelyNamedInputs) {
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   fs::create_directories(path("w"));
   fs::create_directories(path("shadow"));
   fs::create_directories(path("tmp"));
@@ -729,9 +725,7 @@ TEST_F(KernelLibrary, LibraryAbiShape) {
 TEST_F(KernelLibrary, PythonModule) {
   if (access("/usr/bin/python3", X_OK) != 0)
     GTEST_SKIP() << "python3 is not installed";
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   writeFile("t.py", R"(import sys
 import linkd
 obj = open("a.o", "rb").read()
@@ -771,9 +765,7 @@ print("ok", linkd.version())
 TEST_F(KernelLibrary, LocalLinksReuseTheirPrivateDirectories) {
   if (access("/usr/bin/python3", X_OK) != 0)
     GTEST_SKIP() << "python3 is not installed";
-  amdgpu("a.o", "gfx90a");
-  ASSERT_TRUE(
-      exitedZero(run("/usr/lib/llvm-19/bin/ld.lld -shared a.o -o a.stock")));
+  ASSERT_NO_FATAL_FAILURE(kernelAndStock());
   fs::create_directories(path("tmp"));
   writeFile("t.py", R"(import os, sys, threading
 import linkd

@@ -225,9 +225,7 @@ std::string resolvedInView(const FarmView &view, const std::string &path) {
   std::string out(kViewCwd);
   std::string_view rest = std::string_view(path).substr(kViewCwd.size());
   while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+    std::string_view part = kernel::nextPathPart(rest);
     if (part.empty() || part == ".")
       continue;
     if (part == "..") {
