@@ -96,29 +96,26 @@ std::optional<Outcome> placeInputs(const Layout &dir, const Request &req) {
   std::string names;
   unsigned placed = 0;
   for (const Input &in : req.inputs) {
-    if (in.name.front() != '/')
+    if (in.name.front() == '/') {
+      if (dir.view.empty())
+        return failedWith(LINKD_BAD_ARGUMENT,
+                          "input '" + in.name +
+                              "' has an absolute name: without a daemon only "
+                              "linkd's own linker (linkd-lld) can read it "
+                              "there, and the linker found is a stock one");
+      if (!writeWhole(dir.view + "/" + std::to_string(placed++), in.data))
+        return cannotWrite("input '" + in.name + "'", dir.view);
+      names.append(in.name).push_back('\0');
       continue;
-    if (dir.view.empty())
-      return failedWith(LINKD_BAD_ARGUMENT,
-                        "input '" + in.name +
-                            "' has an absolute name: without a daemon only "
-                            "linkd's own linker (linkd-lld) can read it "
-                            "there, and the linker found is a stock one");
-    if (!writeWhole(dir.view + "/" + std::to_string(placed++), in.data))
-      return cannotWrite("input '" + in.name + "'", dir.view);
-    names.append(in.name).push_back('\0');
-  }
-  if (!dir.view.empty() && !writeWhole(dir.view + "/names", names))
-    return cannotWrite("the link's view", dir.view);
-  for (const Input &in : req.inputs) {
-    if (in.name.front() == '/')
-      continue;
+    }
     for (size_t slash = in.name.find('/'); slash != std::string::npos;
          slash = in.name.find('/', slash + 1))
       mkdir((dir.work + "/" + in.name.substr(0, slash)).c_str(), 0700);
     if (!writeWhole(dir.work + "/" + in.name, in.data))
       return cannotWrite("input '" + in.name + "'", dir.work);
   }
+  if (!dir.view.empty() && !writeWhole(dir.view + "/names", names))
+    return cannotWrite("the link's view", dir.view);
   return std::nullopt;
 }
 

@@ -19,6 +19,40 @@
 namespace linkd::kernel {
 namespace {
 
+// Removes what is under `dir` (not `dir`), but the entries named in
+// `keep`; false if something could not be removed.
+bool emptyDir(const std::string &dir, const char *keep = nullptr) {
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return false;
+  bool ok = true;
+  while (dirent *e = readdir(d)) {
+    if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..") ||
+        (keep && !std::strcmp(e->d_name, keep)))
+      continue;
+    std::string p = dir + "/" + e->d_name;
+    struct stat st {};
+    if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      ok = emptyDir(p) && rmdir(p.c_str()) == 0 && ok;
+    } else {
+      ok = unlink(p.c_str()) == 0 && ok;
+    }
+  }
+  closedir(d);
+  return ok;
+}
+
+// Everything under `dir` and `dir` itself.
+void removeTree(const std::string &dir) {
+  emptyDir(dir);
+  rmdir(dir.c_str());
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 struct Pool {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   std::vector<std::string> free; // directories waiting for a link
@@ -57,34 +91,6 @@ void installForkHandlers() {
                  });
 }
 pthread_once_t gForkHandlers = PTHREAD_ONCE_INIT;
-
-// Removes what is under `dir` (not `dir`), but the entries named in
-// `keep`; false if something could not be removed.
-bool emptyDir(const std::string &dir, const char *keep = nullptr) {
-  DIR *d = opendir(dir.c_str());
-  if (!d)
-    return false;
-  bool ok = true;
-  while (dirent *e = readdir(d)) {
-    if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..") ||
-        (keep && !std::strcmp(e->d_name, keep)))
-      continue;
-    std::string p = dir + "/" + e->d_name;
-    struct stat st {};
-    if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      ok = emptyDir(p) && rmdir(p.c_str()) == 0 && ok;
-    } else {
-      ok = unlink(p.c_str()) == 0 && ok;
-    }
-  }
-  closedir(d);
-  return ok;
-}
-
-bool isDirectory(const std::string &path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 // A directory is left behind by a process that ended without its exit
 // handlers (os._exit in a forked worker, a kill): the first link of each
@@ -132,11 +138,6 @@ void sweepDeadOwners(const std::string &base) {
 
 } // namespace
 
-void removeTree(const std::string &dir) {
-  emptyDir(dir);
-  rmdir(dir.c_str());
-}
-
 std::string takePrivateDir(const std::string &base, std::string &error) {
   pthread_once(&gForkHandlers, installForkHandlers);
   Pool &p = pool();
@@ -148,8 +149,7 @@ std::string takePrivateDir(const std::string &base, std::string &error) {
   std::string prefix =
       base + "/linkd-kernel." + std::to_string(getpid()) + ".";
   for (auto it = p.free.begin(); it != p.free.end(); ++it)
-    if (it->starts_with(prefix) &&
-        it->find('/', prefix.size()) == std::string::npos) {
+    if (it->starts_with(prefix)) {
       dir = std::move(*it);
       p.free.erase(it);
       break;

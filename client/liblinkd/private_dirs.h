@@ -31,7 +31,4 @@ std::string takePrivateDir(const std::string &base, std::string &error);
 // next link, or removed if it cannot be emptied.
 void givePrivateDir(const std::string &dir);
 
-// Removes everything under `dir` and `dir` itself.
-void removeTree(const std::string &dir);
-
 } // namespace linkd::kernel

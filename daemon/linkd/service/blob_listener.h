@@ -40,7 +40,7 @@ struct BlobListenerConfig {
 
 // What a blob link needs from the daemon; owned by the listener's owner.
 // Numbers for the kernel links running at once, the lowest free first. A
-// link's scratch directory is under its lane's (`links/<lane>`), and a
+// link's scratch directory is under its lane's (`links/lane<N>`), and a
 // reusable worker is confined to one lane's directory (blob_link.cpp): a
 // worker reaches only the scratch of links it runs itself, one at a time.
 class KernelLanes {
