@@ -557,18 +557,23 @@ std::string linkInSlot(Session &s) {
   return e;
 }
 
-// Stored after answering; a link that saw the daemon's own files is not.
-void storeResult(Session &s) {
+// Counted and logged before answering, as ordinary links are: the log and
+// the counters hold a link once its caller has the answer.
+void logOutcome(Session &s) {
   if (s.key && s.readDaemonFiles)
     count(s, "kernel_uncacheable");
-  else if (s.key && !s.result.termSignal)
-    s.ctx.cache.put(*s.key, s.result);
   spdlog::info("kernel link id={} rc={} outputs={} uploaded={} present={} "
                "daemon_files={} pid={} reused={} wall_ms={:.1f}",
                s.id, s.result.exitCode, s.result.outputs.size(), s.uploaded,
                s.present, s.readDaemonFiles, s.pid, s.linksBefore,
                std::chrono::duration<double, std::milli>(Clock::now() - s.begin)
                    .count());
+}
+
+// Stored after answering; a link that saw the daemon's own files is not.
+void storeResult(Session &s) {
+  if (s.key && !s.readDaemonFiles && !s.result.termSignal)
+    s.ctx.cache.put(*s.key, s.result);
 }
 
 } // namespace
@@ -604,6 +609,7 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
   bool store = s.key && !s.readDaemonFiles && !s.result.termSignal;
   if (store)
     ctx.cache.announce(*s.key, s.result);
+  logOutcome(s);
   bool ok = reply(fd, kernel::encodeResult(s.result));
   storeResult(s);
   return ok;
