@@ -688,6 +688,36 @@ TEST_F(KernelLibrary, KernelLinksRunInConfinedReusableWorkers) {
   EXPECT_GE(threads, 2u) << "no waiting kernel worker with LLD's pool";
 }
 
+// A daemon killed mid-link leaves its scratch directory in its lane; the
+// next daemon removes those of daemons that ended, and leaves a live
+// process's and names that are not scratch directories alone.
+TEST_F(KernelLibrary, ScratchAnEndedDaemonLeftIsRemovedAtStart) {
+  kernelAndStock();
+  RunResult gone = run("sh -c 'echo $$'");
+  ASSERT_TRUE(exitedZero(gone));
+  std::string dead = std::to_string(std::stol(gone.out));
+  std::string lane = "cache/kernels/links/lane0";
+  std::string deadDir = lane + "/" + dead + "-k7";
+  std::string liveDir = lane + "/" + std::to_string(getpid()) + "-k1";
+  std::string otherDir = lane + "/notes";
+  fs::create_directories(path(deadDir + "/out/sub"));
+  writeFile(deadDir + "/out/sub/k.hsaco", "half");
+  writeFile(deadDir + "/empty.o", "");
+  fs::create_directories(path(liveDir + "/out"));
+  fs::create_directories(path(otherDir));
+  fs::create_directories(path("out"));
+  RunResult r = klink("--out out --in a.o=a.o -- -shared a.o -o a");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_TRUE(sameBytes("a.stock", "out/a"));
+  EXPECT_FALSE(exists(deadDir)) << "an ended daemon's scratch stayed";
+  EXPECT_TRUE(exists(liveDir + "/out")) << "a live process's went";
+  EXPECT_TRUE(exists(otherDir));
+  EXPECT_EQ(
+      logLines("removed 1 kernel scratch directories an ended daemon left")
+          .size(),
+      1u);
+}
+
 // What a wheel may carry: the soname is the file's name, every export is
 // versioned LINKD_1.0, and nothing is NEEDED beyond glibc and the compiler
 // runtime (no libcrypto).

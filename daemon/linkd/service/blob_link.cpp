@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -365,7 +366,12 @@ void removeTree(const std::string &dir) {
     }
     rmdir(d.c_str());
   }
-  rmdir(dir.c_str());
+  // Anything else the link made there (a subdirectory of its outputs'),
+  // the slow way.
+  if (rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
 }
 
 // Runs the link in a sandboxed child over `view`; "" or why it did not run.

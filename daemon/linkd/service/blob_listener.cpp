@@ -13,10 +13,46 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 
 namespace linkd {
 namespace {
+
+// The pid a scratch directory's name begins with (`<pid>-k<id>`, see
+// blob_link.cpp), or 0 if the name is not one.
+pid_t scratchOwner(std::string_view name) {
+  size_t dash = name.find("-k");
+  if (dash == std::string_view::npos || dash + 2 == name.size())
+    return 0;
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + dash, pid);
+  return ec == std::errc() && end == name.data() + dash && pid > 0 ? pid : 0;
+}
+
+// Removes the scratch directories of daemons that ended without removing
+// them (killed, crashed mid-link): those whose pid is gone. Another live
+// daemon sharing the cache directory keeps its own. How many were removed.
+size_t sweepDeadScratch(const std::string &linksDir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  size_t n = 0;
+  for (const fs::directory_entry &lane : fs::directory_iterator(linksDir, ec)) {
+    if (!lane.is_directory(ec) || lane.is_symlink(ec))
+      continue;
+    for (const fs::directory_entry &e : fs::directory_iterator(lane.path(), ec)) {
+      pid_t pid = scratchOwner(e.path().filename().native());
+      if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+        continue;
+      std::error_code rm;
+      if (fs::remove_all(e.path(), rm) > 0 && !rm)
+        ++n;
+    }
+  }
+  return n;
+}
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -50,6 +86,9 @@ std::string BlobListener::start() {
   if (std::string e = blobs.open(); !e.empty())
     return e;
   mkdir((config.blobDir + "/links").c_str(), 0700);
+  if (size_t n = sweepDeadScratch(config.blobDir + "/links"))
+    spdlog::info("removed {} kernel scratch directories an ended daemon left",
+                 n);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (config.socketPath.size() >= sizeof(addr.sun_path))
