@@ -33,21 +33,27 @@ pid_t scratchOwner(std::string_view name) {
 }
 
 // Removes the scratch directories of daemons that ended without removing
-// them (killed, crashed mid-link): those whose pid is gone. Another live
-// daemon sharing the cache directory keeps its own. How many were removed.
+// them (killed, crashed mid-link): those whose pid is gone, and this pid's
+// (a daemon before us with our pid, as in a container; we have none yet).
+// Another live daemon sharing the cache directory keeps its own. How many
+// were removed; errors skip an entry, never throw.
 size_t sweepDeadScratch(const std::string &linksDir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   size_t n = 0;
-  for (const fs::directory_entry &lane : fs::directory_iterator(linksDir, ec)) {
-    if (!lane.is_directory(ec) || lane.is_symlink(ec))
+  for (fs::directory_iterator lane(linksDir, ec), end; !ec && lane != end;
+       lane.increment(ec)) {
+    std::error_code in;
+    if (lane->is_symlink(in) || !lane->is_directory(in))
       continue;
-    for (const fs::directory_entry &e : fs::directory_iterator(lane.path(), ec)) {
-      pid_t pid = scratchOwner(e.path().filename().native());
-      if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+    for (fs::directory_iterator e(lane->path(), in); !in && e != end;
+         e.increment(in)) {
+      pid_t pid = scratchOwner(e->path().filename().native());
+      if (!pid ||
+          (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)))
         continue;
       std::error_code rm;
-      if (fs::remove_all(e.path(), rm) > 0 && !rm)
+      if (fs::remove_all(e->path(), rm) > 0 && !rm)
         ++n;
     }
   }
