@@ -689,8 +689,8 @@ TEST_F(KernelLibrary, KernelLinksRunInConfinedReusableWorkers) {
 }
 
 // A daemon killed mid-link leaves its scratch directory in its lane; the
-// next daemon removes those of daemons that ended, and leaves a live
-// process's and names that are not scratch directories alone.
+// next daemon removes those of daemons that ended, unused for an hour, and
+// leaves a live process's, a recent one and other names alone.
 TEST_F(KernelLibrary, ScratchAnEndedDaemonLeftIsRemovedAtStart) {
   kernelAndStock();
   RunResult gone = run("sh -c 'echo $$'");
@@ -705,6 +705,11 @@ TEST_F(KernelLibrary, ScratchAnEndedDaemonLeftIsRemovedAtStart) {
   writeFile(deadDir + "/empty.o", "");
   fs::create_directories(path(liveDir + "/out"));
   fs::create_directories(path(otherDir));
+  std::string recentDir = lane + "/" + dead + "-k8"; // in use elsewhere?
+  fs::create_directories(path(recentDir + "/out"));
+  auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  for (const std::string &d : {deadDir, deadDir + "/out", liveDir, otherDir})
+    fs::last_write_time(path(d), old);
   fs::create_directories(path("out"));
   RunResult r = klink("--out out --in a.o=a.o -- -shared a.o -o a");
   ASSERT_TRUE(exitedZero(r)) << describe(r);
@@ -712,6 +717,7 @@ TEST_F(KernelLibrary, ScratchAnEndedDaemonLeftIsRemovedAtStart) {
   EXPECT_FALSE(exists(deadDir)) << "an ended daemon's scratch stayed";
   EXPECT_TRUE(exists(liveDir + "/out")) << "a live process's went";
   EXPECT_TRUE(exists(otherDir));
+  EXPECT_TRUE(exists(recentDir + "/out")) << "one used within the hour went";
   EXPECT_EQ(
       logLines("removed 1 kernel scratch directories an ended daemon left")
           .size(),

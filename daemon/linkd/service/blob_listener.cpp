@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 
@@ -32,11 +33,24 @@ pid_t scratchOwner(std::string_view name) {
   return ec == std::errc() && end == name.data() + dash && pid > 0 ? pid : 0;
 }
 
+// Neither the directory nor its outputs' changed within the hour: a pid is
+// only this PID namespace's, and a daemon in another one sharing the cache
+// directory may be linking there now.
+bool unusedForAnHour(const std::filesystem::path &dir) {
+  for (const std::filesystem::path &p : {dir, dir / "out"}) {
+    struct stat st {};
+    if (lstat(p.c_str(), &st) == 0 && time(nullptr) - st.st_mtime < 3600)
+      return false;
+  }
+  return true;
+}
+
 // Removes the scratch directories of daemons that ended without removing
 // them (killed, crashed mid-link): those whose pid is gone, and this pid's
 // (a daemon before us with our pid, as in a container; we have none yet).
-// Another live daemon sharing the cache directory keeps its own. How many
-// were removed; errors skip an entry, never throw.
+// Another live daemon sharing the cache directory keeps its own, and none
+// used within the hour is touched. How many were removed; errors skip an
+// entry, never throw.
 size_t sweepDeadScratch(const std::string &linksDir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -50,7 +64,8 @@ size_t sweepDeadScratch(const std::string &linksDir) {
          e.increment(in)) {
       pid_t pid = scratchOwner(e->path().filename().native());
       if (!pid ||
-          (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)))
+          (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) ||
+          !unusedForAnHour(e->path()))
         continue;
       std::error_code rm;
       if (fs::remove_all(e->path(), rm) > 0 && !rm)
