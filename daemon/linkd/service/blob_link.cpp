@@ -576,12 +576,6 @@ void logOutcome(Session &s) {
                    .count());
 }
 
-// Stored after answering; a link that saw the daemon's own files is not.
-void storeResult(Session &s) {
-  if (s.key && !s.readDaemonFiles && !s.result.termSignal)
-    s.ctx.cache.put(*s.key, s.result);
-}
-
 } // namespace
 
 bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
@@ -617,7 +611,8 @@ bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
     ctx.cache.announce(*s.key, s.result);
   logOutcome(s);
   bool ok = reply(fd, kernel::encodeResult(s.result));
-  storeResult(s);
+  if (store) // after answering
+    ctx.cache.put(*s.key, s.result);
   return ok;
 }
 
