@@ -113,6 +113,8 @@ void runLldAndExit(const LldInvocation &inv) {
   args.push_back("-flavor");
   std::string flavorArg(lldFlavorArgument(inv.flavor));
   args.push_back(flavorArg.c_str());
+  if (!inv.leadingOption.empty())
+    args.push_back(inv.leadingOption.c_str());
   for (size_t i = 1; i < inv.argv.size(); ++i)
     args.push_back(inv.argv[i].c_str());
 
@@ -241,8 +243,10 @@ void WorkerLld::link(const LldInvocation &inv) {
   // As runLldAndExit's, without "-flavor gnu": lld::unsafeLldMain would
   // remove it before calling the driver, as here nobody does.
   std::vector<const char *> args;
-  args.reserve(inv.argv.size());
+  args.reserve(inv.argv.size() + 1);
   args.push_back(progName.c_str());
+  if (!inv.leadingOption.empty())
+    args.push_back(inv.leadingOption.c_str());
   for (size_t i = 1; i < inv.argv.size(); ++i)
     args.push_back(inv.argv[i].c_str());
   llvm::raw_ostream *err = &llvm::errs();

@@ -23,6 +23,10 @@ struct LldInvocation {
   Flavor flavor = Flavor::Unspecified;
   // argv as the user invoked the linker, argv[0] included.
   std::vector<std::string> argv;
+  // An option of linkd's own (the audit record's map), given to LLD right
+  // after the flavor and never shown as the user's: no option before it can
+  // take it as its value, and the crash banner lists the user's arguments.
+  std::string leadingOption;
   // Treat stderr as a colour terminal even if fd 2 is a pipe (the client's
   // stderr is one): LLD then colours diagnostics as it would for the user.
   bool stderrIsColorTty = false;

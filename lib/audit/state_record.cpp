@@ -2,11 +2,12 @@
 
 #include "audit/state_record.h"
 
+#include "link/response_files.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <fstream>
-#include <sstream>
+#include <span>
 
 namespace linkd::audit {
 
@@ -53,65 +54,50 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool isMinGW(const std::vector<std::string> &argv) {
-  for (size_t i = 1; i < argv.size(); ++i) {
-    std::string_view a = argv[i];
-    std::string_view emu = a == "-m" && i + 1 < argv.size() ? argv[i + 1]
-                           : a.starts_with("-m")            ? a.substr(2)
-                                                 : std::string_view();
-    if (emu == "i386pep" || emu == "i386pe" || emu == "arm64pe" ||
-        emu == "thumb2pe" || emu == "arm64ecpe")
-      return true;
-  }
-  return false;
-}
-
-// An argument that makes our map option wrong or visible, or a response
-// file that might hold one.
-bool conflicts(std::string_view a, const std::string &cwd) {
+// An argument after which the command keeps exactly its own argv: it shows
+// its command line (-###, a PDB, a reproduce tarball), writes a map of the
+// user's (LLD keeps only the last one), links no image (help, version) or
+// reports its own phases by name (--time-trace, /time).
+bool keepsItsArgv(std::string_view a) {
   std::string l = lower(a);
-  if (l.starts_with("@")) {
-    std::string file(a.substr(1));
-    if (!file.starts_with("/") && !cwd.empty())
-      file = cwd + "/" + file;
-    std::ifstream in(file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = lower(ss.str());
-    return text.find("map") != std::string::npos ||
-           text.find("reproduce") != std::string::npos ||
-           text.find("debug") != std::string::npos ||
-           text.find("pdb") != std::string::npos;
-  }
   // A PDB holds the link's command line (and /Brepro's timestamp hashes
   // the PDB): our map option would change the outputs' bytes.
   if ((l.starts_with("/debug") || l.starts_with("-debug")) &&
       !l.ends_with(":none"))
     return true;
-  for (std::string_view p : {"--pdb", "-pdb", "/pdb"})
-    if (l.starts_with(p))
-      return true;
   for (std::string_view p :
-       {"-map", "--map", "/map", "-lldmap", "/lldmap", "--print-map",
-        "--reproduce", "-reproduce", "/reproduce", "-###"})
+       {"--pdb", "-pdb", "/pdb", "-map", "--map", "/map", "-lldmap", "/lldmap",
+        "--print-map", "--reproduce", "-reproduce", "/reproduce", "/linkrepro",
+        "-linkrepro", "-###", "--time-trace", "-time-trace"})
     if (l.starts_with(p))
       return true;
-  return l == "-m" ? false : a == "-M";
+  for (std::string_view w :
+       {"--help", "-help", "/help", "/?", "-?", "/??", "-??", "--version",
+        "-version", "-v", "/time", "-time"})
+    if (l == w)
+      return true;
+  return a == "-M" || a == "-V";
 }
 
-bool strips(const std::vector<std::string> &argv) {
-  for (size_t i = 1; i < argv.size(); ++i)
-    if (argv[i] == "-s" || argv[i] == "--strip-all" || argv[i] == "-strip-all")
+// lld-link's lib mode: "/lib" or "-lib" as the first argument, as LLD's
+// COFF driver checks it (before response files are read).
+bool isLibMode(const std::vector<std::string> &argv) {
+  return argv.size() > 1 &&
+         (lower(argv[1]) == "/lib" || lower(argv[1]) == "-lib");
+}
+
+bool strips(const std::vector<std::string> &args) {
+  for (const std::string &a : args)
+    if (a == "-s" || a == "--strip-all" || a == "-strip-all")
       return true;
   return false;
 }
 
 // --build-id[=STYLE] (the last one counts; gcc's driver passes it): the
 // output can be matched to its record after `strip`.
-bool hasBuildId(const std::vector<std::string> &argv) {
+bool hasBuildId(const std::vector<std::string> &args) {
   bool on = false;
-  for (size_t i = 1; i < argv.size(); ++i) {
-    std::string_view a = argv[i];
+  for (std::string_view a : args) {
     if (a.starts_with("--"))
       a.remove_prefix(1);
     if (a == "-build-id")
@@ -137,15 +123,26 @@ std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
                                  const std::vector<std::string> &argv,
                                  const std::string &cwd, bool reproduce,
                                  const std::string &mapPath) {
-  if (policy == RecordPolicy::Off || reproduce)
+  if (policy == RecordPolicy::Off || reproduce ||
+      (flavor != Flavor::Coff && flavor != Flavor::Elf))
     return {};
-  bool pe = flavor == Flavor::Coff || (flavor == Flavor::Elf && isMinGW(argv));
+  // The options inside response files count as given; one left unread
+  // (a FIFO, a device, too big) might hold anything.
+  ExpandedArgs expanded = expandResponseFiles(argv, cwd);
+  if (!expanded.unread.empty())
+    return {};
+  const std::vector<std::string> &args = expanded.args;
+  std::span<const std::string> given(argv);
+  bool mingw = flavor == Flavor::Elf && given.size() > 1 &&
+               (selectsMinGWDriver(given.subspan(1)) ||
+                selectsMinGWDriver(args));
+  bool pe = (flavor == Flavor::Coff && !isLibMode(argv)) || mingw;
   bool elf = flavor == Flavor::Elf && !pe && policy == RecordPolicy::All &&
-             (strips(argv) || hasBuildId(argv));
+             (strips(args) || hasBuildId(args));
   if (!pe && !elf)
     return {};
-  for (size_t i = 1; i < argv.size(); ++i)
-    if (conflicts(argv[i], cwd))
+  for (const std::string &a : args)
+    if (keepsItsArgv(a))
       return {};
   return flavor == Flavor::Coff ? "/lldmap:" + mapPath : "-Map=" + mapPath;
 }

@@ -39,11 +39,18 @@ enum class RecordPolicy { Off, PeImages, All };
 RecordPolicy recordPolicyFrom(const char *envValue);
 
 // The option that asks LLD for the record's map at `mapPath` (-Map=,
-// /lldmap:), or empty when this link gets no record: the policy leaves it
-// out, or the user asked for a map of their own (LLD writes only the last),
-// or for --reproduce / LLD_REPRODUCE (`reproduce`: the tarball would show
-// our option). `cwd` resolves response files, which are searched for those
-// options. The daemon and the link child ask the same question.
+// /lldmap:), or empty when this link gets no record. A positive list of
+// command shapes gets one: an lld-link image link (not lib mode: "/lib" or
+// "-lib" first), a MinGW link, and with RecordPolicy::All an ELF link that
+// strips or has a build-id; none of whose arguments, response files' included
+// (`cwd` resolves them; one left unread counts against), shows the command
+// line (-###, a PDB, --reproduce, /linkrepro, LLD_REPRODUCE: `reproduce`),
+// writes a map of the user's (LLD writes only the last), links nothing
+// (help, version) or names LLD's phases (--time-trace, /time). The link
+// child gives the option to LLD right after the flavor, where no option can
+// take it as its value (lld_entry.h), so that the parse, the diagnostics and
+// the outputs are the user's command's; LLD's own lit suite checks it
+// (tests/lld_suite). The daemon and the link child ask the same question.
 std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
                                  const std::vector<std::string> &argv,
                                  const std::string &cwd, bool reproduce,

@@ -162,6 +162,16 @@ LeadingFlavor takeLeadingFlavor(std::vector<std::string> &argv) {
   return out;
 }
 
+bool selectsMinGWDriver(std::span<const std::string> args) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "-m") {
+      std::string_view m = args[i + 1];
+      return m == "i386pe" || m == "i386pep" || m == "thumb2pe" ||
+             m == "arm64pe" || m == "arm64ecpe";
+    }
+  return false;
+}
+
 bool isGenericLldName(std::string_view argv0) {
   return equalsLower(stripExe(baseName(argv0)), "lld");
 }

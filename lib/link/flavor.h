@@ -79,6 +79,12 @@ constexpr std::string_view kLldGenericDriverMessage =
 // any directory).
 bool isGenericLldName(std::string_view argv0);
 
+// Whether LLD runs its MinGW driver for a GNU-flavor command, as LLD 19's
+// isPETarget decides (lld/Common/DriverDispatcher.cpp): the first "-m" with
+// a value names a PE emulation. `args` is argv[1..]; LLD looks in the
+// arguments as given, then in them with response files expanded.
+bool selectsMinGWDriver(std::span<const std::string> args);
+
 // LLD's `-flavor` value for the flavor ("gnu", "link", "darwin", "wasm"; ""
 // for the archivers).
 std::string_view lldFlavorArgument(Flavor f);

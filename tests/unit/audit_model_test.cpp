@@ -8,6 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 namespace linkd::audit {
 namespace {
 
@@ -234,6 +241,47 @@ TEST(AuditRecord, PolicyPicksTheLinks) {
   EXPECT_EQ(stateRecordMapOption(RecordPolicy::All, Flavor::Coff, {"lld-link"},
                                  "/", true, "/t/m"),
             "");
+}
+
+// Only the command shapes that link an image and never show their argv get
+// the map option (LLD's lit suite: COFF/out.test, MinGW/driver.test).
+TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
+  auto opt = [](Flavor f, std::vector<std::string> argv,
+                const std::string &cwd = "/") {
+    return stateRecordMapOption(RecordPolicy::All, f, argv, cwd, false,
+                                "/t/m");
+  };
+  // lld-link's lib mode is "/lib" or "-lib" first, in any case.
+  EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "/lib", "/out:x.lib", "a.obj"}), "");
+  EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "-LIB", "a.obj"}), "");
+  EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", "/lib"}), "/lldmap:/t/m");
+  for (const char *a : {"-###", "--help", "/?", "--version", "/time",
+                        "--time-trace", "/linkrepro:d", "/debug", "-v"})
+    EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", a}), "") << a;
+  // Options that only share a prefix with those keep the record.
+  for (const char *a : {"/timestamp:1", "--version-script=v", "/version:1.0",
+                        "/debug:none", "-mllvm"})
+    EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", a}), "/lldmap:/t/m")
+        << a;
+  // A trailing option that lacks its value stays that way (the map option
+  // goes first): the shape still gets a record.
+  EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "-m", "i386pep", "a.o", "-entry"}),
+            "-Map=/t/m");
+
+  // Inside a response file, as given on the command line; one that cannot
+  // be read counts against.
+  char dir[] = "/tmp/linkd-record-rsp-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string d = dir;
+  std::ofstream(d + "/hash.rsp") << "a.o -m i386pep\n-###\n";
+  std::ofstream(d + "/plain.rsp") << "a.o -m i386pep --major-os-version=6\n";
+  EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "@hash.rsp"}, d), "");
+  EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "@plain.rsp"}, d), "-Map=/t/m");
+  ASSERT_EQ(mkfifo((d + "/fifo.rsp").c_str(), 0600), 0);
+  EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "-m", "i386pep", "@fifo.rsp"}, d), "");
+  for (const char *f : {"/hash.rsp", "/plain.rsp", "/fifo.rsp"})
+    std::remove((d + f).c_str());
+  rmdir(dir);
 }
 
 } // namespace
