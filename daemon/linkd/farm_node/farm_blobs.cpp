@@ -3,6 +3,7 @@
 #include "daemon/linkd/farm_node/farm_blobs.h"
 
 #include <dirent.h>
+#include <stdio.h> // renameat2
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,8 +62,14 @@ bool FarmBlobStore::append(const Digest &d, uint64_t offset,
   int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     return false;
+  // Append-only: a chunk lands at the file's end, or at 0 to start over.
+  // A chunk at an offset in between would overwrite bytes that the
+  // uploader's streamed digest already covers, and the file would then hold
+  // other content than the digest commit() is given (issue 35: a stored
+  // libc.so replaced by an upload whose chunks overlapped).
   struct stat st{};
-  bool ok = fstat(fd, &st) == 0 && offset <= static_cast<uint64_t>(st.st_size);
+  bool ok = fstat(fd, &st) == 0 &&
+            (offset == 0 || offset == static_cast<uint64_t>(st.st_size));
   if (ok && offset == 0 && st.st_size != 0)
     ok = ftruncate(fd, 0) == 0;
   while (ok && !data.empty()) {
@@ -101,8 +108,8 @@ bool FarmBlobStore::commit(const Digest &d, std::string *error,
     return false;
   }
   chmod(p.c_str(), 0444);
-  if (rename(p.c_str(), final.c_str()) != 0) {
-    *error = "cannot publish blob " + d.hex() + ": " + std::strerror(errno);
+  if (std::string e = publish(p, final, d); !e.empty()) {
+    *error = e;
     return false;
   }
   std::lock_guard lock(claimsMu);
@@ -139,12 +146,24 @@ std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {
   std::string e = ok ? "" : "cannot write " + tmp + ": " + std::strerror(errno);
   if (close(fd) != 0 && e.empty())
     e = "cannot write " + tmp + ": " + std::strerror(errno);
-  std::string final = pathOf(d);
-  if (e.empty() && rename(tmp.c_str(), final.c_str()) != 0)
-    e = "cannot publish blob " + d.hex() + ": " + std::strerror(errno);
+  if (e.empty())
+    e = publish(tmp, pathOf(d), d);
   if (!e.empty())
     unlink(tmp.c_str());
   return e;
+}
+
+std::string FarmBlobStore::publish(const std::string &from,
+                                   const std::string &final, const Digest &d) {
+  // A blob in place was verified when it came; links may be reading it.
+  // It is never replaced: a second upload of the same digest is dropped.
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, final.c_str(),
+                RENAME_NOREPLACE) == 0)
+    return {};
+  if (errno != EEXIST)
+    return "cannot publish blob " + d.hex() + ": " + std::strerror(errno);
+  unlink(from.c_str());
+  return {};
 }
 
 namespace {

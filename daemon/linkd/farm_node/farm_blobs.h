@@ -7,10 +7,11 @@
 //   <root>/partial/abcdef...  an upload in progress; a broken upload resumes
 //                             where this file ends
 //
-// Uploads arrive in chunks at increasing offsets; commit() hashes the whole
-// partial file and renames it into place only if it matches its name, so a
-// path handed to a link child always holds exactly the content the client
-// hashed. Blobs are touched on use; evict() removes the least recently used
+// Uploads arrive in chunks, each at the partial file's end (or at 0 to start
+// over); commit() checks the digest of the content as it arrived (or hashes
+// the file) and moves it into place only if it matches its name, and never
+// over a blob already there, so a path handed to a link child always holds
+// exactly the content its name says, whatever another tenant uploads. Blobs are touched on use; evict() removes the least recently used
 // ones down to a size cap (run from the daemon's maintenance loop).
 // Thread-safe. One partial file per digest means one upload at a time: an
 // offloaded link claims a digest before it asks its client for it, and a
@@ -47,10 +48,8 @@ public:
   // Bytes already received of an unfinished upload.
   uint64_t partialSize(const Digest &d) const;
   // Writes raw bytes at `offset`: the partial size continues the upload, 0
-  // restarts it, an offset in between rewrites bytes already there (a retry
-  // can be asked for a blob while the broken call's last chunks are still
-  // being written; both carry the same content). False on I/O error or a
-  // gap.
+  // restarts it. False on I/O error or any other offset (a gap, or bytes
+  // already written: those are covered by the uploader's streamed digest).
   bool append(const Digest &d, uint64_t offset, std::string_view data);
   // Verifies and publishes the upload; false (and the partial file removed)
   // when the content does not hash to `d`. `hashed`: the digest of the
@@ -76,6 +75,10 @@ public:
 
 private:
   std::string partialPath(const Digest &d) const;
+  // Moves the verified file `from` to `final` unless a blob is there
+  // already (then `from` is removed); "" or why not.
+  static std::string publish(const std::string &from, const std::string &final,
+                             const Digest &d);
   std::string dir;
   uint64_t maxBytes;
   mutable std::mutex mu; // serialises appends to one partial file
