@@ -5,6 +5,7 @@
 #include "link/flavor.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -93,7 +94,7 @@ DaemonCall daemonRefused(std::string_view body, Outcome &out) {
 
 } // namespace
 
-int connectBlobSocket(const RuntimePaths &paths) {
+int connectBlobSocket(const RuntimePaths &paths, std::string *untrusted) {
   std::string path = paths.socketPath + std::string(kSocketSuffix);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -102,6 +103,26 @@ int connectBlobSocket(const RuntimePaths &paths) {
     return -1;
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  // Whoever serves this socket gets the caller's inputs and chooses its
+  // outputs: it must be this user's, as the file and as the process on the
+  // other end (another user who can write the directory, a shared
+  // XDG_RUNTIME_DIR or LINKD_SOCKET, could have put one there).
+  auto refuse = [&](int fd, const std::string &why) {
+    if (fd >= 0)
+      close(fd);
+    if (untrusted)
+      *untrusted = why;
+    errno = EPERM;
+    return -1;
+  };
+  struct stat st{};
+  if (lstat(path.c_str(), &st) == 0 &&
+      (!S_ISSOCK(st.st_mode) || st.st_uid != getuid()))
+    return refuse(-1,
+                  path + (S_ISSOCK(st.st_mode)
+                              ? " belongs to uid " + std::to_string(st.st_uid) +
+                                    ", not to this user"
+                              : " is not a socket"));
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -1;
@@ -111,12 +132,25 @@ int connectBlobSocket(const RuntimePaths &paths) {
     errno = e;
     return -1;
   }
+  ucred peer{};
+  socklen_t len = sizeof(peer);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0)
+    return refuse(fd, "cannot tell who serves " + path);
+  if (peer.uid != getuid())
+    return refuse(fd, path + " is served by uid " + std::to_string(peer.uid) +
+                          ", not by this user");
   return fd;
 }
 
 DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
                              Outcome &out) {
-  Socket s{connectBlobSocket(paths)};
+  std::string untrusted;
+  Socket s{connectBlobSocket(paths, &untrusted)};
+  if (s.fd < 0 && !untrusted.empty()) {
+    // Not this user's daemon: no link through it, and none started.
+    out = failedWith(LINKD_DAEMON_ERROR, untrusted);
+    return DaemonCall::Unavailable;
+  }
   if (s.fd < 0) {
     out = failedWith(LINKD_NO_DAEMON, "cannot connect to " + paths.socketPath +
                                           std::string(kSocketSuffix) + ": " +
@@ -169,10 +203,13 @@ DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
 
 bool daemonHealth(const RuntimePaths &paths, HealthMsg &reply,
                   std::string &error) {
-  Socket s{connectBlobSocket(paths)};
+  std::string untrusted;
+  Socket s{connectBlobSocket(paths, &untrusted)};
   if (s.fd < 0) {
-    error = "cannot connect to " + paths.socketPath +
-            std::string(kSocketSuffix) + ": " + std::strerror(errno);
+    error = !untrusted.empty()
+                ? untrusted
+                : "cannot connect to " + paths.socketPath +
+                      std::string(kSocketSuffix) + ": " + std::strerror(errno);
     return false;
   }
   std::string payload;

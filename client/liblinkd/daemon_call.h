@@ -26,7 +26,10 @@ DaemonCall linkThroughDaemon(const RuntimePaths &paths, const Request &req,
 bool daemonHealth(const RuntimePaths &paths, HealthMsg &reply,
                   std::string &error);
 
-// A connected socket to the blob listener, or -1 (errno set).
-int connectBlobSocket(const RuntimePaths &paths);
+// A connected socket to the blob listener, or -1 (errno set). A socket
+// that is not this user's (the file's owner, or the peer's uid by
+// SO_PEERCRED) is refused: -1, errno EPERM, and why in `untrusted`.
+int connectBlobSocket(const RuntimePaths &paths,
+                      std::string *untrusted = nullptr);
 
 } // namespace linkd::kernel

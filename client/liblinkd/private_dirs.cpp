@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -48,14 +49,35 @@ void removeTree(const std::string &dir) {
   rmdir(dir.c_str());
 }
 
-bool isDirectory(const std::string &path) {
-  struct stat st {};
-  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+// A directory waiting for its next link, and which inode it was: a name
+// alone could by then be someone else's (a cleaner of the temporary
+// directory removed ours, another user made one of that name with
+// `work/k.o` a symbolic link to a file of ours).
+struct Held {
+  std::string dir;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+// `path` is a real directory (not a symbolic link) of this user that no
+// one else may enter; its identity in `st`.
+bool ownPrivateDirectory(const std::string &path, struct stat &st) {
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         st.st_uid == getuid() && (st.st_mode & 077) == 0;
+}
+
+// `h` is still the directory it was when given back, with its layout.
+bool stillOurs(const Held &h) {
+  struct stat st{}, sub{};
+  return ownPrivateDirectory(h.dir, st) && st.st_dev == h.dev &&
+         st.st_ino == h.ino && ownPrivateDirectory(h.dir + "/work", sub) &&
+         ownPrivateDirectory(h.dir + "/view", sub) &&
+         ownPrivateDirectory(h.dir + "/view/empty", sub);
 }
 
 struct Pool {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  std::vector<std::string> free; // directories waiting for a link
+  std::vector<Held> free;        // directories waiting for a link
   bool closed = false;           // exiting: directories given back go
   std::atomic<pid_t> swept{0};   // the process that swept (sweepDeadOwners)
 };
@@ -72,11 +94,12 @@ __attribute__((destructor)) void removeAtExit() {
   Pool &p = pool();
   pthread_mutex_lock(&p.mu);
   p.closed = true;
-  std::vector<std::string> dirs = std::move(p.free);
+  std::vector<Held> dirs = std::move(p.free);
   p.free.clear();
   pthread_mutex_unlock(&p.mu);
-  for (const std::string &d : dirs)
-    removeTree(d);
+  for (const Held &h : dirs)
+    if (stillOurs(h))
+      removeTree(h.dir);
 }
 
 // The child of a fork (maybe while another thread held the lock) gets an
@@ -145,25 +168,21 @@ std::string takePrivateDir(const std::string &base, std::string &error) {
   if (before != self && p.swept.compare_exchange_strong(before, self))
     sweepDeadOwners(base);
   pthread_mutex_lock(&p.mu);
-  std::string dir;
+  std::optional<Held> held;
   std::string prefix =
       base + "/linkd-kernel." + std::to_string(getpid()) + ".";
   for (auto it = p.free.begin(); it != p.free.end(); ++it)
-    if (it->starts_with(prefix)) {
-      dir = std::move(*it);
+    if (it->dir.starts_with(prefix)) {
+      held = std::move(*it);
       p.free.erase(it);
       break;
     }
   pthread_mutex_unlock(&p.mu);
-  // Gone meanwhile, in part (a cleaner of the temporary directory): a new
-  // one.
-  if (!dir.empty() &&
-      !(isDirectory(dir + "/work") && isDirectory(dir + "/view/empty"))) {
-    removeTree(dir);
-    dir.clear();
-  }
-  if (!dir.empty())
-    return dir;
+  if (held && stillOurs(*held))
+    return held->dir;
+  // Gone meanwhile, in part or whole (a cleaner of the temporary
+  // directory): a new one. What is at its name now is left alone: it is not
+  // ours, or not as we left it.
   std::string templ = prefix + "XXXXXX";
   if (!mkdtemp(templ.data())) {
     error = "cannot create a temporary directory " + templ + ": " +
@@ -180,8 +199,12 @@ std::string takePrivateDir(const std::string &base, std::string &error) {
 }
 
 void givePrivateDir(const std::string &dir) {
+  struct stat st{};
+  if (!ownPrivateDirectory(dir, st))
+    return; // not ours (any more): nothing of it is touched
+  Held held{dir, st.st_dev, st.st_ino};
   if (!emptyDir(dir + "/work") || !emptyDir(dir + "/view", "empty") ||
-      !isDirectory(dir + "/view/empty")) {
+      !stillOurs(held)) {
     removeTree(dir);
     return;
   }
@@ -189,7 +212,7 @@ void givePrivateDir(const std::string &dir) {
   pthread_mutex_lock(&p.mu);
   bool keep = !p.closed;
   if (keep)
-    p.free.push_back(dir);
+    p.free.push_back(std::move(held));
   pthread_mutex_unlock(&p.mu);
   if (!keep)
     removeTree(dir);

@@ -16,7 +16,10 @@
 // none (its parent's stay its parent's). One a process left behind (it
 // ended through _exit or a signal) is removed by a later process's first
 // local link once its owner is gone and it was not used for an hour.
-// Thread-safe, fork-safe.
+// A directory is reused only if it is still the one given back (same
+// inode, this user's, mode 0700, its layout real directories): a temp
+// cleaner may remove it and another user make one of the same name with
+// symbolic links inside. Thread-safe, fork-safe.
 #pragma once
 
 #include <string>

@@ -75,9 +75,9 @@ void armStateRecord(LldInvocation &inv, audit::RecordPolicy policy) {
   // A temp directory the link cannot write to (TMPDIR unset for the link's
   // user, read-only, gone) gets no record, rather than LLD's error about
   // our map file.
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path.c_str(),
-                                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                                    0600));
+  int fd =
+      static_cast<int>(syscall(SYS_openat, AT_FDCWD, path.c_str(),
+                               O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (fd < 0)
     return;
   close(fd);

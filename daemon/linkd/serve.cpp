@@ -177,14 +177,16 @@ std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
 }
 
 // The store in the cache directory, after the cache's checks on it (the
-// directory made, no other user able to write there); null and why not.
-std::unique_ptr<LocalStore> openLocalStore(const StoreConfig &sc,
-                                           std::string &err) {
+// directory made, no other user able to write there or to repoint a link
+// to it); null and why not. `sc.root` becomes the resolved directory.
+std::unique_ptr<LocalStore> openLocalStore(StoreConfig &sc, std::string &err) {
   err = ensureDirectoryTree(sc.root);
+  std::string resolved;
   if (err.empty())
-    err = untrustedCacheDirectory(sc.root);
+    err = resolveCacheDirectory(sc.root, resolved);
   if (!err.empty())
     return nullptr;
+  sc.root = resolved;
   auto store = LocalStore::open(sc, &err);
   if (!store)
     err = "cannot open the store in " + sc.root + ": " + err;
@@ -206,7 +208,8 @@ std::unique_ptr<LocalStore> openRecordStore(const Config &settings) {
       audit::RecordPolicy::Off)
     return nullptr;
   std::string err;
-  auto store = openLocalStore(storeConfig(settings), err);
+  StoreConfig sc = storeConfig(settings);
+  auto store = openLocalStore(sc, err);
   if (!store)
     spdlog::error("audit link records off: {}", err);
   return store;

@@ -12,6 +12,8 @@ packages=(
   libpolly-19-dev libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
   libspdlog-dev libgtest-dev libzstd-dev zlib1g-dev libssl-dev libsqlite3-dev
   libhiredis-dev libcurl4-openssl-dev
+  # build: the lint tests on changed lines (tests/lint/check_changed.sh)
+  clang-format-19 clang-tidy-19
 )
 [[ "${1:-}" == --build-only ]] || packages+=(
   # tests: real inputs and a PE runtime
@@ -31,6 +33,10 @@ packages=(
   python3 python3-venv python3-pip
   # tests: user and mount namespaces for the stripped-environment tests
   util-linux
+  # tests: LLD's own lit suite (tests/lld_suite): lit, FileCheck and the
+  # other LLVM 19 tools; lit's --timeout needs psutil; its sources come from
+  # Debian's source package (apt-get source, a deb-src entry it adds)
+  llvm-19-tools python3-psutil
   # benchmarks
   hyperfine
   # the fuzzer (-DLINKD_FUZZ=ON): libFuzzer and ASan runtimes

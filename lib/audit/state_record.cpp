@@ -133,9 +133,9 @@ std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
     return {};
   const std::vector<std::string> &args = expanded.args;
   std::span<const std::string> given(argv);
-  bool mingw = flavor == Flavor::Elf && given.size() > 1 &&
-               (selectsMinGWDriver(given.subspan(1)) ||
-                selectsMinGWDriver(args));
+  bool mingw =
+      flavor == Flavor::Elf && given.size() > 1 &&
+      (selectsMinGWDriver(given.subspan(1)) || selectsMinGWDriver(args));
   bool pe = (flavor == Flavor::Coff && !isLibMode(argv)) || mingw;
   bool elf = flavor == Flavor::Elf && !pe && policy == RecordPolicy::All &&
              (strips(args) || hasBuildId(args));

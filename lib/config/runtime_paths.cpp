@@ -175,6 +175,31 @@ std::string untrustedCacheDirectory(const std::string &dir) {
   return {};
 }
 
+std::string resolveCacheDirectory(const std::string &dir,
+                                  std::string &resolved) {
+  // Every symbolic link on the way, from the root down.
+  std::string walked;
+  size_t pos = 0;
+  while (pos < dir.size()) {
+    size_t next = dir.find('/', pos + 1);
+    walked = dir.substr(0, next == std::string::npos ? dir.size() : next);
+    pos = next == std::string::npos ? dir.size() : next;
+    struct stat st{};
+    if (walked.empty() || lstat(walked.c_str(), &st) != 0 ||
+        !S_ISLNK(st.st_mode))
+      continue;
+    if (st.st_uid != geteuid() && st.st_uid != 0)
+      return walked + " is a symbolic link of uid " +
+             std::to_string(st.st_uid) +
+             ", who could point it elsewhere; not a cache directory";
+  }
+  char buf[PATH_MAX];
+  if (!realpath(dir.c_str(), buf))
+    return "cannot resolve " + dir + ": " + std::strerror(errno);
+  resolved = buf;
+  return untrustedCacheDirectory(resolved);
+}
+
 std::string ensureDirectoryTree(const std::string &dir) {
   if (dir.empty() || dir == "/" || dir == ".")
     return {};

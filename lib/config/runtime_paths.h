@@ -60,6 +60,15 @@ std::string ensurePrivateDirectory(const std::string &dir);
 // writable by group or others, who could otherwise plant entries.
 std::string untrustedCacheDirectory(const std::string &dir);
 
+// The cache directory `dir` resolved once, for good (`resolved`), or why it
+// may not be used: a symbolic link on the way that another user owns (root
+// excepted) could be pointed elsewhere once checked (a link in /tmp to the
+// user's own directory, then to another user's), and what it leads to must
+// pass untrustedCacheDirectory. The daemon keeps the resolved path, so
+// repointing a link later changes nothing.
+std::string resolveCacheDirectory(const std::string &dir,
+                                  std::string &resolved);
+
 // Creates `dir` and its parents (mode 0700 for the ones created).
 std::string ensureDirectoryTree(const std::string &dir);
 

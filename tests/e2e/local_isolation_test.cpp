@@ -128,6 +128,132 @@ TEST_F(LocalIsolationTest, AnotherUsersFramedRequestIsRefusedUnread) {
   EXPECT_EQ(after->pid, before->pid);
 }
 
+// liblinkd and a blob socket another user serves (issue 35, item 2): a
+// shared runtime directory (XDG_RUNTIME_DIR, LINKD_SOCKET in /tmp) where the
+// other user listens on linkd.sock.blob. The library must not connect to a
+// socket file that is not its user's, nor send anything to a peer of
+// another uid when the file is (root chowned it: the peer check); it links
+// locally, with stock's bytes, and the fake server receives nothing.
+TEST_F(LocalIsolationTest, TheLibraryRefusesAnotherUsersBlobSocket) {
+  if (access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "python3 is not installed";
+  ASSERT_TRUE(exitedZero(run("mkdir -m 1777 shared")));
+  writeFile("fake.py", R"(import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").write("ready\n")
+while True:
+    c, _ = s.accept()
+    c.settimeout(5)
+    got = b""
+    try:
+        while len(got) < 1 << 16:
+            b = c.recv(65536)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
+    with open(sys.argv[2], "a") as f:
+        f.write("received %d bytes\n" % len(got))
+    c.close()
+)");
+  ASSERT_TRUE(exitedZero(run("chmod 644 fake.py")));
+  std::string sock = path("shared/linkd.sock");
+  std::string log = path("shared/fake.log");
+  Background fake = start("exec setpriv --reuid=" + std::to_string(uid) +
+                          " --regid=" + std::to_string(uid) +
+                          " --clear-groups /usr/bin/python3 " +
+                          path("fake.py") + " " + sock + ".blob " + log);
+  atTeardown(
+      [this] { run("pkill -u " + std::to_string(uid) + " -f fake.py"); });
+  for (int i = 0; i < 200 && !exists("shared/fake.log"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(exists("shared/fake.log"));
+
+  writeFile("k.c", "int counter; int bump(void) { return ++counter; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c k.c -o k.o && "
+                             "ld.lld-19 -shared k.o -o k.stock")));
+  writeFile("t.py", R"(import linkd
+obj = open("k.o", "rb").read()
+r = linkd.link_result(["-shared", "k.o", "-o", "k.so"], inputs={"k.o": obj})
+open("k.so", "wb").write(r.outputs["k.so"])
+print(r.served)
+)");
+  std::string py = "LINKD_SOCKET=" + sock +
+                   " LINKD_NO_AUTOSTART=1 "
+                   "LINKD_FALLBACK_LINKER=/usr/bin/ld.lld-19 PYTHONPATH=" +
+                   binDir() + "/../lib/python python3 t.py";
+  // The socket file is the other user's.
+  RunResult owned = run(py);
+  ASSERT_TRUE(exitedZero(owned)) << describe(owned);
+  EXPECT_EQ(owned.out, "local\n");
+  EXPECT_TRUE(sameBytes("k.stock", "k.so"));
+  // The file made ours; the peer is still the other user.
+  ASSERT_TRUE(exitedZero(run("chown 0:0 " + sock + ".blob")));
+  RunResult peer = run(py);
+  ASSERT_TRUE(exitedZero(peer)) << describe(peer);
+  EXPECT_EQ(peer.out, "local\n");
+  EXPECT_TRUE(sameBytes("k.stock", "k.so"));
+  // The peer check needs a connection (SO_PEERCRED), closed unused: the
+  // other user's server got no byte of the request.
+  EXPECT_EQ(readFile("shared/fake.log"), "ready\nreceived 0 bytes\n");
+}
+
+// liblinkd's no-daemon links keep their private directory between links
+// (issue 35, item 3). A temp cleaner removes it; the other user makes one
+// of the same name whose work/k.o is a symbolic link to a file of ours.
+// The next link must not write through it: the directory is not the one
+// given back, so a new one is made and the planted one left alone.
+TEST_F(LocalIsolationTest, AVanishedPrivateDirectoryIsNotReusedByName) {
+  if (access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "python3 is not installed";
+  ASSERT_TRUE(exitedZero(run("mkdir -m 1777 tmp")));
+  writeFile("precious", "the victim's file\n");
+  writeFile("k.c", "int counter; int bump(void) { return ++counter; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c k.c -o k.o && "
+                             "ld.lld-19 -shared k.o -o k.stock")));
+  // Links once, waits for `go`, links again.
+  writeFile("jit.py", R"(import os, sys, time, linkd
+obj = open("k.o", "rb").read()
+def once(n):
+    r = linkd.link_result(["-shared", "k.o", "-o", "k.so"], inputs={"k.o": obj},
+                          local_only=True)
+    open("k%d.so" % n, "wb").write(r.outputs["k.so"])
+once(1)
+open("linked-once", "w").close()
+while not os.path.exists("go"):
+    time.sleep(0.02)
+once(2)
+)");
+  Background jit = start("TMPDIR=" + path("tmp") +
+                         " LINKD_FALLBACK_LINKER=/usr/bin/ld.lld-19 "
+                         "PYTHONPATH=" +
+                         binDir() + "/../lib/python python3 jit.py");
+  for (int i = 0; i < 400 && !exists("linked-once"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(exists("linked-once"));
+  RunResult dirs = run("ls -d tmp/linkd-kernel.*");
+  ASSERT_TRUE(exitedZero(dirs)) << describe(dirs);
+  std::string dir = dirs.out.substr(0, dirs.out.find('\n'));
+  ASSERT_EQ(dirs.out, dir + "\n") << "one private directory expected";
+  // The cleaner, then the other user at the same name.
+  ASSERT_TRUE(exitedZero(run("rm -rf " + dir)));
+  ASSERT_TRUE(exitedZero(asOther(
+      "mkdir -m 755 " + path(dir) + " " + path(dir) + "/work " + path(dir) +
+      "/view " + path(dir) + "/view/empty && ln -s " + path("precious") + " " +
+      path(dir) + "/work/k.o && chmod 777 " + path(dir) + "/work")));
+  writeFile("go", "");
+  RunResult done = wait(jit);
+  ASSERT_TRUE(exitedZero(done)) << describe(done);
+  EXPECT_EQ(readFile("precious"), "the victim's file\n");
+  EXPECT_TRUE(sameBytes("k.stock", "k1.so"));
+  EXPECT_TRUE(sameBytes("k.stock", "k2.so"));
+  // The planted directory is as its maker left it.
+  EXPECT_TRUE(exitedZero(run("test -L " + dir + "/work/k.o")));
+}
+
 TEST_F(LocalIsolationTest, ASquattedRuntimeDirectoryIsAvoidedAndWarnedAbout) {
   // Root made /tmp/linkd-<uid> of the other user first, open to all.
   std::string squat = "/tmp/linkd-" + std::to_string(uid);
@@ -165,6 +291,31 @@ TEST_F(LocalIsolationTest, ACacheDirectoryOthersCanWriteIsNotUsed) {
             1u);
   EXPECT_NE(run(binPath("linkd") + " stats --json").exitCode, 0);
   EXPECT_EQ(run("ls -A shared").out, "");
+}
+
+// A cache directory named through another user's symbolic link (issue 35,
+// item 11): the link in a shared directory points at the user's own
+// private directory when the daemon checks it, and at the other user's
+// once the daemon runs. The daemon refuses such a link (cache off, said in
+// the log), and nothing of the user's ever lands in the other's directory.
+TEST_F(LocalIsolationTest, ACacheDirectoryThroughAnotherUsersLinkIsNotUsed) {
+  ASSERT_TRUE(exitedZero(run("mkdir -m 1777 shared && mkdir -m 700 mine")));
+  ASSERT_TRUE(
+      exitedZero(asOther("mkdir -m 700 " + path("shared/evil") + " && ln -s " +
+                         path("mine") + " " + path("shared/cache"))));
+  std::string env = "LINKD_CACHE_DIR=" + path("shared/cache") + " ";
+  ASSERT_TRUE(exitedZero(run(env + binPath("ld.linkd") + " other/p.o -o x")));
+  EXPECT_EQ(run("./x").exitCode, 3);
+  ASSERT_TRUE(exitedZero(
+      asOther("ln -sfn " + path("shared/evil") + " " + path("shared/cache"))));
+  ASSERT_TRUE(exitedZero(run(env + binPath("ld.linkd") + " other/p.o -o y")));
+  EXPECT_EQ(run("./y").exitCode, 3);
+  EXPECT_EQ(logLines("cache off: " + path("shared/cache") +
+                     " is a symbolic link of uid " + std::to_string(uid))
+                .size(),
+            1u);
+  EXPECT_EQ(run("ls -A shared/evil").out, "");
+  EXPECT_EQ(run("ls -A mine").out, "");
 }
 
 // Tasks (threads) of `uid` now, from /proc: what RLIMIT_NPROC counts.

@@ -144,7 +144,7 @@ inline std::string run(FarmBlobStore &store, const Contents &c,
       store.releaseUploads(who + 1);
       u.streaming.clear();
       break;
-    case 5: // the kernel path: whole blobs its caller hashed
+    default: // the kernel path: whole blobs its caller hashed
       (void)store.storeWhole(d, truth);
       break;
     }

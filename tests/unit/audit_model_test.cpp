@@ -246,10 +246,9 @@ TEST(AuditRecord, PolicyPicksTheLinks) {
 // Only the command shapes that link an image and never show their argv get
 // the map option (LLD's lit suite: COFF/out.test, MinGW/driver.test).
 TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
-  auto opt = [](Flavor f, std::vector<std::string> argv,
+  auto opt = [](Flavor f, const std::vector<std::string> &argv,
                 const std::string &cwd = "/") {
-    return stateRecordMapOption(RecordPolicy::All, f, argv, cwd, false,
-                                "/t/m");
+    return stateRecordMapOption(RecordPolicy::All, f, argv, cwd, false, "/t/m");
   };
   // lld-link's lib mode is "/lib" or "-lib" first, in any case.
   EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "/lib", "/out:x.lib", "a.obj"}), "");
@@ -261,8 +260,7 @@ TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
   // Options that only share a prefix with those keep the record.
   for (const char *a : {"/timestamp:1", "--version-script=v", "/version:1.0",
                         "/debug:none", "-mllvm"})
-    EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", a}), "/lldmap:/t/m")
-        << a;
+    EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", a}), "/lldmap:/t/m") << a;
   // A trailing option that lacks its value stays that way (the map option
   // goes first): the shape still gets a record.
   EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "-m", "i386pep", "a.o", "-entry"}),

@@ -3,8 +3,8 @@
 #include "daemon/linkd/farm_node/farm_blobs.h"
 
 #include <dirent.h>
-#include <stdio.h> // renameat2
 #include <fcntl.h>
+#include <stdio.h> // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -11,16 +11,16 @@
 // over); commit() checks the digest of the content as it arrived (or hashes
 // the file) and moves it into place only if it matches its name, and never
 // over a blob already there, so a path handed to a link child always holds
-// exactly the content its name says, whatever another tenant uploads. Blobs are touched on use; evict() removes the least recently used
-// ones down to a size cap (run from the daemon's maintenance loop).
-// Thread-safe. One partial file per digest means one upload at a time: an
-// offloaded link claims a digest before it asks its client for it, and a
-// second link that needs it meanwhile waits for the first one's commit
-// instead of writing over its chunks (six clients linking against one new
-// library at once were refused "does not continue it" and linked locally).
-// Whole blobs that arrive in one piece (the kernel library's) go through a
-// temporary file of their own; a second copy's rename replaces identical
-// content.
+// exactly the content its name says, whatever another tenant uploads. Blobs are
+// touched on use; evict() removes the least recently used ones down to a size
+// cap (run from the daemon's maintenance loop). Thread-safe. One partial file
+// per digest means one upload at a time: an offloaded link claims a digest
+// before it asks its client for it, and a second link that needs it meanwhile
+// waits for the first one's commit instead of writing over its chunks (six
+// clients linking against one new library at once were refused "does not
+// continue it" and linked locally). Whole blobs that arrive in one piece (the
+// kernel library's) go through a temporary file of their own; a second copy's
+// rename replaces identical content.
 #pragma once
 
 #include "digest/digest.h"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# The sanitizer guardrail: an AddressSanitizer + UndefinedBehaviorSanitizer
+# build (-DLINKD_SANITIZE=ON, CMakeLists.txt) in its own build directory, and
+# in it the unit tests and the slice of the end-to-end tests that runs the
+# daemon, its zygote and link children (the runtime is inherited across the
+# fork), reused link workers, the kernel path and the fallback. Any report
+# fails the run: UB is fatal (-fno-sanitize-recover), ASan halts on error,
+# and every report also lands in a log file per process, which this script
+# checks after the tests (a report in a link child shows as a failed link,
+# one in a daemon it starts in the background might show nowhere else).
+#   run.sh [BUILD_DIR]   (default build-asan next to build/)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$repo/build-asan}
+
+# The e2e slice, by GoogleTest suite.
+slice='ElfLink|WorkerReuse|WorkerReuseAttack|DaemonLifecycle|Concurrency'
+slice+='|Fallback|KernelDropIn|StrippedEnvironment|KernelLibrary|Robustness'
+slice+='|LinkCacheTest|Diagnostics|Fidelity|Crash|Windows|Archiver|Audit'
+
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+  -DLINKD_SANITIZE=ON >/dev/null
+ninja -C "$build" unit_tests rewrite_unit_tests e2e_tests linkd linkd-lld \
+  ld.linkd linkd_shared farm_peer
+
+logs=$(mktemp -d /tmp/linkd-sanitize.XXXXXX)
+chmod 0777 "$logs" # link children may run as another user in some tests
+# Leaks: LLD frees nothing at exit by design (its link children _exit), and
+# the daemon's exit is not where leaks hurt; ASan's other checks are on.
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:log_path=$logs/asan:log_exe_name=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan:log_exe_name=1"
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-19/bin/llvm-symbolizer
+
+status=0
+ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^unit$' ||
+  status=1
+ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^e2e$' \
+  -R "^(${slice})\." || status=1
+# Whatever the tests said: a sanitizer report anywhere fails the run.
+if compgen -G "$logs/*" >/dev/null; then
+  echo "sanitizer reports:"
+  for f in "$logs"/*; do echo "== $f"; cat "$f"; done
+  status=1
+fi
+rm -rf "$logs"
+exit $status
