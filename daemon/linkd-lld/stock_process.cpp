@@ -21,7 +21,11 @@ StockProcess::StockProcess(const std::vector<std::string> &argv)
       llvm::sys::DefaultOneShotPipeSignalHandler);
   stackPrinter = std::make_unique<llvm::PrettyStackTraceProgram>(
       static_cast<int>(args.size()), argvPtrs.data());
-  llvm::sys::PrintStackTraceOnErrorSignal(args.empty() ? "" : args[0]);
+  // (`args.empty() ? "" : args[0]` made a temporary std::string, freed
+  // before any crash came: ASan's stack-use-after-return in a link child
+  // that crashed.)
+  symbolizerArgv0 = args.empty() ? std::string() : args[0];
+  llvm::sys::PrintStackTraceOnErrorSignal(symbolizerArgv0);
   llvm::install_out_of_memory_new_handler();
 }
 

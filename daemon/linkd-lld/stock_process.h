@@ -40,6 +40,9 @@ public:
 private:
   std::vector<std::string> args;
   std::vector<const char *> argvPtrs;
+  // LLVM's signal handler keeps the StringRef it is given, and reads it at
+  // a crash (where to look for llvm-symbolizer): set once, never changed.
+  std::string symbolizerArgv0;
   std::unique_ptr<llvm::PrettyStackTraceProgram> stackPrinter;
 };
 

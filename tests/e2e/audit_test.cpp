@@ -528,5 +528,50 @@ TEST_F(Audit, BadInputIsNamedAndNeverCrashes) {
   EXPECT_NE(usage.err.find("missing PROGRAM"), std::string::npos) << usage.err;
 }
 
+// What the audit is given may be anything (issue 35, item 8): a FIFO as
+// PROGRAM, as a module or as the --allow file hung for good; /dev/zero
+// read until memory ran out; a module that names a thousand missing
+// libraries over a thousand-entry DT_RUNPATH took 10.8 s. Each is now
+// answered at once, with the path and the reason, and exit status 2 (the
+// missing libraries: 3, incomplete, each named).
+TEST_F(Audit, FifosDevicesAndHugeSearchesAreAnsweredAtOnce) {
+  compileElf("hidden");
+  linkElf();
+  ASSERT_TRUE(exitedZero(run("mkfifo fifo && ln -s /dev/zero zero.so")));
+  for (const std::string &args :
+       {std::string("./fifo"), std::string("/dev/zero"),
+        std::string("./main ./fifo"), std::string("./main ./zero.so")}) {
+    RunResult r = run(binPath("linkd") + " audit " + args, 20s);
+    EXPECT_EQ(r.exitCode, 2) << args << ": " << describe(r);
+    EXPECT_NE(r.err.find(": not a regular file"), std::string::npos)
+        << args << ": " << r.err;
+  }
+  RunResult allow = run(binPath("linkd") + " audit ./main --allow fifo", 20s);
+  EXPECT_EQ(allow.exitCode, 2) << describe(allow);
+  EXPECT_NE(allow.err.find("cannot read allow file fifo: not a regular file"),
+            std::string::npos)
+      << allow.err;
+
+  // 300 DT_NEEDED of libraries since removed, over 300 RUNPATH entries
+  // (90000 places to look): the verdict names every one of them.
+  writeFile("w.c", "int main(void) { return 0; }\n");
+  std::string libs, rpath;
+  for (int i = 0; i < 300; ++i) {
+    libs += " libgone" + std::to_string(i) + ".so";
+    rpath += (i ? ":" : "") + path("nowhere/d" + std::to_string(i));
+  }
+  ASSERT_TRUE(exitedZero(run(
+      "clang-19 -c -x c /dev/null -o empty.o && for l in" + libs + "; do " +
+      tools::ldLld.path + " -shared -soname $l -o $l empty.o || exit 1; " +
+      "done && clang-19 -fuse-ld=lld w.c -Wl,--no-as-needed" + libs +
+      " -Wl,--enable-new-dtags,-rpath," + rpath + " -o wide && rm" + libs)));
+  RunResult wide = run(binPath("linkd") + " audit ./wide", 60s);
+  EXPECT_EQ(wide.exitCode, 3) << describe(wide);
+  EXPECT_NE(wide.out.find("not followed: libgone299.so (needed by ./wide): "
+                          "not found"),
+            std::string::npos)
+      << wide.out.substr(0, 2000);
+}
+
 } // namespace
 } // namespace linkd::e2e

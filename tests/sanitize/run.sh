@@ -29,15 +29,19 @@ logs=$(mktemp -d /tmp/linkd-sanitize.XXXXXX)
 chmod 0777 "$logs" # link children may run as another user in some tests
 # Leaks: LLD frees nothing at exit by design (its link children _exit), and
 # the daemon's exit is not where leaks hurt; ASan's other checks are on.
-export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:log_path=$logs/asan:log_exe_name=1"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan:log_exe_name=1"
+# (One runtime holds both sanitizers: their common flags, log_path among
+# them, are the same for both.)
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:log_path=$logs/report:log_exe_name=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/report:log_exe_name=1"
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-19/bin/llvm-symbolizer
 
 status=0
 ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^unit$' ||
   status=1
+# Memory figures under ASan measure its quarantine of freed blocks, not
+# the program: the test of a worker's RSS is left to the normal build.
 ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^e2e$' \
-  -R "^(${slice})\." || status=1
+  -R "^(${slice})\." -E 'HundredsOfLinksKeepTheWorkersSmall' || status=1
 # Whatever the tests said: a sanitizer report anywhere fails the run.
 if compgen -G "$logs/*" >/dev/null; then
   echo "sanitizer reports:"

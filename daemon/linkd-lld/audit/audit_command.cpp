@@ -11,7 +11,9 @@
 #include "store/local_store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +25,30 @@
 namespace linkd {
 
 namespace {
+
+// The content of `path` if it is a regular file of at most `maxBytes`
+// (openRegularFile: no FIFO, no device); nullopt and why in `error`.
+std::optional<std::string> readRegular(const std::string &path,
+                                       uint64_t maxBytes, std::string *error) {
+  uint64_t size = 0;
+  int fd = audit::openRegularFile(path, maxBytes, size, error);
+  if (fd < 0)
+    return std::nullopt;
+  std::string out(size, '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n =
+        pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  out.resize(got);
+  return out;
+}
 
 constexpr const char *kUsage =
     "usage: linkd audit PROGRAM [MODULE...] [--search DIR]... [--json] "
@@ -112,10 +138,8 @@ public:
 
 private:
   static std::string buildIdOf(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return audit::moduleBuildId(ss.str());
+    return audit::moduleBuildId(
+        readRegular(path, audit::kMaxModuleBytes, nullptr).value_or(""));
   }
   std::unique_ptr<LocalStore> store;
 };
@@ -165,16 +189,15 @@ audit::AuditModule toAuditModule(audit::LoadedModule &lm, Source source) {
 bool loadAllowList(const std::string &file, audit::AllowList &allow) {
   if (file.empty())
     return true;
-  std::ifstream in(file);
-  if (!in) {
+  std::string why;
+  std::optional<std::string> text = readRegular(file, 64u << 20, &why);
+  if (!text) {
     std::fprintf(stderr, "linkd audit: cannot read allow file %s\n",
-                 file.c_str());
+                 why.c_str());
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   std::string error;
-  return audit::parseAllowList(ss.str(), allow, &error);
+  return audit::parseAllowList(*text, allow, &error);
 }
 
 } // namespace

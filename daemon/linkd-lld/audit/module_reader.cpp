@@ -13,6 +13,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 namespace linkd::audit {
@@ -924,10 +929,40 @@ void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
 
 } // namespace
 
+int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
+                    std::string *error) {
+  auto fail = [&](int fd, const std::string &why) {
+    if (fd >= 0)
+      close(fd);
+    if (error)
+      *error = path + ": " + why;
+    return -1;
+  };
+  // O_NONBLOCK: opening a FIFO nobody writes returns at once (and fstat
+  // then says what it is); a device is never read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return fail(-1, std::strerror(errno));
+  struct stat st{};
+  if (fstat(fd, &st) != 0)
+    return fail(fd, std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(fd, "not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    return fail(fd, "larger than " + std::to_string(maxBytes) + " bytes");
+  size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
 std::optional<ModuleInfo> readModule(const std::string &path,
                                      std::string *error) {
-  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
+  uint64_t size = 0;
+  int fd = openRegularFile(path, kMaxModuleBytes, size, error);
+  if (fd < 0)
+    return std::nullopt;
+  auto buf = MemoryBuffer::getOpenFile(fd, path, size,
+                                       /*RequiresNullTerminator=*/false);
+  close(fd);
   if (!buf) {
     if (error)
       *error = path + ": " + buf.getError().message();
