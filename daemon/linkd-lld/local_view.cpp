@@ -26,6 +26,7 @@ bool gActive = false;
 std::map<std::string, std::string> gPlaced; // name -> its copy
 std::set<std::string> gDirs;             // directories above placed names
 std::string gEmpty;                      // the stand-in for those
+std::string gWork; // the working directory, resolved: where writes may go
 
 // Whether a relative `path`'s ".." parts take it above the working
 // directory, at any point (the private directory holds no symbolic links:
@@ -100,6 +101,10 @@ std::string startLocalView(const std::string &dir) {
       gDirs.insert(name.substr(0, slash));
   }
   gEmpty = dir + "/empty";
+  char cwd[PATH_MAX];
+  if (!::realpath(".", cwd))
+    return "cannot resolve the working directory";
+  gWork = kernel::viewLookupName(cwd);
   gActive = true;
   return {};
 }
@@ -112,6 +117,13 @@ struct Seen {
   std::string name;          // Placed: the name looked up
   const char *real = nullptr; // Placed: the copy, or the stand-in directory
 };
+
+// An absolute name outside the working directory, which the link may read
+// but never write: an output named by a response file or a linker script
+// (`OUTPUT(/tmp/x)`) that no check of the arguments sees.
+bool outsideWork(const std::string &name) {
+  return name != gWork && !name.starts_with(gWork + "/");
+}
 
 Seen see(const char *path) {
   if (!gActive || !path || !*path)
@@ -130,6 +142,11 @@ Seen see(const char *path) {
 
 const char *viewed(const char *path, bool writes) {
   Seen seen = see(path);
+  if (seen.kind == Seen::Own && writes && gActive && path[0] == '/' &&
+      outsideWork(kernel::viewLookupName(path))) {
+    errno = EACCES;
+    return nullptr;
+  }
   if (seen.kind == Seen::Own)
     return path;
   if (seen.kind == Seen::Placed && !writes)

@@ -17,6 +17,7 @@
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
 #include "daemon/linkd/service/log_format.h"
+#include "daemon/linkd/service/log_limit.h"
 #include "daemon/linkd/service/zygote_client.h"
 
 #include <absl/synchronization/mutex.h>
@@ -26,7 +27,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <malloc.h>
 #include <signal.h>
-#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -54,6 +55,9 @@ void protobufToLog(google::protobuf::LogLevel, const char *, int,
   spdlog::warn("protobuf: {}", message);
 }
 
+constexpr size_t kLogFileBytes = 16u << 20;
+constexpr size_t kLogFilesKept = 2; // besides linkd.log
+
 void setUpLogging(const RuntimePaths &paths, const std::string &level,
                   const std::string &format) {
   std::string lvl = level;
@@ -64,7 +68,11 @@ void setUpLogging(const RuntimePaths &paths, const std::string &level,
   std::shared_ptr<spdlog::logger> logger;
   if (ensureDirectoryTree(paths.stateDir).empty()) {
     try {
-      logger = spdlog::basic_logger_mt("linkd", paths.logPath);
+      // Capped: linkd.log, then linkd.1.log and linkd.2.log, 16 MiB each.
+      // A daemon that serves for weeks, or that someone floods with what
+      // it must log, never fills the disk.
+      logger = spdlog::rotating_logger_mt("linkd", paths.logPath, kLogFileBytes,
+                                          kLogFilesKept);
     } catch (const spdlog::spdlog_ex &) {
     }
   }
@@ -458,6 +466,7 @@ struct Daemon {
   // Every listener's connections that hold a thread, under one cap
   // (connection_limits.h).
   Connections connections{kMaxConnections};
+  LogLimit refusedPeers; // their log lines (service/log_limit.h)
   int farmPort = 0;
   std::unique_ptr<MetricsListener> metrics; // metrics_listen, --metrics-listen
   int64_t startTime = std::time(nullptr);
@@ -666,7 +675,8 @@ void acceptConnections(Daemon &d) {
       return; // shut down in stopServing
     }
     if (std::string why = refusePeer(c); !why.empty()) {
-      spdlog::warn("refused a connection: {}", why);
+      if (std::string more; d.refusedPeers.allow(more))
+        spdlog::warn("refused a connection: {}{}", why, more);
       close(c);
       continue;
     }

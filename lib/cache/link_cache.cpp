@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 #include "cache/link_cache.h"
+#include "link/response_files.h"
 
 #include "audit/module_id.h"
 #include "audit/state_record.h"
@@ -828,8 +829,11 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
 
   cache::v1::InputSet set;
   for (const std::string &p : log.read) {
-    if (link.responseFiles.count(p) || link.replacedInputs.count(p))
-      continue; // covered by the key, by content
+    // Covered by the key, by content. (LLVM may open a response file by
+    // another spelling than its argument's: "<cwd>/./a.rsp".)
+    if (link.responseFiles.count(p) || link.replacedInputs.count(p) ||
+        link.responseFiles.count(withoutDotComponents(p)))
+      continue;
     auto st = stats.lookup(p);
     if ((!st || !st->exists) && log.inputFds)
       st = stateThroughFd(log.inputFds->find(p)); // deleted since (rustc)

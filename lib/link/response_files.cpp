@@ -134,4 +134,27 @@ std::string absolutePath(const std::string &path, const std::string &cwd) {
   return cwd + "/" + path;
 }
 
+std::string withoutDotComponents(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t end = path.find('/', i);
+    if (end == std::string_view::npos)
+      end = path.size();
+    std::string_view part = path.substr(i, end - i);
+    if (i == 0 && part.empty())
+      out += '/'; // absolute
+    else if (!part.empty() && part != ".") {
+      if (!out.empty() && out.back() != '/')
+        out += '/';
+      out += part;
+    }
+    i = end + 1;
+  }
+  if (out.empty() && !path.empty())
+    out = path[0] == '/' ? "/" : ".";
+  return out;
+}
+
 } // namespace linkd

@@ -51,4 +51,12 @@ ExpandedArgs expandResponseFiles(const std::vector<std::string> &argv,
 // spelling LLD's file accesses use).
 std::string absolutePath(const std::string &path, const std::string &cwd);
 
+// `path` without "." components and repeated slashes ("/a/./b//c" is
+// "/a/b/c"): one spelling for one file, whichever way LLVM built the name
+// it opened (a response file was recorded as "<cwd>/./a.rsp" in the
+// sanitizer build, was then taken for an input of its own, and its link
+// with a fresh name never hit). ".." is kept: only the file system can say
+// where it leads.
+std::string withoutDotComponents(std::string_view path);
+
 } // namespace linkd

@@ -794,6 +794,41 @@ print("ok", linkd.version())
   EXPECT_EQ(r.out.substr(0, 3), "ok ");
 }
 
+// A link without a daemon writes only in its private directory, whatever
+// names the output (issue 35, item 9): `-o /abs` inside a response file, or
+// a linker script's OUTPUT(/abs), are inputs no check of the arguments
+// reads. The view refuses the write (EACCES), LLD says so, and nothing
+// appears at the name; the daemon's view refuses the same links.
+TEST_F(KernelLibrary, NoDaemonLinksWriteOnlyInTheirDirectory) {
+  if (access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "python3 is not installed";
+  writeFile("k.c", "int counter; int bump(void) { return ++counter; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c k.c -o k.o")));
+  std::string rsp = path("escaped-by-rsp"), script = path("escaped-by-script");
+  writeFile("t.py", "import linkd\n"
+                    "obj = open('k.o', 'rb').read()\n"
+                    "for argv, inputs in [\n"
+                    "    (['-shared', 'k.o', '@a.rsp'],\n"
+                    "     {'k.o': obj, 'a.rsp': b'-o " +
+                        rsp +
+                        "\\n'}),\n"
+                        "    (['-shared', 's.ld'],\n"
+                        "     {'k.o': obj, 's.ld': b'OUTPUT(" +
+                        script +
+                        ")\\nINPUT(k.o)\\n'})]:\n"
+                        "    r = linkd.link_result(argv, inputs=inputs, "
+                        "local_only=True)\n"
+                        "    print(r.exit_code, r.diagnostics.strip())\n");
+  RunResult r = run("PYTHONPATH=" + binDir() + "/../lib/python python3 t.py");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_EQ(r.out, "1 ld.lld: error: cannot open output file " + rsp +
+                       ": Permission denied\n"
+                       "1 ld.lld: error: cannot open output file " +
+                       script + ": Permission denied\n");
+  EXPECT_FALSE(exists("escaped-by-rsp"));
+  EXPECT_FALSE(exists("escaped-by-script"));
+}
+
 // Local links reuse their private directories (client/liblinkd/
 // private_dirs.h): a JIT loop keeps one, a failed or timed-out link leaves
 // it empty, threads get one each, a forked child makes its own and leaves

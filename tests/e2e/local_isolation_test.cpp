@@ -107,6 +107,30 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
   EXPECT_EQ(after->linksTotal, before->linksTotal);
 }
 
+// Refused peers do not write the log at will (issue 35, item 7): the
+// other user opens and closes 300 connections to the daemon's socket; each
+// is refused, at most LogLimit::kBurst of them are logged in a minute, and
+// the daemon goes on serving its user.
+TEST_F(LocalIsolationTest, RefusedPeersDoNotFillTheLog) {
+  auto before = daemonOpenToOthers();
+  ASSERT_TRUE(before);
+  RunResult flood =
+      asOther("/usr/bin/python3 -c \"import socket\nfor i in range(300):\n"
+              "    s = socket.socket(socket.AF_UNIX)\n    s.connect(\\\"" +
+              socketPath + "\\\")\n    s.recv(1)\n    s.close()\"");
+  ASSERT_TRUE(exitedZero(flood)) << describe(flood);
+  size_t lines =
+      logLines("refused a connection: peer uid " + std::to_string(uid)).size();
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, 10u);
+  ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o after")));
+  EXPECT_EQ(run("./after").exitCode, 3);
+  auto after = daemonStatus();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->pid, before->pid);
+  EXPECT_EQ(after->linksTotal, before->linksTotal + 1);
+}
+
 // The thin client's framed wire from the other user: its client reaches the
 // socket through a symlink of its own (so the owner check passes) and sends
 // a well-formed request; the daemon refuses the peer before reading it, and

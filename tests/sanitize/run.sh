@@ -17,7 +17,7 @@ build=${1:-$repo/build-asan}
 # The e2e slice, by GoogleTest suite.
 slice='ElfLink|WorkerReuse|WorkerReuseAttack|DaemonLifecycle|Concurrency'
 slice+='|Fallback|KernelDropIn|StrippedEnvironment|KernelLibrary|Robustness'
-slice+='|LinkCacheTest|Diagnostics|Fidelity|Crash|Windows|Archiver|Audit'
+slice+='|LinkCacheTest|Diagnostics|Fidelity|Windows|Archiver|Audit'
 
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
@@ -42,6 +42,12 @@ ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^unit$' ||
 # the program: the test of a worker's RSS is left to the normal build.
 ctest --test-dir "$build" -j2 --output-on-failure --timeout 900 -L '^e2e$' \
   -R "^(${slice})\." -E 'HundredsOfLinksKeepTheWorkersSmall' || status=1
+# Links that crash, for their reports only: the stack they print has ASan's
+# interceptor frames, which stock's has not, so the tests' verdicts are
+# not this build's to give (the crash path is where ASan found LLVM's
+# handler reading a freed argv[0]).
+ctest --test-dir "$build" -j2 --timeout 900 -L '^e2e$' -R '^Crash\.' \
+  >/dev/null || true
 # Whatever the tests said: a sanitizer report anywhere fails the run.
 if compgen -G "$logs/*" >/dev/null; then
   echo "sanitizer reports:"

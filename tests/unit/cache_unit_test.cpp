@@ -111,6 +111,16 @@ TEST(AccessLog, ProcessesDirectoriesAndBadRecordsAreUncacheable) {
       parseAccessLog(rec('M', "/w/x") + rec('R', "/w/x")).uncacheable.empty());
 }
 
+TEST(ResponseFiles, OneSpellingForOneFile) {
+  EXPECT_EQ(withoutDotComponents("/w/./a.rsp"), "/w/a.rsp");
+  EXPECT_EQ(withoutDotComponents("/w//x/./././a"), "/w/x/a");
+  EXPECT_EQ(withoutDotComponents("/w/x/.."), "/w/x/..");
+  EXPECT_EQ(withoutDotComponents("./a.o"), "a.o");
+  EXPECT_EQ(withoutDotComponents("/"), "/");
+  EXPECT_EQ(withoutDotComponents("/."), "/");
+  EXPECT_EQ(withoutDotComponents("."), ".");
+}
+
 TEST(ResponseFiles, GnuTokenizer) {
   EXPECT_EQ(tokenizeGnu("a  b\tc\n"),
             (std::vector<std::string>{"a", "b", "c"}));

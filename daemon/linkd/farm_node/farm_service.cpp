@@ -524,8 +524,9 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
   if (!client) {
     ++linksRejected;
     ++rejectedUnauthenticated;
-    spdlog::warn("farm: UNAUTHENTICATED peer={}: {} token", ctx->peer(),
-                 it == md.end() ? "no" : "unknown");
+    if (std::string more; unauthenticatedLog.allow(more))
+      spdlog::warn("farm: UNAUTHENTICATED peer={}: {} token{}", ctx->peer(),
+                   it == md.end() ? "no" : "unknown", more);
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         it == md.end() ? "a bearer token is required"
                                        : "unknown token");

@@ -23,6 +23,7 @@
 #include "daemon/linkd/farm_node/farm_tokens.h"
 #include "daemon/linkd/farm_node/scratch_janitor.h"
 #include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/service/log_limit.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/farm.grpc.pb.h"
 #include "metrics/histogram.h"
@@ -90,6 +91,7 @@ private:
   std::atomic<unsigned> active{0};
   std::atomic<uint64_t> linksTotal{0};
   std::atomic<uint64_t> linksRejected{0}; // all of the three below
+  LogLimit unauthenticatedLog;            // its lines (service/log_limit.h)
   std::atomic<uint64_t> rejectedUnauthenticated{0}, rejectedLimit{0},
       rejectedDraining{0};
   std::atomic<bool> draining{false};

@@ -173,8 +173,10 @@ void MetricsListener::acceptLoop() {
       return; // shut down in stop()
     }
     if (!allowed.allows(peer)) {
-      spdlog::warn("metrics: refused {} (not loopback, not in metrics_allow)",
-                   peerText(peer));
+      if (std::string more; refused.allow(more))
+        spdlog::warn(
+            "metrics: refused {} (not loopback, not in metrics_allow){}",
+            peerText(peer), more);
       sendAll(c, response("403 Forbidden", "text/plain",
                           "not allowed: see metrics_allow\n", true));
       close(c);

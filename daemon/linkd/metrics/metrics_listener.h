@@ -16,6 +16,7 @@
 #pragma once
 
 #include "daemon/linkd/service/connection_limits.h"
+#include "daemon/linkd/service/log_limit.h"
 #include "metrics/peer_allow.h"
 
 #include <atomic>
@@ -67,6 +68,7 @@ private:
   std::mutex mu;
   std::condition_variable idle;
   size_t serving = 0; // connections with a thread
+  LogLimit refused;   // its log lines (service/log_limit.h)
 };
 
 // "PORT" -> "127.0.0.1:PORT"; "HOST:PORT" and "[V6]:PORT" as given. Split

@@ -171,7 +171,8 @@ void BlobListener::acceptLoop() {
       continue;
     }
     if (!peerIsUs(c)) {
-      spdlog::warn("kernel socket: refused a peer of another user");
+      if (std::string more; refusedPeers.allow(more))
+        spdlog::warn("kernel socket: refused a peer of another user{}", more);
       close(c);
       continue;
     }

@@ -13,6 +13,7 @@
 #include "daemon/linkd/service/connection_limits.h"
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/kernel_cache.h"
+#include "daemon/linkd/service/log_limit.h"
 #include "daemon/linkd/service/zygote_client.h"
 #include "kernel/kernel_wire.h"
 
@@ -119,6 +120,7 @@ private:
   std::thread acceptor;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> nextId{0}, active{0}, peakActive{0}, connections{0};
+  LogLimit refusedPeers; // their log lines (log_limit.h)
   std::atomic<uint64_t> hits{0}, misses{0};
   uint64_t maintainRounds = 0;
   std::atomic<int64_t> lastEndNs;
