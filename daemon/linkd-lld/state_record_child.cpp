@@ -74,7 +74,9 @@ void armStateRecord(LldInvocation &inv, audit::RecordPolicy policy) {
     return;
   // A temp directory the link cannot write to (TMPDIR unset for the link's
   // user, read-only, gone) gets no record, rather than LLD's error about
-  // our map file.
+  // our map file. (A map an earlier child of this pid left, crashed, goes
+  // first; O_EXCL never follows a link someone else put at the name.)
+  syscall(SYS_unlinkat, AT_FDCWD, path.c_str(), 0);
   int fd =
       static_cast<int>(syscall(SYS_openat, AT_FDCWD, path.c_str(),
                                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));

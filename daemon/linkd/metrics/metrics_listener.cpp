@@ -184,7 +184,12 @@ void MetricsListener::acceptLoop() {
     }
     {
       std::lock_guard lock(mu);
-      if (serving >= kMaxScrapes) {
+      if (serving >= kMaxScrapes && !awaitingRequest.empty()) {
+        // Under `mu`, so the connection is still open (serve() leaves the
+        // list under `mu` before its descriptor is closed).
+        ::shutdown(awaitingRequest.front(), SHUT_RDWR);
+        awaitingRequest.pop_front();
+      } else if (serving >= kMaxScrapes) {
         if (!std::exchange(warnedFull, true))
           spdlog::warn("metrics: {} scrapes at once; closing new ones",
                        kMaxScrapes);
@@ -193,6 +198,7 @@ void MetricsListener::acceptLoop() {
       }
       warnedFull = false;
       ++serving;
+      awaitingRequest.push_back(c);
     }
     Connections::Start started = admitted.serve("metrics", c, [this, c] {
       serve(c);
@@ -203,8 +209,9 @@ void MetricsListener::acceptLoop() {
       idle.notify_all();
     });
     if (started != Connections::Start::Started) {
-      close(c); // Connections said why in the log
       std::lock_guard lock(mu);
+      std::erase(awaitingRequest, c);
+      close(c); // Connections said why in the log
       --serving;
       idle.notify_all();
     }
@@ -213,6 +220,10 @@ void MetricsListener::acceptLoop() {
 
 void MetricsListener::serve(int fd) {
   std::string head = readRequestHead(fd);
+  {
+    std::lock_guard lock(mu);
+    std::erase(awaitingRequest, fd);
+  }
   if (head.empty())
     return;
   std::string line = head.substr(0, head.find_first_of("\r\n"));
