@@ -278,7 +278,14 @@ void serveLinks(int fd, pid_t zygotePid, int journalFd) {
                       !audit::stateRecordMapOption(
                            records, static_cast<Flavor>(req.flavor()),
                            {req.argv().begin(), req.argv().end()}, req.cwd(),
-                           req.env().count("LLD_REPRODUCE") > 0, "m")
+                           audit::environmentAddsToTheLink(
+                               [&](const char *n) -> const char * {
+                                 auto it = req.env().find(n);
+                                 return it == req.env().end()
+                                            ? nullptr
+                                            : it->second.c_str();
+                               }),
+                           "m")
                            .empty());
     if (!reusable)
       becomeLinker(req, ch);

@@ -121,8 +121,16 @@ struct Seen {
 // An absolute name outside the working directory, which the link may read
 // but never write: an output named by a response file or a linker script
 // (`OUTPUT(/tmp/x)`) that no check of the arguments sees.
+// A ".." part counts as outside: only the file system can say where it
+// leads (`<work>/../../home/u/.bashrc`).
 bool outsideWork(const std::string &name) {
-  return name != gWork && !name.starts_with(gWork + "/");
+  if (name != gWork && !name.starts_with(gWork + "/"))
+    return true;
+  for (size_t at = name.find("/.."); at != std::string::npos;
+       at = name.find("/..", at + 1))
+    if (at + 3 == name.size() || name[at + 3] == '/')
+      return true;
+  return false;
 }
 
 Seen see(const char *path) {

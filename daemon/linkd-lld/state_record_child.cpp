@@ -63,27 +63,30 @@ void armStateRecord(LldInvocation &inv, audit::RecordPolicy policy) {
   if (policy == audit::RecordPolicy::Off)
     return;
   const char *tmp = std::getenv("TMPDIR");
+  // A name of its own (mkstemps): a pid is only this PID namespace's, and
+  // children of several daemons may share the temp directory.
   std::string path = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/" +
-                     audit::kMapFilePrefix + std::to_string(getpid()) + ".map";
+                     audit::kMapFilePrefix + "XXXXXX.map";
   if (path.size() >= sizeof(gMapPath))
     return;
   // The child runs in the link's directory with the client's environment.
   std::string option = audit::stateRecordMapOption(
-      policy, inv.flavor, inv.argv, ".", std::getenv("LLD_REPRODUCE"), path);
+      policy, inv.flavor, inv.argv, ".",
+      audit::environmentAddsToTheLink(
+          [](const char *n) -> const char * { return std::getenv(n); }),
+      path);
   if (option.empty())
     return;
   // A temp directory the link cannot write to (TMPDIR unset for the link's
   // user, read-only, gone) gets no record, rather than LLD's error about
-  // our map file. (A map an earlier child of this pid left, crashed, goes
-  // first; O_EXCL never follows a link someone else put at the name.)
-  syscall(SYS_unlinkat, AT_FDCWD, path.c_str(), 0);
-  int fd =
-      static_cast<int>(syscall(SYS_openat, AT_FDCWD, path.c_str(),
-                               O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  // our map file.
+  std::string made = path;
+  int fd = mkstemps(made.data(), 4);
   if (fd < 0)
     return;
   close(fd);
-  std::memcpy(gMapPath, path.c_str(), path.size() + 1);
+  option.replace(option.find(path), path.size(), made);
+  std::memcpy(gMapPath, made.c_str(), made.size() + 1);
   inv.leadingOption = option;
   setExitHook(&emitRecord);
 }

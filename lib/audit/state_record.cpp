@@ -55,9 +55,11 @@ std::string lower(std::string_view s) {
 }
 
 // An argument after which the command keeps exactly its own argv: it shows
-// its command line (-###, a PDB, a reproduce tarball), writes a map of the
-// user's (LLD keeps only the last one), links no image (help, version) or
-// reports its own phases by name (--time-trace, /time).
+// its command line (-###, a PDB, a reproduce tarball, lld-link's and the
+// MinGW driver's verbose output), writes a map of the user's (LLD keeps
+// only the last one) or something else into the map (--cref: its table
+// goes to the map when there is one, else to stdout), links no image (help,
+// version) or reports its own phases by name (--time-trace, /time).
 bool keepsItsArgv(std::string_view a) {
   std::string l = lower(a);
   // A PDB holds the link's command line (and /Brepro's timestamp hashes
@@ -66,9 +68,12 @@ bool keepsItsArgv(std::string_view a) {
       !l.ends_with(":none"))
     return true;
   for (std::string_view p :
-       {"--pdb", "-pdb", "/pdb", "-map", "--map", "/map", "-lldmap", "/lldmap",
-        "--print-map", "--reproduce", "-reproduce", "/reproduce", "/linkrepro",
-        "-linkrepro", "-###", "--time-trace", "-time-trace"})
+       {"--pdb",       "-pdb",        "/pdb",       "-map",
+        "--map",       "/map",        "-lldmap",    "/lldmap",
+        "--print-map", "--reproduce", "-reproduce", "/reproduce",
+        "/linkrepro",  "-linkrepro",  "-###",       "--time-trace",
+        "-time-trace", "--cref",      "-cref",      "/verbose",
+        "-verbose",    "--verbose"})
     if (l.starts_with(p))
       return true;
   for (std::string_view w :
@@ -133,9 +138,13 @@ std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
     return {};
   const std::vector<std::string> &args = expanded.args;
   std::span<const std::string> given(argv);
-  bool mingw =
-      flavor == Flavor::Elf && given.size() > 1 &&
-      (selectsMinGWDriver(given.subspan(1)) || selectsMinGWDriver(args));
+  // LLD decides on the first "-m" as given, and looks into response files
+  // only when there is none.
+  bool givenHasM = given.size() > 1 && std::find(given.begin() + 1, given.end(),
+                                                 "-m") != given.end();
+  bool mingw = flavor == Flavor::Elf && given.size() > 1 &&
+               (givenHasM ? selectsMinGWDriver(given.subspan(1))
+                          : selectsMinGWDriver(args));
   bool pe = (flavor == Flavor::Coff && !isLibMode(argv)) || mingw;
   bool elf = flavor == Flavor::Elf && !pe && policy == RecordPolicy::All &&
              (strips(args) || hasBuildId(args));
@@ -145,6 +154,14 @@ std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
     if (keepsItsArgv(a))
       return {};
   return flavor == Flavor::Coff ? "/lldmap:" + mapPath : "-Map=" + mapPath;
+}
+
+bool environmentAddsToTheLink(
+    const std::function<const char *(const char *)> &value) {
+  for (const char *name : {"LLD_REPRODUCE", "LINK", "_LINK_"})
+    if (const char *v = value(name); v && *v)
+      return true;
+  return false;
 }
 
 char stateSectionKind(std::string_view s) {

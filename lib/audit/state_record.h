@@ -24,6 +24,7 @@
 
 #include "link/flavor.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +51,16 @@ RecordPolicy recordPolicyFrom(const char *envValue);
 // child gives the option to LLD right after the flavor, where no option can
 // take it as its value (lld_entry.h), so that the parse, the diagnostics and
 // the outputs are the user's command's; LLD's own lit suite checks it
-// (tests/lld_suite). The daemon and the link child ask the same question.
+// (tests/lld_suite). The daemon and the link child ask the same question,
+// `reproduce` being environmentAddsToTheLink's answer.
+// Whether the link's environment adds to what LLD does with its arguments
+// (`value` looks a variable up): LLD_REPRODUCE (the tarball would show our
+// option), and lld-link's LINK and _LINK_ (options before and after the
+// arguments, also under the MinGW driver: `LINK=/DEBUG` makes a PDB that
+// holds the command line). The `reproduce` argument below.
+bool environmentAddsToTheLink(
+    const std::function<const char *(const char *)> &value);
+
 std::string stateRecordMapOption(RecordPolicy policy, Flavor flavor,
                                  const std::vector<std::string> &argv,
                                  const std::string &cwd, bool reproduce,

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <shared_mutex>
 #include <thread>
 
@@ -828,11 +829,15 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     return refuse("the link wrote no output");
 
   cache::v1::InputSet set;
+  // Response files are covered by the key, by content. LLVM may open one by
+  // another spelling than its argument's ("<cwd>/./a.rsp" for "a.rsp",
+  // "<cwd>/a.rsp" for "./a.rsp"): both sides without "." parts.
+  std::set<std::string> responseFiles;
+  for (const std::string &f : link.responseFiles)
+    responseFiles.insert(withoutDotComponents(f));
   for (const std::string &p : log.read) {
-    // Covered by the key, by content. (LLVM may open a response file by
-    // another spelling than its argument's: "<cwd>/./a.rsp".)
-    if (link.responseFiles.count(p) || link.replacedInputs.count(p) ||
-        link.responseFiles.count(withoutDotComponents(p)))
+    if (link.replacedInputs.count(p) ||
+        responseFiles.count(withoutDotComponents(p)))
       continue;
     auto st = stats.lookup(p);
     if ((!st || !st->exists) && log.inputFds)

@@ -804,29 +804,35 @@ TEST_F(KernelLibrary, NoDaemonLinksWriteOnlyInTheirDirectory) {
     GTEST_SKIP() << "python3 is not installed";
   writeFile("k.c", "int counter; int bump(void) { return ++counter; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -O2 -fPIC -c k.c -o k.o")));
-  std::string rsp = path("escaped-by-rsp"), script = path("escaped-by-script");
-  writeFile("t.py", "import linkd\n"
-                    "obj = open('k.o', 'rb').read()\n"
-                    "for argv, inputs in [\n"
-                    "    (['-shared', 'k.o', '@a.rsp'],\n"
-                    "     {'k.o': obj, 'a.rsp': b'-o " +
-                        rsp +
-                        "\\n'}),\n"
-                        "    (['-shared', 's.ld'],\n"
-                        "     {'k.o': obj, 's.ld': b'OUTPUT(" +
-                        script +
-                        ")\\nINPUT(k.o)\\n'})]:\n"
-                        "    r = linkd.link_result(argv, inputs=inputs, "
-                        "local_only=True)\n"
-                        "    print(r.exit_code, r.diagnostics.strip())\n");
-  RunResult r = run("PYTHONPATH=" + binDir() + "/../lib/python python3 t.py");
+  ASSERT_TRUE(exitedZero(run("mkdir -m 700 tmp")));
+  // The private directory is kept between links: the last name starts in
+  // it and climbs out with '..'.
+  writeFile("t.py", R"(import glob, os, sys, linkd
+obj = open("k.o", "rb").read()
+def show(argv, inputs, out):
+    r = linkd.link_result(argv, inputs=inputs, local_only=True)
+    print(r.exit_code, "refused" if "cannot open output file " + out +
+          ": Permission denied" in r.diagnostics else r.diagnostics)
+rsp, script = sys.argv[1], sys.argv[2]
+show(["-shared", "k.o", "@a.rsp"],
+     {"k.o": obj, "a.rsp": b"-o " + rsp.encode() + b"\n"}, rsp)
+show(["-shared", "s.ld"],
+     {"k.o": obj, "s.ld": b"OUTPUT(" + script.encode() + b")\nINPUT(k.o)\n"},
+     script)
+d = glob.glob(os.environ["TMPDIR"] + "/linkd-kernel.%d.*" % os.getpid())[0]
+dots = d + "/work/../../escaped-by-dots"
+show(["-shared", "s.ld"],
+     {"k.o": obj, "s.ld": b"OUTPUT(" + dots.encode() + b")\nINPUT(k.o)\n"},
+     dots)
+)");
+  RunResult r = run("TMPDIR=" + path("tmp") + " PYTHONPATH=" + binDir() +
+                    "/../lib/python python3 t.py " + path("escaped-by-rsp") +
+                    " " + path("escaped-by-script"));
   ASSERT_TRUE(exitedZero(r)) << describe(r);
-  EXPECT_EQ(r.out, "1 ld.lld: error: cannot open output file " + rsp +
-                       ": Permission denied\n"
-                       "1 ld.lld: error: cannot open output file " +
-                       script + ": Permission denied\n");
+  EXPECT_EQ(r.out, "1 refused\n1 refused\n1 refused\n");
   EXPECT_FALSE(exists("escaped-by-rsp"));
   EXPECT_FALSE(exists("escaped-by-script"));
+  EXPECT_FALSE(exists("tmp/escaped-by-dots"));
 }
 
 // Local links reuse their private directories (client/liblinkd/

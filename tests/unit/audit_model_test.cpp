@@ -254,8 +254,9 @@ TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
   EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "/lib", "/out:x.lib", "a.obj"}), "");
   EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "-LIB", "a.obj"}), "");
   EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", "/lib"}), "/lldmap:/t/m");
-  for (const char *a : {"-###", "--help", "/?", "--version", "/time",
-                        "--time-trace", "/linkrepro:d", "/debug", "-v"})
+  for (const char *a :
+       {"-###", "--help", "/?", "--version", "/time", "--time-trace",
+        "/linkrepro:d", "/debug", "-v", "/verbose", "--verbose", "--cref"})
     EXPECT_EQ(opt(Flavor::Coff, {"lld-link", "a.obj", a}), "") << a;
   // Options that only share a prefix with those keep the record.
   for (const char *a : {"/timestamp:1", "--version-script=v", "/version:1.0",
@@ -266,6 +267,16 @@ TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
   EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "-m", "i386pep", "a.o", "-entry"}),
             "-Map=/t/m");
 
+  // lld-link's LINK and _LINK_ add options before and after the arguments,
+  // also under the MinGW driver; LLD_REPRODUCE writes a tarball.
+  for (const char *var : {"LINK", "_LINK_", "LLD_REPRODUCE"})
+    EXPECT_TRUE(environmentAddsToTheLink([var](const char *n) {
+      return std::string_view(n) == var ? "/DEBUG" : nullptr;
+    })) << var;
+  EXPECT_FALSE(environmentAddsToTheLink([](const char *n) {
+    return std::string_view(n) == "LINK" ? "" : nullptr;
+  }));
+
   // Inside a response file, as given on the command line; one that cannot
   // be read counts against.
   char dir[] = "/tmp/linkd-record-rsp-XXXXXX";
@@ -275,9 +286,22 @@ TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
   std::ofstream(d + "/plain.rsp") << "a.o -m i386pep --major-os-version=6\n";
   EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "@hash.rsp"}, d), "");
   EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "@plain.rsp"}, d), "-Map=/t/m");
+  // LLD picks its MinGW driver by the first "-m" as given, and looks into
+  // response files only when there is none: not MinGW here, so under the
+  // default policy (PE images) no record.
+  std::ofstream(d + "/pe.rsp") << "-m i386pep\n";
+  EXPECT_EQ(
+      stateRecordMapOption(RecordPolicy::PeImages, Flavor::Elf,
+                           {"ld.lld", "@pe.rsp", "-m", "elf_x86_64", "a.o"}, d,
+                           false, "/t/m"),
+      "");
+  EXPECT_EQ(stateRecordMapOption(RecordPolicy::PeImages, Flavor::Elf,
+                                 {"ld.lld", "@pe.rsp", "a.o"}, d, false,
+                                 "/t/m"),
+            "-Map=/t/m");
   ASSERT_EQ(mkfifo((d + "/fifo.rsp").c_str(), 0600), 0);
   EXPECT_EQ(opt(Flavor::Elf, {"ld.lld", "-m", "i386pep", "@fifo.rsp"}, d), "");
-  for (const char *f : {"/hash.rsp", "/plain.rsp", "/fifo.rsp"})
+  for (const char *f : {"/hash.rsp", "/plain.rsp", "/fifo.rsp", "/pe.rsp"})
     std::remove((d + f).c_str());
   rmdir(dir);
 }

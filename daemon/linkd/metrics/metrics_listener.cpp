@@ -184,11 +184,8 @@ void MetricsListener::acceptLoop() {
     }
     {
       std::lock_guard lock(mu);
-      if (serving >= kMaxScrapes && !awaitingRequest.empty()) {
-        // Under `mu`, so the connection is still open (serve() leaves the
-        // list under `mu` before its descriptor is closed).
-        ::shutdown(awaitingRequest.front(), SHUT_RDWR);
-        awaitingRequest.pop_front();
+      if (serving >= kMaxScrapes && preemptSilent()) {
+        // One silent connection gives its slot up.
       } else if (serving >= kMaxScrapes) {
         if (!std::exchange(warnedFull, true))
           spdlog::warn("metrics: {} scrapes at once; closing new ones",
@@ -198,7 +195,7 @@ void MetricsListener::acceptLoop() {
       }
       warnedFull = false;
       ++serving;
-      awaitingRequest.push_back(c);
+      awaitingRequest.push_back({c, Clock::now()});
     }
     Connections::Start started = admitted.serve("metrics", c, [this, c] {
       serve(c);
@@ -210,7 +207,8 @@ void MetricsListener::acceptLoop() {
     });
     if (started != Connections::Start::Started) {
       std::lock_guard lock(mu);
-      std::erase(awaitingRequest, c);
+      std::erase_if(awaitingRequest,
+                    [c](const Awaiting &a) { return a.fd == c; });
       close(c); // Connections said why in the log
       --serving;
       idle.notify_all();
@@ -218,11 +216,31 @@ void MetricsListener::acceptLoop() {
   }
 }
 
+bool MetricsListener::preemptSilent() {
+  // The oldest connection that has been open a while and has nothing to
+  // read: a scraper's request arrives with its connection, and one whose
+  // request is already here is never cut. Under `mu`, so each is still
+  // open (serve() leaves the list under `mu` before its descriptor is
+  // closed).
+  auto now = Clock::now();
+  for (auto it = awaitingRequest.begin(); it != awaitingRequest.end(); ++it) {
+    char c;
+    if (now - it->since < std::chrono::milliseconds(100) ||
+        recv(it->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != -1)
+      continue;
+    ::shutdown(it->fd, SHUT_RDWR);
+    awaitingRequest.erase(it);
+    return true;
+  }
+  return false;
+}
+
 void MetricsListener::serve(int fd) {
   std::string head = readRequestHead(fd);
   {
     std::lock_guard lock(mu);
-    std::erase(awaitingRequest, fd);
+    std::erase_if(awaitingRequest,
+                  [fd](const Awaiting &a) { return a.fd == fd; });
   }
   if (head.empty())
     return;

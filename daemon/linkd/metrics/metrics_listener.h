@@ -57,6 +57,8 @@ public:
 
 private:
   void acceptLoop();
+  // Shuts one silent connection down to free its slot; false if none is.
+  bool preemptSilent();
   void serve(int fd);
 
   MetricsListenerConfig config;
@@ -74,7 +76,11 @@ private:
   // slot up (shut down; its thread ends at once). A scraper sends its
   // request as soon as it connects; connections that send nothing (issue
   // 35: four of them failed 15 of 15 scrapes) hold no slot for long.
-  std::deque<int> awaitingRequest;
+  struct Awaiting {
+    int fd;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::deque<Awaiting> awaitingRequest;
   LogLimit refused; // its log lines (service/log_limit.h)
 };
 

@@ -534,10 +534,15 @@ void LinkService::wantStateRecord(Request &r) const {
   if (r.kind != RequestKind::Link || !cache.recordStore)
     return;
   std::vector<std::string> argv(r.req.argv().begin(), r.req.argv().end());
-  r.stateRecord = !audit::stateRecordMapOption(
-                       recordPolicy, r.inv.flavor, argv, r.req.cwd(),
-                       r.req.env().count("LLD_REPRODUCE") > 0, "m")
-                       .empty();
+  r.stateRecord =
+      !audit::stateRecordMapOption(
+           recordPolicy, r.inv.flavor, argv, r.req.cwd(),
+           audit::environmentAddsToTheLink([&](const char *n) -> const char * {
+             auto it = r.req.env().find(n);
+             return it == r.req.env().end() ? nullptr : it->second.c_str();
+           }),
+           "m")
+           .empty();
   if (r.stateRecord && !r.record)
     r.record = r.recordOnly = true;
 }
