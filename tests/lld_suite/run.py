@@ -269,6 +269,21 @@ def run_lit(name, work, source_root, tools, env, jobs, filt, suites=SUITES):
     return codes, seconds
 
 
+def release(work, name, passes):
+    later = passes[passes.index(name) + 1:]
+    doomed = []
+    if name == "stock":
+        doomed.append(os.path.join(work, "stock", "obj"))
+    if name in ("cold", "warm") and "warm" not in later:
+        doomed += [os.path.join(work, "linkd", "obj"),
+                   os.path.join(work, "daemon-cache", "cache")]
+    if name == "record":
+        doomed += [os.path.join(work, "record", "obj"),
+                   os.path.join(work, "daemon-record", "cache")]
+    for d in doomed:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def passed(codes):
     return {t for t, c in codes.items() if c in ("PASS", "XFAIL")}
 
@@ -292,6 +307,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--passes", default="stock,cold,warm,record")
     ap.add_argument("--filter", default=None, help="lit --filter")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each pass's lit outputs and daemon cache")
     args = ap.parse_args()
 
     build_bin = os.path.join(os.path.abspath(args.build), "bin")
@@ -341,6 +358,11 @@ def main():
                                 f"(marker {daemon.fell_back()} in the run directory)")
         log(f"{name}: {len(passed(results[name]))} of {len(results[name])} "
             f"passed in {seconds[name]:.0f} s")
+        # What a pass leaves takes gigabytes (lit's outputs: ~4 GB a pass;
+        # the cold pass's cache: ~7 GB): each goes as soon as no later pass
+        # needs it, so the run peaks near 12 GB, not 25.
+        if not args.keep:
+            release(work, name, passes)
 
     stock_results = os.path.join(work, "stock", "results.json")
     if "stock" not in results and os.path.exists(stock_results):
