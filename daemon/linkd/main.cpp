@@ -32,8 +32,8 @@ commands:
         run the daemon in the foreground (clients start it automatically)
       farm node (docs/farm.md): --listen HOST:PORT --token-file F
         [--tls-cert F --tls-key F [--client-ca F]] [--insecure]
-        [--max-request-bytes N] [--max-links-per-token N] [--link-timeout S]
-        [--stall-timeout S]
+        [--max-request-bytes N] [--max-paths N] [--max-path-bytes N]
+        [--max-links-per-token N] [--link-timeout S] [--stall-timeout S]
       metrics (daemon or node): --metrics-listen [HOST:]PORT
         [--metrics-allow CIDR,...]  Prometheus text at /metrics
   farm-health [--json]  load of the farm node(s) LINKD_FARM names
@@ -132,7 +132,14 @@ int cmdServe(int argc, char **argv) {
       if (!size || *size == 0)
         return usageError("bad value for --max-request-bytes");
       opts.maxRequestBytes = *size;
-    } else if (a == "--max-links-per-token" && parseUnsigned(v, n) && n > 0)
+    } else if (a == "--max-path-bytes") {
+      auto size = linkd::parseSize(v);
+      if (!size || *size == 0)
+        return usageError("bad value for --max-path-bytes");
+      opts.maxPathBytes = *size;
+    } else if (a == "--max-paths" && parseUnsigned(v, n) && n > 0)
+      opts.maxPaths = static_cast<uint64_t>(n);
+    else if (a == "--max-links-per-token" && parseUnsigned(v, n) && n > 0)
       opts.maxLinksPerToken = static_cast<unsigned>(n);
     else if (a == "--link-timeout" && parseUnsigned(v, n) && n > 0)
       opts.linkTimeoutSeconds = static_cast<uint64_t>(n);

@@ -330,6 +330,10 @@ struct FarmNode {
     c.insecure = o.insecure;
     if (o.maxRequestBytes)
       c.maxRequestBytes = o.maxRequestBytes;
+    if (o.maxPaths)
+      c.caps.maxFacts = o.maxPaths;
+    if (o.maxPathBytes)
+      c.caps.maxPathBytes = o.maxPathBytes;
     if (o.maxLinksPerToken)
       c.maxLinksPerToken = o.maxLinksPerToken;
     if (o.linkTimeoutSeconds)

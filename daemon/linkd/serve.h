@@ -24,6 +24,8 @@ struct ServeOptions {
   std::string tlsCert, tlsKey, clientCa, tokenFile;
   bool insecure = false;           // plaintext off loopback
   uint64_t maxRequestBytes = 0;    // 0: default
+  uint64_t maxPaths = 0;           // 0: default (offload_wire.h)
+  uint64_t maxPathBytes = 0;       // 0: default
   unsigned maxLinksPerToken = 0;   // 0: default
   uint64_t linkTimeoutSeconds = 0; // 0: default
   uint64_t stallTimeoutSeconds = 0; // 0: default

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// A farm node's upload sequence, driven from bytes: claims, chunks at any
-// offset with the true content or other bytes, commits, releases and whole
-// stores, by several uploaders of a few digests, applied to a FarmBlobStore
-// with the node's own rule for the streamed digest (offload_messages.cpp's
-// takeBlob: only the link holding a digest's claim sends its chunks, a
-// chunk at 0 starts a digest of the arriving bytes, every accepted chunk
-// extends it, the last one hands it to commit(), the link's end releases
-// its claims and drops its digests). The
+// A farm node's upload sequence, driven from bytes: uploads begun (waiting
+// or alongside another), chunks at any offset with the true content or
+// other bytes, commits, releases and whole stores, by three uploaders (two
+// of one tenant) of a few digests, applied to a FarmBlobStore with the
+// node's own rule for the streamed digest (offload_messages.cpp's
+// takeBlob: a chunk at 0 starts a digest of the arriving bytes, every
+// accepted chunk extends it, the last one hands it to commit(), the link's
+// end releases its uploads and drops its digests). The
 // invariant, checked after every step: every blob in the store hashes to
 // its name. Used by the unit test (tests/unit/farm_blobs_test.cpp, random
 // sequences for a bounded time) and the libFuzzer target upload_fuzzer.
@@ -98,17 +98,14 @@ inline std::string run(FarmBlobStore &store, const Contents &c,
     const Digest &d = c.digests[blob];
     const std::string &truth = c.blobs[blob];
     Uploader &u = up[who];
+    const std::string tenant = who == 2 ? "bob" : "alice";
     switch (op % 6) {
     case 0:
-      (void)store.claimUpload(d, who + 1);
+      (void)store.beginUpload(d, tenant, who + 1, next() % 2);
       break;
     case 1:
     case 2: { // a chunk: where, and which bytes
-      // The node takes chunks only from the link that holds the digest's
-      // claim (it asked that link alone for the blob).
-      if (!store.claimUpload(d, who + 1))
-        break;
-      uint64_t size = store.partialSize(d);
+      uint64_t size = store.partialSize(d, who + 1);
       uint8_t where = next(), from = next(), len = next();
       uint64_t offset = where % 4 == 0   ? 0
                         : where % 4 == 1 ? size
@@ -120,7 +117,7 @@ inline std::string run(FarmBlobStore &store, const Contents &c,
       std::string bytes = truth.substr(start, len % 2 ? truth.size() : len);
       if (op % 6 == 2 && !bytes.empty())
         bytes[0] ^= 0x55; // other content
-      if (!store.append(d, offset, bytes))
+      if (!store.append(d, who + 1, offset, bytes))
         break;
       if (offset == 0) {
         u.streamed[blob].clear();
@@ -130,17 +127,15 @@ inline std::string run(FarmBlobStore &store, const Contents &c,
       break;
     }
     case 3: { // the last chunk arrived: commit with the streamed digest
-      if (!store.claimUpload(d, who + 1))
-        break;
       std::optional<Digest> hashed;
       if (u.streaming[blob])
         hashed = sha256(u.streamed[blob]);
       u.streaming[blob] = false;
       std::string e;
-      (void)store.commit(d, &e, hashed);
+      (void)store.commit(d, who + 1, &e, hashed);
       break;
     }
-    case 4: // the link ended: its claims go, its digests' streams too
+    case 4: // the link ended: its uploads go, its digests' streams too
       store.releaseUploads(who + 1);
       u.streaming.clear();
       break;

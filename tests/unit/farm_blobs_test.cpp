@@ -3,7 +3,9 @@
 // A farm node's blob store against an uploader that lies (issue 35, item 1):
 // chunks that overlap what was already written, a digest that does not
 // match the bytes, a second upload of a blob already in place. The
-// invariant: a stored blob always hashes to its name.
+// invariant: a stored blob always hashes to its name. And against one that
+// stalls (item 4): another tenant never waits for it nor writes its file,
+// and a link of the same tenant waits only while it progresses.
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "tests/fuzz/upload_sequence.h"
 
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace linkd {
 namespace {
@@ -45,13 +48,14 @@ TEST_F(FarmBlobs, AChunkThatOverlapsWrittenBytesIsRefused) {
   const std::string &script = contents.blobs[0];
   const Digest &d = contents.digests[0];
   ASSERT_GT(script.size(), 235u);
-  ASSERT_TRUE(store->append(d, 0, script.substr(0, 235)));
-  EXPECT_FALSE(store->append(d, 189, script.substr(235)));
-  EXPECT_FALSE(store->append(d, 300, script.substr(235))); // a gap
+  ASSERT_EQ(store->beginUpload(d, "mallory", 1), 0u);
+  ASSERT_TRUE(store->append(d, 1, 0, script.substr(0, 235)));
+  EXPECT_FALSE(store->append(d, 1, 189, script.substr(235)));
+  EXPECT_FALSE(store->append(d, 1, 300, script.substr(235))); // a gap
   // Continuing at the end, or starting over at 0, are the two ways on.
-  ASSERT_TRUE(store->append(d, 235, script.substr(235)));
+  ASSERT_TRUE(store->append(d, 1, 235, script.substr(235)));
   std::string e;
-  ASSERT_TRUE(store->commit(d, &e, sha256(script))) << e;
+  ASSERT_TRUE(store->commit(d, 1, &e, sha256(script))) << e;
   EXPECT_EQ(stored(d), script);
 }
 
@@ -59,16 +63,18 @@ TEST_F(FarmBlobs, ABlobInPlaceIsNeverReplaced) {
   const std::string &script = contents.blobs[0];
   const Digest &d = contents.digests[0];
   std::string e;
-  ASSERT_TRUE(store->append(d, 0, script));
-  ASSERT_TRUE(store->commit(d, &e, sha256(script))) << e;
+  ASSERT_EQ(store->beginUpload(d, "alice", 1), 0u);
+  ASSERT_TRUE(store->append(d, 1, 0, script));
+  ASSERT_TRUE(store->commit(d, 1, &e, sha256(script))) << e;
   // A second uploader whose bytes are other but whose claimed digest is
   // the blob's (the node hashed something else than the file holds).
   std::string other = script;
   other[10] ^= 1;
-  ASSERT_TRUE(store->append(d, 0, other));
-  EXPECT_TRUE(store->commit(d, &e, d)) << e; // dropped: one is in place
+  ASSERT_EQ(store->beginUpload(d, "mallory", 2), 0u);
+  ASSERT_TRUE(store->append(d, 2, 0, other));
+  EXPECT_TRUE(store->commit(d, 2, &e, d)) << e; // dropped: one is in place
   EXPECT_EQ(stored(d), script);
-  EXPECT_EQ(store->partialSize(d), 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(root + "/store/partial"));
   // The kernel path's whole stores too.
   EXPECT_EQ(store->storeWhole(d, other), "");
   EXPECT_EQ(stored(d), script);
@@ -78,11 +84,83 @@ TEST_F(FarmBlobs, ContentThatDoesNotHashToItsNameIsNeverStored) {
   const Digest &d = contents.digests[1];
   std::string wrong = contents.blobs[1];
   wrong.back() ^= 1;
-  ASSERT_TRUE(store->append(d, 0, wrong));
+  ASSERT_EQ(store->beginUpload(d, "mallory", 1), 0u);
+  ASSERT_TRUE(store->append(d, 1, 0, wrong));
   std::string e;
-  EXPECT_FALSE(store->commit(d, &e)); // the file is hashed
+  EXPECT_FALSE(store->commit(d, 1, &e)); // the file is hashed
   EXPECT_NE(e.find("does not match"), std::string::npos) << e;
   EXPECT_FALSE(std::filesystem::exists(store->pathOf(d)));
+}
+
+// Issue 35, item 4: mallory begins an upload and trickles; bob, another
+// tenant, neither waits for it nor meets its bytes.
+TEST_F(FarmBlobs, AnotherTenantsUploadNeitherBlocksNorSpoilsOne) {
+  const std::string &script = contents.blobs[0];
+  const Digest &d = contents.digests[0];
+  ASSERT_EQ(store->beginUpload(d, "mallory", 1), 0u);
+  ASSERT_TRUE(store->append(d, 1, 0, script.substr(0, 100)));
+  ASSERT_EQ(store->beginUpload(d, "bob", 2), 0u); // its own file, from 0
+  ASSERT_TRUE(store->append(d, 2, 0, script));
+  std::string e;
+  bool published = false;
+  ASSERT_TRUE(store->commit(d, 2, &e, sha256(script), [&] {
+    published = true;
+  })) << e;
+  EXPECT_TRUE(published);
+  EXPECT_EQ(stored(d), script);
+  // mallory's upload goes on in its own file, and is dropped at its end.
+  EXPECT_EQ(store->partialSize(d, 1), 100u);
+  ASSERT_TRUE(store->append(d, 1, 100, "XXXX"));
+  EXPECT_FALSE(store->commit(d, 1, &e));
+  EXPECT_EQ(stored(d), script);
+}
+
+// Two links of one tenant: the second waits while the first progresses,
+// and uploads alongside when asked to; a trickle is no progress.
+TEST_F(FarmBlobs, ALinkOfTheSameTenantWaitsOnlyForProgress) {
+  const Digest &d = contents.digests[1];
+  const std::string &blob = contents.blobs[1];
+  ASSERT_EQ(store->beginUpload(d, "alice", 1), 0u);
+  EXPECT_EQ(store->beginUpload(d, "alice", 2), std::nullopt);
+  EXPECT_EQ(store->uploadProgress(d, "bob"), std::nullopt);
+  auto began = store->uploadProgress(d, "alice");
+  ASSERT_TRUE(began);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(store->append(d, 1, 0, blob.substr(0, 1)));
+  EXPECT_EQ(store->uploadProgress(d, "alice"), began); // a byte is none
+  std::string quarter(FarmBlobStore::kProgressBytes, 'q');
+  ASSERT_TRUE(store->append(d, 1, 1, quarter));
+  EXPECT_GT(*store->uploadProgress(d, "alice"), *began);
+  // Link 2 stops waiting: a file of its own, its bytes its own.
+  ASSERT_EQ(store->beginUpload(d, "alice", 2, true), 0u);
+  ASSERT_TRUE(store->append(d, 2, 0, blob));
+  std::string e;
+  ASSERT_TRUE(store->commit(d, 2, &e, sha256(blob))) << e;
+  EXPECT_EQ(stored(d), blob);
+  EXPECT_EQ(store->partialSize(d, 1), 1 + quarter.size());
+  store->releaseUploads(1);
+}
+
+// A broken upload resumes in the same tenant's next link, not another's;
+// a new process starts without partial files.
+TEST_F(FarmBlobs, ABrokenUploadResumesForItsTenantOnly) {
+  const Digest &d = contents.digests[1];
+  const std::string &blob = contents.blobs[1];
+  ASSERT_EQ(store->beginUpload(d, "alice", 1), 0u);
+  ASSERT_TRUE(store->append(d, 1, 0, blob.substr(0, 1000)));
+  store->releaseUploads(1);
+  EXPECT_EQ(store->uploadProgress(d, "alice"), std::nullopt);
+  EXPECT_EQ(store->beginUpload(d, "bob", 2), 0u);
+  EXPECT_EQ(store->beginUpload(d, "alice", 3), 1000u);
+  ASSERT_TRUE(store->append(d, 3, 1000, blob.substr(1000)));
+  std::string e;
+  ASSERT_TRUE(store->commit(d, 3, &e)) << e; // hashed from the file
+  EXPECT_EQ(stored(d), blob);
+  ASSERT_TRUE(store->append(d, 2, 0, blob.substr(0, 10)));
+  store->releaseUploads(2);
+  FarmBlobStore again(root + "/store", 64 << 20);
+  ASSERT_EQ(again.open(), "");
+  EXPECT_TRUE(std::filesystem::is_empty(root + "/store/partial"));
 }
 
 // Random upload sequences (tests/fuzz/upload_sequence.h; the libFuzzer

@@ -30,6 +30,13 @@ std::string FarmBlobStore::open() {
     if (mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
       return "cannot create " + d + ": " + std::strerror(errno);
   }
+  // Whose they were went with the process that wrote them.
+  if (DIR *partial = opendir((dir + "/partial").c_str())) {
+    while (dirent *e = readdir(partial))
+      if (e->d_name[0] != '.')
+        unlinkat(dirfd(partial), e->d_name, 0);
+    closedir(partial);
+  }
   return {};
 }
 
@@ -38,94 +45,214 @@ std::string FarmBlobStore::pathOf(const Digest &d) const {
   return dir + "/" + hex.substr(0, 2) + "/" + hex;
 }
 
-std::string FarmBlobStore::partialPath(const Digest &d) const {
-  return dir + "/partial/" + d.hex();
-}
-
 bool FarmBlobStore::has(const Digest &d) {
   std::string p = pathOf(d);
   // Touch on use: eviction goes by modification time.
   return utimensat(AT_FDCWD, p.c_str(), nullptr, 0) == 0;
 }
 
-uint64_t FarmBlobStore::partialSize(const Digest &d) const {
-  struct stat st{};
-  if (stat(partialPath(d).c_str(), &st) != 0)
-    return 0;
-  return static_cast<uint64_t>(st.st_size);
+std::optional<uint64_t> FarmBlobStore::beginUpload(const Digest &d,
+                                                   const std::string &tenant,
+                                                   uint64_t owner,
+                                                   bool alongside) {
+  std::lock_guard lock(mu);
+  if (auto u = uploads.find({d, owner}); u != uploads.end())
+    return u->second.size;
+  Key key{d, tenant};
+  auto claim = claims.find(key);
+  if (claim != claims.end() && !alongside)
+    return std::nullopt;
+  Upload u;
+  u.tenant = tenant;
+  u.path = dir + "/partial/" + d.hex() + ".u" + std::to_string(owner);
+  u.progressAt = Clock::now();
+  if (auto left = resumable.find(key); left != resumable.end()) {
+    struct stat st{};
+    if (rename(left->second.path.c_str(), u.path.c_str()) == 0 &&
+        lstat(u.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      u.size = static_cast<uint64_t>(st.st_size);
+    else
+      unlink(u.path.c_str());
+    resumable.erase(left);
+  }
+  if (u.size == 0) {
+    int fd =
+        ::open(u.path.c_str(),
+               O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return std::nullopt;
+    close(fd);
+  }
+  uploads.emplace(std::pair{d, owner}, u);
+  if (claim == claims.end())
+    claims.emplace(key, owner);
+  return u.size;
 }
 
-bool FarmBlobStore::append(const Digest &d, uint64_t offset,
-                           std::string_view data) {
+std::optional<FarmBlobStore::Clock::time_point>
+FarmBlobStore::uploadProgress(const Digest &d,
+                              const std::string &tenant) const {
   std::lock_guard lock(mu);
-  std::string p = partialPath(d);
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return false;
+  auto claim = claims.find({d, tenant});
+  if (claim == claims.end())
+    return std::nullopt;
+  auto u = uploads.find({d, claim->second});
+  if (u == uploads.end())
+    return std::nullopt;
+  return u->second.progressAt;
+}
+
+uint64_t FarmBlobStore::partialSize(const Digest &d, uint64_t owner) const {
+  std::lock_guard lock(mu);
+  auto u = uploads.find({d, owner});
+  return u == uploads.end() ? 0 : u->second.size;
+}
+
+bool FarmBlobStore::append(const Digest &d, uint64_t owner, uint64_t offset,
+                           std::string_view data) {
+  std::string path;
+  uint64_t size;
+  {
+    std::lock_guard lock(mu);
+    auto u = uploads.find({d, owner});
+    if (u == uploads.end())
+      return false;
+    path = u->second.path;
+    size = u->second.size;
+  }
   // Append-only: a chunk lands at the file's end, or at 0 to start over.
   // A chunk at an offset in between would overwrite bytes that the
   // uploader's streamed digest already covers, and the file would then hold
   // other content than the digest commit() is given (issue 35: a stored
   // libc.so replaced by an upload whose chunks overlapped).
-  struct stat st{};
-  bool ok = fstat(fd, &st) == 0 &&
-            (offset == 0 || offset == static_cast<uint64_t>(st.st_size));
-  if (ok && offset == 0 && st.st_size != 0)
-    ok = ftruncate(fd, 0) == 0;
+  if (offset != 0 && offset != size)
+    return false;
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool ok = offset != 0 || size == 0 || ftruncate(fd, 0) == 0;
+  uint64_t written = 0;
   while (ok && !data.empty()) {
-    ssize_t n =
-        pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    ssize_t n = pwrite(fd, data.data(), data.size(),
+                       static_cast<off_t>(offset + written));
     if (n < 0 && errno == EINTR)
       continue;
     ok = n > 0;
     if (ok) {
       data.remove_prefix(static_cast<size_t>(n));
-      offset += static_cast<uint64_t>(n);
+      written += static_cast<uint64_t>(n);
     }
   }
   close(fd);
+  std::lock_guard lock(mu);
+  auto u = uploads.find({d, owner});
+  if (u == uploads.end())
+    return false;
+  u->second.size = offset + written;
+  u->second.sinceProgress += written;
+  if (u->second.sinceProgress >= kProgressBytes) {
+    u->second.sinceProgress = 0;
+    u->second.progressAt = Clock::now();
+  }
   return ok;
 }
 
-bool FarmBlobStore::commit(const Digest &d, std::string *error,
-                           const std::optional<Digest> &hashed) {
-  std::string p = partialPath(d);
+void FarmBlobStore::endUpload(const Digest &d, uint64_t owner,
+                              const Upload &u) {
+  auto claim = claims.find({d, u.tenant});
+  if (claim != claims.end() && claim->second == owner)
+    claims.erase(claim);
+  uploads.erase({d, owner});
+}
+
+bool FarmBlobStore::commit(const Digest &d, uint64_t owner, std::string *error,
+                           const std::optional<Digest> &hashed,
+                           const std::function<void()> &published) {
+  Upload u;
+  {
+    std::lock_guard lock(mu);
+    auto it = uploads.find({d, owner});
+    if (it == uploads.end()) {
+      *error = "no upload of " + d.hex() + " under way";
+      return false;
+    }
+    u = it->second;
+  }
+  // Whatever happens, the upload ends here; the claim last, so that a link
+  // waiting for it finds the blob (and `published`'s effect) when it goes.
+  auto end = [&] {
+    std::lock_guard lock(mu);
+    endUpload(d, owner, u);
+  };
   std::string err;
   std::optional<Digest> got = hashed;
   if (!got)
-    if (auto h = sha256File(p, &err))
+    if (auto h = sha256File(u.path, &err))
       got = h->digest;
-  if (!got || *got != d) {
-    unlink(p.c_str());
-    *error = got ? "uploaded content does not match its digest " + d.hex()
-                 : "cannot read upload: " + err;
-    return false;
-  }
   std::string final = pathOf(d);
   std::string sub = final.substr(0, final.rfind('/'));
-  if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST) {
-    *error = "cannot create " + sub + ": " + std::strerror(errno);
-    return false;
+  std::string e;
+  if (!got || *got != d) {
+    e = got ? "uploaded content does not match its digest " + d.hex()
+            : "cannot read upload: " + err;
+  } else if (mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST) {
+    e = "cannot create " + sub + ": " + std::strerror(errno);
+  } else {
+    chmod(u.path.c_str(), 0444);
+    e = publish(u.path, final, d);
   }
-  chmod(p.c_str(), 0444);
-  if (std::string e = publish(p, final, d); !e.empty()) {
+  if (!e.empty()) {
+    unlink(u.path.c_str());
+    end();
     *error = e;
     return false;
   }
-  std::lock_guard lock(claimsMu);
-  claims.erase(d);
+  if (published)
+    published();
+  end();
   return true;
 }
 
-bool FarmBlobStore::claimUpload(const Digest &d, uint64_t owner) {
-  std::lock_guard lock(claimsMu);
-  auto [it, fresh] = claims.emplace(d, owner);
-  return fresh || it->second == owner;
+void FarmBlobStore::releaseUploads(uint64_t owner) {
+  std::lock_guard lock(mu);
+  Clock::time_point now = Clock::now();
+  for (auto it = uploads.begin(); it != uploads.end();) {
+    if (it->first.second != owner) {
+      ++it;
+      continue;
+    }
+    Digest d = it->first.first;
+    Upload u = it->second;
+    ++it;
+    endUpload(d, owner, u);
+    Key key{d, u.tenant};
+    auto left = resumable.find(key);
+    if (u.size == 0) {
+      unlink(u.path.c_str());
+      continue;
+    }
+    // The longest one stays for the tenant's next link.
+    if (left != resumable.end()) {
+      struct stat st{};
+      if (stat(left->second.path.c_str(), &st) == 0 &&
+          static_cast<uint64_t>(st.st_size) >= u.size) {
+        unlink(u.path.c_str());
+        continue;
+      }
+      unlink(left->second.path.c_str());
+    }
+    resumable[key] = {u.path, now};
+  }
+  dropStaleResumable(now);
 }
 
-void FarmBlobStore::releaseUploads(uint64_t owner) {
-  std::lock_guard lock(claimsMu);
-  std::erase_if(claims, [&](const auto &c) { return c.second == owner; });
+void FarmBlobStore::dropStaleResumable(Clock::time_point now) {
+  std::erase_if(resumable, [&](const auto &r) {
+    if (now - r.second.at < kResumableFor)
+      return false;
+    unlink(r.second.path.c_str());
+    return true;
+  });
 }
 
 std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {
@@ -211,6 +338,10 @@ uint64_t FarmBlobStore::bytes() const {
 }
 
 uint64_t FarmBlobStore::evict() {
+  {
+    std::lock_guard lock(mu);
+    dropStaleResumable(Clock::now());
+  }
   std::vector<BlobFile> all = listBlobs(dir);
   uint64_t total = 0;
   for (const BlobFile &b : all)

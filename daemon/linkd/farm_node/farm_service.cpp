@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <grpcpp/support/proto_buffer_reader.h>
+
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -29,7 +31,7 @@
 namespace linkd {
 
 using Clock = std::chrono::steady_clock;
-using Stream = grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>;
+using RawStream = grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
 
 namespace {
 
@@ -49,6 +51,129 @@ struct Fd {
       close(fd);
     fd = f;
   }
+};
+
+// Cancels the call when a guarded read or write blocks past its time: a
+// client that stops reading holds a write for good (HTTP/2 flow control),
+// and with it the node's thread, the token's link and, before outputs,
+// the job slot (issue 35: two clients that did not read 200 MB outputs held
+// both slots of a node).
+class Watchdog {
+public:
+  explicit Watchdog(grpc::ServerContext *ctx)
+      : ctx(ctx), thread([this] { watch(); }) {}
+  Watchdog(const Watchdog &) = delete;
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    thread.join();
+  }
+  // Guards one blocking call until the returned object goes.
+  struct Guard {
+    Watchdog *w;
+    Guard(Watchdog *w, Clock::time_point until) : w(w) { w->arm(until); }
+    Guard(const Guard &) = delete;
+    ~Guard() { w->arm(std::nullopt); }
+  };
+  Guard until(Clock::time_point t) { return Guard(this, t); }
+  // Whether it cancelled the call.
+  bool fired() const { return firedOnce.load(); }
+
+private:
+  void arm(std::optional<Clock::time_point> t) {
+    {
+      std::lock_guard lock(mu);
+      limit = t;
+    }
+    cv.notify_all();
+  }
+  void watch() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      if (!limit) {
+        cv.wait(lock);
+      } else if (cv.wait_until(lock, *limit) == std::cv_status::timeout &&
+                 limit && Clock::now() >= *limit) {
+        firedOnce = true;
+        ctx->TryCancel();
+        limit.reset();
+      }
+    }
+  }
+  grpc::ServerContext *ctx;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Clock::time_point> limit;
+  bool stopping = false;
+  std::atomic<bool> firedOnce{false};
+  std::thread thread; // last: it uses the rest
+};
+
+// The Offload stream, with OffloadUp messages checked against the link's
+// caps before they are parsed (offload_wire.h) and every write bounded by
+// the stall timeout and the link's deadline.
+class Stream {
+public:
+  Stream(RawStream *raw, grpc::ServerContext *ctx, OffloadCaps caps,
+         std::chrono::seconds stall, Clock::time_point deadline)
+      : raw(raw), budget(caps), watchdog(ctx), stall(stall),
+        deadline(deadline) {}
+  // False at the stream's end, or for a message refused (refusal()).
+  bool Read(v1::OffloadUp *m) {
+    grpc::ByteBuffer bytes;
+    if (!raw->Read(&bytes))
+      return false;
+    std::string why;
+    {
+      grpc::ProtoBufferReader counted(&bytes);
+      why = budget.admit(counted);
+    }
+    if (why.empty()) {
+      grpc::ProtoBufferReader parsed(&bytes);
+      if (!m->ParseFromZeroCopyStream(&parsed))
+        why = "a malformed message";
+    }
+    if (why.empty())
+      return true;
+    std::lock_guard lock(mu);
+    refused = why;
+    return false;
+  }
+  // Reads the first message, within the stall timeout.
+  bool ReadFirst(v1::OffloadUp *m) {
+    Watchdog::Guard g = watchdog.until(Clock::now() + stall);
+    return Read(m);
+  }
+  bool Write(const v1::OffloadDown &m) {
+    grpc::ByteBuffer bytes;
+    bool own = false;
+    if (!grpc::SerializationTraits<v1::OffloadDown>::Serialize(m, &bytes, &own)
+             .ok())
+      return false;
+    // A failure after the deadline still gets the stall time to be said.
+    Watchdog::Guard g =
+        watchdog.until(std::min(Clock::now(), deadline) + stall);
+    return raw->Write(bytes);
+  }
+  // Why a message was refused; "" if none was.
+  std::string refusal() const {
+    std::lock_guard lock(mu);
+    return refused;
+  }
+  // Whether a write (or the first read) ran out of time.
+  bool timedOut() const { return watchdog.fired(); }
+
+private:
+  RawStream *raw;
+  OffloadBudget budget; // used by one reader at a time
+  Watchdog watchdog;
+  std::chrono::seconds stall;
+  Clock::time_point deadline;
+  mutable std::mutex mu;
+  std::string refused;
 };
 
 // Messages from the client, read on their own thread so that the link loop
@@ -157,7 +282,6 @@ public:
 private:
   grpc::Status runLink();
   grpc::Status start();
-  bool readFirst(v1::OffloadUp &first);
   grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
   grpc::Status finish(const ChildExit &exit);
   // Sends the child the reply to its question, if there is one yet; false
@@ -190,35 +314,16 @@ private:
   Clock::time_point spawned, exited;
 };
 
-// The first message, or false if it does not come within the stall
-// timeout (the call is then cancelled: a connection that says nothing must
-// not hold the token's slot).
-bool OffloadSession::readFirst(v1::OffloadUp &first) {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool got = false;
-  std::thread watchdog([&] {
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock,
-                     std::chrono::seconds(node.config.stallTimeoutSeconds),
-                     [&] { return got; }))
-      ctx->TryCancel();
-  });
-  bool ok = stream->Read(&first);
-  {
-    std::lock_guard lock(mu);
-    got = true;
-  }
-  cv.notify_all();
-  watchdog.join();
-  return ok;
-}
-
 grpc::Status OffloadSession::start() {
+  // Within the stall timeout: a connection that says nothing must not hold
+  // the token's slot.
   v1::OffloadUp first;
-  if (!readFirst(first))
+  if (!stream->ReadFirst(&first)) {
+    if (std::string why = stream->refusal(); !why.empty())
+      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "the first message must be OffloadStart");
+  }
   if (grpc::Status st = msgs.start(first); !st.ok())
     return st;
   inbox.start(stream);
@@ -235,7 +340,7 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
                    {inbox.fd(), POLLIN, 0}};
   auto deadline = begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
   auto stall = std::chrono::seconds(node.config.stallTimeoutSeconds);
-  Clock::time_point lastHeard = Clock::now(); // from the client
+  Clock::time_point lastHeard = Clock::now(); // progress of the client
   std::string buf(1 << 16, '\0');
   bool clientClosed = false;
   while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
@@ -248,20 +353,26 @@ grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
       return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                   "link timeout (" +
                       std::to_string(node.config.linkTimeoutSeconds) + " s)");
+    // Progress, not any message: an answer, or blob bytes in steps of
+    // FarmBlobStore::kProgressBytes (a client trickling a byte every few
+    // seconds held a job slot for as long as the link timeout).
     bool waiting = msgs.waiting();
+    lastHeard = std::max(lastHeard, msgs.lastProgress());
     if (waiting && Clock::now() - lastHeard > stall)
       return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "the client left a question unanswered for " +
+                  "the client left a question or upload without progress "
+                  "for " +
                       std::to_string(node.config.stallTimeoutSeconds) + " s");
     if (!waiting)
       lastHeard = Clock::now(); // the link's own time is not the client's
     if (fds[4].revents & POLLIN) {
       std::deque<v1::OffloadUp> messages = inbox.take(clientClosed);
-      if (!messages.empty())
-        lastHeard = Clock::now();
       for (v1::OffloadUp &m : messages)
         if (grpc::Status st = msgs.take(m); !st.ok())
           return st;
+      if (clientClosed)
+        if (std::string why = stream->refusal(); !why.empty())
+          return fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
       if (!reply(sandboxFd, msgs.answerPending()))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
       if (clientClosed && msgs.questionOpen())
@@ -462,10 +573,16 @@ grpc::Status OffloadSession::runLink() {
     return st;
   if (!node.slots.acquire([this] { return ctx->IsCancelled(); }))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  // Held while the link runs, not while its outputs stream: a client that
+  // reads them slowly (or not at all) holds no slot of the node.
   struct Slot {
-    JobSlots &s;
-    ~Slot() { s.release(); }
-  } slot{node.slots};
+    JobSlots *s;
+    void release() { std::exchange(s, nullptr)->release(); }
+    ~Slot() {
+      if (s)
+        release();
+    }
+  } slot{&node.slots};
 
   int sp[2], outP[2], errP[2], recP[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0 ||
@@ -496,6 +613,7 @@ grpc::Status OffloadSession::runLink() {
     kill(pid, SIGKILL);
   sbOurs.reset(); // a child blocked on a question gets EOF and gives up
   ChildExit exit = child.exit.get();
+  slot.release();
   if (!st.ok())
     return st;
   return finish(exit);
@@ -504,9 +622,18 @@ grpc::Status OffloadSession::runLink() {
 FarmService::FarmService(FarmNodeConfig config, ZygoteClient &zygote,
                          FarmBlobStore &blobs, FarmTokens &tokens)
     : config(std::move(config)), zygote(zygote), blobs(blobs), tokens(tokens),
-      slots(this->config.jobs), started(Clock::now()) {}
+      slots(this->config.jobs), started(Clock::now()) {
+  // Offload is the service's first method (farm.proto).
+  MarkMethodStreamed(
+      0, new grpc::internal::BidiStreamingHandler<FarmService, grpc::ByteBuffer,
+                                                  grpc::ByteBuffer>(
+             [](FarmService *self, grpc::ServerContext *ctx, RawStream *raw) {
+               return self->offload(ctx, raw);
+             },
+             this));
+}
 
-grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
+grpc::Status FarmService::offload(grpc::ServerContext *ctx, RawStream *raw) {
   if (draining) {
     ++linksRejected;
     ++rejectedDraining;
@@ -542,7 +669,15 @@ grpc::Status FarmService::Offload(grpc::ServerContext *ctx, Stream *stream) {
   }
   uint64_t id = ++linksTotal;
   ++active;
-  grpc::Status st = OffloadSession(*this, ctx, stream, id, *client).run();
+  Stream stream(raw, ctx, config.caps,
+                std::chrono::seconds(config.stallTimeoutSeconds),
+                Clock::now() + std::chrono::seconds(config.linkTimeoutSeconds));
+  grpc::Status st = OffloadSession(*this, ctx, &stream, id, *client).run();
+  if (stream.timedOut() && !st.ok())
+    spdlog::warn("farm link id={} client={}: the client did not send its "
+                 "start or take what the node wrote within the stall "
+                 "timeout ({} s); the call was cancelled",
+                 id, *client, config.stallTimeoutSeconds);
   --active;
   tokens.release(*client);
   if (!st.ok())

@@ -21,6 +21,7 @@
 #include "daemon/linkd/farm_node/blob_owners.h"
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_node/farm_tokens.h"
+#include "daemon/linkd/farm_node/offload_wire.h"
 #include "daemon/linkd/farm_node/scratch_janitor.h"
 #include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/log_limit.h"
@@ -39,11 +40,14 @@ struct FarmNodeConfig {
   std::string tlsCert, tlsKey, clientCa, tokenFile;
   bool insecure = false;                  // plaintext on a non-loopback address
   uint64_t maxRequestBytes = 32ull << 30; // input bytes one link may claim
+  OffloadCaps caps; // paths one link may describe (offload_wire.h)
   unsigned maxLinksPerToken = 8;
   uint64_t linkTimeoutSeconds = 3600;
-  // A client that leaves a question or an upload unanswered this long is
-  // dropped, and its job slot goes to the next link (a stalled token must
-  // not starve the others until the link timeout).
+  // A client that leaves a question or an upload without progress this long
+  // (a byte at a time is none: FarmBlobStore::kProgressBytes), or does not
+  // take what the node writes to it, is dropped, and its job slot goes to
+  // the next link (a stalled token must not starve the others until the
+  // link timeout).
   uint64_t stallTimeoutSeconds = 30;
   unsigned jobs = 1;
   std::string storeDir; // input blobs
@@ -55,9 +59,12 @@ public:
   FarmService(FarmNodeConfig config, ZygoteClient &zygote, FarmBlobStore &blobs,
               FarmTokens &tokens);
 
-  grpc::Status Offload(grpc::ServerContext *ctx,
-                       grpc::ServerReaderWriter<v1::OffloadDown, v1::OffloadUp>
-                           *stream) override;
+  // Offload, with its messages as bytes: each OffloadUp is checked against
+  // the link's caps before it is parsed (offload_wire.h). Registered in
+  // place of the generated handler.
+  grpc::Status
+  offload(grpc::ServerContext *ctx,
+          grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer> *stream);
   grpc::Status Health(grpc::ServerContext *ctx, const v1::HealthRequest *req,
                       v1::HealthReply *reply) override;
 

@@ -54,22 +54,26 @@ bool OffloadMessages::addFact(const v1::PathFact &f) {
   return true;
 }
 
-void OffloadMessages::askForBlobs(const std::vector<Digest> &digests) {
+void OffloadMessages::askForBlobs(const std::vector<Digest> &digests,
+                                  bool alongside) {
   v1::OffloadDown m;
   for (const Digest &d : digests) {
-    if (askedBlobs.count(d) || awaitedBlobs.count(d))
+    if (askedBlobs.count(d) || (!alongside && awaitedBlobs.count(d)))
       continue;
-    if (!blobs.claimUpload(d, id)) {
-      awaitedBlobs.insert(d);
+    std::optional<uint64_t> offset =
+        blobs.beginUpload(d, client, id, alongside);
+    if (!offset) {
+      awaitedBlobs.emplace(d, std::chrono::steady_clock::now());
       ++awaitedCount;
       spdlog::debug("farm link id={} waits for another link's upload of {}", id,
                     d.hex());
       continue;
     }
+    awaitedBlobs.erase(d);
     askedBlobs.insert(d);
     auto *w = m.mutable_need_blobs()->add_blobs();
     w->set_digest(std::string(d.raw()));
-    w->set_offset(blobs.partialSize(d));
+    w->set_offset(*offset);
     resumed += w->offset();
     spdlog::debug("farm link id={} needs blob {} from {}", id, d.hex(),
                   w->offset());
@@ -121,6 +125,7 @@ grpc::Status OffloadMessages::take(v1::OffloadUp &m) {
     for (const v1::PathFact &f : m.facts().facts()) {
       if (!askedPaths.erase(f.path()))
         continue; // only answers to our questions
+      progressAt = std::chrono::steady_clock::now();
       if (!addFact(f))
         return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                     "the link's inputs exceed the node's limit of " +
@@ -152,10 +157,15 @@ grpc::Status OffloadMessages::takeBlob(v1::BlobChunk &chunk) {
     return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                 "uploads exceed the node's limit of " +
                     std::to_string(maxRequestBytes) + " bytes");
-  if (!blobs.append(*d, chunk.offset(), *raw))
+  if (!blobs.append(*d, id, chunk.offset(), *raw))
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "blob " + d->hex() + ": chunk at offset " +
                     std::to_string(chunk.offset()) + " does not continue it");
+  if ((bytesSinceProgress += raw->size()) >= FarmBlobStore::kProgressBytes ||
+      chunk.last()) {
+    bytesSinceProgress = 0;
+    progressAt = std::chrono::steady_clock::now();
+  }
   if (chunk.offset() == 0)
     arriving[*d] = std::make_unique<Sha256Thread>();
   auto hashing = arriving.find(*d);
@@ -168,9 +178,8 @@ grpc::Status OffloadMessages::takeBlob(v1::BlobChunk &chunk) {
       hashed = hashing->second->finish();
       arriving.erase(hashing);
     }
-    if (!blobs.commit(*d, &e, hashed))
+    if (!blobs.commit(*d, id, &e, hashed, [&] { owners.add(client, *d); }))
       return fail(grpc::StatusCode::INVALID_ARGUMENT, e);
-    owners.add(client, *d);
     askedBlobs.erase(*d);
     if (askedBlobs.empty())
       lastBlob = std::chrono::steady_clock::now();
@@ -192,19 +201,37 @@ std::optional<std::string> OffloadMessages::ask(std::string_view question) {
 }
 
 void OffloadMessages::settleAwaitedBlobs() {
-  std::vector<Digest> ask;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point now = Clock::now();
+  std::vector<Digest> ask, alongside;
   for (auto it = awaitedBlobs.begin(); it != awaitedBlobs.end();) {
-    if (blobs.has(*it) && owners.owns(client, *it)) {
-      present.insert(*it);
+    const Digest &d = it->first;
+    if (blobs.has(d) && owners.owns(client, d)) {
+      present.insert(d);
       it = awaitedBlobs.erase(it);
-    } else if (blobs.claimUpload(*it, id)) {
-      ask.push_back(*it);
-      it = awaitedBlobs.erase(it);
-    } else {
-      ++it;
+      continue;
     }
+    // The other upload ended without a blob (it failed, or its link went),
+    // or stopped moving, or takes too long: this link sends it itself.
+    std::optional<Clock::time_point> moved = blobs.uploadProgress(d, client);
+    if (!moved) {
+      ask.push_back(d);
+      it = awaitedBlobs.erase(it);
+      continue;
+    }
+    if (now - std::max(*moved, it->second) > kAwaitWithoutProgress ||
+        now - it->second > kAwaitAtMost)
+      alongside.push_back(d);
+    ++it;
   }
   askForBlobs(ask);
+  if (!alongside.empty()) {
+    spdlog::info("farm link id={} client={} stops waiting for {} blob{} "
+                 "another of its links uploads and sends {} itself",
+                 id, client, alongside.size(), alongside.size() == 1 ? "" : "s",
+                 alongside.size() == 1 ? "it" : "them");
+    askForBlobs(alongside, true);
+  }
 }
 
 std::optional<std::string> OffloadMessages::answerPending() {

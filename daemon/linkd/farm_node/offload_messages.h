@@ -63,10 +63,20 @@ public:
   bool waiting() const {
     return (pending.has_value() && awaitedBlobs.empty()) || !askedBlobs.empty();
   }
-  // Blobs another link is uploading that this one waits for; the caller
-  // calls answerPending() now and then while there are any.
+  // Blobs another link of the same client is uploading that this one waits
+  // for; the caller calls answerPending() now and then while there are any.
+  // The wait is bounded: once that upload stops progressing for
+  // kAwaitWithoutProgress, or after kAwaitAtMost, this link asks its own
+  // client for the blob (to a partial file of its own).
   bool awaitingOtherUploads() const { return !awaitedBlobs.empty(); }
   bool questionOpen() const { return pending.has_value(); }
+  // When the client last made progress on what the node waits for: an
+  // answer, or a blob's bytes in steps of FarmBlobStore::kProgressBytes.
+  std::chrono::steady_clock::time_point lastProgress() const {
+    return progressAt;
+  }
+  static constexpr std::chrono::seconds kAwaitWithoutProgress{3};
+  static constexpr std::chrono::seconds kAwaitAtMost{30};
   // False once a message to the client could not be sent.
   bool clientReachable() const { return reachable; }
 
@@ -88,7 +98,8 @@ private:
   // Adds a client fact; false when the claimed bytes pass the node's limit.
   bool addFact(const v1::PathFact &f);
   grpc::Status takeBlob(v1::BlobChunk &chunk);
-  void askForBlobs(const std::vector<Digest> &digests);
+  // `alongside`: also those another link uploads (a wait that ended).
+  void askForBlobs(const std::vector<Digest> &digests, bool alongside = false);
   // Blobs waited for whose upload ended: stored and ours to use, or asked
   // of this client after all (the other upload failed, or another token
   // sent it).
@@ -110,7 +121,8 @@ private:
   std::optional<FarmView::Question> pending;
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
-  std::set<Digest> awaitedBlobs;      // being uploaded by another link
+  // Being uploaded by another link, since when this one waits.
+  std::map<Digest, std::chrono::steady_clock::time_point> awaitedBlobs;
   std::set<Digest> uploaded, present; // blobs this link sent / found stored
   // Uploads received from offset 0, hashed as they arrive, each on a helper
   // thread: the handler writes, answers the link's questions, and was the
@@ -119,6 +131,8 @@ private:
   uint64_t uploadedCount = 0, trips = 0, awaitedCount = 0;
   uint64_t resumed = 0; // partial uploads asked to continue, not redone
   std::chrono::steady_clock::time_point lastBlob;
+  std::chrono::steady_clock::time_point progressAt;
+  uint64_t bytesSinceProgress = 0;
 };
 
 } // namespace linkd

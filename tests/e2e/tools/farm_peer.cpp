@@ -4,14 +4,25 @@
 // speaks the Farm protocol (proto/linkd/v1/farm.proto) the way a hostile
 // peer would, so a test can check what a node or a client does with it.
 //
-//   farm_peer offload TARGET CA TOKEN REQUEST.json
+//   farm_peer offload TARGET CA TOKEN REQUEST.json [FILE...]
 //       A farm client: sends OffloadStart with the LinkRequest read from
-//       REQUEST.json (protobuf JSON), answers every question with "absent",
+//       REQUEST.json (protobuf JSON), answers questions about the absolute
+//       paths FILE... with their content, with FILEs, about directories
+//       with what they are, and every other with "absent",
 //       prints `status=CODE message` (CODE as grpc::StatusCode) and the
 //       linker's stderr. CA "-" speaks plaintext.
 //   farm_peer stall TARGET CA TOKEN REQUEST.json
 //       The same, but never answers a question nor closes; prints the status
 //       the node ends the call with.
+//   farm_peer trickle TARGET CA TOKEN REQUEST.json FILE...
+//       The same as offload, but sends the content of a blob the node asks
+//       for one byte a second, and never its end.
+//   farm_peer no-read TARGET CA TOKEN REQUEST.json FILE...
+//       The same as offload, but once the node sends an output file, reads
+//       nothing more for 10 s.
+//   farm_peer facts TARGET TOKEN N
+//       Sends (plaintext) an OffloadStart with N nameless directory facts;
+//       prints the status.
 //   farm_peer info TARGET
 //       One Linkd.Info call to a local daemon (e.g. unix:/path/linkd.sock),
 //       as whoever runs it; prints `status=CODE message`.
@@ -26,11 +37,13 @@
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <openssl/sha.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -52,8 +65,15 @@ std::string sha256(const std::string &data) {
   return std::string(reinterpret_cast<char *>(d), sizeof(d));
 }
 
-int client(bool stall, const std::string &target, const std::string &ca,
-           const std::string &token, const std::string &requestFile) {
+struct File {
+  std::string content, digest;
+};
+
+int client(const std::string &mode, const std::string &target,
+           const std::string &ca, const std::string &token,
+           const std::string &requestFile,
+           const std::map<std::string, File> &files) {
+  bool stall = mode == "stall";
   v1::OffloadUp first;
   auto st = google::protobuf::util::JsonStringToMessage(
       slurp(requestFile), first.mutable_start()->mutable_link());
@@ -79,16 +99,63 @@ int client(bool stall, const std::string &target, const std::string &ca,
   stream->Write(first);
   std::string err;
   v1::OffloadDown m;
+  std::map<std::string, std::string> byDigest; // digest -> content
+  for (const auto &[path, f] : files)
+    byDigest[f.digest] = f.content;
   while (stream->Read(&m)) {
     if (m.has_need_paths() && !stall) {
       v1::OffloadUp a;
       for (const std::string &p : m.need_paths().paths()) {
         v1::PathFact *f = a.mutable_facts()->add_facts();
         f->set_path(p);
-        f->set_kind(v1::PathFact::ABSENT);
-        f->set_error(2);
+        auto known = files.find(p);
+        struct stat st{};
+        if (known == files.end() && stat(p.c_str(), &st) == 0 &&
+            S_ISDIR(st.st_mode) && !files.empty()) {
+          f->set_kind(v1::PathFact::DIRECTORY);
+          f->set_mode(st.st_mode);
+          continue;
+        }
+        if (known == files.end()) {
+          f->set_kind(v1::PathFact::ABSENT);
+          f->set_error(2);
+          continue;
+        }
+        f->set_kind(v1::PathFact::FILE);
+        f->set_digest(known->second.digest);
+        f->set_size(known->second.content.size());
+        f->set_mode(0100644);
       }
       stream->Write(a);
+    } else if (m.has_need_blobs() && !stall) {
+      for (const v1::BlobWant &w : m.need_blobs().blobs()) {
+        auto known = byDigest.find(w.digest());
+        if (known == byDigest.end())
+          continue;
+        const std::string &content = known->second;
+        for (size_t off = w.offset();;) {
+          size_t n = mode == "trickle" ? 1 : size_t(1) << 20;
+          n = std::min(n, content.size() - off);
+          v1::OffloadUp c;
+          c.mutable_blob()->set_digest(w.digest());
+          c.mutable_blob()->set_offset(off);
+          c.mutable_blob()->set_data(content.substr(off, n));
+          off += n;
+          if (mode == "trickle") {
+            if (!stream->Write(c))
+              break;
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            continue; // never the last byte's chunk
+          }
+          c.mutable_blob()->set_last(off == content.size());
+          stream->Write(c);
+          if (off == content.size())
+            break;
+        }
+      }
+    } else if (m.has_file() && mode == "no-read") {
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      err += "resumed reading\n";
     } else if (m.has_output()) {
       err += m.output().data();
     } else if (m.has_done()) {
@@ -101,6 +168,36 @@ int client(bool stall, const std::string &target, const std::string &ca,
   grpc::Status s = stream->Finish();
   std::printf("status=%d %s\n%s", static_cast<int>(s.error_code()),
               s.error_message().c_str(), err.c_str());
+  return 0;
+}
+
+// An OffloadStart with `n` nameless directory facts (4 bytes each on the
+// wire).
+int facts(const std::string &target, const std::string &token, long n) {
+  v1::OffloadUp first;
+  v1::LinkRequest *link = first.mutable_start()->mutable_link();
+  link->set_protocol_version(1);
+  link->set_flavor(v1::FLAVOR_ELF);
+  link->add_argv("ld.lld");
+  link->set_cwd("/");
+  for (long i = 0; i < n; ++i)
+    first.mutable_start()->add_facts()->set_kind(v1::PathFact::DIRECTORY);
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  auto stub = v1::Farm::NewStub(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), args));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ctx.AddMetadata("authorization", "Bearer " + token);
+  auto stream = stub->Offload(&ctx);
+  stream->Write(first);
+  stream->WritesDone();
+  v1::OffloadDown m;
+  while (stream->Read(&m)) {
+  }
+  grpc::Status s = stream->Finish();
+  std::printf("status=%d %s\n", static_cast<int>(s.error_code()),
+              s.error_message().c_str());
   return 0;
 }
 
@@ -187,8 +284,19 @@ int info(const std::string &target) {
 
 int main(int argc, char **argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
-  if ((cmd == "offload" || cmd == "stall") && argc == 6)
-    return client(cmd == "stall", argv[2], argv[3], argv[4], argv[5]);
+  if ((cmd == "offload" || cmd == "stall" || cmd == "trickle" ||
+       cmd == "no-read") &&
+      argc >= 6) {
+    std::map<std::string, File> files;
+    for (int i = 6; i < argc; ++i) {
+      File f{slurp(argv[i]), ""};
+      f.digest = sha256(f.content);
+      files[argv[i]] = f;
+    }
+    return client(cmd, argv[2], argv[3], argv[4], argv[5], files);
+  }
+  if (cmd == "facts" && argc == 5)
+    return facts(argv[2], argv[3], std::atol(argv[4]));
   if (cmd == "info" && argc == 3)
     return info(argv[2]);
   if (cmd == "fake-node" && argc == 4)
