@@ -746,7 +746,10 @@ int startServer(Daemon &d) {
   // one server is built; SERVING until the node drains (stopServing).
   if (d.node.service)
     grpc::EnableDefaultHealthCheckService(true);
-  builder.SetMaxReceiveMessageSize(256 << 20);
+  // Every message in memory before any check of ours sees it: a link
+  // request's argv, a farm start's facts (counted before parsing,
+  // offload_wire.h) or a 1 MiB blob chunk fit many times over.
+  builder.SetMaxReceiveMessageSize(64 << 20);
   // The cap and idle limit of every listener (connection_limits.h): gRPC
   // holds an idle connection without a thread, and runs calls on at most
   // that many.
