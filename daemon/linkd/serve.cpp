@@ -790,7 +790,8 @@ int startMetrics(Daemon &d) {
   if (d.settings.metricsListen.empty())
     return 0;
   d.metrics = std::make_unique<MetricsListener>(
-      MetricsListenerConfig{d.settings.metricsListen, d.settings.metricsAllow},
+      MetricsListenerConfig{d.settings.metricsListen, d.settings.metricsAllow,
+                            /*ownerOnLoopback=*/!d.node.service},
       [&d] { return renderMetrics(metricsSources(d)); }, d.connections);
   if (std::string err = d.metrics->start(); !err.empty()) {
     d.metrics.reset();

@@ -77,14 +77,24 @@ PeerAllowList::parse(const std::vector<std::string> &entries,
 }
 
 bool PeerAllowList::allows(const sockaddr_storage &peer) const {
+  return isLoopback(peer) || covers(peer);
+}
+
+bool PeerAllowList::isLoopback(const sockaddr_storage &peer) {
   bool v6 = false;
   uint8_t a[16] = {};
   if (!peerBytes(peer, v6, a))
     return false;
   static constexpr uint8_t kLoop6[16] = {0, 0, 0, 0, 0, 0, 0, 0,
                                          0, 0, 0, 0, 0, 0, 0, 1};
-  if ((!v6 && a[0] == 127) || (v6 && std::memcmp(a, kLoop6, 16) == 0))
-    return true;
+  return (!v6 && a[0] == 127) || (v6 && std::memcmp(a, kLoop6, 16) == 0);
+}
+
+bool PeerAllowList::covers(const sockaddr_storage &peer) const {
+  bool v6 = false;
+  uint8_t a[16] = {};
+  if (!peerBytes(peer, v6, a))
+    return false;
   for (const Net &n : nets)
     if (n.v6 == v6 && prefixMatches(a, n.addr.data(), n.prefix))
       return true;

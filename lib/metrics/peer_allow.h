@@ -26,6 +26,9 @@ public:
 
   // Loopback, or covered by an entry. IPv4-mapped IPv6 peers count as IPv4.
   bool allows(const sockaddr_storage &peer) const;
+  // Covered by an entry (loopback only if an entry names it).
+  bool covers(const sockaddr_storage &peer) const;
+  static bool isLoopback(const sockaddr_storage &peer);
 
 private:
   struct Net {

@@ -47,6 +47,7 @@ inline const Tool wasmLd{"/usr/lib/llvm-19/bin/wasm-ld", "lld-19"};
 inline const Tool objdump{"/usr/bin/llvm-objdump-19", "llvm-19"};
 inline const Tool readelf{"/usr/bin/llvm-readelf-19", "llvm-19"};
 inline const Tool nm{"/usr/bin/llvm-nm-19", "llvm-19"};
+inline const Tool curl{"/usr/bin/curl", "curl"};
 inline const Tool gcc{"/usr/bin/gcc", "gcc"};
 inline const Tool mingwGxx{"/usr/bin/x86_64-w64-mingw32-g++", "mingw-w64"};
 inline const Tool wine{"/usr/bin/wine", "wine"};

@@ -440,5 +440,44 @@ print(len(held))
   EXPECT_EQ(links, 2u) << readFile(log);
 }
 
+// Issue 35, item 10: a per-user daemon's metrics on loopback serve its own
+// user's scrapes; another local user's get 403 (the peer's socket owner,
+// asked of the kernel), unless metrics_allow names loopback.
+TEST_F(LocalIsolationTest, ADaemonsMetricsServeOnlyItsOwnUser) {
+  ASSERT_TRUE(haveTool(tools::curl));
+  int port = freePort();
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  auto startDaemon = [&](const std::string &conf,
+                         const std::string &listen = "") {
+    run(binPath("linkd") + " stop");
+    writeFile("linkd.conf", "metrics_listen = " + listen +
+                                std::to_string(port) + "\n" + conf);
+    ASSERT_TRUE(exitedZero(run(binPath("ld.linkd") + " other/p.o -o mine")));
+    for (int i = 0; i < 500 && !portAccepts(port); ++i)
+      std::this_thread::sleep_for(10ms);
+  };
+  startDaemon("");
+  RunResult mine = run("curl -s -i --max-time 10 " + url);
+  EXPECT_NE(mine.out.find(" 200 "), std::string::npos) << describe(mine);
+  EXPECT_NE(mine.out.find("linkd_"), std::string::npos) << describe(mine);
+  RunResult theirs = asOther("curl -s -i --max-time 10 " + url);
+  EXPECT_NE(theirs.out.find(" 403 "), std::string::npos) << describe(theirs);
+  EXPECT_EQ(theirs.out.find("linkd_"), std::string::npos) << describe(theirs);
+  EXPECT_FALSE(logLines("a process of uid " + std::to_string(uid)).empty());
+  // IPv6, and IPv4 peers of a dual-stack listener (IPv4-mapped).
+  startDaemon("", "[::]:");
+  for (std::string host : {"127.0.0.1", "[::1]"}) {
+    std::string at = "http://" + host + ":" + std::to_string(port) + "/metrics";
+    mine = run("curl -s -i --max-time 10 " + at);
+    EXPECT_NE(mine.out.find(" 200 "), std::string::npos) << describe(mine);
+    theirs = asOther("curl -s -i --max-time 10 " + at);
+    EXPECT_NE(theirs.out.find(" 403 "), std::string::npos) << describe(theirs);
+  }
+  // Opened by the operator.
+  startDaemon("metrics_allow = 127.0.0.1\n");
+  theirs = asOther("curl -s -i --max-time 10 " + url);
+  EXPECT_NE(theirs.out.find(" 200 "), std::string::npos) << describe(theirs);
+}
+
 } // namespace
 } // namespace linkd::e2e

@@ -29,7 +29,6 @@ namespace {
 const Tool prometheus{"/usr/bin/prometheus", "prometheus"};
 const Tool promtool{"/usr/bin/promtool", "prometheus"};
 const Tool python{"/usr/bin/python3", "python3-grpcio"};
-const Tool curl{"/usr/bin/curl", "curl"};
 
 constexpr const char *kToken = "ops-token-0123456789abcdef";
 
@@ -208,7 +207,7 @@ std::string outsideAddress(E2eTest &, const std::string &ipOutput) {
 TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
   ASSERT_TRUE(haveTool(prometheus));
   ASSERT_TRUE(haveTool(promtool));
-  ASSERT_TRUE(haveTool(curl));
+  ASSERT_TRUE(haveTool(tools::curl));
   ASSERT_TRUE(haveTool(python));
   Node node = startNode("n1");
   int daemonMetrics = freePort();
@@ -342,7 +341,7 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
 }
 
 TEST_F(OperationsTest, MetricsRefusePeersOffLoopbackUnlessAllowed) {
-  ASSERT_TRUE(haveTool(curl));
+  ASSERT_TRUE(haveTool(tools::curl));
   std::string outside = outsideAddress(*this, run("ip -4 addr").out);
   if (outside.empty())
     GTEST_SKIP() << "no non-loopback IPv4 address on this machine";
@@ -381,7 +380,7 @@ TEST_F(OperationsTest, MetricsRefusePeersOffLoopbackUnlessAllowed) {
 }
 
 TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
-  ASSERT_TRUE(haveTool(curl));
+  ASSERT_TRUE(haveTool(tools::curl));
   int port = freePort();
   writeFile("linkd.conf", "metrics_listen = " + std::to_string(port) + "\n");
   writeProgram();
@@ -439,7 +438,7 @@ TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
 
 TEST_F(OperationsTest, ADrainedNodeLosesNoLinkAndHealthWatchSeesIt) {
   ASSERT_TRUE(haveTool(python));
-  ASSERT_TRUE(haveTool(curl));
+  ASSERT_TRUE(haveTool(tools::curl));
   // Links that take a while on the node: 24 MiB of data to upload.
   writeFile("big.c", "const char big[24 << 20] = {1};\n"
                      "int main(void) { return big[0] + 1; }\n");

@@ -2,6 +2,8 @@
 
 #include "daemon/linkd/metrics/metrics_listener.h"
 
+#include "daemon/linkd/metrics/peer_owner.h"
+
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -155,6 +157,25 @@ void MetricsListener::stop() {
                 [this] { return serving == 0; });
 }
 
+std::string MetricsListener::refusal(int c,
+                                     const sockaddr_storage &peer) const {
+  if (allowed.covers(peer))
+    return {};
+  if (!PeerAllowList::isLoopback(peer))
+    return "not loopback, not in metrics_allow";
+  if (!config.ownerOnLoopback)
+    return {};
+  std::string why;
+  std::optional<uid_t> uid = loopbackPeerUid(c, &why);
+  if (!uid)
+    return "a loopback peer whose user is unknown: " + why;
+  if (*uid != geteuid())
+    return "a process of uid " + std::to_string(*uid) +
+           ", not this daemon's user; metrics_allow = " + peerText(peer) +
+           " opens it";
+  return {};
+}
+
 void MetricsListener::acceptLoop() {
   bool warnedFull = false;
   for (;;) {
@@ -172,11 +193,9 @@ void MetricsListener::acceptLoop() {
       }
       return; // shut down in stop()
     }
-    if (!allowed.allows(peer)) {
+    if (std::string why = refusal(c, peer); !why.empty()) {
       if (std::string more; refused.allow(more))
-        spdlog::warn(
-            "metrics: refused {} (not loopback, not in metrics_allow){}",
-            peerText(peer), more);
+        spdlog::warn("metrics: refused {} ({}){}", peerText(peer), why, more);
       sendAll(c, response("403 Forbidden", "text/plain",
                           "not allowed: see metrics_allow\n", true));
       close(c);

@@ -7,12 +7,13 @@
 // Deliberately small and not gRPC: a scrape is one short request. What a
 // listener on a TCP port must bound is bounded here, the same way the other
 // listeners bound it: peers (loopback unless `metrics_allow` covers them,
-// metrics/peer_allow.h), connections served at once (kMaxScrapes of its own,
-// admitted through the daemon's Connections like every other listener's, so
-// they count toward its one cap; more are closed unanswered), the time a peer
-// gets to send its request and to take the answer (kIoTimeout), and the
-// request's size (kMaxRequestBytes). A connection for which no thread can be
-// started is closed, never waited on.
+// metrics/peer_allow.h; on a per-user daemon only its own user's loopback
+// processes, metrics/peer_owner.h), connections served at once (kMaxScrapes of
+// its own, admitted through the daemon's Connections like every other
+// listener's, so they count toward its one cap; more are closed unanswered),
+// the time a peer gets to send its request and to take the answer (kIoTimeout),
+// and the request's size (kMaxRequestBytes). A connection for which no thread
+// can be started is closed, never waited on.
 #pragma once
 
 #include "daemon/linkd/service/connection_limits.h"
@@ -33,6 +34,10 @@ namespace linkd {
 struct MetricsListenerConfig {
   std::string listen;             // HOST:PORT, or PORT (then loopback)
   std::vector<std::string> allow; // addresses/CIDRs besides loopback
+  // A per-user daemon's: a loopback peer must be a process of the daemon's
+  // user (peer_owner.h) unless `allow` names its address. A farm node's
+  // loopback is open (a node runs as a service user; Prometheus is another).
+  bool ownerOnLoopback = false;
 };
 
 class MetricsListener {
@@ -57,6 +62,8 @@ public:
 
 private:
   void acceptLoop();
+  // Why connection `c` from `peer` is not served; "" if it is.
+  std::string refusal(int c, const sockaddr_storage &peer) const;
   // Shuts one silent connection down to free its slot; false if none is.
   bool preemptSilent();
   void serve(int fd);
