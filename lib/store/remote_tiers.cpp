@@ -16,9 +16,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Envelope: "LKA1", flags (bit 0: signed), [32-byte HMAC], payload.
-constexpr std::string_view kMagic = "LKA1";
+// Envelope: "LKA2", flags (bit 0: signed), [32-byte HMAC], the 32-byte
+// action key the entry answers, payload. The key inside is what binds an
+// unsigned entry to its key: a reader without the fleet key checks it on
+// every read, so an entry copied over another key's (issue 42: a keyless
+// reader wrote the other link's bytes) is rejected like a bad signature.
+// The HMAC covers the key too. "LKA1" entries (no key inside) are
+// accepted only signed and by a keyed reader.
+constexpr std::string_view kMagic = "LKA2";
+constexpr std::string_view kMagicV1 = "LKA1";
 constexpr size_t kMacSize = 32;
+constexpr size_t kKeySize = 32;
 
 std::string mac(const std::string &key, const Digest &actionKey,
                 std::string_view payload) {
@@ -318,30 +326,42 @@ std::string RemoteTiers::wrapAction(const Digest &key,
   out += static_cast<char>(opts.hmacKey.empty() ? 0 : 1);
   if (!opts.hmacKey.empty())
     out += mac(opts.hmacKey, key, payload);
+  out += key.raw();
   out += payload;
   return out;
 }
 
 std::optional<std::string>
 RemoteTiers::unwrapAction(const Digest &key, const std::string &entry) const {
-  if (entry.size() < kMagic.size() + 1 || !entry.starts_with(kMagic))
+  bool v1 = entry.starts_with(kMagicV1);
+  if (entry.size() < kMagic.size() + 1 || (!v1 && !entry.starts_with(kMagic)))
     return std::nullopt;
   bool isSigned = entry[kMagic.size()] & 1;
   size_t off = kMagic.size() + 1;
+  std::string_view mine;
   if (isSigned) {
     if (entry.size() < off + kMacSize)
       return std::nullopt;
-    std::string payload = entry.substr(off + kMacSize);
-    if (!opts.hmacKey.empty()) {
-      std::string expected = mac(opts.hmacKey, key, payload);
-      if (CRYPTO_memcmp(expected.data(), entry.data() + off, kMacSize) != 0)
-        return std::nullopt;
-    }
-    return payload;
+    mine = std::string_view(entry).substr(off, kMacSize);
+    off += kMacSize;
   }
-  if (!opts.hmacKey.empty())
-    return std::nullopt; // we require signatures
-  return entry.substr(off);
+  if (!v1) {
+    if (entry.size() < off + kKeySize ||
+        entry.compare(off, kKeySize, key.raw()) != 0)
+      return std::nullopt; // written for another key
+    off += kKeySize;
+  }
+  std::string payload = entry.substr(off);
+  if (!opts.hmacKey.empty()) {
+    if (!isSigned)
+      return std::nullopt; // we require signatures
+    std::string expected = mac(opts.hmacKey, key, payload);
+    if (CRYPTO_memcmp(expected.data(), mine.data(), kMacSize) != 0)
+      return std::nullopt;
+  } else if (v1) {
+    return std::nullopt; // nothing binds it to this key
+  }
+  return payload;
 }
 
 void RemoteTiers::enqueue(uint64_t bytes, std::function<void()> task) {

@@ -1098,8 +1098,22 @@ TEST(RemoteTiers, ActionEnvelopeSignatures) {
   EXPECT_EQ(a->unwrapAction(key2, signedEntry), std::nullopt); // replayed
   EXPECT_EQ(plain->unwrapAction(key, signedEntry),
             "manifest"); // unkeyed reader
+  EXPECT_EQ(plain->unwrapAction(key2, signedEntry), std::nullopt);
   std::string unsignedEntry = plain->wrapAction(key, "manifest");
   EXPECT_EQ(a->unwrapAction(key, unsignedEntry), std::nullopt);
+  // Issue 42: an unsigned entry answers only the key it was written for.
+  EXPECT_EQ(plain->unwrapAction(key, unsignedEntry), "manifest");
+  EXPECT_EQ(plain->unwrapAction(key2, unsignedEntry), std::nullopt);
+  // An entry of the first format (no key inside) binds to nothing a
+  // keyless reader can check; a keyed one checks its signature.
+  std::string v1 = "LKA1" + std::string(1, '\0') + "manifest";
+  EXPECT_EQ(plain->unwrapAction(key, v1), std::nullopt);
+  std::string v1Signed = a->wrapAction(key, "manifest");
+  v1Signed.replace(0, 4, "LKA1");
+  v1Signed.erase(5 + 32, 32); // the key inside
+  EXPECT_EQ(a->unwrapAction(key, v1Signed), "manifest");
+  EXPECT_EQ(a->unwrapAction(key2, v1Signed), std::nullopt);
+  EXPECT_EQ(plain->unwrapAction(key, v1Signed), std::nullopt);
   std::string tampered = signedEntry;
   tampered.back() ^= 1;
   EXPECT_EQ(a->unwrapAction(key, tampered), std::nullopt);

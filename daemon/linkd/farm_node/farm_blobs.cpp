@@ -253,6 +253,15 @@ void FarmBlobStore::dropStaleResumable(Clock::time_point now) {
     unlink(r.second.path.c_str());
     return true;
   });
+  // And the oldest beyond a count: what links leave must not pile up
+  // within the hour either.
+  while (resumable.size() > kMaxResumable) {
+    auto oldest = std::min_element(
+        resumable.begin(), resumable.end(),
+        [](const auto &a, const auto &b) { return a.second.at < b.second.at; });
+    unlink(oldest->second.path.c_str());
+    resumable.erase(oldest);
+  }
 }
 
 std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {

@@ -23,7 +23,8 @@
 // tenant never waits: it could not use the blob anyway until it sent it
 // (blob_owners.h). Blobs are touched on use; evict() removes the least
 // recently used ones down to a size cap, and partial files no link resumed
-// within an hour (run from the daemon's maintenance loop). Thread-safe.
+// within an hour or beyond 1024 (run from the daemon's maintenance loop).
+// Thread-safe.
 // Whole blobs that arrive in one piece (the kernel library's) go through a
 // temporary file of their own; a second copy is dropped.
 #pragma once
@@ -50,8 +51,10 @@ public:
   // An upload progresses in steps of this many bytes: a client that
   // trickles a byte at a time makes none.
   static constexpr uint64_t kProgressBytes = 256 << 10;
-  // Partial files no link resumed are removed after this long.
+  // Partial files no link resumed are removed after this long, the oldest
+  // first beyond this many.
   static constexpr std::chrono::seconds kResumableFor{3600};
+  static constexpr size_t kMaxResumable = 1024;
 
   // Creates the directories and removes the partial files of an earlier
   // process; "" or why not.

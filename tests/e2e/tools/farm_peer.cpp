@@ -7,8 +7,9 @@
 //   farm_peer offload TARGET CA TOKEN REQUEST.json [FILE...]
 //       A farm client: sends OffloadStart with the LinkRequest read from
 //       REQUEST.json (protobuf JSON), answers questions about the absolute
-//       paths FILE... with their content, with FILEs, about directories
-//       with what they are, and every other with "absent",
+//       paths FILE... with their content (FILE `--all`: every regular file
+//       of this machine, as a real client would), with FILEs, about
+//       directories with what they are, and every other with "absent",
 //       prints `status=CODE message` (CODE as grpc::StatusCode) and the
 //       linker's stderr. CA "-" speaks plaintext.
 //   farm_peer stall TARGET CA TOKEN REQUEST.json
@@ -17,6 +18,13 @@
 //   farm_peer trickle TARGET CA TOKEN REQUEST.json FILE...
 //       The same as offload, but sends the content of a blob the node asks
 //       for one byte a second, and never its end.
+//   farm_peer lie TARGET CA TOKEN REQUEST.json FILE...
+//       The same as offload, but every blob's content with its first byte
+//       flipped (the node must refuse the upload's digest).
+//   farm_peer overlap TARGET CA TOKEN REQUEST.json FILE...
+//       The same as offload, but each blob in two chunks whose offsets
+//       overlap while their bytes, as streamed, hash to its digest (the
+//       node must refuse the second chunk).
 //   farm_peer no-read TARGET CA TOKEN REQUEST.json FILE...
 //       The same as offload, but once the node sends an output file, reads
 //       nothing more for 10 s.
@@ -71,8 +79,7 @@ struct File {
 
 int client(const std::string &mode, const std::string &target,
            const std::string &ca, const std::string &token,
-           const std::string &requestFile,
-           const std::map<std::string, File> &files) {
+           const std::string &requestFile, std::map<std::string, File> files) {
   bool stall = mode == "stall";
   v1::OffloadUp first;
   auto st = google::protobuf::util::JsonStringToMessage(
@@ -100,6 +107,7 @@ int client(const std::string &mode, const std::string &target,
   std::string err;
   v1::OffloadDown m;
   std::map<std::string, std::string> byDigest; // digest -> content
+  bool everyFile = files.erase("--all") > 0;
   for (const auto &[path, f] : files)
     byDigest[f.digest] = f.content;
   while (stream->Read(&m)) {
@@ -110,6 +118,13 @@ int client(const std::string &mode, const std::string &target,
         f->set_path(p);
         auto known = files.find(p);
         struct stat st{};
+        if (known == files.end() && everyFile && stat(p.c_str(), &st) == 0 &&
+            S_ISREG(st.st_mode)) {
+          File loaded{slurp(p), ""};
+          loaded.digest = sha256(loaded.content);
+          byDigest[loaded.digest] = loaded.content;
+          known = files.emplace(p, loaded).first;
+        }
         if (known == files.end() && stat(p.c_str(), &st) == 0 &&
             S_ISDIR(st.st_mode) && !files.empty()) {
           f->set_kind(v1::PathFact::DIRECTORY);
@@ -132,7 +147,23 @@ int client(const std::string &mode, const std::string &target,
         auto known = byDigest.find(w.digest());
         if (known == byDigest.end())
           continue;
-        const std::string &content = known->second;
+        std::string content = known->second;
+        if (mode == "lie" && !content.empty())
+          content[0] ^= 1;
+        if (mode == "overlap" && content.size() > 2) {
+          size_t half = content.size() / 2;
+          for (auto [at, from] : {std::pair<size_t, size_t>{0, 0},
+                                  std::pair<size_t, size_t>{half - 1, half}}) {
+            v1::OffloadUp c;
+            c.mutable_blob()->set_digest(w.digest());
+            c.mutable_blob()->set_offset(at);
+            c.mutable_blob()->set_data(from ? content.substr(from)
+                                            : content.substr(0, half));
+            c.mutable_blob()->set_last(from != 0);
+            stream->Write(c);
+          }
+          continue;
+        }
         for (size_t off = w.offset();;) {
           size_t n = mode == "trickle" ? 1 : size_t(1) << 20;
           n = std::min(n, content.size() - off);
@@ -285,11 +316,11 @@ int info(const std::string &target) {
 int main(int argc, char **argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
   if ((cmd == "offload" || cmd == "stall" || cmd == "trickle" ||
-       cmd == "no-read") &&
+       cmd == "no-read" || cmd == "lie" || cmd == "overlap") &&
       argc >= 6) {
     std::map<std::string, File> files;
     for (int i = 6; i < argc; ++i) {
-      File f{slurp(argv[i]), ""};
+      File f{std::string(argv[i]) == "--all" ? "" : slurp(argv[i]), ""};
       f.digest = sha256(f.content);
       files[argv[i]] = f;
     }
