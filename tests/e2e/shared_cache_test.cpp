@@ -6,6 +6,8 @@
 // only the remote tier. Counters come from `linkd stats --json`.
 #include "harness.h"
 
+#include <functional>
+
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -161,6 +163,47 @@ protected:
     EXPECT_EQ(run("./outB").out, "42\n");
   }
 
+  // The replay of issue 42, item 1 against the tier at `url`: `keys()`
+  // lists its action keys ("ac:<hex>" lines), `copy(from, to)` copies one
+  // entry over another key's (non-empty on success).
+  void replayedEntry(
+      const std::string &url, const std::function<std::string()> &keys,
+      const std::function<std::string(const std::string &, const std::string &)>
+          &copy) {
+    auto linkWith = [&](const std::string &env, const std::string &id,
+                        const std::string &keep) {
+      return run(
+          env + "rm -f out && clang-19 --ld-path=" + binPath("ld.linkd") +
+          " main.o lib.o -Wl,--build-id=" + id + " -o out && mv out " + keep);
+    };
+    ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o "
+                               "-Wl,--build-id=0xbb -o refbb")));
+    std::string w = worker("writer", url);
+    ASSERT_TRUE(exitedZero(linkWith(w, "0xaa", "outaa")));
+    waitForRemoteWrites(w, 3);
+    std::string before = keys();
+    ASSERT_TRUE(exitedZero(linkWith(w, "0xbb", "outbb")));
+    waitForRemoteWrites(w, 6);
+    std::string after = keys();
+    auto only = [](const std::string &lines) {
+      return lines.substr(3, lines.find('\n') - 3);
+    };
+    ASSERT_EQ(std::count(before.begin(), before.end(), '\n'), 1) << before;
+    std::string aa = only(before), bb;
+    std::istringstream in(after);
+    for (std::string k; std::getline(in, k);)
+      if (k != "ac:" + aa)
+        bb = k.substr(3);
+    ASSERT_EQ(bb.size(), 64u) << after;
+    ASSERT_NE(copy(aa, bb), "");
+    std::string r = worker("reader", url + "?mode=read-only");
+    ASSERT_TRUE(exitedZero(linkWith(r, "0xbb", "outReader")));
+    EXPECT_TRUE(sameBytes("refbb", "outReader"));
+    auto sr = stats(r);
+    EXPECT_EQ(sr["hits"], 0);
+    EXPECT_GE(sr["remote_rejected"], 1);
+  }
+
   std::map<std::string, std::string> workers;
   pid_t redisPid = -1;
 };
@@ -248,6 +291,34 @@ TEST_F(SharedCacheTest, UnsignedEntriesAreRejectedByKeyedReaders) {
   EXPECT_TRUE(sameBytes("ref", "outOther"));
   EXPECT_EQ(stats(other)["hits"], 0);
   EXPECT_GE(stats(other)["remote_rejected"], 1);
+}
+
+// Issue 42, item 1: a writer links two commands that differ in their
+// build-id; the first one's action entry is copied over the second's key
+// in the tier (as anyone who may write to it can); a reader without the
+// fleet key must not answer the second command with the first's bytes.
+// Before, it wrote build-id 0xaa for the 0xbb command and no counter moved.
+TEST_F(SharedCacheTest, AnEntryCopiedOverAnotherKeyIsRejectedRedis) {
+  std::string url = startRedis();
+  ASSERT_TRUE(haveTool(redisCli));
+  std::string cli = redisCli.path + " -s " + path("redis.sock");
+  auto keys = [&] { return run(cli + " --scan --pattern 'ac:*' | sort").out; };
+  replayedEntry(url, keys, [&](const std::string &from, const std::string &to) {
+    return run(cli + " copy ac:" + from + " ac:" + to + " replace").out;
+  });
+}
+
+TEST_F(SharedCacheTest, AnEntryCopiedOverAnotherKeyIsRejectedHttp) {
+  std::string url = startNginx();
+  auto keys = [&] {
+    return run("ls nginx/data/linkd/ac 2>/dev/null | sed 's/^/ac:/' | sort")
+        .out;
+  };
+  replayedEntry(url, keys, [&](const std::string &from, const std::string &to) {
+    return run("cp nginx/data/linkd/ac/" + from + " nginx/data/linkd/ac/" + to +
+               " && echo 1")
+        .out;
+  });
 }
 
 TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
