@@ -236,6 +236,23 @@ std::string ensureDaemon(const RuntimePaths &paths,
          std::to_string(startTimeout().count()) + " ms";
 }
 
+// The socket's owner was checked before connecting; the process that
+// accepted is asked after (a socket file this user owns, in a directory
+// another user can write, may be a name for another user's listener: the
+// owner check alone leaves that window). -1 and why, or `fd`.
+static int servedByThisUser(int fd, const std::string &socketPath,
+                            std::string &error) {
+  ucred peer{};
+  socklen_t len = sizeof(peer);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 &&
+      peer.uid == getuid())
+    return fd;
+  error = socketPath + " is served by uid " + std::to_string(peer.uid) +
+          ", not by this user";
+  close(fd);
+  return -1;
+}
+
 int connectDaemon(const RuntimePaths &paths, std::string &error,
                   bool *lasting) {
   if (lasting)
@@ -243,16 +260,16 @@ int connectDaemon(const RuntimePaths &paths, std::string &error,
   if (error = socketOwnerProblem(paths.socketPath); !error.empty())
     return -1;
   if (int fd = connectUnix(paths.socketPath); fd >= 0)
-    return fd;
+    return servedByThisUser(fd, paths.socketPath, error);
   if (error = ensureDaemon(paths, lasting); !error.empty())
     return -1;
   int fd = connectUnix(paths.socketPath);
-  if (fd < 0) {
-    error = "the daemon stopped answering on " + paths.socketPath;
-    if (lasting)
-      *lasting = false;
-  }
-  return fd;
+  if (fd >= 0)
+    return servedByThisUser(fd, paths.socketPath, error);
+  error = "the daemon stopped answering on " + paths.socketPath;
+  if (lasting)
+    *lasting = false;
+  return -1;
 }
 
 } // namespace linkd

@@ -152,6 +152,35 @@ TEST_F(LocalIsolationTest, AnotherUsersFramedRequestIsRefusedUnread) {
   EXPECT_EQ(after->pid, before->pid);
 }
 
+// The thin client asks who accepted (SO_PEERCRED), not only who owns the
+// socket file: the other user listens on a socket that then becomes ours
+// (root chowns it here; in life, a file replaced between the owner check and
+// connect). The client sends nothing there and links locally.
+TEST_F(LocalIsolationTest, TheClientSendsNothingToASocketAnotherUserServes) {
+  std::string sock = path("other/fake.sock");
+  Background fake = start(
+      "cd other && exec setpriv --reuid=" + std::to_string(uid) +
+      " --regid=" + std::to_string(uid) +
+      " --clear-groups /usr/bin/python3 -c \"import socket, sys\n"
+      "s = socket.socket(socket.AF_UNIX)\ns.bind('fake.sock')\ns.listen(8)\n"
+      "while True:\n    c, _ = s.accept()\n    c.settimeout(2)\n"
+      "    try: data = c.recv(65536)\n    except OSError: data = b''\n"
+      "    open('received', 'ab').write(data)\n    c.close()\"");
+  atTeardown([fake] { kill(fake.pid, SIGKILL); });
+  for (int i = 0; i < 500 && !exists("other/fake.sock"); ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(exitedZero(run("chown root " + sock)));
+  RunResult link = run("LINKD_SOCKET=" + sock + " " + binPath("ld.linkd") +
+                       " other/p.o -o mine");
+  ASSERT_TRUE(exitedZero(link)) << describe(link);
+  EXPECT_NE(link.err.find("is served by uid " + std::to_string(uid)),
+            std::string::npos)
+      << describe(link);
+  EXPECT_EQ(run("./mine").exitCode, 3);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(run("cat other/received 2>/dev/null | wc -c").out, "0\n");
+}
+
 // liblinkd and a blob socket another user serves (issue 35, item 2): a
 // shared runtime directory (XDG_RUNTIME_DIR, LINKD_SOCKET in /tmp) where the
 // other user listens on linkd.sock.blob. The library must not connect to a
