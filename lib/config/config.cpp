@@ -16,6 +16,24 @@
 namespace linkd {
 namespace {
 
+// `url` with the password of its user part shown as "***" (redis://u:p@h,
+// http://u:p@h/...): `linkd config` and the daemon's Info reply print the
+// settings, the log prints tiers by their display names.
+std::string withoutPassword(const std::string &url) {
+  size_t sep = url.find("://");
+  if (sep == std::string::npos)
+    return url;
+  size_t authorityEnd = url.find_first_of("/?", sep + 3);
+  std::string authority = url.substr(sep + 3, authorityEnd == std::string::npos
+                                                  ? std::string::npos
+                                                  : authorityEnd - sep - 3);
+  size_t at = authority.rfind('@');
+  size_t colon = authority.find(':');
+  if (at == std::string::npos || colon == std::string::npos || colon > at)
+    return url;
+  return url.substr(0, sep + 3 + colon + 1) + "***" + url.substr(sep + 3 + at);
+}
+
 std::string trim(const std::string &s) {
   size_t b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos)
@@ -102,7 +120,12 @@ const KeyInfo kKeys[] = {
     {"log_format", "LINKD_LOG_FORMAT",
      [](const Config &c) -> std::string { return c.logFormat; }},
     {"remote", "LINKD_REMOTE",
-     [](const Config &c) -> std::string { return join(c.remotes); }},
+     [](const Config &c) -> std::string {
+       std::vector<std::string> shown;
+       for (const std::string &url : c.remotes)
+         shown.push_back(withoutPassword(url));
+       return join(shown);
+     }},
     {"remote_key_file", "LINKD_REMOTE_KEY_FILE",
      [](const Config &c) -> std::string {
        return c.remoteKey.empty() ? "" : "(set)";

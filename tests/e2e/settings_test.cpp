@@ -105,6 +105,28 @@ TEST_F(Settings, ConfigShowsEachValueAndItsSource) {
       << status.out;
 }
 
+// Issue 42, item 9: the passwords in remote URLs (Redis, HTTP basic auth)
+// are not printed, with or without a daemon; the rest of the URL is.
+TEST_F(Settings, ConfigMasksPasswords) {
+  std::string remotes =
+      "redis://linkd:s3cret-redis@127.0.0.1:1/0?prefix=p:,"
+      "http://writer:s3cret-http@127.0.0.1:1/linkd?mode=write-only";
+  RunResult r =
+      run("LINKD_REMOTE='" + remotes + "' " + binPath("linkd") + " config");
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
+  EXPECT_NE(configLine(r.out, "remote")
+                .find("redis://linkd:***@127.0.0.1:1/0?prefix=p:,"
+                      "http://writer:***@127.0.0.1:1/linkd?mode=write-only"),
+            std::string::npos)
+      << r.out;
+  expectStockLink(link("LINKD_REMOTE='" + remotes + "'", "hello"), "hello",
+                  kWarning);
+  r = run(binPath("linkd") + " config");
+  EXPECT_NE(r.out.find("settings of the daemon serving"), std::string::npos);
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
+  EXPECT_EQ(run("grep -rl s3cret " + path("") + "state 2>/dev/null").out, "");
+}
+
 TEST_F(Settings, ConfigMistakesReachStderr) {
   writeFile("linkd.conf", "base_dri = /tmp\nmax_size = 10X\n");
   std::string conf = path("linkd.conf");
