@@ -750,6 +750,17 @@ int startServer(Daemon &d) {
   // request's argv, a farm start's facts (counted before parsing,
   // offload_wire.h) or a 1 MiB blob chunk fit many times over.
   builder.SetMaxReceiveMessageSize(64 << 20);
+  // Farm clients ping every FarmClient::kKeepaliveMs during a call (a silent
+  // node is given up in seconds); gRPC's default policy would answer pings
+  // more often than every 5 minutes without data with GOAWAY. The node pings
+  // its clients too: a client gone silent frees its link sooner than the
+  // stall timeout would.
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      FarmClient::kKeepaliveMs / 2);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   // The cap and idle limit of every listener (connection_limits.h): gRPC
   // holds an idle connection without a thread, and runs calls on at most
   // that many.

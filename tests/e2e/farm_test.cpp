@@ -8,6 +8,8 @@
 // `linkd farm-health --json` / the node's log (node).
 #include "harness.h"
 
+#include <functional>
+
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -523,6 +525,58 @@ while True:
   long long object = std::stoll(run("stat -c %s big.o").out);
   EXPECT_LT(s["farm_bytes_up"], object + (16ll << 20));
   EXPECT_EQ(run("ls n1/cache/farm/blobs/partial").out, "");
+}
+
+// Issue 42, item 2: a node that goes silent (SIGSTOP: its TCP connection
+// stays up and nothing answers) while the client waits for it, and while
+// the client uploads to it, with the default farm_timeout_ms (600 s): the
+// client gives it up within tens of seconds and links locally, with
+// stock's bytes. Before, it waited the whole timeout mid-link and blocked in
+// a write for good mid-upload.
+TEST_F(FarmTest, ASilentNodeIsGivenUpWithinTensOfSeconds) {
+  writeFile("p.c", "int main(void) { return 7; }\n");
+  writeFile("big.c", "const char big[64 << 20] = {1};\n"
+                     "int main(void) { return big[0] + 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c p.c big.c")));
+  auto silentAfter = [&](const std::string &name, const std::string &link,
+                         const std::function<void(const Node &)> &until) {
+    Node node = startNode(name);
+    std::string env = farmEnv(target({node}), "tok");
+    // The channel is up: one link offloaded (a link of its own, not a hit).
+    long long offloaded = cacheStats()["farm_offloaded"];
+    EXPECT_TRUE(
+        exitedZero(run(env + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                       " p.o -Wl,--defsym=warm_" + name + "=1 -o warm")));
+    EXPECT_EQ(cacheStats()["farm_offloaded"], offloaded + 1) << name;
+    long long fallbacks = cacheStats()["farm_fallbacks"];
+    Background bg =
+        start(env + "exec clang-19 --ld-path=" + binPath("ld.linkd") + " " +
+              link + " -o out");
+    until(node);
+    kill(node.pid, SIGSTOP);
+    auto stopped = std::chrono::steady_clock::now();
+    RunResult r = wait(bg, 120s);
+    auto took = std::chrono::steady_clock::now() - stopped;
+    kill(node.pid, SIGKILL);
+    EXPECT_TRUE(exitedZero(r)) << describe(r);
+    EXPECT_LT(took, 45s) << name;
+    std::printf("[ e2e      ] %s: the link ended %.1f s after the node went "
+                "silent\n",
+                name.c_str(), std::chrono::duration<double>(took).count());
+    EXPECT_TRUE(exitedZero(
+        run("clang-19 -fuse-ld=lld " + link + " -o ref && cmp ref out")))
+        << name;
+    EXPECT_EQ(cacheStats()["farm_fallbacks"], fallbacks + 1) << name;
+    run(binPath("linkd") + " stop");
+  };
+  // Waiting for the node: it went silent before this link began.
+  silentAfter("n1", "p.o -Wl,--build-id=0x01", [](const Node &) {});
+  // Uploading to it: silent once its partial file of big.o exists.
+  silentAfter("n2", "big.o", [&](const Node &) {
+    for (int i = 0; i < 3000 && run("ls n2/cache/farm/blobs/partial").out == "";
+         ++i)
+      std::this_thread::sleep_for(5ms);
+  });
 }
 
 TEST_F(FarmTest, NodesWithClientCaWantAClientCertificate) {

@@ -49,6 +49,11 @@ struct FarmCounters {
 
 class FarmClient {
 public:
+  // HTTP/2 keepalive of the offload channel: a ping after this long, and
+  // the node given up if its answer takes longer than the timeout.
+  static constexpr int kKeepaliveMs = 10000;
+  static constexpr int kKeepaliveTimeoutMs = 10000;
+
   // nullptr and `error` when the settings cannot work (unreadable CA/token).
   static std::unique_ptr<FarmClient>
   create(const Config &settings, StatCache *statCache, std::string *error);
