@@ -199,7 +199,14 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
     creds = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;
-  args.SetLoadBalancingPolicyName("round_robin");
+  // Round robin over the nodes the target names, among those whose
+  // grpc.health.v1 status for the Farm service is SERVING: a node that
+  // drains says NOT_SERVING at once, and no new link is sent to it (issue
+  // 42: links refused by a draining node were retried on it again, then
+  // linked locally). A node without the health service counts as healthy.
+  args.SetServiceConfigJSON(
+      R"({"loadBalancingConfig": [{"round_robin": {}}],
+          "healthCheckConfig": {"serviceName": "linkd.v1.Farm"}})");
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
@@ -389,14 +396,21 @@ bool FarmClient::connect(Attempt &a) {
   int64_t nowNanos = Clock::now().time_since_epoch().count();
   if (nowNanos < downUntilNanos.load()) {
     a.result.error = "the farm " + settings.farm +
-                     " did not answer recently; not trying again yet";
+                     " had no node to serve this recently (down or draining); "
+                     "not trying again yet";
     return false;
   }
-  if (!channel->WaitForConnected(
+  // Every node failing or NOT_SERVING (draining): no need to wait for
+  // the connect timeout to learn it.
+  bool failing = channel->GetState(true) == GRPC_CHANNEL_TRANSIENT_FAILURE;
+  if (failing ||
+      !channel->WaitForConnected(
           now + std::chrono::milliseconds(settings.farmConnectTimeoutMs))) {
     downUntilNanos = Clock::now().time_since_epoch().count() +
                      std::chrono::nanoseconds(std::chrono::seconds(10)).count();
-    a.result.error = "cannot connect to the farm " + settings.farm +
+    a.result.error = (failing ? "no node of the farm " + settings.farm +
+                                    " is serving (draining, or unreachable)"
+                              : "cannot connect to the farm " + settings.farm) +
                      " (not trying again for 10 s)";
     return false;
   }
