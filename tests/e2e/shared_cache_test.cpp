@@ -321,6 +321,64 @@ TEST_F(SharedCacheTest, AnEntryCopiedOverAnotherKeyIsRejectedHttp) {
   });
 }
 
+// Issue 42, item 4: the Redis ACL users of docs/shared-cache.md, applied
+// from the doc's own lines: the writer publishes, the reader (read-only)
+// hits, and neither meets an error. Before, the documented reader ACL
+// (+get +exists) gave 0 hits: linkd also sends GETRANGE and STRLEN.
+TEST_F(SharedCacheTest, TheDocumentedRedisAclsWork) {
+  ASSERT_TRUE(haveTool(redisServer));
+  ASSERT_TRUE(haveTool(redisCli));
+  int port = freePort();
+  Background bg =
+      start("exec " + redisServer.path + " --port " + std::to_string(port) +
+            " --bind 127.0.0.1 --save '' --appendonly no");
+  atTeardown([this, bg] {
+    kill(bg.pid, SIGTERM);
+    wait(bg, 10s);
+  });
+  ASSERT_TRUE(waitForPort(port, bg.pid));
+  std::string doc =
+      readFile(std::string(LINKD_E2E_SOURCE_DIR) + "/docs/shared-cache.md");
+  std::istringstream in(doc);
+  int users = 0;
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find("redis-cli ACL SETUSER ");
+    if (at == std::string::npos || line.find("#") < at)
+      continue;
+    line = std::regex_replace(line.substr(at + 10),
+                              std::regex("WRITER_PASSWORD"), "w-pass");
+    line = std::regex_replace(line, std::regex("READER_PASSWORD"), "r-pass");
+    RunResult r =
+        run(redisCli.path + " -p " + std::to_string(port) + " " + line);
+    ASSERT_EQ(r.out, "OK\n") << line << describe(r);
+    ++users;
+  }
+  ASSERT_EQ(users, 2) << "the doc's ACL lines";
+  // The default user off: only the documented users get in.
+  ASSERT_EQ(run(redisCli.path + " -p " + std::to_string(port) +
+                " ACL SETUSER default off")
+                .out,
+            "OK\n");
+  stockReference();
+  std::string base =
+      "redis://{u}@127.0.0.1:" + std::to_string(port) + "/0?prefix=myproj:";
+  std::string w =
+      worker("writer",
+             std::regex_replace(base, std::regex("\\{u\\}"), "linkd:w-pass"));
+  ASSERT_TRUE(exitedZero(linkAs(w, "outW")));
+  waitForRemoteWrites(w, 3);
+  EXPECT_EQ(stats(w)["remote_errors"], 0);
+  std::string r =
+      worker("reader",
+             std::regex_replace(base, std::regex("\\{u\\}"), "reader:r-pass") +
+                 "&mode=read-only");
+  ASSERT_TRUE(exitedZero(linkAs(r, "outR")));
+  EXPECT_TRUE(sameBytes("ref", "outR"));
+  auto sr = stats(r);
+  EXPECT_EQ(sr["hits"], 1);
+  EXPECT_EQ(sr["remote_errors"], 0);
+}
+
 TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
   std::string url = startRedis();
   stockReference();
