@@ -2,9 +2,10 @@
 
 #include "daemon/linkd/farm_client/farm_client.h"
 
-#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_client/output_writer.h"
+#include "daemon/linkd/farm_client/tls_probe.h"
+#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "link/flavor.h"
 #include "store/local_store.h"
 
@@ -165,7 +166,8 @@ std::string statusName(grpc::StatusCode c) {
 
 std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
                                                StatCache *statCache,
-                                               std::string *error) {
+                                               std::string *error,
+                                               bool requireToken) {
   std::unique_ptr<FarmClient> c(new FarmClient(settings, statCache));
   if (settings.farmTokenFile.empty()) {
     *error = "farm_token_file (LINKD_FARM_TOKEN_FILE) is not set";
@@ -176,8 +178,12 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
     *error = "cannot read the farm token file " + settings.farmTokenFile;
     return nullptr;
   }
-  // An empty file sends no token (the node will refuse; logged there).
   c->token = trimmed(*token);
+  // Every link would be refused UNAUTHENTICATED: say so now, with the path.
+  if (c->token.empty() && requireToken) {
+    *error = "the farm token file " + settings.farmTokenFile + " is empty";
+    return nullptr;
+  }
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (settings.farmInsecure) {
     creds = grpc::InsecureChannelCredentials();
@@ -400,18 +406,17 @@ bool FarmClient::connect(Attempt &a) {
                      "not trying again yet";
     return false;
   }
-  // Every node failing or NOT_SERVING (draining): no need to wait for
-  // the connect timeout to learn it.
-  bool failing = channel->GetState(true) == GRPC_CHANNEL_TRANSIENT_FAILURE;
-  if (failing ||
-      !channel->WaitForConnected(
+  if (!channel->WaitForConnected(
           now + std::chrono::milliseconds(settings.farmConnectTimeoutMs))) {
     downUntilNanos = Clock::now().time_since_epoch().count() +
                      std::chrono::nanoseconds(std::chrono::seconds(10)).count();
-    a.result.error = (failing ? "no node of the farm " + settings.farm +
-                                    " is serving (draining, or unreachable)"
-                              : "cannot connect to the farm " + settings.farm) +
-                     " (not trying again for 10 s)";
+    // gRPC does not say why; a check of our own does (an untrusted
+    // certificate is not an outage, nor is a draining node).
+    TlsProbeTarget probe{firstAddressOf(settings.farm), !settings.farmInsecure,
+                         settings.farmCa, settings.farmTlsName,
+                         static_cast<int>(settings.farmConnectTimeoutMs)};
+    a.result.error = "cannot connect to the farm " + settings.farm + ": " +
+                     probeFarmNode(probe) + " (not trying again for 10 s)";
     return false;
   }
   a.ctx.set_deadline(now + std::chrono::milliseconds(settings.farmTimeoutMs));
@@ -713,7 +718,8 @@ int printFarmHealth(bool json) {
   if (settings.farmTokenFile.empty())
     settings.farmTokenFile = "/dev/null";
   std::string err;
-  auto client = FarmClient::create(settings, nullptr, &err);
+  auto client = FarmClient::create(settings, nullptr, &err,
+                                   /*requireToken=*/false);
   if (!client) {
     std::fprintf(stderr, "linkd: %s\n", err.c_str());
     return 1;

@@ -54,9 +54,13 @@ public:
   static constexpr int kKeepaliveMs = 10000;
   static constexpr int kKeepaliveTimeoutMs = 10000;
 
-  // nullptr and `error` when the settings cannot work (unreadable CA/token).
-  static std::unique_ptr<FarmClient>
-  create(const Config &settings, StatCache *statCache, std::string *error);
+  // nullptr and `error` when the settings cannot work (unreadable CA or
+  // token, an empty token file unless `requireToken` is false: Health
+  // needs none).
+  static std::unique_ptr<FarmClient> create(const Config &settings,
+                                            StatCache *statCache,
+                                            std::string *error,
+                                            bool requireToken = true);
 
   // The policy's decision for a link whose known inputs total `inputBytes`.
   bool wantsOffload(uint64_t inputBytes) const;
