@@ -45,22 +45,32 @@ public:
     RemoteStatus st = get(key("cas:", d), v);
     if (st != RemoteStatus::Hit)
       return st;
+    // A value that is not a blob of ours was damaged where it is stored:
+    // handed up as it is, it fails its digest check and counts as corrupt
+    // (then replaced by the next writer that has it), not as an error of
+    // the tier (which would open its breaker).
+    auto damaged = [&] {
+      out = std::move(v);
+      return RemoteStatus::Hit;
+    };
     if (v.empty())
-      return RemoteStatus::Error;
+      return damaged();
     if (v[0] == 'r') {
       out = v.substr(1);
       return RemoteStatus::Hit;
     }
     if (v[0] != 'z')
-      return RemoteStatus::Error;
+      return damaged();
     unsigned long long n = ZSTD_getFrameContentSize(v.data() + 1, v.size() - 1);
-    if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN)
-      return RemoteStatus::Error;
+    if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN ||
+        n > (1ull << 30))
+      return damaged();
     out.resize(n);
     size_t got = ZSTD_decompress(out.data(), out.size(), v.data() + 1,
                                  v.size() - 1);
-    return ZSTD_isError(got) || got != n ? RemoteStatus::Error
-                                         : RemoteStatus::Hit;
+    if (ZSTD_isError(got) || got != n)
+      return damaged();
+    return RemoteStatus::Hit;
   }
 
   // Raw values are read with GETRANGE in 8 MiB pieces: hiredis would

@@ -56,13 +56,15 @@ std::map<std::string, uint64_t> RemoteCounters::snapshot() const {
           {"remote_corrupt", corrupt},
           {"remote_breaker_trips", breakerTrips},
           {"remote_skipped_breaker_open", skippedOpen},
-          {"remote_backfills", backfills}};
+          {"remote_backfills", backfills},
+          {"remote_refills", refills},
+          {"remote_healed", healed}};
 }
 
 void RemoteCounters::zero() {
   for (auto *c : {&hits, &misses, &errors, &timeouts, &bytesRead, &bytesWritten,
                   &writes, &writesDropped, &rejected, &corrupt, &breakerTrips,
-                  &skippedOpen, &backfills})
+                  &skippedOpen, &backfills, &refills, &healed})
     c->store(0);
 }
 
@@ -151,23 +153,91 @@ void RemoteTiers::record(Tier &t, RemoteStatus st) {
   }
 }
 
+void RemoteTiers::noteCorrupt(Tier &t, const Digest &d) {
+  ++stats.corrupt;
+  t.replaceUntilNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         (Clock::now() + kSuspectFor).time_since_epoch())
+                         .count();
+  std::lock_guard lock(corruptMu);
+  if (corruptSeen.size() >= kMaxCorrupt)
+    corruptSeen.erase(corruptSeen.begin());
+  corruptSeen.emplace(&t, d);
+}
+
+bool RemoteTiers::seenCorrupt(Tier &t, const Digest &d) {
+  std::lock_guard lock(corruptMu);
+  return corruptSeen.count({&t, d}) > 0;
+}
+
+void RemoteTiers::refill(const std::vector<Tier *> &missed, const Digest &d,
+                         std::string data) {
+  std::vector<Tier *> to;
+  for (Tier *t : missed)
+    if (t->cfg.mode != TierMode::ReadOnly)
+      to.push_back(t);
+  if (to.empty() || !canWrite())
+    return;
+  uint64_t size = data.size();
+  enqueue(size, [this, to, d, data = std::move(data)] {
+    for (Tier *t : to) {
+      if (!admit(*t))
+        continue;
+      RemoteStatus st = t->backend->putBlob(d, data);
+      record(*t, st);
+      if (st == RemoteStatus::Stored) {
+        ++stats.writes;
+        ++stats.refills;
+        stats.bytesWritten += data.size();
+      }
+    }
+  });
+}
+
+void RemoteTiers::refillAction(const std::vector<Tier *> &missed,
+                               const Digest &key, std::string entry) {
+  std::vector<Tier *> to;
+  for (Tier *t : missed)
+    if (t->cfg.mode != TierMode::ReadOnly)
+      to.push_back(t);
+  if (to.empty() || !canWrite())
+    return;
+  enqueue(entry.size(), [this, to, key, entry = std::move(entry)] {
+    for (Tier *t : to) {
+      if (!admit(*t))
+        continue;
+      RemoteStatus st = t->backend->putAction(key, entry);
+      record(*t, st);
+      if (st == RemoteStatus::Stored) {
+        ++stats.writes;
+        ++stats.refills;
+        stats.bytesWritten += entry.size();
+      }
+    }
+  });
+}
+
 std::optional<std::string> RemoteTiers::getBlob(const Digest &d) {
+  std::vector<Tier *> missed;
   for (auto &t : tiers) {
     if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
       continue;
     std::string data;
     RemoteStatus st = t->backend->getBlob(d, data);
     record(*t, st);
-    if (st == RemoteStatus::Miss)
+    if (st == RemoteStatus::Miss) {
       ++stats.misses;
+      missed.push_back(t.get());
+    }
     if (st != RemoteStatus::Hit)
       continue;
     stats.bytesRead += data.size();
     if (sha256(data) != d) {
-      ++stats.corrupt;
+      noteCorrupt(*t, d);
+      missed.push_back(t.get());
       continue;
     }
     ++stats.hits;
+    refill(missed, d, data);
     return data;
   }
   return std::nullopt;
@@ -246,6 +316,7 @@ private:
 } // namespace
 
 bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
+  std::vector<Tier *> missed;
   for (auto &t : tiers) {
     if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
       continue;
@@ -284,35 +355,49 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
     if (writeFailed)
       return false; // our disk, not the tier
     record(*t, st);
-    if (st == RemoteStatus::Miss)
+    if (st == RemoteStatus::Miss) {
       ++stats.misses;
+      missed.push_back(t.get());
+    }
     if (st != RemoteStatus::Hit)
       continue;
     stats.bytesRead += bytes;
     if (!got || *got != d) {
-      ++stats.corrupt;
+      noteCorrupt(*t, d);
+      missed.push_back(t.get());
       continue;
     }
     ++stats.hits;
+    // The tiers above that missed get it too; read back from the file
+    // (the page cache) up to a size a write queue should hold.
+    if (!missed.empty() && bytes <= kMaxRefillBytes) {
+      std::string data(bytes, '\0');
+      if (pread(fd, data.data(), bytes, 0) == static_cast<ssize_t>(bytes))
+        refill(missed, d, std::move(data));
+    }
     return true;
   }
   return false;
 }
 
 std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
+  std::vector<Tier *> missed;
   for (auto &t : tiers) {
     if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
       continue;
     std::string entry;
     RemoteStatus st = t->backend->getAction(key, entry);
     record(*t, st);
-    if (st == RemoteStatus::Miss)
+    if (st == RemoteStatus::Miss) {
       ++stats.misses;
+      missed.push_back(t.get());
+    }
     if (st != RemoteStatus::Hit)
       continue;
     stats.bytesRead += entry.size();
     if (auto payload = unwrapAction(key, entry)) {
       ++stats.hits;
+      refillAction(missed, key, entry);
       return payload;
     }
     ++stats.rejected;
@@ -387,11 +472,18 @@ void RemoteTiers::putBlobAsync(
     for (auto &t : tiers) {
       if (t->cfg.mode == TierMode::ReadOnly || !admit(*t))
         continue;
-      RemoteStatus has = t->backend->hasBlob(d);
-      record(*t, has);
-      if (has == RemoteStatus::Hit || has == RemoteStatus::Error ||
-          has == RemoteStatus::Timeout)
-        continue; // present, or the tier is unwell
+      // A blob this daemon found corrupt there is replaced, not found; so
+      // is every blob while the tier is suspect.
+      bool corrupt = seenCorrupt(*t, d);
+      bool suspect =
+          Clock::now().time_since_epoch().count() < t->replaceUntilNs.load();
+      if (!corrupt && !suspect) {
+        RemoteStatus has = t->backend->hasBlob(d);
+        record(*t, has);
+        if (has == RemoteStatus::Hit || has == RemoteStatus::Error ||
+            has == RemoteStatus::Timeout)
+          continue; // present, or the tier is unwell
+      }
       if (!data && !(data = load()))
         return;
       RemoteStatus st = t->backend->putBlob(d, *data);
@@ -399,6 +491,11 @@ void RemoteTiers::putBlobAsync(
       if (st == RemoteStatus::Stored) {
         ++stats.writes;
         stats.bytesWritten += data->size();
+        if (corrupt) {
+          ++stats.healed;
+          std::lock_guard lock(corruptMu);
+          corruptSeen.erase({t.get(), d});
+        }
       }
     }
   });

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,9 @@ struct RemoteCounters {
   std::atomic<uint64_t> hits{0}, misses{0}, errors{0}, timeouts{0};
   std::atomic<uint64_t> bytesRead{0}, bytesWritten{0}, writes{0};
   std::atomic<uint64_t> writesDropped{0}, rejected{0}, corrupt{0};
+  // Writes to a tier of what a lower tier had (it had missed), and of
+  // blobs found corrupt there, replaced.
+  std::atomic<uint64_t> refills{0}, healed{0};
   std::atomic<uint64_t> breakerTrips{0}, skippedOpen{0};
   std::atomic<uint64_t> backfills{0}; // remote entries copied to the local store
   std::map<std::string, uint64_t> snapshot() const;
@@ -104,16 +108,38 @@ private:
     int consecutiveErrors = 0;
     std::chrono::steady_clock::time_point openUntil{};
     bool probing = false;
+    // A blob found corrupt here: until then, this daemon's writes replace
+    // what the tier has instead of trusting its presence (the entry a
+    // corrupt blob belonged to may have others; kSuspectFor after the last
+    // one found).
+    std::atomic<int64_t> replaceUntilNs{0};
   };
   explicit RemoteTiers(RemoteOptions o) : opts(std::move(o)) {}
   bool admit(Tier &t);
   void record(Tier &t, RemoteStatus st);
+  // Blob `d` of tier `t` did not hash to its name: the next write of `d`
+  // (and for kSuspectFor of any blob) replaces it there instead of finding
+  // it present (issue 42: writers saw the corrupt blob, skipped the upload,
+  // and the tier missed on it for good).
+  void noteCorrupt(Tier &t, const Digest &d);
+  bool seenCorrupt(Tier &t, const Digest &d);
+  // Writes what a lower tier had to the writable tiers above it that
+  // missed (a Redis that restarted empty is refilled on hits).
+  void refill(const std::vector<Tier *> &missed, const Digest &d,
+              std::string data);
+  void refillAction(const std::vector<Tier *> &missed, const Digest &key,
+                    std::string entry);
   void enqueue(uint64_t bytes, std::function<void()> task);
   void writerLoop();
 
   RemoteOptions opts;
   std::vector<std::unique_ptr<Tier>> tiers;
   RemoteCounters stats;
+  std::mutex corruptMu;
+  std::set<std::pair<Tier *, Digest>> corruptSeen; // at most kMaxCorrupt
+  static constexpr size_t kMaxCorrupt = 4096;
+  static constexpr uint64_t kMaxRefillBytes = 256ull << 20;
+  static constexpr std::chrono::minutes kSuspectFor{10};
 
   std::mutex qmu;
   std::condition_variable qcv, idleCv;

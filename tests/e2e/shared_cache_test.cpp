@@ -404,6 +404,77 @@ TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
   EXPECT_GE(sb["remote_corrupt"], 1);
 }
 
+// Issue 42, item 3: blobs flipped in the tier are healed by the next worker
+// that detects them and has the right bytes (its own link's), so that the
+// worker after it hits again. Before, writers saw them present and never
+// replaced them: every reader missed on them for good.
+TEST_F(SharedCacheTest, CorruptBlobsInATierAreReplaced) {
+  for (bool redis : {true, false}) {
+    SCOPED_TRACE(redis ? "redis" : "http");
+    std::string url = redis ? startRedis() : startNginx();
+    std::string tag = redis ? "r" : "h";
+    stockReference();
+    std::string a = worker("a" + tag, url);
+    ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+    waitForRemoteWrites(a, 3);
+    // Flip a byte of every blob.
+    if (redis) {
+      ASSERT_TRUE(haveTool(redisCli));
+      std::string cli = redisCli.path + " -s " + path("redis.sock");
+      RunResult keys = run(cli + " --scan --pattern 'cas:*'");
+      std::istringstream in(keys.out);
+      int n = 0;
+      for (std::string k; std::getline(in, k); ++n)
+        ASSERT_TRUE(exitedZero(run(cli + " setrange " + k + " 8 Z")));
+      ASSERT_GT(n, 0);
+    } else {
+      ASSERT_TRUE(exitedZero(
+          run("for f in nginx/data/linkd/cas/*; do printf Z | dd of=$f bs=1 "
+              "seek=8 count=1 conv=notrunc 2>/dev/null; done")));
+    }
+    std::string b = worker("b" + tag, url);
+    ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+    EXPECT_TRUE(sameBytes("ref", "outB"));
+    waitForRemoteWrites(b, 1);
+    std::this_thread::sleep_for(300ms);
+    auto sb = stats(b);
+    EXPECT_EQ(sb["hits"], 0);
+    EXPECT_GE(sb["remote_corrupt"], 1);
+    std::string c = worker("c" + tag, url);
+    ASSERT_TRUE(exitedZero(linkAs(c, "outC")));
+    EXPECT_TRUE(sameBytes("ref", "outC"));
+    auto sc = stats(c);
+    EXPECT_EQ(sc["hits"], 1);
+    EXPECT_EQ(sc["remote_corrupt"], 0);
+  }
+}
+
+// Issue 42, item 3: a first tier that lost everything (a Redis restarted
+// empty) is refilled from the second on a hit.
+TEST_F(SharedCacheTest, AnEmptiedFirstTierIsRefilledFromTheNext) {
+  std::string redis = startRedis(), http = startNginx();
+  stockReference();
+  std::string both = redis + "," + http;
+  std::string w = worker("w", both);
+  ASSERT_TRUE(exitedZero(linkAs(w, "outW")));
+  waitForRemoteWrites(w, 6);
+  ASSERT_TRUE(haveTool(redisCli));
+  ASSERT_TRUE(exitedZero(
+      run(redisCli.path + " -s " + path("redis.sock") + " flushall")));
+  std::string r = worker("r", both);
+  ASSERT_TRUE(exitedZero(linkAs(r, "outR")));
+  EXPECT_TRUE(sameBytes("ref", "outR"));
+  EXPECT_EQ(stats(r)["hits"], 1);
+  for (int i = 0; i < 200 && stats(r)["remote_refills"] < 3; ++i)
+    std::this_thread::sleep_for(25ms);
+  EXPECT_GE(stats(r)["remote_refills"], 3); // the entry and the blobs
+  // Redis alone serves now.
+  std::string s = worker("s", redis + "?mode=read-only");
+  ASSERT_TRUE(exitedZero(linkAs(s, "outS")));
+  EXPECT_TRUE(sameBytes("ref", "outS"));
+  EXPECT_EQ(stats(s)["hits"], 1);
+}
+
 TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   stockReference();
   // 1. A closed port: refused at once.

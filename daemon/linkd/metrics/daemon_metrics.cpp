@@ -112,7 +112,8 @@ void remote(PrometheusText &m, RemoteTiers *tiers) {
         {"linkd_remote_writes_dropped_total", "remote_writes_dropped",
          "Remote writes dropped (queue full)"},
         {"linkd_remote_rejected_total", "remote_rejected",
-         "Remote entries rejected (bad or missing signature)"},
+         "Remote entries rejected (bad or missing signature, or written for "
+         "another key)"},
         {"linkd_remote_corrupt_total", "remote_corrupt",
          "Remote blobs whose content did not match their digest"},
         {"linkd_remote_breaker_trips_total", "remote_breaker_trips",
@@ -120,7 +121,12 @@ void remote(PrometheusText &m, RemoteTiers *tiers) {
         {"linkd_remote_skipped_total", "remote_skipped_breaker_open",
          "Remote requests skipped while a breaker was open"},
         {"linkd_remote_backfills_total", "remote_backfills",
-         "Remote entries copied into the local store"}})
+         "Remote entries copied into the local store"},
+        {"linkd_remote_refills_total", "remote_refills",
+         "Entries and blobs written to a tier that missed them, from the "
+         "next tier"},
+        {"linkd_remote_healed_total", "remote_healed",
+         "Corrupt remote blobs replaced with the right bytes"}})
     m.counter(r.name, r.help, d(c[r.key]));
   if (tiers)
     for (const auto &[name, open] : tiers->breakers())
