@@ -169,48 +169,26 @@ bool RemoteTiers::seenCorrupt(Tier &t, const Digest &d) {
   return corruptSeen.count({&t, d}) > 0;
 }
 
-void RemoteTiers::refill(const std::vector<Tier *> &missed, const Digest &d,
-                         std::string data) {
+void RemoteTiers::refill(const std::vector<Tier *> &missed, const Digest &key,
+                         std::string bytes, bool isAction) {
   std::vector<Tier *> to;
   for (Tier *t : missed)
     if (t->cfg.mode != TierMode::ReadOnly)
       to.push_back(t);
   if (to.empty() || !canWrite())
     return;
-  uint64_t size = data.size();
-  enqueue(size, [this, to, d, data = std::move(data)] {
+  uint64_t size = bytes.size();
+  enqueue(size, [this, to, key, isAction, bytes = std::move(bytes)] {
     for (Tier *t : to) {
       if (!admit(*t))
         continue;
-      RemoteStatus st = t->backend->putBlob(d, data);
+      RemoteStatus st = isAction ? t->backend->putAction(key, bytes)
+                                 : t->backend->putBlob(key, bytes);
       record(*t, st);
       if (st == RemoteStatus::Stored) {
         ++stats.writes;
         ++stats.refills;
-        stats.bytesWritten += data.size();
-      }
-    }
-  });
-}
-
-void RemoteTiers::refillAction(const std::vector<Tier *> &missed,
-                               const Digest &key, std::string entry) {
-  std::vector<Tier *> to;
-  for (Tier *t : missed)
-    if (t->cfg.mode != TierMode::ReadOnly)
-      to.push_back(t);
-  if (to.empty() || !canWrite())
-    return;
-  enqueue(entry.size(), [this, to, key, entry = std::move(entry)] {
-    for (Tier *t : to) {
-      if (!admit(*t))
-        continue;
-      RemoteStatus st = t->backend->putAction(key, entry);
-      record(*t, st);
-      if (st == RemoteStatus::Stored) {
-        ++stats.writes;
-        ++stats.refills;
-        stats.bytesWritten += entry.size();
+        stats.bytesWritten += bytes.size();
       }
     }
   });
@@ -237,7 +215,7 @@ std::optional<std::string> RemoteTiers::getBlob(const Digest &d) {
       continue;
     }
     ++stats.hits;
-    refill(missed, d, data);
+    refill(missed, d, data, /*isAction=*/false);
     return data;
   }
   return std::nullopt;
@@ -373,7 +351,7 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
     if (!missed.empty() && bytes <= kMaxRefillBytes) {
       std::string data(bytes, '\0');
       if (pread(fd, data.data(), bytes, 0) == static_cast<ssize_t>(bytes))
-        refill(missed, d, std::move(data));
+        refill(missed, d, std::move(data), /*isAction=*/false);
     }
     return true;
   }
@@ -397,7 +375,7 @@ std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
     stats.bytesRead += entry.size();
     if (auto payload = unwrapAction(key, entry)) {
       ++stats.hits;
-      refillAction(missed, key, entry);
+      refill(missed, key, entry, /*isAction=*/true);
       return payload;
     }
     ++stats.rejected;

@@ -123,12 +123,11 @@ private:
   // and the tier missed on it for good).
   void noteCorrupt(Tier &t, const Digest &d);
   bool seenCorrupt(Tier &t, const Digest &d);
-  // Writes what a lower tier had to the writable tiers above it that
-  // missed (a Redis that restarted empty is refilled on hits).
-  void refill(const std::vector<Tier *> &missed, const Digest &d,
-              std::string data);
-  void refillAction(const std::vector<Tier *> &missed, const Digest &key,
-                    std::string entry);
+  // Writes what a lower tier had (a blob, or an action entry) to the
+  // writable tiers above it that missed (a Redis that restarted empty is
+  // refilled on hits).
+  void refill(const std::vector<Tier *> &missed, const Digest &key,
+              std::string bytes, bool isAction);
   void enqueue(uint64_t bytes, std::function<void()> task);
   void writerLoop();
 
