@@ -116,6 +116,7 @@ struct CacheParts {
   std::unique_ptr<TempJournal> journal;
   KeyContext keyContext;
   uint64_t corruptSeen = 0;
+  uint64_t evictionsSeen = 0;
   uint64_t maintainRounds = 0;
 
   CacheRuntime runtime() {
@@ -139,8 +140,13 @@ struct CacheParts {
     // Every 10 s: an fstat per held descriptor finds the deleted inputs.
     if (++maintainRounds % 10 == 0)
       cache->sweepHeldInputs();
-    if (uint64_t n = store->maintain())
-      stats->addCounter("evictions", n);
+    // Evictions by size, and for room on a full disk (made by the writes).
+    store->maintain();
+    uint64_t evicted = store->evictionCount();
+    if (evicted > evictionsSeen) {
+      stats->addCounter("evictions", evicted - evictionsSeen);
+      evictionsSeen = evicted;
+    }
     uint64_t corrupt = store->corruptCount();
     if (corrupt > corruptSeen) {
       stats->addCounter("corrupt_entries", corrupt - corruptSeen);
@@ -205,6 +211,7 @@ StoreConfig storeConfig(const Config &settings) {
   StoreConfig sc;
   sc.root = settings.cacheDir;
   sc.maxBytes = settings.maxSize;
+  sc.warn = [](const std::string &m) { spdlog::warn("{}", m); };
   return sc;
 }
 

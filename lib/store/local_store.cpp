@@ -335,9 +335,11 @@ bool writeFileAtomically(const std::string &path, std::string_view data,
   ok = close(fd) == 0 && ok;
   if (ok && replaceFile(tmp, path))
     return true;
+  int e = ok ? errno : saved;
   if (error)
-    *error = "cannot write " + path + ": " + std::strerror(ok ? errno : saved);
+    *error = "cannot write " + path + ": " + std::strerror(e);
   unlink(tmp.c_str());
+  errno = e; // the caller may tell a full disk (ENOSPC) from the rest
   return false;
 }
 
@@ -518,8 +520,7 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
   } else if (data.size() > cfg.compressLimit) {
     std::string raw(kRawMagic);
     raw += data;
-    if (!ensureDirectoryTree(dirOf(path)).empty() ||
-        !writeFileAtomically(path, raw, 0644, nullptr))
+    if (!ensureDirectoryTree(dirOf(path)).empty() || !writeRoomFor(path, raw))
       return false;
     stored = raw.size();
   } else {
@@ -539,11 +540,38 @@ bool LocalStore::putBlob(std::string_view data, Digest *digestOut) {
     compressed.resize(n);
     if (std::string err = ensureDirectoryTree(dirOf(path)); !err.empty())
       return false;
-    if (!writeFileAtomically(path, compressed, 0644, nullptr))
+    if (!writeRoomFor(path, compressed))
       return false;
     stored = n;
   }
   return indexBlob(d, data.size(), stored);
+}
+
+bool LocalStore::makeRoom(uint64_t needed) {
+  uint64_t used = usage().bytes;
+  // Twice what was asked for, or a tenth of the store: one full disk
+  // should not cost an eviction per store.
+  uint64_t freeing = std::max(2 * needed, used / 10);
+  if (used == 0)
+    return false;
+  uint64_t evicted = evictTo(used > freeing ? used - freeing : 0);
+  ++diskFullEvictions;
+  if (cfg.warn && !warnedDiskFull.exchange(true))
+    cfg.warn("the cache disk of " + cfg.root + " is full (" +
+             std::to_string(used) + " bytes in the store, max_size " +
+             std::to_string(cfg.maxBytes) + "): evicted " +
+             std::to_string(evicted) +
+             " least recently used entries to store new ones (said once)");
+  return evicted > 0;
+}
+
+bool LocalStore::writeRoomFor(const std::string &path, std::string_view data) {
+  if (writeFileAtomically(path, data, 0644, nullptr))
+    return true;
+  if (errno != ENOSPC && errno != EDQUOT)
+    return false;
+  return makeRoom(data.size()) &&
+         writeFileAtomically(path, data, 0644, nullptr);
 }
 
 bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
@@ -576,6 +604,10 @@ bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
     return false;
   bool ok = writeAll(out, kRawMagic) &&
             copyRange(fd, 0, out, static_cast<off_t>(kRawMagic.size()), size);
+  if (!ok && (errno == ENOSPC || errno == EDQUOT) && ftruncate(out, 0) == 0 &&
+      makeRoom(size + kRawMagic.size()))
+    ok = lseek(out, 0, SEEK_SET) == 0 && writeAll(out, kRawMagic) &&
+         copyRange(fd, 0, out, static_cast<off_t>(kRawMagic.size()), size);
   std::optional<Digest> d = known;
   if (ok && !d)
     d = hashRange(out, kRawMagic.size(), size, sink);

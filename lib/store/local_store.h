@@ -54,6 +54,8 @@ struct StoreConfig {
   // (copy_file_range) verified by hashing on a second thread, instead of a
   // decompression the size of the output (W1: 130 MB in ~120 ms vs ~80 ms).
   uint64_t compressLimit = 16ull << 20;
+  // Told once when the disk is full and entries are evicted for room.
+  std::function<void(const std::string &)> warn = nullptr;
 };
 
 struct StoreUsage {
@@ -143,6 +145,8 @@ public:
 
   uint64_t corruptCount() const { return corrupt.load(); }
   uint64_t evictionCount() const { return evictions.load(); }
+  // Times a write met a full disk and entries were evicted to make room.
+  uint64_t diskFullEvictionCount() const { return diskFullEvictions.load(); }
 
 private:
   std::string rebuilt;
@@ -171,6 +175,14 @@ private:
   std::map<std::pair<std::string, Digest>, int64_t> actionTouches;
   std::atomic<uint64_t> corrupt{0};
   std::atomic<uint64_t> evictions{0};
+  std::atomic<uint64_t> diskFullEvictions{0};
+  std::atomic<bool> warnedDiskFull{false};
+  // A write that met ENOSPC (or EDQUOT): evicts least recently used
+  // entries (twice `needed`, or a tenth of the store) whatever max_size
+  // says; false if nothing could go.
+  bool makeRoom(uint64_t needed);
+  // writeFileAtomically, once more after makeRoom on a full disk.
+  bool writeRoomFor(const std::string &path, std::string_view data);
 };
 
 } // namespace linkd

@@ -154,6 +154,47 @@ TEST_F(LinkCacheTest, SecondLinkIsAHitWithStockBytesAndReplayedWarnings) {
             std::filesystem::status(path("prog.stock")).permissions());
 }
 
+// Issue 42, item 8: the store on a full disk (a 4 MiB tmpfs, max_size far
+// above it) evicts least recently used entries and stores each new result,
+// and says so once. Before, 9 of 18 results could not be stored.
+TEST_F(LinkCacheTest, AFullCacheDiskEvictsAndStoresAndSaysSoOnce) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root (mount)";
+  run("mkdir -p small");
+  if (!exitedZero(run("mount -t tmpfs -o size=4m linkd-e2e-small small")))
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  atTeardown([this] {
+    run(binPath("linkd") + " stop");
+    run("umount -l " + path("small"));
+  });
+  // 600 KB of random bytes per output: nothing for zstd to shrink.
+  ASSERT_TRUE(exitedZero(
+      run("python3 -c \"import os\nb = os.urandom(600000)\n"
+          "print('const unsigned char rnd[] = {' + ','.join(map(str, b)) + "
+          "'};')\nprint('int main(void) { return rnd[7] & 1; }')\" > rnd.c "
+          "&& clang-19 -c rnd.c")));
+  run(binPath("linkd") + " stop");
+  std::string env = "LINKD_CACHE_DIR=" + path("small/cache") + " ";
+  for (int i = 0; i < 18; ++i) {
+    std::string out = "out" + std::to_string(i);
+    ASSERT_TRUE(
+        exitedZero(run(env + binPath("ld.linkd") + " rnd.o -e main --defsym=n" +
+                       std::to_string(i) + "=1 -o " + out)))
+        << i;
+    waitForStored(i + 1);
+  }
+  auto s = stats();
+  EXPECT_EQ(s["results_stored"], 18);
+  EXPECT_EQ(s["results_not_stored"], 0);
+  EXPECT_EQ(logLines("is full").size(), 1u);
+  EXPECT_GE(statReaching("evictions", 1), 1);
+  // The newest result is there to hit.
+  ASSERT_TRUE(exitedZero(run(env + binPath("ld.linkd") +
+                             " rnd.o -e main --defsym=n17=1 -o again")));
+  EXPECT_EQ(statReaching("hits", 1), 1);
+  EXPECT_TRUE(sameBytes("out17", "again"));
+}
+
 TEST_F(LinkCacheTest, StripRightAfterTheLinkNeverBecomesTheCachedOutput) {
   writeFile("main.c", "int main(void) { return 0; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -g -c main.c")));
