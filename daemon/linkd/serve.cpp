@@ -164,6 +164,7 @@ std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
   RemoteOptions opts;
   opts.hmacKey = settings.remoteKey;
   opts.breakerCooldown = std::chrono::seconds(settings.remoteBreakerSeconds);
+  opts.warn = [](const std::string &m) { spdlog::warn("{}", m); };
   for (const std::string &url : settings.remotes) {
     std::string err;
     auto cfg = parseRemoteUrl(url, &err);

@@ -473,7 +473,8 @@ std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
 
   cache::v1::Manifest remoteManifest;
   if (!set && remote && remote->canRead()) {
-    if (auto payload = remote->getAction(link.key);
+    std::string tiersSaid;
+    if (auto payload = remote->getAction(link.key, &tiersSaid);
         payload && remoteManifest.ParseFromString(*payload)) {
       set = matchingSet(remoteManifest, link.paths, &remoteWhy);
       if (set) {
@@ -484,7 +485,8 @@ std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
         ++remote->counters().backfills;
       }
     } else {
-      remoteWhy = "no remote manifest";
+      remoteWhy = "no remote manifest" +
+                  (tiersSaid.empty() ? "" : " (" + tiersSaid + ")");
     }
   }
   if (!set) {
@@ -517,6 +519,7 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
                               const LinkAnalysis &link, std::string *error,
                               std::vector<Backfill> *later) {
   for (const auto &out : result.outputs()) {
+    std::string tiersSaid; // why the remote did not have it
     auto d = Digest::fromRaw(out.digest());
     if (!d) {
       if (error)
@@ -535,7 +538,7 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
       int fd = createTempBeside(path, tmp, error, blobs.tempJournal());
       if (fd < 0)
         return Lookup::Error;
-      if (remote->fetchBlobToFile(*d, fd) &&
+      if (remote->fetchBlobToFile(*d, fd, &tiersSaid) &&
           commitTemp(fd, tmp, path, mode, error)) {
         later->push_back(Backfill{fd, *d, out.size()});
         continue;
@@ -546,7 +549,8 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
     if (l != Lookup::Hit) {
       if (error && error->empty())
         *error = "output blob for " + path +
-                 (l == Lookup::Corrupt ? " was corrupt" : " is missing");
+                 (l == Lookup::Corrupt ? " was corrupt" : " is missing") +
+                 (tiersSaid.empty() ? "" : " (remote: " + tiersSaid + ")");
       return l;
     }
   }

@@ -196,16 +196,22 @@ private:
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     give(h);
-    if (rc == CURLE_OPERATION_TIMEDOUT || pr.timedOut)
+    if (rc == CURLE_OPERATION_TIMEDOUT || pr.timedOut) {
+      noteError(m + " " + path + ": timed out");
       return RemoteStatus::Timeout;
+    }
     if (stream.failed)
       return RemoteStatus::Error;
-    if (rc != CURLE_OK)
+    if (rc != CURLE_OK) {
+      noteError(m + " " + path + ": " + curl_easy_strerror(rc));
       return RemoteStatus::Error;
+    }
     if (status == 404)
       return RemoteStatus::Miss;
-    if (status < 200 || status >= 300)
+    if (status < 200 || status >= 300) {
+      noteError(m + " " + path + ": HTTP " + std::to_string(status));
       return RemoteStatus::Error;
+    }
     return m == "PUT" ? RemoteStatus::Stored : RemoteStatus::Hit;
   }
 

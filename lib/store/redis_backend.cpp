@@ -251,15 +251,21 @@ private:
   RemoteStatus command(Send send, Read read) {
     lastConnectTimedOut = false;
     redisContext *c = take();
-    if (!c)
+    if (!c) {
+      noteError(lastConnectTimedOut ? "connect timed out"
+                                    : "cannot connect or log in");
       return lastConnectTimedOut ? RemoteStatus::Timeout : RemoteStatus::Error;
+    }
     redisReply *r = send(c);
     if (!r) {
       RemoteStatus st = isTimeout(c) ? RemoteStatus::Timeout
                                      : RemoteStatus::Error;
+      noteError(c->errstr[0] ? c->errstr : "no reply");
       redisFree(c);
       return st;
     }
+    if (r->type == REDIS_REPLY_ERROR)
+      noteError(std::string(r->str, r->len));
     RemoteStatus st = r->type == REDIS_REPLY_ERROR ? RemoteStatus::Error
                                                    : read(r);
     freeReplyObject(r);

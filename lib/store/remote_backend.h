@@ -14,9 +14,10 @@
 #include "digest/digest.h"
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,23 @@ public:
   // Action entries: opaque bytes under a key (the caller signs them).
   virtual RemoteStatus getAction(const Digest &key, std::string &out) = 0;
   virtual RemoteStatus putAction(const Digest &key, std::string_view value) = 0;
+  // What the last Error or Timeout was, as the server or transport said it
+  // ("NOPERM this user has no permissions to run the 'strlen' command",
+  // "HTTP 403", "Couldn't connect to server"), for the log.
+  std::string lastError() const {
+    std::lock_guard lock(errorMu);
+    return lastErrorText;
+  }
+
+protected:
+  void noteError(std::string text) {
+    std::lock_guard lock(errorMu);
+    lastErrorText = std::move(text);
+  }
+
+private:
+  mutable std::mutex errorMu;
+  std::string lastErrorText;
 };
 
 std::unique_ptr<RemoteBackend> makeRedisBackend(const RemoteTierConfig &cfg);

@@ -131,30 +131,101 @@ bool RemoteTiers::admit(Tier &t) {
   return true;
 }
 
-void RemoteTiers::record(Tier &t, RemoteStatus st) {
-  std::lock_guard lock(t.mu);
-  bool failed = st == RemoteStatus::Error || st == RemoteStatus::Timeout;
-  if (st == RemoteStatus::Error)
-    ++stats.errors;
-  if (st == RemoteStatus::Timeout)
-    ++stats.timeouts;
-  bool wasProbing = t.probing;
-  t.probing = false;
-  if (!failed) {
-    t.consecutiveErrors = 0;
-    t.openUntil = {};
+namespace {
+
+// One tier's part of why a lookup found nothing, for miss reasons.
+void because(std::string *why, const RemoteTierConfig &cfg,
+             std::string_view what) {
+  if (!why)
     return;
+  if (!why->empty())
+    *why += ", ";
+  *why += cfg.displayName();
+  *why += ": ";
+  *why += what;
+}
+
+std::string_view outcome(RemoteStatus st) {
+  switch (st) {
+  case RemoteStatus::Miss:
+    return "miss";
+  case RemoteStatus::Timeout:
+    return "timed out";
+  case RemoteStatus::Error:
+    return "failed";
+  default:
+    return "no answer";
   }
-  ++t.consecutiveErrors;
-  if (st == RemoteStatus::Timeout || t.consecutiveErrors >= 3 || wasProbing) {
-    if (t.openUntil == Clock::time_point{} || wasProbing)
-      ++stats.breakerTrips;
-    t.openUntil = Clock::now() + opts.breakerCooldown;
+}
+
+} // namespace
+
+void RemoteTiers::tell(Tier &t, const std::string &kind,
+                       const std::string &what) {
+  if (!opts.warn)
+    return;
+  std::string more;
+  {
+    std::lock_guard lock(t.mu);
+    Tier::Told &told = t.told[kind];
+    Clock::time_point now = Clock::now();
+    if (told.at != Clock::time_point{} &&
+        now - told.at < std::chrono::minutes(1)) {
+      ++told.unsaid;
+      return;
+    }
+    if (told.unsaid)
+      more = " (and " + std::to_string(told.unsaid) +
+             " more like it in the last minute)";
+    told = {now, 0};
   }
+  opts.warn("remote tier " + t.cfg.displayName() + ": " + what + more);
+}
+
+void RemoteTiers::record(Tier &t, RemoteStatus st) {
+  bool failed = st == RemoteStatus::Error || st == RemoteStatus::Timeout;
+  bool tripped = false;
+  {
+    std::lock_guard lock(t.mu);
+    if (st == RemoteStatus::Error)
+      ++stats.errors;
+    if (st == RemoteStatus::Timeout)
+      ++stats.timeouts;
+    bool wasProbing = t.probing;
+    t.probing = false;
+    if (!failed) {
+      t.consecutiveErrors = 0;
+      t.openUntil = {};
+      return;
+    }
+    ++t.consecutiveErrors;
+    if (st == RemoteStatus::Timeout || t.consecutiveErrors >= 3 || wasProbing) {
+      if (t.openUntil == Clock::time_point{} || wasProbing) {
+        ++stats.breakerTrips;
+        tripped = true;
+      }
+      t.openUntil = Clock::now() + opts.breakerCooldown;
+    }
+  }
+  std::string said = t.backend->lastError();
+  tell(t, st == RemoteStatus::Timeout ? "timeout" : "error",
+       std::string(st == RemoteStatus::Timeout ? "timed out" : "failed") +
+           (said.empty() ? "" : ": " + said));
+  if (tripped)
+    tell(t, "breaker",
+         "circuit breaker open: skipped for " +
+             std::to_string(opts.breakerCooldown.count()) +
+             " s, then one request tries it (" +
+             (st == RemoteStatus::Timeout ? "a timeout" : "3 errors in a row") +
+             ")");
 }
 
 void RemoteTiers::noteCorrupt(Tier &t, const Digest &d) {
   ++stats.corrupt;
+  tell(t, "corrupt",
+       "blob " + d.hex() +
+           " does not hash to its name: dropped; this worker's next writes "
+           "replace it");
   t.replaceUntilNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          (Clock::now() + kSuspectFor).time_since_epoch())
                          .count();
@@ -293,11 +364,15 @@ private:
 
 } // namespace
 
-bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
+bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd, std::string *why) {
   std::vector<Tier *> missed;
   for (auto &t : tiers) {
-    if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
+    if (t->cfg.mode == TierMode::WriteOnly)
       continue;
+    if (!admit(*t)) {
+      because(why, t->cfg, "breaker open");
+      continue;
+    }
     if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
       return false;
     TrailingHasher hash(fd);
@@ -337,11 +412,14 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
       ++stats.misses;
       missed.push_back(t.get());
     }
-    if (st != RemoteStatus::Hit)
+    if (st != RemoteStatus::Hit) {
+      because(why, t->cfg, outcome(st));
       continue;
+    }
     stats.bytesRead += bytes;
     if (!got || *got != d) {
       noteCorrupt(*t, d);
+      because(why, t->cfg, "corrupt (dropped)");
       missed.push_back(t.get());
       continue;
     }
@@ -358,11 +436,16 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd) {
   return false;
 }
 
-std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
+std::optional<std::string> RemoteTiers::getAction(const Digest &key,
+                                                  std::string *why) {
   std::vector<Tier *> missed;
   for (auto &t : tiers) {
-    if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
+    if (t->cfg.mode == TierMode::WriteOnly)
       continue;
+    if (!admit(*t)) {
+      because(why, t->cfg, "breaker open");
+      continue;
+    }
     std::string entry;
     RemoteStatus st = t->backend->getAction(key, entry);
     record(*t, st);
@@ -370,8 +453,10 @@ std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
       ++stats.misses;
       missed.push_back(t.get());
     }
-    if (st != RemoteStatus::Hit)
+    if (st != RemoteStatus::Hit) {
+      because(why, t->cfg, outcome(st));
       continue;
+    }
     stats.bytesRead += entry.size();
     if (auto payload = unwrapAction(key, entry)) {
       ++stats.hits;
@@ -379,6 +464,13 @@ std::optional<std::string> RemoteTiers::getAction(const Digest &key) {
       return payload;
     }
     ++stats.rejected;
+    because(why, t->cfg, "entry rejected");
+    tell(*t, "rejected",
+         "the entry for key " + key.hex() + " is rejected: " +
+             (opts.hmacKey.empty()
+                  ? "written for another key, or in a format without one"
+                  : "unsigned, signed with another fleet key, or written for "
+                    "another key"));
   }
   return std::nullopt;
 }

@@ -40,6 +40,10 @@ struct RemoteOptions {
   std::string hmacKey;                        // empty: entries unsigned
   std::chrono::seconds breakerCooldown{30};
   uint64_t maxQueuedBytes = 1ull << 30;
+  // Where failures are told: an error or timeout with what the server said,
+  // a breaker opening, a corrupt blob, a rejected entry; at most one line
+  // per tier and kind a minute (with how many were not told).
+  std::function<void(const std::string &)> warn = nullptr;
 };
 
 // Counter names as `linkd stats` shows them (remote_hits, ...).
@@ -71,10 +75,14 @@ public:
   // Streams blob `d` from the first readable tier that has it into `fd`
   // (from offset 0, truncated first), verifying the content as it arrives
   // (hashed on a second thread). True only for verified content.
-  bool fetchBlobToFile(const Digest &d, int fd);
+  // `why`, if given, gets each tier's part when it returns false ("redis://h/0:
+  // timed out, http://h/c: corrupt (dropped)").
+  bool fetchBlobToFile(const Digest &d, int fd, std::string *why = nullptr);
   // Payload of action entry `key` from the first readable tier that has a
   // valid one.
-  std::optional<std::string> getAction(const Digest &key);
+  // valid one; `why` as for fetchBlobToFile.
+  std::optional<std::string> getAction(const Digest &key,
+                                       std::string *why = nullptr);
 
   // Background writes to every writable tier. `load` produces the blob's
   // content when the writer gets to it (so large outputs are not held in
@@ -113,10 +121,17 @@ private:
     // corrupt blob belonged to may have others; kSuspectFor after the last
     // one found).
     std::atomic<int64_t> replaceUntilNs{0};
+    struct Told {
+      std::chrono::steady_clock::time_point at{};
+      uint64_t unsaid = 0;
+    };
+    std::map<std::string, Told> told; // by kind, under `mu`
   };
   explicit RemoteTiers(RemoteOptions o) : opts(std::move(o)) {}
   bool admit(Tier &t);
   void record(Tier &t, RemoteStatus st);
+  // Tells `what` about tier `t` through opts.warn, rate-limited by `kind`.
+  void tell(Tier &t, const std::string &kind, const std::string &what);
   // Blob `d` of tier `t` did not hash to its name: the next write of `d`
   // (and for kSuspectFor of any blob) replaces it there instead of finding
   // it present (issue 42: writers saw the corrupt blob, skipped the upload,

@@ -202,6 +202,15 @@ protected:
     auto sr = stats(r);
     EXPECT_EQ(sr["hits"], 0);
     EXPECT_GE(sr["remote_rejected"], 1);
+    EXPECT_EQ(workerLog("reader", "the entry for key " + bb + " is rejected"),
+              1u);
+  }
+
+  // Lines of worker `name`'s log that hold `needle`.
+  size_t workerLog(const std::string &name, const std::string &needle) {
+    RunResult r =
+        run("grep -c -F -- '" + needle + "' " + name + "/state/linkd.log");
+    return r.out.empty() ? 0 : std::stoul(r.out);
   }
 
   std::map<std::string, std::string> workers;
@@ -354,6 +363,11 @@ TEST_F(SharedCacheTest, TheDocumentedRedisAclsWork) {
     ++users;
   }
   ASSERT_EQ(users, 2) << "the doc's ACL lines";
+  // And the reader the docs gave before, for the end of the test.
+  ASSERT_EQ(run(redisCli.path + " -p " + std::to_string(port) +
+                " ACL SETUSER old on '>o-pass' '~myproj:*' -@all +get +exists")
+                .out,
+            "OK\n");
   // The default user off: only the documented users get in.
   ASSERT_EQ(run(redisCli.path + " -p " + std::to_string(port) +
                 " ACL SETUSER default off")
@@ -377,6 +391,19 @@ TEST_F(SharedCacheTest, TheDocumentedRedisAclsWork) {
   auto sr = stats(r);
   EXPECT_EQ(sr["hits"], 1);
   EXPECT_EQ(sr["remote_errors"], 0);
+  // The ACL the docs gave before (+get +exists): no hit, and the log says
+  // why, naming the tier (issue 42, item 6), where before only
+  // remote_errors moved.
+  std::string old = worker(
+      "old", std::regex_replace(base, std::regex("\\{u\\}"), "old:o-pass") +
+                 "&mode=read-only");
+  ASSERT_TRUE(exitedZero(linkAs(old, "outOld")));
+  EXPECT_TRUE(sameBytes("ref", "outOld"));
+  EXPECT_EQ(stats(old)["hits"], 0);
+  EXPECT_EQ(workerLog("old", "remote tier redis://127.0.0.1:" +
+                                 std::to_string(port) + "/0: failed: NOPERM"),
+            1u)
+      << run("cat old/state/linkd.log").out;
 }
 
 TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
@@ -440,6 +467,7 @@ TEST_F(SharedCacheTest, CorruptBlobsInATierAreReplaced) {
     auto sb = stats(b);
     EXPECT_EQ(sb["hits"], 0);
     EXPECT_GE(sb["remote_corrupt"], 1);
+    EXPECT_EQ(workerLog("b" + tag, "does not hash to its name"), 1u);
     std::string c = worker("c" + tag, url);
     ASSERT_TRUE(exitedZero(linkAs(c, "outC")));
     EXPECT_TRUE(sameBytes("ref", "outC"));
@@ -517,6 +545,20 @@ TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   auto ss = stats(silent);
   EXPECT_EQ(ss["remote_timeouts"], 1);
   EXPECT_GE(ss["remote_skipped_breaker_open"], 1);
+  // Each said once in the log, naming the tier (issue 42, item 6).
+  std::string tier =
+      "remote tier http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
+      "/x: ";
+  EXPECT_EQ(workerLog("silent", tier + "timed out"), 1u);
+  EXPECT_EQ(workerLog("silent", tier + "circuit breaker open"), 1u);
+  // And the miss reasons say which tier did what.
+  std::string at =
+      "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/x: ";
+  EXPECT_EQ(workerLog("silent", "no remote manifest (" + at + "timed out)"), 1u)
+      << run("cat silent/state/linkd.log").out;
+
+  EXPECT_GE(workerLog("closed", "failed: GET /ac/"), 1u)
+      << run("cat closed/state/linkd.log").out;
 
   // 3. A server stopped mid-build.
   std::string url = startRedis();
