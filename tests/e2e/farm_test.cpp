@@ -185,6 +185,18 @@ TEST_F(FarmTest, OffloadedLinksMatchStockLld) {
   EXPECT_GT(s["farm_remote_link_micros"], 0);
   EXPECT_EQ(static_cast<long long>(nodeLog("n1", "outputs=").size()),
             s["farm_offloaded"]);
+  // Each offloaded link's line says what the cache said and why, in a
+  // local link's words.
+  size_t said = 0;
+  for (const std::string &line : logLines(" rc=")) {
+    if (line.find(" farm=") == std::string::npos)
+      continue;
+    ++said;
+    EXPECT_TRUE(
+        std::regex_search(line, std::regex(" cache=miss reason=\"[^\"]")))
+        << line;
+  }
+  EXPECT_EQ(static_cast<long long>(said), s["farm_offloaded"]);
 }
 
 TEST_F(FarmTest, LldLinkFindsLibrariesThroughLibpathAndLib) {

@@ -1084,12 +1084,16 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   done->set_sys_micros(r.sysMicros);
   done->set_max_rss_kib(r.maxRssKib);
   done->set_cache_result(cacheResult);
-  spdlog::info("link id={} flavor={} farm={} rc={} cache={} wall_ms={:.1f} "
-               "remote_ms={:.1f} cwd={} argc={}",
-               linkId, flavorName(static_cast<Flavor>(req.flavor())),
-               farm->target(), r.exitCode, v1::CacheResult_Name(cacheResult),
-               done->wall_micros() / 1000.0, r.wallMicros / 1000.0,
-               logText(req.cwd()), req.argv_size());
+  // The same words as a local link's line: what the cache said and why
+  // (issue 42: farm links logged cache=CACHE_MISS and no reason).
+  spdlog::info(
+      "link id={} flavor={} farm={} rc={} cache={}{} wall_ms={:.1f} "
+      "remote_ms={:.1f} cwd={} argc={}",
+      linkId, flavorName(static_cast<Flavor>(req.flavor())), farm->target(),
+      r.exitCode, cacheResult == v1::CACHE_UNCACHEABLE ? "uncacheable" : "miss",
+      " reason=" + quoteLogValue(reason.empty() ? rq.missReason : reason, true),
+      done->wall_micros() / 1000.0, r.wallMicros / 1000.0, logText(req.cwd()),
+      req.argv_size());
   if (clientStayed)
     out.write(reply);
   if (storeIt) {
