@@ -204,6 +204,21 @@ std::string outsideAddress(E2eTest &, const std::string &ipOutput) {
   return {};
 }
 
+// The shipped rules (deploy/farm-example/linkd-rules.yml) load, and their
+// alerts fire on the series that should fire them, a flapping remote tier
+// included (issue 42, item 6: its breaker never stayed open the 5 minutes
+// the breaker alert waits).
+TEST_F(OperationsTest, TheShippedAlertRulesFire) {
+  ASSERT_TRUE(haveTool(promtool));
+  std::string dir = std::string(LINKD_E2E_SOURCE_DIR) + "/deploy/farm-example";
+  RunResult check = run("promtool check rules " + dir + "/linkd-rules.yml");
+  EXPECT_TRUE(exitedZero(check)) << describe(check);
+  RunResult test =
+      run("cd " + dir + " && promtool test rules linkd-rules.test.yml");
+  EXPECT_TRUE(exitedZero(test)) << describe(test);
+  EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << describe(test);
+}
+
 TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
   ASSERT_TRUE(haveTool(prometheus));
   ASSERT_TRUE(haveTool(promtool));
