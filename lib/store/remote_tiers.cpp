@@ -119,12 +119,28 @@ std::vector<std::pair<std::string, bool>> RemoteTiers::breakers() {
   return out;
 }
 
+std::vector<RemoteTiers::TierCounts> RemoteTiers::tierCounts() {
+  std::vector<TierCounts> out;
+  for (auto &t : tiers)
+    out.push_back({t->cfg.displayName(),
+                   {{"hit", t->hits},
+                    {"miss", t->misses},
+                    {"stored", t->stores},
+                    {"error", t->errors},
+                    {"timeout", t->timeouts},
+                    {"corrupt", t->corrupt},
+                    {"rejected", t->rejected},
+                    {"skipped_breaker_open", t->skipped}}});
+  return out;
+}
+
 bool RemoteTiers::admit(Tier &t) {
   std::lock_guard lock(t.mu);
   if (t.openUntil == Clock::time_point{})
     return true;
   if (Clock::now() < t.openUntil || t.probing) {
     ++stats.skippedOpen;
+    ++t.skipped;
     return false;
   }
   t.probing = true; // half-open: one request finds out
@@ -191,6 +207,23 @@ void RemoteTiers::record(Tier &t, RemoteStatus st) {
       ++stats.errors;
     if (st == RemoteStatus::Timeout)
       ++stats.timeouts;
+    switch (st) {
+    case RemoteStatus::Hit:
+      ++t.hits; // verified by the caller: a corrupt one counts there too
+      break;
+    case RemoteStatus::Miss:
+      ++t.misses;
+      break;
+    case RemoteStatus::Stored:
+      ++t.stores;
+      break;
+    case RemoteStatus::Error:
+      ++t.errors;
+      break;
+    case RemoteStatus::Timeout:
+      ++t.timeouts;
+      break;
+    }
     bool wasProbing = t.probing;
     t.probing = false;
     if (!failed) {
@@ -222,6 +255,7 @@ void RemoteTiers::record(Tier &t, RemoteStatus st) {
 
 void RemoteTiers::noteCorrupt(Tier &t, const Digest &d) {
   ++stats.corrupt;
+  ++t.corrupt;
   tell(t, "corrupt",
        "blob " + d.hex() +
            " does not hash to its name: dropped; this worker's next writes "
@@ -464,6 +498,7 @@ std::optional<std::string> RemoteTiers::getAction(const Digest &key,
       return payload;
     }
     ++stats.rejected;
+    ++t->rejected;
     because(why, t->cfg, "entry rejected");
     tell(*t, "rejected",
          "the entry for key " + key.hex() + " is rejected: " +

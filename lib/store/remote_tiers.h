@@ -102,6 +102,13 @@ public:
   // Each tier's name and whether its breaker is open (tripped and not yet
   // closed by a success; half-open counts as open), for the metrics.
   std::vector<std::pair<std::string, bool>> breakers();
+  // Each tier's requests by outcome, for the metrics: which tier of several
+  // fails, or serves the hits.
+  struct TierCounts {
+    std::string name;
+    std::map<std::string, uint64_t> outcomes; // hit, miss, error, ...
+  };
+  std::vector<TierCounts> tierCounts();
 
   std::string wrapAction(const Digest &key, const std::string &payload) const;
   // nullopt: malformed, or not signed with our key when we have one.
@@ -126,6 +133,9 @@ private:
       uint64_t unsaid = 0;
     };
     std::map<std::string, Told> told; // by kind, under `mu`
+    // Requests by outcome (tierCounts).
+    std::atomic<uint64_t> hits{0}, misses{0}, stores{0}, errors{0}, timeouts{0},
+        corrupt{0}, rejected{0}, skipped{0};
   };
   explicit RemoteTiers(RemoteOptions o) : opts(std::move(o)) {}
   bool admit(Tier &t);

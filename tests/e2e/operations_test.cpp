@@ -316,6 +316,8 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
       {"linkd_farm_upload_bytes_total{}", stats["farm_bytes_up"]},
       {"linkd_node_links_total{}", stats["farm_offloaded"]},
       {"linkd_node_serving{}", 1},
+      // Present from the start, 0 with no offload under way.
+      {"linkd_farm_oldest_offload_seconds{}", 0},
   };
   // The counts are not all trivial.
   EXPECT_EQ(want["linkd_requests_total{kind=link,outcome=miss}"], 1);

@@ -468,6 +468,13 @@ TEST_F(SharedCacheTest, CorruptBlobsInATierAreReplaced) {
     EXPECT_EQ(sb["hits"], 0);
     EXPECT_GE(sb["remote_corrupt"], 1);
     EXPECT_EQ(workerLog("b" + tag, "does not hash to its name"), 1u);
+    // Per tier in the metrics (issue 42, item 6).
+    RunResult metrics = run(b + binPath("linkd") + " metrics");
+    EXPECT_TRUE(std::regex_search(
+        metrics.out,
+        std::regex("linkd_remote_tier_requests_total\\{tier=\"[^\"]+\","
+                   "outcome=\"corrupt\"\\} [1-9]")))
+        << metrics.out;
     std::string c = worker("c" + tag, url);
     ASSERT_TRUE(exitedZero(linkAs(c, "outC")));
     EXPECT_TRUE(sameBytes("ref", "outC"));

@@ -330,11 +330,32 @@ FarmClient::facts(const std::vector<std::string> &paths) {
   return out;
 }
 
+double FarmClient::oldestOffloadSeconds() const {
+  std::lock_guard lock(inflightMu);
+  if (inflight.empty())
+    return 0;
+  return std::chrono::duration<double>(Clock::now() - *inflight.begin())
+      .count();
+}
+
 FarmClient::Result
 FarmClient::offload(const v1::LinkRequest &req,
                     const std::vector<std::string> &read,
                     const std::vector<std::string> &probed,
                     const std::vector<std::string> &outputs) {
+  std::multiset<Clock::time_point>::iterator mine;
+  {
+    std::lock_guard lock(inflightMu);
+    mine = inflight.insert(Clock::now());
+  }
+  struct Done {
+    FarmClient *c;
+    std::multiset<Clock::time_point>::iterator it;
+    ~Done() {
+      std::lock_guard lock(c->inflightMu);
+      c->inflight.erase(it);
+    }
+  } done{this, mine};
   Result r = offloadOnce(req, read, probed, outputs);
   if (!r.ok && r.retryable) {
     // A node that died mid-link: the channel has marked it down, so the

@@ -31,6 +31,8 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,9 @@ public:
   void setTempJournal(TempJournal *j) { journal = j; }
   int printHealth(bool json);
   const std::string &target() const { return settings.farm; }
+  // How long the oldest offload under way has been (0 if none): a node
+  // that holds links shows here before they end (the metrics' gauge).
+  double oldestOffloadSeconds() const;
 
   // Facts for `path` as this machine sees it (public for the prefetch size
   // estimate).
@@ -144,6 +149,8 @@ private:
   // After a failed connect the farm is skipped for a while (a down farm
   // must not cost every link the connect timeout).
   std::atomic<int64_t> downUntilNanos{0};
+  mutable std::mutex inflightMu;
+  std::multiset<std::chrono::steady_clock::time_point> inflight;
 };
 
 // `linkd farm-health [--json]`: asks the farm the configuration names for

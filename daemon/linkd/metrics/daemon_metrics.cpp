@@ -128,11 +128,19 @@ void remote(PrometheusText &m, RemoteTiers *tiers) {
         {"linkd_remote_healed_total", "remote_healed",
          "Corrupt remote blobs replaced with the right bytes"}})
     m.counter(r.name, r.help, d(c[r.key]));
-  if (tiers)
+  if (tiers) {
     for (const auto &[name, open] : tiers->breakers())
       m.gauge("linkd_remote_breaker_open",
               "1 while the tier's circuit breaker is open", open ? 1 : 0,
               {{"tier", name}});
+    for (const RemoteTiers::TierCounts &t : tiers->tierCounts())
+      for (const auto &[outcome, n] : t.outcomes)
+        m.counter("linkd_remote_tier_requests_total",
+                  "Requests to each remote tier by outcome (a hit whose "
+                  "blob proved corrupt counts as hit and corrupt)",
+                  static_cast<double>(n),
+                  {{"tier", t.name}, {"outcome", outcome}});
+  }
 }
 
 void farmClient(PrometheusText &m, FarmClient *farm) {
@@ -166,6 +174,9 @@ void farmClient(PrometheusText &m, FarmClient *farm) {
   m.counter("linkd_farm_remote_link_seconds_total",
             "Time offloaded links took on the nodes",
             d(c["farm_remote_link_micros"]) / 1e6);
+  m.gauge("linkd_farm_oldest_offload_seconds",
+          "Age of the oldest offload under way (0: none)",
+          farm ? farm->oldestOffloadSeconds() : 0);
 }
 
 void service(PrometheusText &m, const LinkService &s) {
