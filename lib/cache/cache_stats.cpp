@@ -25,23 +25,6 @@ constexpr std::pair<const char *, const char *> kMissKinds[] = {
     {"embedded_name", "a name in the stored output"},
     {"new_output", "a new output"}};
 
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 constexpr const char *kReasonPrefix = "uncacheable_reason.";
 constexpr const char *kArchiveReasonPrefix = "archive_uncacheable_reason.";
 constexpr const char *kNotStoredPrefix = "not_stored_reason.";
@@ -66,6 +49,23 @@ std::string prefixFor(RequestKind kind) {
 }
 
 } // namespace
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
 
 uint64_t CacheStats::get(const std::string &name) const {
   auto it = counters.find(name);

@@ -90,4 +90,7 @@ private:
   void count(RequestKind kind, const char *outcome);
 };
 
+// `s` as a JSON string literal, quotes included.
+std::string jsonString(const std::string &s);
+
 } // namespace linkd

@@ -630,6 +630,31 @@ TEST_F(FarmTest, AnUntrustedNodeAndAnEmptyTokenAreSaidAsSuch) {
       << run("cat state/linkd.log").out;
 }
 
+// Issue 42, item 6: `linkd farm-health` on an address list reports every
+// node (before: one, whichever the channel picked), and says which one does
+// not answer.
+TEST_F(FarmTest, FarmHealthReportsEveryNode) {
+  Node a = startNode("na"), b = startNode("nb");
+  std::string farm = target({a, b});
+  RunResult r =
+      run(farmEnv(farm, "tok") + binPath("linkd") + " farm-health --json");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  for (const Node &n : {a, b})
+    EXPECT_NE(r.out.find("{\"node\": \"127.0.0.1:" + std::to_string(n.port) +
+                         "\", \"version\": "),
+              std::string::npos)
+        << r.out;
+  kill(b.pid, SIGKILL);
+  r = run(farmEnv(farm, "tok") + binPath("linkd") + " farm-health");
+  EXPECT_EQ(r.exitCode, 1) << describe(r);
+  EXPECT_NE(r.out.find("farm node ipv4:127.0.0.1:" + std::to_string(a.port)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("farm node 127.0.0.1:" + std::to_string(b.port) + ": "),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(FarmTest, NodesWithClientCaWantAClientCertificate) {
   Node node = startNode("n1", "--client-ca " + path("ca.pem"));
   std::string farm = target({node});

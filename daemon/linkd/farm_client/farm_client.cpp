@@ -2,6 +2,7 @@
 
 #include "daemon/linkd/farm_client/farm_client.h"
 
+#include "cache/cache_stats.h"
 #include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_client/output_writer.h"
 #include "daemon/linkd/farm_client/tls_probe.h"
@@ -242,6 +243,8 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   if (!tlsName.empty() && !settings.farmInsecure)
     args.SetSslTargetNameOverride(tlsName);
   c->channel = grpc::CreateCustomChannel(settings.farm, creds, args);
+  c->creds = creds;
+  c->channelArgs = args;
   c->loopback = targetIsLoopback(settings.farm);
   c->stub = v1::Farm::NewStub(c->channel);
   return c;
@@ -749,42 +752,77 @@ int printFarmHealth(bool json) {
 }
 
 int FarmClient::printHealth(bool json) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(settings.farmConnectTimeoutMs));
-  ctx.set_wait_for_ready(true);
-  v1::HealthRequest req;
-  v1::HealthReply reply;
-  grpc::Status st = stub->Health(&ctx, req, &reply);
-  if (!st.ok()) {
-    std::fprintf(stderr, "linkd: farm %s: %s\n", settings.farm.c_str(),
-                 st.error_message().c_str());
-    return 1;
+  // Every node of an address list, each on a channel of its own (the
+  // offload channel would ask one node of its choice); a name the resolver
+  // expands (dns:///) is asked once, as the offloads would.
+  std::vector<std::string> nodes;
+  std::string scheme;
+  for (const char *s : {"ipv4:", "ipv6:"})
+    if (settings.farm.starts_with(s))
+      scheme = s;
+  if (!scheme.empty()) {
+    std::string list = settings.farm.substr(scheme.size());
+    for (size_t pos = 0; pos <= list.size();) {
+      size_t comma = std::min(list.find(',', pos), list.size());
+      if (comma > pos)
+        nodes.push_back(list.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
   }
-  if (json)
-    std::printf("{\"version\": \"%s\", \"peer\": \"%s\", \"jobs\": %u, "
-                "\"active_links\": %u, \"queued_links\": %u, "
-                "\"links_total\": %llu, \"links_rejected\": %llu, "
-                "\"load_average_1m\": %.2f, \"store_bytes\": %llu, "
-                "\"uptime_seconds\": %llu}\n",
-                reply.version().c_str(), ctx.peer().c_str(), reply.jobs(),
-                reply.active_links(), reply.queued_links(),
-                static_cast<unsigned long long>(reply.links_total()),
-                static_cast<unsigned long long>(reply.links_rejected()),
-                reply.load_average_1m(),
-                static_cast<unsigned long long>(reply.store_bytes()),
-                static_cast<unsigned long long>(reply.uptime_seconds()));
-  else
-    std::printf("farm node %s (linkd %s, %s)\n  jobs %u, active %u, queued "
-                "%u, links %llu, rejected %llu, load %.2f, store %s\n",
-                ctx.peer().c_str(), reply.version().c_str(),
-                reply.lld_version().c_str(), reply.jobs(), reply.active_links(),
-                reply.queued_links(),
-                static_cast<unsigned long long>(reply.links_total()),
-                static_cast<unsigned long long>(reply.links_rejected()),
-                reply.load_average_1m(),
-                formatSize(reply.store_bytes()).c_str());
-  return 0;
+  if (nodes.size() < 2)
+    nodes = {""}; // the target as it is
+  int rc = 0;
+  for (const std::string &node : nodes) {
+    std::shared_ptr<grpc::Channel> ch =
+        node.empty()
+            ? channel
+            : grpc::CreateCustomChannel(scheme + node, creds, channelArgs);
+    auto nodeStub = v1::Farm::NewStub(ch);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(settings.farmConnectTimeoutMs));
+    ctx.set_wait_for_ready(true);
+    v1::HealthRequest req;
+    v1::HealthReply reply;
+    grpc::Status st = nodeStub->Health(&ctx, req, &reply);
+    std::string name = node.empty() ? settings.farm : node;
+    if (!st.ok()) {
+      rc = 1;
+      if (json)
+        std::printf("{\"node\": %s, \"error\": %s}\n", jsonString(name).c_str(),
+                    jsonString(st.error_message()).c_str());
+      else
+        std::fprintf(stderr, "linkd: farm node %s: %s\n", name.c_str(),
+                     st.error_message().c_str());
+      continue;
+    }
+    if (json)
+      std::printf("{\"node\": %s, \"version\": %s, \"peer\": %s, "
+                  "\"jobs\": %u, \"active_links\": %u, \"queued_links\": %u, "
+                  "\"links_total\": %llu, \"links_rejected\": %llu, "
+                  "\"load_average_1m\": %.2f, \"store_bytes\": %llu, "
+                  "\"uptime_seconds\": %llu}\n",
+                  jsonString(name).c_str(), jsonString(reply.version()).c_str(),
+                  jsonString(ctx.peer()).c_str(), reply.jobs(),
+                  reply.active_links(), reply.queued_links(),
+                  static_cast<unsigned long long>(reply.links_total()),
+                  static_cast<unsigned long long>(reply.links_rejected()),
+                  reply.load_average_1m(),
+                  static_cast<unsigned long long>(reply.store_bytes()),
+                  static_cast<unsigned long long>(reply.uptime_seconds()));
+    else
+      std::printf("farm node %s (linkd %s, %s)\n  jobs %u, active %u, "
+                  "queued %u, links %llu, rejected %llu, load %.2f, store "
+                  "%s\n",
+                  ctx.peer().c_str(), reply.version().c_str(),
+                  reply.lld_version().c_str(), reply.jobs(),
+                  reply.active_links(), reply.queued_links(),
+                  static_cast<unsigned long long>(reply.links_total()),
+                  static_cast<unsigned long long>(reply.links_rejected()),
+                  reply.load_average_1m(),
+                  formatSize(reply.store_bytes()).c_str());
+  }
+  return rc;
 }
 
 } // namespace linkd

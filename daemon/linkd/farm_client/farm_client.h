@@ -25,6 +25,9 @@
 #include "config/config.h"
 #include "linkd/v1/farm.grpc.pb.h"
 
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/support/channel_arguments.h>
+
 #include <sys/stat.h>
 
 #include <atomic>
@@ -144,6 +147,8 @@ private:
   std::string token;
   bool loopback = false; // the farm is on this machine: no compression
   std::shared_ptr<grpc::Channel> channel;
+  std::shared_ptr<grpc::ChannelCredentials> creds; // for a node's own channel
+  grpc::ChannelArguments channelArgs;
   std::unique_ptr<v1::Farm::Stub> stub;
   FarmCounters stats;
   // After a failed connect the farm is skipped for a while (a down farm
