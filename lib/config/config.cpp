@@ -122,6 +122,7 @@ const KeyInfo kKeys[] = {
     {"remote", "LINKD_REMOTE",
      [](const Config &c) -> std::string {
        std::vector<std::string> shown;
+       shown.reserve(c.remotes.size());
        for (const std::string &url : c.remotes)
          shown.push_back(withoutPassword(url));
        return join(shown);

@@ -121,6 +121,7 @@ std::vector<std::pair<std::string, bool>> RemoteTiers::breakers() {
 
 std::vector<RemoteTiers::TierCounts> RemoteTiers::tierCounts() {
   std::vector<TierCounts> out;
+  out.reserve(tiers.size());
   for (auto &t : tiers)
     out.push_back({t->cfg.displayName(),
                    {{"hit", t->hits},

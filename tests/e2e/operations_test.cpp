@@ -491,6 +491,7 @@ TEST_F(OperationsTest, LinksGoToTheOtherNodeWhileOneDrains) {
   long long before = cacheStats()["farm_offloaded"];
   for (int round = 0; round < 4; ++round) {
     std::vector<std::string> cmds;
+    cmds.reserve(3);
     for (int i = 0; i < 3; ++i)
       cmds.push_back(link(std::to_string(round) + "_" + std::to_string(i)));
     for (Background &bg : startTogether(cmds))

@@ -352,7 +352,7 @@ TEST_F(SharedCacheTest, TheDocumentedRedisAclsWork) {
   int users = 0;
   for (std::string line; std::getline(in, line);) {
     size_t at = line.find("redis-cli ACL SETUSER ");
-    if (at == std::string::npos || line.find("#") < at)
+    if (at == std::string::npos || line.find('#') < at)
       continue;
     line = std::regex_replace(line.substr(at + 10),
                               std::regex("WRITER_PASSWORD"), "w-pass");

@@ -55,7 +55,8 @@ int connectTcp(const std::string &host, const std::string &port, int timeoutMs,
   // The handshake below blocks, within the same time.
   int flags = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
+  timeval tv{timeoutMs / 1000,
+             static_cast<suseconds_t>(timeoutMs % 1000) * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   return fd;
