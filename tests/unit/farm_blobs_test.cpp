@@ -163,6 +163,18 @@ TEST_F(FarmBlobs, ABrokenUploadResumesForItsTenantOnly) {
   EXPECT_TRUE(std::filesystem::is_empty(root + "/store/partial"));
 }
 
+// A partial file that cannot be made (here: its directory gone) fails the
+// upload at its first chunk, instead of reading as another link's upload
+// to wait for.
+TEST_F(FarmBlobs, AnUploadWhoseFileCannotBeMadeFailsAtOnce) {
+  const Digest &d = contents.digests[1];
+  std::filesystem::remove_all(root + "/store/partial");
+  EXPECT_EQ(store->beginUpload(d, "alice", 1), 0u);
+  EXPECT_FALSE(store->append(d, 1, 0, contents.blobs[1]));
+  store->releaseUploads(1);
+  std::filesystem::create_directory(root + "/store/partial");
+}
+
 // Random upload sequences (tests/fuzz/upload_sequence.h; the libFuzzer
 // target upload_fuzzer searches further): 200 of them, each from a store
 // without the sequence's blobs, partial uploads or claims, every step

@@ -75,13 +75,16 @@ std::optional<uint64_t> FarmBlobStore::beginUpload(const Digest &d,
       unlink(u.path.c_str());
     resumable.erase(left);
   }
+  // A file that cannot be made (a full disk) still makes the upload the
+  // link's: its first chunk then fails and so does the link, with an error,
+  // where "another upload is under way" would have had it wait for nothing
+  // until the link timeout.
   if (u.size == 0) {
     int fd =
         ::open(u.path.c_str(),
                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-      return std::nullopt;
-    close(fd);
+    if (fd >= 0)
+      close(fd);
   }
   uploads.emplace(std::pair{d, owner}, u);
   if (claim == claims.end())
