@@ -231,12 +231,9 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   // An address list has no single name for the certificate check; the
   // nodes' certificates then carry farm_tls_name, or the first address.
   std::string tlsName = settings.farmTlsName;
-  if (tlsName.empty() && !settings.farmInsecure &&
-      (settings.farm.starts_with("ipv4:") ||
-       settings.farm.starts_with("ipv6:")) &&
-      settings.farm.find(',') != std::string::npos) {
-    std::string first = settings.farm.substr(5, settings.farm.find(',') - 5);
-    tlsName = first.substr(0, first.rfind(':'));
+  if (std::vector<std::string> nodes = addressListOf(settings.farm);
+      tlsName.empty() && !settings.farmInsecure && nodes.size() > 1) {
+    tlsName = nodes[0].substr(0, nodes[0].rfind(':'));
     if (tlsName.size() > 2 && tlsName.front() == '[')
       tlsName = tlsName.substr(1, tlsName.size() - 2);
   }
@@ -755,20 +752,8 @@ int FarmClient::printHealth(bool json) {
   // Every node of an address list, each on a channel of its own (the
   // offload channel would ask one node of its choice); a name the resolver
   // expands (dns:///) is asked once, as the offloads would.
-  std::vector<std::string> nodes;
-  std::string scheme;
-  for (const char *s : {"ipv4:", "ipv6:"})
-    if (settings.farm.starts_with(s))
-      scheme = s;
-  if (!scheme.empty()) {
-    std::string list = settings.farm.substr(scheme.size());
-    for (size_t pos = 0; pos <= list.size();) {
-      size_t comma = std::min(list.find(',', pos), list.size());
-      if (comma > pos)
-        nodes.push_back(list.substr(pos, comma - pos));
-      pos = comma + 1;
-    }
-  }
+  std::vector<std::string> nodes = addressListOf(settings.farm);
+  std::string scheme = settings.farm.substr(0, 5); // ipv4: or ipv6:
   if (nodes.size() < 2)
     nodes = {""}; // the target as it is
   int rc = 0;

@@ -12,9 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 namespace linkd {
 namespace {
@@ -80,6 +82,20 @@ std::string firstAddressOf(const std::string &target) {
       break;
     }
   return t.substr(0, t.find(','));
+}
+
+std::vector<std::string> addressListOf(const std::string &target) {
+  std::vector<std::string> out;
+  if (!target.starts_with("ipv4:") && !target.starts_with("ipv6:"))
+    return out;
+  std::string_view list = std::string_view(target).substr(5);
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos)
+      out.emplace_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
 }
 
 std::string probeFarmNode(const TlsProbeTarget &t) {

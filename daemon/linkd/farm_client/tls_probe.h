@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace linkd {
 
@@ -27,5 +28,10 @@ std::string probeFarmNode(const TlsProbeTarget &t);
 // The first HOST:PORT a gRPC target names ("ipv4:a:1,b:2", "dns:///h:1",
 // "h:1"); empty if none.
 std::string firstAddressOf(const std::string &target);
+
+// The HOST:PORT entries of an address-list target ("ipv4:a:1,b:2",
+// "ipv6:[::1]:1,..."); empty for any other target (a name the resolver
+// expands).
+std::vector<std::string> addressListOf(const std::string &target);
 
 } // namespace linkd
