@@ -54,12 +54,6 @@ Subcommands:
                      cpu_to_reply cpu_after server_cpu" (medians; "-" if
                      none), then the timed hits' and stock's wall times in
                      ms, round by round, one line each.
-  redis-get SOCK KEY [OUT]
-                     GET KEY from the Redis server on Unix socket SOCK with
-                     a minimal RESP client (recv_into a 1 MiB buffer, no
-                     parsing beyond the header), writing the value to OUT
-                     if given: a transport reference for a remote hit.
-                     Prints the value's size; exits 1 if the key is missing.
   logstats FILE FIELD
                      FIELD=<number> from the daemon's " link id=" lines of
                      FILE: prints "n median p90 max" (or "0 - - -").
@@ -296,48 +290,6 @@ def remote(d):
     return 0
 
 
-def redis_get(sock_path, key, out=None):
-    import socket
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sock_path)
-    k = key.encode()
-    s.sendall(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k))
-    buf = bytearray(1 << 20)
-    mv = memoryview(buf)
-    got = 0
-    while b"\r\n" not in buf[:got]:
-        n = s.recv_into(mv[got:])
-        if n <= 0:
-            return 1
-        got += n
-    end = bytes(buf[:got]).index(b"\r\n")
-    if buf[0:1] != b"$" or buf[1:2] == b"-":
-        return 1
-    size = int(buf[1:end])
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if out else -1
-    left = size + 2  # value + CRLF
-    chunk = mv[end + 2:got]
-    while True:
-        take = min(len(chunk), left)
-        data = chunk[:take]
-        if fd >= 0:
-            wrote = min(len(data), max(0, left - 2))
-            if wrote:
-                os.write(fd, data[:wrote])
-        left -= take
-        if left <= 0:
-            break
-        n = s.recv_into(mv)
-        if n <= 0:
-            return 1
-        chunk = mv[:n]
-    if fd >= 0:
-        os.close(fd)
-    s.close()
-    print(size)
-    return 0
-
-
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
@@ -467,8 +419,6 @@ def main():
         return storeinfo(*args)
     if cmd == "remote" and len(args) == 1:
         return remote(*args)
-    if cmd == "redis-get" and len(args) in (2, 3):
-        return redis_get(*args)
     if cmd == "logstats" and len(args) == 2:
         return logstats(*args)
     if cmd == "summary" and len(args) == 1:

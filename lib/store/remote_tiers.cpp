@@ -413,26 +413,30 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd, std::string *why) {
     TrailingHasher hash(fd);
     uint64_t bytes = 0;
     bool writeFailed = false;
-    // Transports hand over small pieces (curl: ~16 KiB); write and wake the
-    // hasher per MiB, not per piece.
+    // Transports hand over pieces of any size (curl: 16 KiB to 512 KiB);
+    // small ones are gathered to write and wake the hasher per MiB, big ones
+    // written as they are (a copy costs more than a write call).
     std::string batch;
     batch.reserve(1 << 20);
-    auto flush = [&] {
-      if (batch.empty() || writeFailed)
+    auto put = [&](std::string_view piece) {
+      if (piece.empty() || writeFailed)
         return;
-      writeFailed = !writeAll(fd, batch);
+      writeFailed = !writeAll(fd, piece);
       if (!writeFailed) {
-        bytes += batch.size();
-        hash.wrote(batch.size());
+        bytes += piece.size();
+        hash.wrote(piece.size());
       }
+    };
+    auto flush = [&] {
+      put(batch);
       batch.clear();
     };
     RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
       if (batch.size() + chunk.size() > (1u << 20))
         flush();
-      if (chunk.size() >= (1u << 20)) {
-        batch.assign(chunk);
+      if (chunk.size() >= (128u << 10)) {
         flush();
+        put(chunk);
       } else {
         batch.append(chunk);
       }
