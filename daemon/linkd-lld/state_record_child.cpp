@@ -4,6 +4,7 @@
 
 #include "audit/state_record.h"
 #include "daemon/linkd-lld/access_recorder.h"
+#include "daemon/linkd-lld/audit/record_facts.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -45,12 +46,15 @@ void emitRecord(int status) {
     close(fd);
     return;
   }
-  std::string text =
-      audit::encodeStateRecord(audit::stateFromLldMap(std::string_view(
-          static_cast<const char *>(p), static_cast<size_t>(st.st_size))));
+  std::vector<audit::RecordedSymbol> symbols =
+      audit::stateFromLldMap(std::string_view(static_cast<const char *>(p),
+                                              static_cast<size_t>(st.st_size)));
   munmap(p, static_cast<size_t>(st.st_size));
   close(fd);
-  recordText('A', text);
+  // Each symbol's binding from its input (the link's own files: reading
+  // them again records nothing new).
+  audit::addInputFacts(symbols);
+  recordText('A', audit::encodeStateRecord(symbols));
 }
 
 } // namespace

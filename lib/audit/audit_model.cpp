@@ -2,6 +2,8 @@
 
 #include "audit/audit_model.h"
 
+#include <cctype>
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -123,6 +125,32 @@ std::string fileStemOf(std::string_view file) {
   if (size_t slash = file.find_last_of("/\\"); slash != std::string_view::npos)
     file = file.substr(slash + 1);
   return std::string(file.substr(0, file.find('.')));
+}
+
+std::string recordedStemOf(std::string_view input) {
+  std::string stem = fileStemOf(input);
+  // A compiler driver's temporary object, made by a one-step `cc a.c rt.c
+  // -o prog`: absolute, in a temp directory. Clang names it
+  // <source stem>-XXXXXX.o, GCC ccXXXXXX.o (no trace of the source).
+  bool temp = input.starts_with("/") && !input.ends_with(")") &&
+              (input.find("/tmp/") != std::string_view::npos ||
+               input.find("/temp/") != std::string_view::npos ||
+               input.find("/Temp/") != std::string_view::npos);
+  auto randomTail = [](std::string_view s) {
+    return s.size() == 6 && std::all_of(s.begin(), s.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) != 0;
+           });
+  };
+  if (!temp)
+    return stem;
+  if (size_t dash = stem.rfind('-');
+      dash != std::string::npos && dash > 0 &&
+      randomTail(std::string_view(stem).substr(dash + 1)))
+    return stem.substr(0, dash);
+  if (stem.size() == 8 && stem.starts_with("cc") &&
+      randomTail(std::string_view(stem).substr(2)))
+    return ""; // unknown: pairs by name alone
+  return stem;
 }
 
 namespace {

@@ -80,6 +80,11 @@ bool parseAllowList(const std::string &text, AllowList &out,
 std::string runtimeOf(const std::string &display);
 // "rt" for "dir/rt.c", "rt.o", "lib.a(rt.c.o)".
 std::string fileStemOf(std::string_view file);
+// The stem of a link record's input, for pairing file-local state: as
+// fileStemOf, but a compiler driver's temporary object (/tmp/rt-a1b2c3.o
+// from clang, /tmp/ccXyZ123.o from GCC) gives its source's stem ("rt") or
+// none (""), not a name that differs on every build.
+std::string recordedStemOf(std::string_view input);
 
 // Findings ordered by runtime, then name; allowed ones are left out and
 // counted in `allowed`.

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
+#include <map>
 #include <span>
 
 namespace linkd::audit {
@@ -218,10 +220,16 @@ std::string encodeStateRecord(const std::vector<RecordedSymbol> &symbols) {
   std::string out;
   for (const RecordedSymbol &s : symbols) {
     out += s.kind;
+    if (s.binding)
+      out += s.binding;
     out += '\t';
     out += s.name;
     out += '\t';
     out += s.input;
+    if (s.binding) {
+      out += '\t';
+      out += s.source;
+    }
     out += '\n';
   }
   return out;
@@ -239,20 +247,69 @@ bool decodeStateRecord(std::string_view text,
         nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     size_t t1 = line.find('\t');
     size_t t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
-    if (t1 != 1 || t2 == std::string_view::npos ||
-        (line[0] != 'D' && line[0] != 'B' && line[0] != 'T') || t2 == 2) {
+    bool bound = t1 == 2 && (line[1] == 'g' || line[1] == 'l');
+    // With a binding, SOURCE follows INPUT after a tab; without one (records
+    // of before), INPUT is the rest of the line.
+    size_t t3 = bound && t2 != std::string_view::npos ? line.find('\t', t2 + 1)
+                                                      : std::string_view::npos;
+    if ((t1 != 1 && !bound) || t2 == std::string_view::npos ||
+        (line[0] != 'D' && line[0] != 'B' && line[0] != 'T' &&
+         line[0] != 'W') ||
+        t2 == t1 + 1 || (bound && t3 == std::string_view::npos)) {
       if (error)
         *error = "malformed state record at line " + std::to_string(lineNo);
       return false;
     }
-    symbols.push_back({line[0], std::string(line.substr(2, t2 - 2)),
-                       std::string(line.substr(t2 + 1))});
+    RecordedSymbol r;
+    r.kind = line[0];
+    r.name = std::string(line.substr(t1 + 1, t2 - t1 - 1));
+    r.input = std::string(
+        line.substr(t2 + 1, t3 == std::string_view::npos ? t3 : t3 - t2 - 1));
+    if (bound) {
+      r.binding = line[1];
+      r.source = std::string(line.substr(t3 + 1));
+    }
+    symbols.push_back(std::move(r));
   }
   return true;
 }
 
+namespace {
+
+// The Size column of a map line: the numeric field before Align, in hex
+// (ELF: VMA LMA Size Align; COFF: Address Size Align). 0 if unreadable.
+uint64_t mapLineSize(std::string_view numbers) {
+  std::vector<std::string_view> fields;
+  while (!numbers.empty()) {
+    size_t b = numbers.find_first_not_of(' ');
+    if (b == std::string_view::npos)
+      break;
+    numbers.remove_prefix(b);
+    size_t e = numbers.find(' ');
+    fields.push_back(numbers.substr(0, e));
+    numbers.remove_prefix(e == std::string_view::npos ? numbers.size() : e);
+  }
+  if (fields.size() < 2)
+    return 0;
+  std::string_view f = fields[fields.size() - 2];
+  uint64_t v = 0;
+  for (char c : f) {
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (d < 0 || v > (UINT64_MAX >> 4))
+      return 0;
+    v = v * 16 + static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+} // namespace
+
 std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
   std::vector<RecordedSymbol> out;
+  std::map<std::string, uint64_t> writable; // bytes per input
   MapColumns cols;
   char kind = 0;       // of the output section
   char symbolKind = 0; // of the input section, where it says
@@ -285,6 +342,9 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
         if (char k = stateSectionKind(
                 text.substr(colon + 2, text.size() - colon - 3)))
           symbolKind = k;
+      if (kind)
+        if (uint64_t n = mapLineSize(line.substr(0, cols.out)))
+          writable[input] += n;
     } else if (kind && !input.empty()) {
       std::string_view name = trimLeft(text);
       // Section symbols and import thunks are not state.
@@ -292,9 +352,11 @@ std::vector<RecordedSymbol> stateFromLldMap(std::string_view map) {
           !name.starts_with("__declspec(dllimport) ") &&
           !name.starts_with("__imp_"))
         out.push_back(
-            {symbolKind ? symbolKind : kind, std::string(name), input});
+            {symbolKind ? symbolKind : kind, std::string(name), input, 0, ""});
     }
   }
+  for (const auto &[in, bytes] : writable)
+    out.push_back({'W', std::to_string(bytes), in, 0, ""});
   return out;
 }
 

@@ -7,11 +7,13 @@
 // (ELF -Map, MinGW -Map, lld-link /lldmap) into an anonymous file, and at
 // exit reduces it to the state symbols the link placed in writable sections:
 // one line per symbol, "K\tNAME\tINPUT\n" with K = D (initialised data),
-// B (zero-initialised), T (thread-local). The daemon stores that text with
-// the cache record of the link, under the digest of each output, so the audit
-// finds it again from the module's bytes alone. Symbols from the toolchain's
-// own startup files and C runtime archives are left out of the findings
-// (every module carries its own C runtime by design); they stay in the
+// B (zero-initialised), T (thread-local); where the child read the input's
+// binding, "Kb\tNAME\tINPUT\tSOURCE\n" with b = g (global) or l (local) and
+// SOURCE the local's source file (may be empty). The daemon stores that text
+// with the cache record of the link, under the digest of each output, so the
+// audit finds it again from the module's bytes alone. Symbols from the
+// toolchain's own startup files and C runtime archives are left out of the
+// findings (every module carries its own C runtime by design); they stay in the
 // record, marked by isToolchainInput().
 //
 // LLD's maps print symbols demangled (LLD's default; turning it off would
@@ -73,9 +75,20 @@ inline constexpr const char *kStateRecordNs = "audit-state";
 inline constexpr const char *kMapFilePrefix = "linkd-audit-map-";
 
 struct RecordedSymbol {
-  char kind = 'D'; // D data, B bss, T thread-local
+  // D data, B bss, T thread-local; W: not a symbol but how many bytes
+  // `input` put in writable output sections (`name` holds the number), so
+  // that a record naming no state of a module whose inputs wrote data is
+  // known for what it is.
+  char kind = 'D';
   std::string name;
   std::string input; // the object or "archive(member)" that defined it
+  // From the input's own symbol table, where the link child could read it
+  // (record_facts.h): 'g' a global (one entity in every module that has the
+  // name), 'l' a file-local symbol, 0 unknown (the map does not say).
+  char binding = 0;
+  // A local's source file as its object names it (ELF STT_FILE, COFF
+  // .file): "rt.cpp" also when the object was a driver's temp file.
+  std::string source;
 };
 
 std::string encodeStateRecord(const std::vector<RecordedSymbol> &symbols);

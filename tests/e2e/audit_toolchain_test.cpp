@@ -6,7 +6,7 @@
 // checks that the audit says the same with the exit status a CI gate reads
 // (0 clean, 1 found, 3 incomplete). The daemon runs with its default record
 // policy unless a test says otherwise: PE images are recorded, ELF not.
-#include "harness.h"
+#include "audit_fixture.h"
 
 #include <fstream>
 #include <regex>
@@ -53,7 +53,7 @@ std::string macros(bool pe, bool sharedRuntime) {
                             : "-DRT_API= -DRT_IMPORT= ");
 }
 
-class AuditToolchain : public E2eTest {
+class AuditToolchain : public AuditE2eTest {
 protected:
   void SetUp() override {
     unsetenv("LINKD_AUDIT_RECORD"); // the daemon's default policy
@@ -67,29 +67,6 @@ protected:
     E2eTest::TearDown();
     unsetenv("LINKD_AUDIT_RECORD");
     unsetenv("LINKD_NOCACHE");
-  }
-
-  RunResult audit(const std::string &args) {
-    return run(binPath("linkd") + " audit " + args);
-  }
-
-  // Records of links the cache does not keep are stored after the answer.
-  void waitForRecords(long long n) {
-    for (int i = 0; i < 400 && cacheStats()["audit_records_stored"] < n; ++i)
-      run("sleep 0.05");
-    ASSERT_GE(cacheStats()["audit_records_stored"], n);
-  }
-
-  std::string runPe(const std::string &exe) {
-    RunResult r = run(wine(exe), 180s);
-    EXPECT_EQ(r.exitCode, 0) << describe(r);
-    std::erase(r.out, '\r');
-    return r.out;
-  }
-
-  void expectIn(const RunResult &r, const std::vector<std::string> &needles) {
-    for (const std::string &n : needles)
-      EXPECT_NE(r.out.find(n), std::string::npos) << n << "\n" << r.out;
   }
 };
 
@@ -202,7 +179,8 @@ void mainCRTStartup(void) {
   EXPECT_EQ(runPe("./main.exe"), kTwoCopies);
   RunResult a = audit("main.exe");
   EXPECT_EQ(a.exitCode, 1) << describe(a);
-  expectIn(a, {"halide_device_interface [rt]", "halide_copy_count [rt]",
+  expectIn(a, {"halide_device_interface [rt]",
+               "halide_copy_count, zero-initialised data",
                "./b.dll: a DLL's own copy",
                "main.exe (PE, program; linkd link record)"});
   EXPECT_EQ(a.out.find("incomplete"), std::string::npos) << a.out;

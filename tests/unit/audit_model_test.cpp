@@ -50,7 +50,7 @@ constexpr const char *kCoffMap =
 
 TEST(AuditRecord, ElfMapGivesStateSymbolsWithTheirInputs) {
   auto syms = stateFromLldMap(kElfMap);
-  ASSERT_EQ(syms.size(), 3u);
+  ASSERT_EQ(syms.size(), 5u);
   EXPECT_EQ(syms[0].name, "halide_tls");
   EXPECT_EQ(syms[0].kind, 'T');
   EXPECT_EQ(syms[1].name, "halide_state");
@@ -59,22 +59,53 @@ TEST(AuditRecord, ElfMapGivesStateSymbolsWithTheirInputs) {
   EXPECT_EQ(syms[2].name, "completed.0");
   EXPECT_TRUE(isToolchainInput(syms[2].input));
   EXPECT_FALSE(isToolchainInput(syms[1].input));
+  // Then the bytes each input put in writable sections (.tbss, .data, .bss;
+  // not .text), by input.
+  EXPECT_EQ(syms[3].kind, 'W');
+  EXPECT_EQ(syms[3].input, "/usr/lib/gcc/x86_64-linux-gnu/12/crtbeginS.o");
+  EXPECT_EQ(syms[3].name, "8");
+  EXPECT_EQ(syms[4].input, "rt.o");
+  EXPECT_EQ(syms[4].name, "12");
 }
 
 TEST(AuditRecord, CoffMapSkipsSectionSymbolsAndThunksAndUsesInputKinds) {
   auto syms = stateFromLldMap(kCoffMap);
-  ASSERT_EQ(syms.size(), 2u);
+  ASSERT_EQ(syms.size(), 3u);
   EXPECT_EQ(syms[0].name, "file_local");
   EXPECT_EQ(syms[1].name, "get.counter");
   EXPECT_EQ(syms[1].kind, 'B'); // .bss inside the .data output section
+  EXPECT_EQ(syms[2].kind, 'W');
+  EXPECT_EQ(syms[2].name, "16");
+  // Decoded as written.
+  std::vector<RecordedSymbol> back;
+  ASSERT_TRUE(decodeStateRecord(encodeStateRecord(syms), back, nullptr));
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[2].kind, 'W');
 }
 
 TEST(AuditRecord, RoundTripsAndRejectsGarbage) {
-  std::vector<RecordedSymbol> in = {{'D', "a", "x.o"}, {'T', "b", "l.a(y.o)"}};
+  std::vector<RecordedSymbol> in = {{'D', "a", "x.o", 0, ""},
+                                    {'T', "b", "l.a(y.o)", 0, ""},
+                                    {'B', "ns::c", "/tmp/rt-x1Y2z3.o", 'g', ""},
+                                    {'D', "d", "/tmp/ccAb12Cd.o", 'l', "rt.c"}};
   std::vector<RecordedSymbol> out;
-  ASSERT_TRUE(decodeStateRecord(encodeStateRecord(in), out, nullptr));
-  ASSERT_EQ(out.size(), 2u);
+  std::string text = encodeStateRecord(in);
+  // Records of before (no binding) read as they did.
+  EXPECT_EQ(text.substr(0, 20), "D\ta\tx.o\nT\tb\tl.a(y.o)");
+  ASSERT_TRUE(decodeStateRecord(text, out, nullptr));
+  ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[1].input, "l.a(y.o)");
+  EXPECT_EQ(out[1].binding, 0);
+  EXPECT_EQ(out[2].binding, 'g');
+  EXPECT_EQ(out[2].name, "ns::c");
+  EXPECT_EQ(out[2].input, "/tmp/rt-x1Y2z3.o");
+  EXPECT_EQ(out[2].source, "");
+  EXPECT_EQ(out[3].binding, 'l');
+  EXPECT_EQ(out[3].input, "/tmp/ccAb12Cd.o");
+  EXPECT_EQ(out[3].source, "rt.c");
+  out.clear();
+  EXPECT_FALSE(decodeStateRecord("Dg\tname\tin\n", out, nullptr)); // no source
+  EXPECT_FALSE(decodeStateRecord("Dx\tname\tin\tsrc\n", out, nullptr));
   std::string error;
   out.clear();
   EXPECT_FALSE(decodeStateRecord("Q\tname\tin\n", out, &error));
@@ -304,6 +335,17 @@ TEST(AuditRecord, OnlyImageLinksThatHideTheirArgvGetTheMap) {
   for (const char *f : {"/hash.rsp", "/plain.rsp", "/fifo.rsp", "/pe.rsp"})
     std::remove((d + f).c_str());
   rmdir(dir);
+}
+
+TEST(AuditRecord, DriverTempObjectsGiveTheSourceStem) {
+  EXPECT_EQ(recordedStemOf("/tmp/hrt-a1B2c3.o"), "hrt");
+  EXPECT_EQ(recordedStemOf("/tmp/some-dir/engine_rt-0aZ9xy.o"), "engine_rt");
+  EXPECT_EQ(recordedStemOf("/tmp/ccXyZ123.o"), "");
+  // Not a temp directory, or not a driver's pattern: the name as it is.
+  EXPECT_EQ(recordedStemOf("build/rt-a1b2c3.o"), "rt-a1b2c3");
+  EXPECT_EQ(recordedStemOf("/tmp/rt-long-name.o"), "rt-long-name");
+  EXPECT_EQ(recordedStemOf("/tmp/librt.a(rt-a1b2c3.o)"), "rt-a1b2c3");
+  EXPECT_EQ(recordedStemOf("/tmp/ccache.o"), "ccache");
 }
 
 } // namespace

@@ -164,9 +164,12 @@ Source applyLinkRecord(audit::LoadedModule &lm, Records &records,
   if (!warning.empty())
     warnings.push_back(info.path + ": " + warning);
   if (rec) {
-    audit::applyRecord(info, *rec);
-    return {how.empty() ? "linkd link record"
-                        : "linkd link record, found by its " + how};
+    std::string blind = audit::applyRecord(info, *rec);
+    std::string text = how.empty() ? "linkd link record"
+                                   : "linkd link record, found by its " + how;
+    if (!blind.empty())
+      return {text + ": " + blind, false};
+    return {text};
   }
   if (info.hasSymbolTable)
     return {"symbol table"};

@@ -1021,25 +1021,56 @@ std::optional<ModuleInfo> readModuleBytes(const std::string &path,
   return fail("not an ELF, PE or Mach-O module");
 }
 
-void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record) {
+std::string applyRecord(ModuleInfo &m,
+                        const std::vector<RecordedSymbol> &record) {
   m.defs.clear();
+  // The user's inputs that wrote into writable sections, and how much.
+  uint64_t written = 0;
+  std::string writer;
+  size_t writers = 0;
   for (const RecordedSymbol &r : record) {
+    if (r.kind == 'W') {
+      if (!isToolchainInput(r.input)) {
+        uint64_t n = std::strtoull(r.name.c_str(), nullptr, 10);
+        if (n > 0 && writers++ == 0)
+          writer = r.input;
+        written += n;
+      }
+      continue;
+    }
     if (isToolchainInput(r.input) || isToolchainName(r.name))
       continue;
     StateDef d;
     d.name = r.name; // LLD's map demangles
     d.display = r.name;
     d.kind = r.kind;
-    d.fileStem = fileStemOf(r.input);
+    // A global is one entity by its name alone; a local pairs with copies
+    // from a source of the same name (its object's, else its input's).
+    if (r.binding != 'g')
+      d.fileStem = recordedStemOf(r.source.empty() ? r.input : r.source);
     if (m.format == "ELF")
       judgeElf(m, r.name,
-               ElfSymbolFacts{ELF::STB_GLOBAL, ELF::STV_DEFAULT, false}, d);
+               ElfSymbolFacts{r.binding == 'l' ? uint8_t(ELF::STB_LOCAL)
+                                               : uint8_t(ELF::STB_GLOBAL),
+                              ELF::STV_DEFAULT, false},
+               d);
     else
       d.why = PeReader::why(m, true);
     if (d.shared)
       d.fileStem.clear(); // one copy for everyone: pairs by name alone
     m.defs.push_back(std::move(d));
   }
+  // A record that names no state while the user's objects wrote data into
+  // writable sections cannot tell "no state" from "state it did not see".
+  if (m.defs.empty() && written > 0)
+    return "its link record names no state, yet " + writer +
+           (writers > 1
+                ? " and " + std::to_string(writers - 1) + " other inputs"
+                : "") +
+           " put " + std::to_string(written) +
+           " bytes in writable sections (state without a symbol, or not "
+           "seen)";
+  return "";
 }
 
 namespace {

@@ -78,6 +78,8 @@ std::optional<ModuleInfo> readModuleBytes(const std::string &path,
 
 // Replaces `m.defs` by the state symbols linkd recorded when it linked the
 // module, judged by what the module still shows (its exports).
-void applyRecord(ModuleInfo &m, const std::vector<RecordedSymbol> &record);
+// Empty, or why the record cannot say that the module holds no state.
+std::string applyRecord(ModuleInfo &m,
+                        const std::vector<RecordedSymbol> &record);
 
 } // namespace linkd::audit

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "daemon/linkd-lld/audit/record_facts.h"
+
+#include <llvm/Demangle/Demangle.h>
+#include <llvm/Object/Archive.h>
+#include <llvm/Object/COFF.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace linkd::audit {
+namespace {
+
+using namespace llvm;
+
+struct Fact {
+  char binding = 0; // 'g', 'l'; '?' where one object has the name both ways
+  std::string source;
+};
+
+// Facts by the name LLD's map prints (demangled) and by the raw name.
+using Facts = std::unordered_map<std::string, Fact>;
+
+void note(Facts &facts, const std::set<std::string> &wanted, StringRef raw,
+          char binding, const std::string &source) {
+  auto put = [&](const std::string &name) {
+    if (!wanted.count(name))
+      return;
+    auto [it, fresh] = facts.try_emplace(name, Fact{binding, source});
+    if (!fresh && it->second.binding != binding)
+      it->second.binding = '?';
+  };
+  put(raw.str());
+  // LLD demangles Itanium names (and MinGW i386's "__Z" with its prefix).
+  if (raw.starts_with("_Z") || raw.starts_with("?"))
+    put(demangle(raw));
+  else if (raw.starts_with("__Z"))
+    put(demangle(raw.drop_front()));
+}
+
+template <class ELFT>
+void elfFacts(const object::ELFObjectFile<ELFT> &obj,
+              const std::set<std::string> &wanted, Facts &facts) {
+  const auto &elf = obj.getELFFile();
+  auto sections = elf.sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return;
+  }
+  for (const auto &sh : *sections) {
+    if (sh.sh_type != ELF::SHT_SYMTAB)
+      continue;
+    auto syms = elf.symbols(&sh);
+    auto strtab = elf.getStringTableForSymtab(sh, *sections);
+    if (!syms || !strtab) {
+      if (!syms)
+        consumeError(syms.takeError());
+      if (!strtab)
+        consumeError(strtab.takeError());
+      return;
+    }
+    std::string file; // the STT_FILE before a run of locals
+    for (const auto &sym : *syms) {
+      auto name = sym.getName(*strtab);
+      if (!name) {
+        consumeError(name.takeError());
+        continue;
+      }
+      if (sym.getType() == ELF::STT_FILE) {
+        file = name->str();
+        continue;
+      }
+      if (sym.isUndefined() || sym.getType() == ELF::STT_SECTION ||
+          sym.getType() == ELF::STT_FUNC || name->empty())
+        continue;
+      bool local = sym.getBinding() == ELF::STB_LOCAL;
+      note(facts, wanted, *name, local ? 'l' : 'g', local ? file : "");
+    }
+    return;
+  }
+}
+
+void coffFacts(const object::COFFObjectFile &obj,
+               const std::set<std::string> &wanted, Facts &facts) {
+  // The source file: the aux records of a ".file" symbol, wherever it is.
+  std::string file;
+  for (const object::SymbolRef &s : obj.symbols()) {
+    object::COFFSymbolRef sym = obj.getCOFFSymbol(s);
+    if (!sym.isFileRecord())
+      continue;
+    ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
+    file.assign(reinterpret_cast<const char *>(aux.data()), aux.size());
+    file.resize(file.find('\0') == std::string::npos ? file.size()
+                                                     : file.find('\0'));
+    break;
+  }
+  for (const object::SymbolRef &s : obj.symbols()) {
+    object::COFFSymbolRef sym = obj.getCOFFSymbol(s);
+    if (sym.isUndefined() || sym.isFileRecord() || sym.isSectionDefinition() ||
+        sym.isFunctionDefinition() || sym.getSectionNumber() <= 0)
+      continue;
+    bool external = sym.isExternal();
+    if (!external && sym.getStorageClass() != COFF::IMAGE_SYM_CLASS_STATIC)
+      continue;
+    Expected<StringRef> name = obj.getSymbolName(sym);
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
+    }
+    note(facts, wanted, *name, external ? 'g' : 'l', external ? "" : file);
+  }
+}
+
+void objectFacts(const object::Binary &bin, const std::set<std::string> &wanted,
+                 Facts &facts) {
+  if (const auto *o = dyn_cast<object::ELF64LEObjectFile>(&bin))
+    elfFacts(*o, wanted, facts);
+  else if (const auto *o = dyn_cast<object::ELF32LEObjectFile>(&bin))
+    elfFacts(*o, wanted, facts);
+  else if (const auto *o = dyn_cast<object::ELF64BEObjectFile>(&bin))
+    elfFacts(*o, wanted, facts);
+  else if (const auto *o = dyn_cast<object::ELF32BEObjectFile>(&bin))
+    elfFacts(*o, wanted, facts);
+  else if (const auto *o = dyn_cast<object::COFFObjectFile>(&bin))
+    coffFacts(*o, wanted, facts);
+}
+
+// The facts of one input as the map names it: "path" or "archive(member)".
+Facts inputFacts(const std::string &input,
+                 const std::set<std::string> &wanted) {
+  Facts facts;
+  std::string path = input, member;
+  if (input.ends_with(")")) {
+    size_t open = input.rfind('(');
+    if (open != std::string::npos && open > 0) {
+      path = input.substr(0, open);
+      member = input.substr(open + 1, input.size() - open - 2);
+    }
+  }
+  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return facts;
+  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  if (!bin) {
+    consumeError(bin.takeError());
+    return facts;
+  }
+  if (auto *ar = dyn_cast<object::Archive>(bin->get())) {
+    if (member.empty())
+      return facts;
+    Error err = Error::success();
+    for (const object::Archive::Child &c : ar->children(err)) {
+      auto name = c.getName();
+      if (!name || *name != member) {
+        if (!name)
+          consumeError(name.takeError());
+        continue;
+      }
+      auto child = c.getAsBinary();
+      if (!child) {
+        consumeError(child.takeError());
+        continue;
+      }
+      Facts one;
+      objectFacts(**child, wanted, one);
+      // Members of one name: the one that defines the names counts.
+      if (!one.empty()) {
+        facts = std::move(one);
+        break;
+      }
+    }
+    consumeError(std::move(err));
+    return facts;
+  }
+  if (member.empty())
+    objectFacts(**bin, wanted, facts);
+  return facts;
+}
+
+} // namespace
+
+void addInputFacts(std::vector<RecordedSymbol> &symbols) {
+  std::map<std::string, std::set<std::string>> wanted; // input -> names
+  for (const RecordedSymbol &s : symbols)
+    if (s.kind != 'W' && !isToolchainInput(s.input))
+      wanted[s.input].insert(s.name);
+  std::map<std::string, Facts> byInput;
+  for (const auto &[input, names] : wanted)
+    byInput[input] = inputFacts(input, names);
+  for (RecordedSymbol &s : symbols) {
+    auto in = byInput.find(s.input);
+    if (in == byInput.end())
+      continue;
+    auto f = in->second.find(s.name);
+    if (f == in->second.end() || f->second.binding == '?')
+      continue;
+    s.binding = f->second.binding;
+    s.source = f->second.source;
+  }
+}
+
+} // namespace linkd::audit

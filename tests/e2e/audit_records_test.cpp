@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// Link records that tell the truth (issue 36, item 1). A record is made from
+// LLD's map, which names each state symbol and its input but not whether it
+// is a global or file-local: the link child reads that from the input (a
+// global is one entity by its name wherever it is; a local pairs only with
+// copies from a source of the same name). Before, every recorded symbol
+// paired by its object's name, so a runtime's global in two DLLs came out
+// clean whenever the two copies' objects were named differently: a one-step
+// `clang++ a.cpp rt.cpp -shared` (driver temp objects /tmp/rt-XXXXXX.o),
+// or a runtime object copied under another name.
+//
+// Fixtures use names of their own (a "Vendor::Accel" queue, render/physics
+// DLLs, a game), not the Halide names of the other audit tests, and run the
+// programs (wine for PE) to show that the state is really duplicated.
+#include "audit_fixture.h"
+
+namespace linkd::e2e {
+namespace {
+
+constexpr const char *kAccel = R"(namespace Vendor { namespace Accel {
+namespace Detail {
+struct Queue { int device; };
+Queue *current_queue = nullptr;          // a namespace global, not exported
+}
+static int accel_ready;                   // file-local
+}}
+extern "C" int accel_bind(int device) {
+  static Vendor::Accel::Detail::Queue own; // function-local
+  own.device = device;
+  ++Vendor::Accel::accel_ready;
+  if (!Vendor::Accel::Detail::current_queue)
+    Vendor::Accel::Detail::current_queue = &own;
+  return Vendor::Accel::Detail::current_queue->device;
+}
+)";
+constexpr const char *kRender = R"(extern "C" int accel_bind(int);
+extern "C" EXPORT int render_frame(int d) { return accel_bind(d); }
+)";
+constexpr const char *kPhysics = R"(extern "C" int accel_bind(int);
+extern "C" EXPORT int physics_step(int d) { return accel_bind(d); }
+)";
+constexpr const char *kGame = R"(#include <cstdio>
+extern "C" IMPORT int render_frame(int);
+extern "C" IMPORT int physics_step(int);
+int main() {
+  render_frame(7);
+  std::printf("physics sees device %d\n", physics_step(9));
+}
+)";
+// One runtime: physics would see 7, the device render bound.
+constexpr const char *kTwoRuntimes = "physics sees device 9\n";
+
+class AuditRecords : public AuditE2eTest {
+protected:
+  void SetUp() override {
+    unsetenv("LINKD_AUDIT_RECORD");
+    E2eTest::SetUp();
+    writeFile("accel_core.cpp", kAccel);
+    writeFile("render.cpp", kRender);
+    writeFile("physics.cpp", kPhysics);
+    writeFile("game.cpp", kGame);
+  }
+  void TearDown() override {
+    E2eTest::TearDown();
+    unsetenv("LINKD_AUDIT_RECORD");
+  }
+
+  std::string mingw() const {
+    return "clang++-19 --target=x86_64-w64-mingw32 --ld-path=" +
+           binPath("ld.linkd") +
+           " -DEXPORT='__declspec(dllexport)' "
+           "-DIMPORT='__declspec(dllimport)' ";
+  }
+  // Both DLLs' copies of the runtime's three pieces of state.
+  void expectAllThree(const RunResult &a) {
+    EXPECT_EQ(a.exitCode, 1) << describe(a);
+    // A global is named without a source (one entity by its name); the
+    // locals with theirs, from the objects' .file records.
+    const std::string copies = ", zero-initialised data, 2 copies at run time";
+    expectIn(a, {"Vendor::Accel::Detail::current_queue" + copies,
+                 "Vendor::Accel::accel_ready [accel_core]" + copies,
+                 "accel_bind::own [accel_core]" + copies,
+                 "./render.dll: a DLL's own copy",
+                 "./physics.dll: a DLL's own copy"});
+    EXPECT_EQ(a.out.find("incomplete"), std::string::npos) << a.out;
+  }
+};
+
+TEST_F(AuditRecords, MingwOneStepDriverTempObjectsPair) {
+  ASSERT_TRUE(haveTool(tools::wine));
+  // Each DLL compiled and linked in one step: the driver links
+  // /tmp/accel_core-XXXXXX.o, another name in each link.
+  for (const std::string strip : {"", "-Wl,-s "}) {
+    SCOPED_TRACE(strip);
+    ASSERT_TRUE(exitedZero(run(mingw() + strip +
+                               "-shared render.cpp accel_core.cpp -o "
+                               "render.dll -Wl,--out-implib,librender.a")));
+    ASSERT_TRUE(exitedZero(run(mingw() + strip +
+                               "-shared physics.cpp accel_core.cpp -o "
+                               "physics.dll -Wl,--out-implib,libphysics.a")));
+    ASSERT_TRUE(exitedZero(
+        run(mingw() + strip + "game.cpp -L. -lrender -lphysics -o game.exe")));
+    waitForRecords(strip.empty() ? 3 : 6);
+    EXPECT_EQ(runPe("./game.exe"), kTwoRuntimes);
+    expectAllThree(audit("game.exe"));
+  }
+}
+
+TEST_F(AuditRecords, MingwRuntimeObjectsOfOtherNamesPairByTheirGlobals) {
+  ASSERT_TRUE(haveTool(tools::wine));
+  // The runtime compiled once and copied under two names; the DLL objects
+  // compiled by MinGW's own GCC with its defaults.
+  ASSERT_TRUE(exitedZero(
+      run("x86_64-w64-mingw32-g++ -O1 -c accel_core.cpp -o accel_core.o && "
+          "cp accel_core.o gfx_runtime.o && mv accel_core.o sim_runtime.o && "
+          "x86_64-w64-mingw32-g++ -O1 -DEXPORT='__declspec(dllexport)' -c "
+          "render.cpp physics.cpp")));
+  ASSERT_TRUE(exitedZero(run(mingw() + "-shared -s render.o gfx_runtime.o "
+                                       "-o render.dll -Wl,--out-implib,"
+                                       "librender.a")));
+  ASSERT_TRUE(exitedZero(run(mingw() + "-shared -s physics.o sim_runtime.o "
+                                       "-o physics.dll -Wl,--out-implib,"
+                                       "libphysics.a")));
+  ASSERT_TRUE(exitedZero(run(mingw() + "-s game.cpp -L. -lrender -lphysics -o "
+                                       "game.exe")));
+  waitForRecords(3);
+  EXPECT_EQ(runPe("./game.exe"), kTwoRuntimes);
+  RunResult a = audit("game.exe");
+  // The objects' .file records name accel_core.cpp: all three pair.
+  expectAllThree(a);
+}
+
+TEST_F(AuditRecords, LldLinkDllsOfRenamedObjectsPair) {
+  // clang-cl objects (MSVC mangling: LLD's map prints "struct
+  // Vendor::Accel::Detail::Queue * Vendor::Accel::Detail::current_queue")
+  // under other names, lld-link /dll through lld-link.linkd.
+  ASSERT_TRUE(exitedZero(
+      run("clang-cl-19 --target=x86_64-pc-windows-msvc /O1 /c "
+          "/Foaccel_a.obj accel_core.cpp && cp accel_a.obj accel_b.obj && "
+          "clang-cl-19 --target=x86_64-pc-windows-msvc /O1 "
+          "-DEXPORT='__declspec(dllexport)' /c render.cpp physics.cpp")));
+  const std::string link =
+      binPath("lld-link.linkd") + " /dll /noentry /nodefaultlib ";
+  ASSERT_TRUE(exitedZero(run(link + "render.obj accel_a.obj /out:render.dll")));
+  ASSERT_TRUE(
+      exitedZero(run(link + "physics.obj accel_b.obj /out:physics.dll")));
+  waitForRecords(2);
+  RunResult a = audit("render.dll physics.dll");
+  EXPECT_EQ(a.exitCode, 1) << describe(a);
+  expectIn(a, {"Vendor::Accel::Detail::current_queue", "2 copies at run time",
+               "render.dll", "physics.dll"});
+}
+
+TEST_F(AuditRecords, ElfHiddenCopiesOfOtherNamesAreFoundAfterStrip) {
+  setenv("LINKD_AUDIT_RECORD", "1", 1); // ELF records: opt-in
+  // The runtime hidden (as a runtime is built for embedding), each shared
+  // object compiled and linked in one step by clang++'s default driver.
+  const std::string cxx =
+      "clang++-19 --ld-path=" + binPath("ld.linkd") +
+      " -O1 -fPIC -DEXPORT='__attribute__((visibility(\"default\")))' "
+      "-DIMPORT= ";
+  writeFile("hidden.h", "#pragma GCC visibility push(hidden)\n");
+  auto build = [&] {
+    ASSERT_TRUE(exitedZero(
+        run(cxx + "-shared render.cpp -include hidden.h accel_core.cpp -o "
+                  "librender.so")));
+    ASSERT_TRUE(exitedZero(
+        run(cxx + "-shared physics.cpp -include hidden.h accel_core.cpp -o "
+                  "libphysics.so")));
+    ASSERT_TRUE(exitedZero(run(cxx + "game.cpp -L. -lrender -lphysics "
+                                     "-Wl,-rpath,'$ORIGIN' -o game")));
+  };
+  build();
+  waitForSettledResults(3);
+  ASSERT_TRUE(exitedZero(run("strip librender.so libphysics.so")));
+  RunResult r = run("./game");
+  EXPECT_EQ(r.out, kTwoRuntimes) << describe(r);
+  auto check = [&] {
+    RunResult a = audit("./game");
+    EXPECT_EQ(a.exitCode, 1) << describe(a);
+    expectIn(a, {"Vendor::Accel::Detail::current_queue, zero-initialised "
+                 "data, 2 copies at run time",
+                 "Vendor::Accel::accel_ready [accel_core]",
+                 "libphysics.so (ELF, DT_NEEDED of ./game (DT_RUNPATH "
+                 "$ORIGIN); linkd link record, found by its elf-build-id)"});
+  };
+  check();
+  // Built again from the same sources: the driver's temp names differ, the
+  // key does not (name tokens), so the links hit; the records found are
+  // the first links'.
+  auto before = cacheStats();
+  ASSERT_TRUE(exitedZero(run("rm -f librender.so libphysics.so game")));
+  build();
+  auto after = cacheStats();
+  EXPECT_EQ(after["hits"] - before["hits"], 3);
+  ASSERT_TRUE(exitedZero(run("strip librender.so libphysics.so")));
+  check();
+}
+
+TEST_F(AuditRecords, ARecordThatNamesNoStateOfWrittenDataIsIncomplete) {
+  // A DLL whose runtime keeps its state in data without a symbol (an
+  // assembly file's local label): the map names nothing, yet the object
+  // put bytes in .data. "Clean" would be a guess.
+  writeFile("counter.s", R"(  .data
+.Lticks:
+  .long 0
+  .text
+  .globl counter_tick
+counter_tick:
+  movl .Lticks(%rip), %eax
+  incl %eax
+  movl %eax, .Lticks(%rip)
+  ret
+)");
+  writeFile("tick.cpp", "extern \"C\" int counter_tick();\n"
+                        "extern \"C\" EXPORT int tick() { return "
+                        "counter_tick(); }\n");
+  ASSERT_TRUE(exitedZero(run(mingw() + "-shared -s tick.cpp counter.s -o "
+                                       "tick.dll")));
+  waitForRecords(1);
+  RunResult a = audit("tick.dll");
+  EXPECT_EQ(a.exitCode, 3) << describe(a);
+  expectIn(a, {"incomplete", "its link record names no state, yet",
+               "put 4 bytes in writable sections"});
+  // The same DLL with a named counter is inspected, and clean.
+  writeFile("counter2.c", "static int ticks;\n"
+                          "int counter_tick(void) { return ++ticks; }\n");
+  ASSERT_TRUE(exitedZero(run(mingw() + "-shared -s tick.cpp -x c counter2.c "
+                                       "-o tick.dll")));
+  waitForRecords(2);
+  RunResult b = audit("tick.dll");
+  EXPECT_EQ(b.exitCode, 0) << describe(b);
+}
+
+} // namespace
+} // namespace linkd::e2e
