@@ -233,5 +233,85 @@ counter_tick:
   EXPECT_EQ(b.exitCode, 0) << describe(b);
 }
 
+// --- Separate debug files (issue 36, item 3) ---------------------------------
+
+TEST_F(AuditRecords, StrippedElfLibrariesAreReadFromTheirDebugFiles) {
+  // Shared objects from elsewhere (GNU ld, no linkd record), packaged the
+  // Debian way: debug info split off, the library stripped and linked to
+  // its debug file.
+  const std::string cxx =
+      "g++ -O1 -g -fPIC -DEXPORT='__attribute__((visibility(\"default\")))' "
+      "-DIMPORT= ";
+  writeFile("hidden.h", "#pragma GCC visibility push(hidden)\n");
+  ASSERT_TRUE(exitedZero(run(
+      cxx +
+      "-shared render.cpp -include hidden.h accel_core.cpp -o "
+      "librender.so && " +
+      cxx +
+      "-shared physics.cpp -include hidden.h accel_core.cpp -o "
+      "libphysics.so && " +
+      cxx + "game.cpp -L. -lrender -lphysics -Wl,-rpath,'$ORIGIN' -o game")));
+  // Another build of the physics library: its debug file is not ours.
+  ASSERT_TRUE(exitedZero(
+      run(cxx + "-Wl,--build-id=0x0123abcd -shared physics.cpp -include "
+                "hidden.h accel_core.cpp -o other.so && "
+                "objcopy --only-keep-debug other.so "
+                "other.debug")));
+  for (const char *lib : {"librender", "libphysics"})
+    ASSERT_TRUE(
+        exitedZero(run(std::string("objcopy --only-keep-debug ") + lib +
+                       ".so " + lib + ".so.debug && strip --strip-all " + lib +
+                       ".so && objcopy "
+                       "--add-gnu-debuglink=" +
+                       lib + ".so.debug " + lib + ".so")));
+  EXPECT_EQ(run("./game").out, kTwoRuntimes);
+  auto found = [&](const RunResult &a) {
+    EXPECT_EQ(a.exitCode, 1) << describe(a);
+    expectIn(a, {"Vendor::Accel::Detail::current_queue",
+                 "Vendor::Accel::accel_ready",
+                 "librender.so: local symbol: this module's own copy",
+                 "libphysics.so: local symbol: this module's own copy"});
+  };
+  // Next to the module, by its .gnu_debuglink.
+  RunResult a = audit("./game");
+  found(a);
+  expectIn(a, {"librender.so (ELF, DT_NEEDED of ./game (DT_RUNPATH "
+               "$ORIGIN); separate debug file " +
+               path("librender.so.debug") + ")"});
+  // In a .build-id tree under a --search directory.
+  std::string id = run("readelf -n libphysics.so | sed -n "
+                       "'s/.*Build ID: //p'")
+                       .out;
+  while (!id.empty() && id.back() == '\n')
+    id.pop_back();
+  ASSERT_GT(id.size(), 2u);
+  ASSERT_TRUE(exitedZero(run("mkdir -p syms/.build-id/" + id.substr(0, 2) +
+                             " && mv libphysics.so.debug syms/.build-id/" +
+                             id.substr(0, 2) + "/" + id.substr(2) + ".debug")));
+  EXPECT_EQ(audit("./game").exitCode, 3); // not found: incomplete
+  a = audit("./game --search syms");
+  found(a);
+  expectIn(a, {"separate debug file syms/.build-id/" + id.substr(0, 2)});
+  // In debuginfod's client cache.
+  ASSERT_TRUE(exitedZero(
+      run("mkdir -p dcache/" + id + " && mv syms/.build-id/" + id.substr(0, 2) +
+          "/" + id.substr(2) + ".debug dcache/" + id + "/debuginfo")));
+  a = run("DEBUGINFOD_CACHE_PATH=" + path("dcache") + " " + binPath("linkd") +
+          " audit ./game");
+  found(a);
+  expectIn(a,
+           {"separate debug file " + path("dcache") + "/" + id + "/debuginfo"});
+  // Another build's debug file under the name the link names: named, not
+  // used, and the audit is incomplete.
+  ASSERT_TRUE(exitedZero(run("cp other.debug libphysics.so.debug")));
+  a = audit("./game");
+  EXPECT_EQ(a.exitCode, 3) << describe(a);
+  EXPECT_NE(a.err.find("libphysics.so: debug file not used: " +
+                       path("libphysics.so.debug") +
+                       ": another module's debug file (build-id "),
+            std::string::npos)
+      << a.err;
+}
+
 } // namespace
 } // namespace linkd::e2e

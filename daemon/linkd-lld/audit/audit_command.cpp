@@ -152,8 +152,24 @@ struct Source {
   bool inspectable = true;
 };
 Source applyLinkRecord(audit::LoadedModule &lm, Records &records,
+                       const std::vector<std::string> &searchDirs,
                        std::vector<std::string> &warnings) {
   audit::ModuleInfo &info = lm.info;
+  // A stripped ELF module's separate debug file has its symbol table, with
+  // bindings and visibility: better than a record.
+  // Not the dynamic loader's: ld.so keeps private copies of libc's state
+  // (its own __environ, __curbrk, profil buffers) by design.
+  std::string base = info.path.substr(info.path.find_last_of('/') + 1);
+  bool loader = base.starts_with("ld-linux") || base.starts_with("ld64.so") ||
+                base.starts_with("ld.so") || base.starts_with("ld-musl") ||
+                info.soname.starts_with("ld-linux");
+  std::string mismatch;
+  std::string debugFile =
+      loader ? "" : audit::useSeparateDebugFile(info, searchDirs, &mismatch);
+  if (!debugFile.empty())
+    return {"separate debug file " + debugFile};
+  if (!mismatch.empty())
+    warnings.push_back(info.path + ": debug file not used: " + mismatch);
   // A link record beats a PE symbol table: it names the input of each
   // symbol, so the C runtime's own state can be told apart. An ELF symbol
   // table is better than a record (it has bindings and visibility).
@@ -225,7 +241,8 @@ int cmdAudit(int argc, char **argv) {
   std::vector<Source> sources;
   std::vector<audit::ModuleInfo *> order;
   for (audit::LoadedModule &lm : closure.modules) {
-    sources.push_back(applyLinkRecord(lm, records, warnings));
+    sources.push_back(
+        applyLinkRecord(lm, records, args.closure.searchDirs, warnings));
     order.push_back(&lm.info);
   }
   audit::modelInterposition(order);

@@ -2,6 +2,8 @@
 
 #include "daemon/linkd-lld/audit/module_reader.h"
 
+#include "audit/module_id.h"
+
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MachO.h"
 #include "llvm/Demangle/Demangle.h"
@@ -10,6 +12,8 @@
 #include "llvm/Object/MachO.h"
 #include "llvm/Object/MachOUniversal.h"
 #include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/CRC.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -563,7 +567,69 @@ template <class ELFT> struct ElfReader {
     if (!m.hasSymbolTable) {
       m.definedFuncs = m.exportedFuncs;
       exportsOnly();
+      debugLink();
     }
+  }
+
+  // What leads a stripped module to its separate debug file: its build-id
+  // and its .gnu_debuglink (file name, CRC-32 of the debug file).
+  void debugLink() {
+    StringRef data = obj.getData();
+    m.buildId = moduleBuildId(std::string_view(data.data(), data.size()));
+    const auto &elf = obj.getELFFile();
+    for (const Shdr &sh : sections) {
+      auto name = take(elf.getSectionName(sh));
+      if (!name || *name != ".gnu_debuglink")
+        continue;
+      auto bytes = take(elf.getSectionContents(sh));
+      if (!bytes)
+        return;
+      StringRef c(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+      size_t nul = c.find('\0');
+      size_t crcAt = (nul + 4) & ~size_t(3);
+      if (nul == StringRef::npos || nul == 0 || crcAt + 4 > c.size())
+        return;
+      m.debugLinkName = c.substr(0, nul).str();
+      m.debugLinkCrc =
+          support::endian::read32<ELFT::Endianness>(bytes->data() + crcAt);
+      return;
+    }
+  }
+
+  // The build-id of a debug file, from its note sections (objcopy
+  // --only-keep-debug keeps them; its segments may not point at them).
+  std::string sectionBuildId() {
+    const auto &elf = obj.getELFFile();
+    for (const Shdr &sh : sections) {
+      if (sh.sh_type != ELF::SHT_NOTE)
+        continue;
+      Error err = Error::success();
+      for (const auto &note : elf.notes(sh, err))
+        if (note.getType() == ELF::NT_GNU_BUILD_ID && note.getName() == "GNU") {
+          ArrayRef<uint8_t> desc = note.getDesc(sh.sh_addralign);
+          static constexpr char kDigits[] = "0123456789abcdef";
+          std::string id = "elf-build-id:";
+          for (uint8_t b : desc) {
+            id += kDigits[b >> 4];
+            id += kDigits[b & 15];
+          }
+          consumeError(std::move(err));
+          return id;
+        }
+      consumeError(std::move(err));
+    }
+    return "";
+  }
+
+  // Reads the symbol table of `debug`, the module's debug file, as the
+  // module's own: definitions, functions and file-local state, judged by
+  // the module's exports (already read into `m`).
+  void symbolsFromDebugFile() {
+    if (auto secs = take(obj.getELFFile().sections()))
+      sections = *secs;
+    m.defs.clear();
+    m.definedFuncs.clear();
+    staticSymbols();
   }
 };
 
@@ -952,6 +1018,132 @@ int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
     return fail(fd, "larger than " + std::to_string(maxBytes) + " bytes");
   size = static_cast<uint64_t>(st.st_size);
   return fd;
+}
+
+namespace {
+
+// The debug file at `path` if it is `m`'s: same build-id where the module
+// has one, else the CRC-32 its .gnu_debuglink names; nullopt, with why not.
+bool readDebugFileFor(ModuleInfo &m, const std::string &path,
+                      std::string *why) {
+  uint64_t size = 0;
+  int fd = openRegularFile(path, kMaxModuleBytes, size, why);
+  if (fd < 0)
+    return false;
+  auto buf = MemoryBuffer::getOpenFile(fd, path, size,
+                                       /*RequiresNullTerminator=*/false);
+  close(fd);
+  if (!buf) {
+    *why = path + ": " + buf.getError().message();
+    return false;
+  }
+  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  if (!bin) {
+    *why = path + ": " + errorText(bin.takeError());
+    return false;
+  }
+  bool ok = false;
+  auto use = [&]<class ELFT>(const object::ELFObjectFile<ELFT> &o) {
+    ElfReader<ELFT> debug{o, m, {}};
+    if (auto secs = debug.take(o.getELFFile().sections()))
+      debug.sections = *secs;
+    if (!m.buildId.empty()) {
+      std::string id = debug.sectionBuildId();
+      if (id != m.buildId) {
+        *why = path + ": another module's debug file (build-id " +
+               (id.empty() ? "none" : id.substr(id.find(':') + 1)) +
+               ", the module's " + m.buildId.substr(m.buildId.find(':') + 1) +
+               ")";
+        return;
+      }
+    } else if (crc32(arrayRefFromStringRef((*buf)->getBuffer())) !=
+               m.debugLinkCrc) {
+      *why = path + ": its CRC-32 is not the one the module's "
+                    ".gnu_debuglink names";
+      return;
+    }
+    debug.symbolsFromDebugFile();
+    ok = m.hasSymbolTable;
+    if (!ok)
+      *why = path + ": no symbol table";
+  };
+  if (auto *o = dyn_cast<object::ELF64LEObjectFile>(bin->get()))
+    use(*o);
+  else if (auto *o = dyn_cast<object::ELF32LEObjectFile>(bin->get()))
+    use(*o);
+  else if (auto *o = dyn_cast<object::ELF64BEObjectFile>(bin->get()))
+    use(*o);
+  else if (auto *o = dyn_cast<object::ELF32BEObjectFile>(bin->get()))
+    use(*o);
+  else
+    *why = path + ": not an ELF file";
+  return ok;
+}
+
+bool isFile(const std::string &p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+} // namespace
+
+std::string useSeparateDebugFile(ModuleInfo &m,
+                                 const std::vector<std::string> &searchDirs,
+                                 std::string *mismatch) {
+  if (m.format != "ELF" || m.hasSymbolTable ||
+      (m.buildId.empty() && m.debugLinkName.empty()))
+    return "";
+  std::vector<std::string> candidates;
+  std::string dir = m.path.substr(0, m.path.find_last_of('/') + 1);
+  std::vector<std::string> debugDirs = {"/usr/lib/debug"};
+  for (const std::string &d : searchDirs)
+    debugDirs.push_back(d);
+  if (!m.buildId.empty()) {
+    std::string hex = m.buildId.substr(m.buildId.find(':') + 1);
+    if (hex.size() > 2) {
+      std::string rel =
+          ".build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
+      for (const std::string &d : debugDirs)
+        candidates.push_back(d + "/" + rel);
+      candidates.push_back((dir.empty() ? "./" : dir) + rel);
+      // debuginfod's client cache.
+      const char *cache = std::getenv("DEBUGINFOD_CACHE_PATH");
+      const char *xdg = std::getenv("XDG_CACHE_HOME");
+      const char *home = std::getenv("HOME");
+      std::string root = cache && *cache ? cache
+                         : xdg && *xdg ? std::string(xdg) + "/debuginfod_client"
+                         : home && *home
+                             ? std::string(home) + "/.cache/debuginfod_client"
+                             : "";
+      if (!root.empty())
+        candidates.push_back(root + "/" + hex + "/debuginfo");
+    }
+  }
+  if (!m.debugLinkName.empty() &&
+      m.debugLinkName.find('/') == std::string::npos) {
+    candidates.push_back((dir.empty() ? "./" : dir) + m.debugLinkName);
+    candidates.push_back((dir.empty() ? "./" : dir) + ".debug/" +
+                         m.debugLinkName);
+    for (const std::string &d : debugDirs)
+      candidates.push_back(d + "/" +
+                           (dir.starts_with("/") ? dir.substr(1) : dir) +
+                           m.debugLinkName);
+    for (const std::string &d : searchDirs)
+      candidates.push_back(d + "/" + m.debugLinkName);
+  }
+  for (const std::string &c : candidates) {
+    if (c == m.path || !isFile(c))
+      continue;
+    ModuleInfo trial = m;
+    std::string why;
+    if (readDebugFileFor(trial, c, &why)) {
+      m = std::move(trial);
+      return c;
+    }
+    if (mismatch && mismatch->empty())
+      *mismatch = why;
+  }
+  return "";
 }
 
 std::optional<ModuleInfo> readModule(const std::string &path,

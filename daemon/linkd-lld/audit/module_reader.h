@@ -14,6 +14,7 @@
 #include "audit/audit_model.h"
 #include "audit/state_record.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
@@ -47,6 +48,10 @@ struct ModuleInfo {
   // Hashed: W1 defines some 10^5 functions.
   std::unordered_set<std::string> exportedFuncs, interposableFuncs,
       definedFuncs;
+  // ELF without a symbol table: what leads to its separate debug file.
+  std::string buildId;       // module_id.h's form, "elf-build-id:<hex>"
+  std::string debugLinkName; // .gnu_debuglink
+  uint32_t debugLinkCrc = 0;
 };
 
 // The loader's binding across an ELF closure, `modules` in its search order
@@ -75,6 +80,20 @@ std::optional<ModuleInfo> readModule(const std::string &path,
 std::optional<ModuleInfo> readModuleBytes(const std::string &path,
                                           std::string_view bytes,
                                           std::string *error);
+
+// For an ELF module without a symbol table, its separate debug file (GDB's
+// search: /usr/lib/debug/.build-id/xx/rest.debug and the same under each
+// of `searchDirs` and next to the module, debuginfod's client cache
+// ($DEBUGINFOD_CACHE_PATH, else ~/.cache/debuginfod_client/<id>/debuginfo);
+// then the .gnu_debuglink name next to the module, in its .debug/, under
+// /usr/lib/debug/<module's directory>/ and in each of `searchDirs`). The
+// first that is the module's (same build-id; without one, the CRC-32 the
+// debug link names) gives the module's symbol table: `m` is updated and its
+// path returned. Empty if none; `mismatch` then says why the first
+// candidate found was not used (another module's file, a stale CRC).
+std::string useSeparateDebugFile(ModuleInfo &m,
+                                 const std::vector<std::string> &searchDirs,
+                                 std::string *mismatch);
 
 // Replaces `m.defs` by the state symbols linkd recorded when it linked the
 // module, judged by what the module still shows (its exports).
