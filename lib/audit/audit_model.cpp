@@ -153,6 +153,41 @@ std::string recordedStemOf(std::string_view input) {
   return stem;
 }
 
+std::string plainVariableName(std::string_view n) {
+  // A function's static: "<type> `<signature>'::`<n>'::<name>".
+  if (size_t tick = n.find('`'); tick != std::string_view::npos) {
+    size_t close = n.find('\'', tick);
+    size_t last = n.rfind("::");
+    if (close == std::string_view::npos || last == std::string_view::npos ||
+        last < close)
+      return std::string(n);
+    std::string_view sig = n.substr(tick + 1, close - tick - 1);
+    size_t paren = sig.find('(');
+    std::string_view fn = sig.substr(0, paren);
+    if (size_t sp = fn.rfind(' '); sp != std::string_view::npos)
+      fn = fn.substr(sp + 1);
+    return std::string(fn) + "::" + std::string(n.substr(last + 2));
+  }
+  if (n.find(' ') == std::string_view::npos)
+    return std::string(n);
+  // The last space outside <...> and (...) ends the type.
+  int depth = 0;
+  for (size_t i = n.size(); i-- > 0;) {
+    char c = n[i];
+    if (c == '>' || c == ')')
+      ++depth;
+    else if ((c == '<' || c == '(') && depth > 0)
+      --depth;
+    else if (c == ' ' && depth == 0) {
+      std::string_view name = n.substr(i + 1);
+      while (!name.empty() && (name[0] == '*' || name[0] == '&'))
+        name.remove_prefix(1); // "struct Q *ns::queue"
+      return std::string(name.empty() ? n : name);
+    }
+  }
+  return std::string(n);
+}
+
 namespace {
 
 // Copies of one name that are one piece of state: those from a file of the

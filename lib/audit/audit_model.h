@@ -85,6 +85,10 @@ std::string fileStemOf(std::string_view file);
 // from clang, /tmp/ccXyZ123.o from GCC) gives its source's stem ("rt") or
 // none (""), not a name that differs on every build.
 std::string recordedStemOf(std::string_view input);
+// A variable's qualified name from its MSVC demangling, as a PDB names it:
+// "struct Q * __ptr64 ns::queue" -> "ns::queue", "struct Q `int __cdecl
+// bind(int)'::`2'::own" -> "bind::own"; any other name as it is.
+std::string plainVariableName(std::string_view demangled);
 
 // Findings ordered by runtime, then name; allowed ones are left out and
 // counted in `allowed`.

@@ -15,6 +15,9 @@
 // programs (wine for PE) to show that the state is really duplicated.
 #include "audit_fixture.h"
 
+#include <algorithm>
+#include <sstream>
+
 namespace linkd::e2e {
 namespace {
 
@@ -311,6 +314,84 @@ TEST_F(AuditRecords, StrippedElfLibrariesAreReadFromTheirDebugFiles) {
                        ": another module's debug file (build-id "),
             std::string::npos)
       << a.err;
+}
+
+// --- PDBs (issue 36, item 2)
+// ---------------------------------------------------
+
+TEST_F(AuditRecords, LldLinkDebugDllsAreReadFromTheirPdbs) {
+  // MSVC-style DLLs with PDBs (/debug): linkd keeps no record of such a
+  // link (the PDB holds the command line), as with DLLs link.exe made.
+  writeFile("tls_index.cpp", "extern \"C\" unsigned _tls_index = 0;\n");
+  writeFile("accel_tls.cpp", "thread_local int accel_tls_counter;\n"
+                             "extern \"C\" int accel_tick() { return "
+                             "++accel_tls_counter; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-cl-19 --target=x86_64-pc-windows-msvc /O1 /Z7 "
+          "-DEXPORT='__declspec(dllexport)' /c accel_core.cpp render.cpp "
+          "physics.cpp tls_index.cpp accel_tls.cpp")));
+  const std::string link =
+      binPath("lld-link.linkd") + " /dll /noentry /nodefaultlib ";
+  const std::string objs = " accel_core.obj accel_tls.obj tls_index.obj ";
+  auto both = [&](const std::string &flags, const std::string &dir) {
+    ASSERT_TRUE(exitedZero(
+        run("mkdir -p " + dir + " && " + link + flags + " render.obj" + objs +
+            "/out:" + dir + "/render.dll && " + link + flags + " physics.obj" +
+            objs + "/out:" + dir + "/physics.dll")));
+  };
+  both("/debug", "pdb");
+  both("", "rec"); // the same links with records, for comparison
+  waitForRecords(2);
+  ASSERT_TRUE(exists("pdb/render.pdb"));
+  auto copies = [](const RunResult &a) {
+    std::vector<std::string> lines;
+    std::istringstream in(a.out);
+    for (std::string l; std::getline(in, l);)
+      if (l.find("copies at run time") != std::string::npos)
+        lines.push_back(l.substr(0, l.find(',')));
+    return lines;
+  };
+  RunResult fromPdb = audit("pdb/render.dll pdb/physics.dll");
+  EXPECT_EQ(fromPdb.exitCode, 1) << describe(fromPdb);
+  expectIn(fromPdb,
+           {"pdb/render.dll (PE, program; PDB " + path("pdb/render.pdb") + ")",
+            "pdb/physics.dll: a DLL's own copy: a PE module shares a "
+            "definition only by importing it (its PDB)"});
+  RunResult fromRecords = audit("rec/render.dll rec/physics.dll");
+  EXPECT_EQ(fromRecords.exitCode, 1) << describe(fromRecords);
+  // The PDBs and the records say the same: the same state, by name.
+  const std::vector<std::string> want = {
+      "  Vendor::Accel::accel_ready [accel_core]",
+      "  Vendor::Accel::Detail::current_queue", "  accel_tls_counter",
+      "  accel_bind::own [accel_core]"};
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(copies(fromPdb)), sorted(want)) << fromPdb.out;
+  EXPECT_EQ(sorted(copies(fromRecords)), sorted(want)) << fromRecords.out;
+  // One module known from its record, the other from its PDB: they pair.
+  ASSERT_TRUE(exitedZero(run("mkdir -p mix && cp rec/render.dll mix/ && cp "
+                             "pdb/physics.dll pdb/physics.pdb mix/")));
+  RunResult mixed = audit("mix/render.dll mix/physics.dll");
+  EXPECT_EQ(sorted(copies(mixed)), sorted(want)) << mixed.out;
+  expectIn(mixed, {"mix/render.dll (PE, program; linkd link record",
+                   "mix/physics.dll (PE, named on the command line; PDB "});
+  // In a --search directory.
+  ASSERT_TRUE(exitedZero(run("mkdir -p syms && mv pdb/physics.pdb syms/")));
+  EXPECT_EQ(audit("pdb/render.dll pdb/physics.dll").exitCode, 3);
+  RunResult searched = audit("pdb/render.dll pdb/physics.dll --search syms");
+  EXPECT_EQ(sorted(copies(searched)), sorted(want)) << searched.out;
+  // Another build's PDB beside a rebuilt DLL: named, not used, incomplete.
+  ASSERT_TRUE(exitedZero(run("mv syms/physics.pdb pdb/ && " + link +
+                             "/debug /pdb:other.pdb physics.obj" + objs +
+                             "/out:pdb/physics.dll && rm -f other.pdb")));
+  RunResult stale = audit("pdb/render.dll pdb/physics.dll");
+  EXPECT_EQ(stale.exitCode, 3) << describe(stale);
+  EXPECT_NE(stale.err.find("physics.dll: PDB not used: "), std::string::npos)
+      << stale.err;
+  EXPECT_NE(stale.err.find("another build's PDB (GUID-age "), std::string::npos)
+      << stale.err;
 }
 
 } // namespace

@@ -348,5 +348,25 @@ TEST(AuditRecord, DriverTempObjectsGiveTheSourceStem) {
   EXPECT_EQ(recordedStemOf("/tmp/ccache.o"), "ccache");
 }
 
+TEST(AuditRecord, MsvcDemangledVariablesReadAsPdbNamesThem) {
+  EXPECT_EQ(plainVariableName(
+                "struct Vendor::Accel::Detail::Queue *Vendor::Accel::Detail::"
+                "current_queue"),
+            "Vendor::Accel::Detail::current_queue");
+  EXPECT_EQ(plainVariableName("int Vendor::Accel::accel_ready"),
+            "Vendor::Accel::accel_ready");
+  EXPECT_EQ(plainVariableName("class std::vector<int, class std::allocator<"
+                              "int>> ns::Holder<int, 3>::values"),
+            "ns::Holder<int, 3>::values");
+  EXPECT_EQ(plainVariableName("struct Q * __ptr64 ns::q"), "ns::q");
+  EXPECT_EQ(plainVariableName("struct Vendor::Accel::Detail::Queue `extern "
+                              "\"C\" accel_bind'::`2'::own"),
+            "accel_bind::own");
+  EXPECT_EQ(plainVariableName("int `int __cdecl ns::get(int)'::`2'::counter"),
+            "ns::get::counter");
+  EXPECT_EQ(plainVariableName("halide_copy_count"), "halide_copy_count");
+  EXPECT_EQ(plainVariableName("get.counter"), "get.counter");
+}
+
 } // namespace
 } // namespace linkd::audit

@@ -7,6 +7,7 @@
 #include "audit/state_record.h"
 #include "config/config.h"
 #include "daemon/linkd-lld/audit/load_closure.h"
+#include "daemon/linkd-lld/audit/pdb_reader.h"
 #include "digest/digest.h"
 #include "store/local_store.h"
 
@@ -186,6 +187,16 @@ Source applyLinkRecord(audit::LoadedModule &lm, Records &records,
     if (!blind.empty())
       return {text + ": " + blind, false};
     return {text};
+  }
+  // A PE module linkd did not link: its PDB, if it is this build's.
+  if (info.format == "PE") {
+    std::string pdbMismatch, blind;
+    std::string pdb = audit::usePdb(info, searchDirs, &pdbMismatch, &blind);
+    if (!pdb.empty())
+      return blind.empty() ? Source{"PDB " + pdb}
+                           : Source{"PDB " + pdb + ": " + blind, false};
+    if (!pdbMismatch.empty())
+      warnings.push_back(info.path + ": PDB not used: " + pdbMismatch);
   }
   if (info.hasSymbolTable)
     return {"symbol table"};

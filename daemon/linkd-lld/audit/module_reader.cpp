@@ -668,12 +668,12 @@ struct PeReader {
     return 0;
   }
 
-  static std::string why(const ModuleInfo &m, bool fromRecord) {
+  static std::string why(const ModuleInfo &m, const char *from) {
     std::string w =
         m.executable ? "the program's own copy" : "a DLL's own copy";
     w += ": a PE module shares a definition only by importing it";
-    if (fromRecord)
-      w += " (linkd's link record)";
+    if (from)
+      w += std::string(" (") + from + ")";
     return w;
   }
 
@@ -827,7 +827,7 @@ struct PeReader {
         if (isToolchainFile(d.fileStem))
           continue;
       }
-      d.why = why(m, false);
+      d.why = why(m, nullptr);
       m.defs.push_back(std::move(d));
     }
   }
@@ -837,7 +837,7 @@ struct PeReader {
       StateDef d;
       d.name = name;
       d.display = demangled(name);
-      d.why = why(m, false) + " (seen in its exports)";
+      d.why = why(m, nullptr) + " (seen in its exports)";
       m.defs.push_back(std::move(d));
     }
   }
@@ -846,6 +846,14 @@ struct PeReader {
     m.format = "PE";
     m.machine = Triple::getArchTypeName(obj.getArch()).str();
     m.executable = !(obj.getCharacteristics() & COFF::IMAGE_FILE_DLL);
+    StringRef data = obj.getData();
+    m.buildId = moduleBuildId(std::string_view(data.data(), data.size()));
+    const codeview::DebugInfo *cv = nullptr;
+    StringRef pdb;
+    if (Error e = obj.getDebugPDBInfo(cv, pdb))
+      consumeError(std::move(e));
+    else if (cv)
+      m.pdbPath = pdb.str();
     imports();
     exports();
     symbols();
@@ -1026,18 +1034,10 @@ namespace {
 // has one, else the CRC-32 its .gnu_debuglink names; nullopt, with why not.
 bool readDebugFileFor(ModuleInfo &m, const std::string &path,
                       std::string *why) {
-  uint64_t size = 0;
-  int fd = openRegularFile(path, kMaxModuleBytes, size, why);
-  if (fd < 0)
+  std::unique_ptr<MemoryBuffer> buf = readModuleFile(path, why);
+  if (!buf)
     return false;
-  auto buf = MemoryBuffer::getOpenFile(fd, path, size,
-                                       /*RequiresNullTerminator=*/false);
-  close(fd);
-  if (!buf) {
-    *why = path + ": " + buf.getError().message();
-    return false;
-  }
-  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  auto bin = object::createBinary(buf->getMemBufferRef());
   if (!bin) {
     *why = path + ": " + errorText(bin.takeError());
     return false;
@@ -1056,7 +1056,7 @@ bool readDebugFileFor(ModuleInfo &m, const std::string &path,
                ")";
         return;
       }
-    } else if (crc32(arrayRefFromStringRef((*buf)->getBuffer())) !=
+    } else if (crc32(arrayRefFromStringRef(buf->getBuffer())) !=
                m.debugLinkCrc) {
       *why = path + ": its CRC-32 is not the one the module's "
                     ".gnu_debuglink names";
@@ -1146,21 +1146,29 @@ std::string useSeparateDebugFile(ModuleInfo &m,
   return "";
 }
 
-std::optional<ModuleInfo> readModule(const std::string &path,
-                                     std::string *error) {
+std::unique_ptr<MemoryBuffer> readModuleFile(const std::string &path,
+                                             std::string *error) {
   uint64_t size = 0;
   int fd = openRegularFile(path, kMaxModuleBytes, size, error);
   if (fd < 0)
-    return std::nullopt;
+    return nullptr;
   auto buf = MemoryBuffer::getOpenFile(fd, path, size,
                                        /*RequiresNullTerminator=*/false);
   close(fd);
   if (!buf) {
     if (error)
       *error = path + ": " + buf.getError().message();
-    return std::nullopt;
+    return nullptr;
   }
-  return readModuleBytes(path, (*buf)->getBuffer(), error);
+  return std::move(*buf);
+}
+
+std::optional<ModuleInfo> readModule(const std::string &path,
+                                     std::string *error) {
+  std::unique_ptr<MemoryBuffer> buf = readModuleFile(path, error);
+  if (!buf)
+    return std::nullopt;
+  return readModuleBytes(path, buf->getBuffer(), error);
 }
 
 std::optional<ModuleInfo> readModuleBytes(const std::string &path,
@@ -1214,7 +1222,8 @@ std::optional<ModuleInfo> readModuleBytes(const std::string &path,
 }
 
 std::string applyRecord(ModuleInfo &m,
-                        const std::vector<RecordedSymbol> &record) {
+                        const std::vector<RecordedSymbol> &record,
+                        const char *from) {
   m.defs.clear();
   // The user's inputs that wrote into writable sections, and how much.
   uint64_t written = 0;
@@ -1233,8 +1242,10 @@ std::string applyRecord(ModuleInfo &m,
     if (isToolchainInput(r.input) || isToolchainName(r.name))
       continue;
     StateDef d;
-    d.name = r.name; // LLD's map demangles
-    d.display = r.name;
+    // LLD's map demangles; MSVC's demangling of a variable carries its type
+    // ("struct Q * ns::queue"), which a PDB's name does not.
+    d.name = m.format == "PE" ? plainVariableName(r.name) : r.name;
+    d.display = d.name;
     d.kind = r.kind;
     // A global is one entity by its name alone; a local pairs with copies
     // from a source of the same name (its object's, else its input's).
@@ -1247,7 +1258,7 @@ std::string applyRecord(ModuleInfo &m,
                               ELF::STV_DEFAULT, false},
                d);
     else
-      d.why = PeReader::why(m, true);
+      d.why = PeReader::why(m, from);
     if (d.shared)
       d.fileStem.clear(); // one copy for everyone: pairs by name alone
     m.defs.push_back(std::move(d));

@@ -23,6 +23,10 @@
 #include <unordered_set>
 #include <vector>
 
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
+
 namespace linkd::audit {
 
 struct ModuleInfo {
@@ -50,6 +54,7 @@ struct ModuleInfo {
       definedFuncs;
   // ELF without a symbol table: what leads to its separate debug file.
   std::string buildId;       // module_id.h's form, "elf-build-id:<hex>"
+  std::string pdbPath;       // PE: the CodeView record's PDB path
   std::string debugLinkName; // .gnu_debuglink
   uint32_t debugLinkCrc = 0;
 };
@@ -72,6 +77,11 @@ inline constexpr uint64_t kMaxModuleBytes = uint64_t(4) << 30;
 // given (PROGRAM, a module, --allow) may be anything.
 int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
                     std::string *error);
+
+// The whole of a regular file of at most kMaxModuleBytes (a module, a PDB,
+// a debug file), or null and `error` ("PATH: reason").
+std::unique_ptr<llvm::MemoryBuffer> readModuleFile(const std::string &path,
+                                                   std::string *error);
 
 // nullopt and `error` ("PATH: reason") when the file cannot be read.
 std::optional<ModuleInfo> readModule(const std::string &path,
@@ -98,7 +108,9 @@ std::string useSeparateDebugFile(ModuleInfo &m,
 // Replaces `m.defs` by the state symbols linkd recorded when it linked the
 // module, judged by what the module still shows (its exports).
 // Empty, or why the record cannot say that the module holds no state.
+// `from` names the source in each PE copy's reason.
 std::string applyRecord(ModuleInfo &m,
-                        const std::vector<RecordedSymbol> &record);
+                        const std::vector<RecordedSymbol> &record,
+                        const char *from = "linkd's link record");
 
 } // namespace linkd::audit
