@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace linkd::audit {
 namespace {
@@ -132,57 +133,66 @@ void objectFacts(const object::Binary &bin, const std::set<std::string> &wanted,
     coffFacts(*o, wanted, facts);
 }
 
-// The facts of one input as the map names it: "path" or "archive(member)".
-Facts inputFacts(const std::string &input,
-                 const std::set<std::string> &wanted) {
-  Facts facts;
-  std::string path = input, member;
+// "archive(member)" -> {archive, member}; a plain path -> {path, ""}.
+std::pair<std::string, std::string> splitInput(const std::string &input) {
   if (input.ends_with(")")) {
     size_t open = input.rfind('(');
-    if (open != std::string::npos && open > 0) {
-      path = input.substr(0, open);
-      member = input.substr(open + 1, input.size() - open - 2);
-    }
+    if (open != std::string::npos && open > 0)
+      return {input.substr(0, open),
+              input.substr(open + 1, input.size() - open - 2)};
   }
+  return {input, ""};
+}
+
+// The facts of the inputs of one file: the object itself (member ""), or
+// the named members of an archive, read in one pass over it (W1 links
+// thousands of members of a few archives).
+void fileFacts(
+    const std::string &path,
+    const std::map<std::string, const std::set<std::string> *> &members,
+    std::map<std::string, Facts> &out) {
   auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
                                    /*RequiresNullTerminator=*/false);
   if (!buf)
-    return facts;
+    return;
   auto bin = object::createBinary((*buf)->getMemBufferRef());
   if (!bin) {
     consumeError(bin.takeError());
-    return facts;
+    return;
   }
-  if (auto *ar = dyn_cast<object::Archive>(bin->get())) {
-    if (member.empty())
-      return facts;
-    Error err = Error::success();
-    for (const object::Archive::Child &c : ar->children(err)) {
-      auto name = c.getName();
-      if (!name || *name != member) {
-        if (!name)
-          consumeError(name.takeError());
-        continue;
-      }
-      auto child = c.getAsBinary();
-      if (!child) {
-        consumeError(child.takeError());
-        continue;
-      }
-      Facts one;
-      objectFacts(**child, wanted, one);
-      // Members of one name: the one that defines the names counts.
-      if (!one.empty()) {
-        facts = std::move(one);
-        break;
-      }
+  auto *ar = dyn_cast<object::Archive>(bin->get());
+  if (!ar) {
+    if (auto it = members.find(""); it != members.end())
+      objectFacts(**bin, *it->second, out[path]);
+    return;
+  }
+  std::set<std::string> done;
+  Error err = Error::success();
+  for (const object::Archive::Child &c : ar->children(err)) {
+    if (done.size() == members.size())
+      break;
+    auto name = c.getName();
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
     }
-    consumeError(std::move(err));
-    return facts;
+    auto it = members.find(name->str());
+    if (it == members.end() || done.count(it->first))
+      continue;
+    auto child = c.getAsBinary();
+    if (!child) {
+      consumeError(child.takeError());
+      continue;
+    }
+    Facts one;
+    objectFacts(**child, *it->second, one);
+    // Members of one name: the first that defines the names counts.
+    if (!one.empty()) {
+      out[path + "(" + it->first + ")"] = std::move(one);
+      done.insert(it->first);
+    }
   }
-  if (member.empty())
-    objectFacts(**bin, wanted, facts);
-  return facts;
+  consumeError(std::move(err));
 }
 
 } // namespace
@@ -192,9 +202,16 @@ void addInputFacts(std::vector<RecordedSymbol> &symbols) {
   for (const RecordedSymbol &s : symbols)
     if (s.kind != 'W' && !isToolchainInput(s.input))
       wanted[s.input].insert(s.name);
+  // By file: an object, or an archive with the members wanted of it.
+  std::map<std::string, std::map<std::string, const std::set<std::string> *>>
+      byFile;
+  for (const auto &[input, names] : wanted) {
+    auto [file, member] = splitInput(input);
+    byFile[file][member] = &names;
+  }
   std::map<std::string, Facts> byInput;
-  for (const auto &[input, names] : wanted)
-    byInput[input] = inputFacts(input, names);
+  for (const auto &[file, members] : byFile)
+    fileFacts(file, members, byInput);
   for (RecordedSymbol &s : symbols) {
     auto in = byInput.find(s.input);
     if (in == byInput.end())
