@@ -176,6 +176,10 @@ TEST_F(AuditRecords, ElfHiddenCopiesOfOtherNamesAreFoundAfterStrip) {
   };
   build();
   waitForSettledResults(3);
+  // Small links run one after another in a reusable worker: the records
+  // of the later ones were made by a process that had linked before.
+  EXPECT_GE(std::stoi(run("grep -c ' reused=' " + stateDir + "/linkd.log").out),
+            1);
   ASSERT_TRUE(exitedZero(run("strip librender.so libphysics.so")));
   RunResult r = run("./game");
   EXPECT_EQ(r.out, kTwoRuntimes) << describe(r);

@@ -2,6 +2,8 @@
 
 #include "daemon/linkd-lld/audit/record_facts.h"
 
+#include "daemon/linkd-lld/audit/module_reader.h"
+
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/Object/Archive.h>
 #include <llvm/Object/COFF.h>
@@ -151,11 +153,12 @@ void fileFacts(
     const std::string &path,
     const std::map<std::string, const std::set<std::string> *> &members,
     std::map<std::string, Facts> &out) {
-  auto buf = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
+  // Regular files only, opened without blocking: an input LLD read from a
+  // FIFO or a device is gone, and opening it again could wait forever.
+  std::unique_ptr<MemoryBuffer> buf = readModuleFile(path, nullptr);
   if (!buf)
     return;
-  auto bin = object::createBinary((*buf)->getMemBufferRef());
+  auto bin = object::createBinary(buf->getMemBufferRef());
   if (!bin) {
     consumeError(bin.takeError());
     return;
