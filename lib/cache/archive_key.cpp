@@ -138,9 +138,9 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
   // archive are in the manifest relative to them, and a result that names
   // them (a thin archive of absolute member paths) requires them exactly.
   std::string baseDir = inv.baseDir.empty() ? ctx.baseDir : inv.baseDir;
-  std::vector<LeftOutName> names = {{NameRole::Cwd, "C", inv.cwd, inv.cwd}};
+  std::vector<LeftOutName> names = {{NameRole::Cwd, "C", inv.cwd, inv.cwd, ""}};
   if (!baseDir.empty())
-    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir});
+    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir, ""});
   out.paths = PathMapper(std::move(names));
   auto stored = [&](const std::string &s) {
     return storedPrefixes(s, inv.cwd, baseDir);

@@ -15,28 +15,32 @@ namespace {
 // Long options (one or two dashes) that take a value, given separately or
 // after '=' (Options.td's Eq, EEq and Separate).
 constexpr std::array kValued = {
-    "auxiliary", "compress-debug-sections", "defsym",
-    "split-stack-adjust-size", "Tbss", "Tdata", "Ttext", "Ttext-segment",
-    "call-graph-ordering-file", "dynamic-linker", "dynamic-list", "entry",
-    "exclude-libs", "filter", "fini", "format", "hash-style", "init",
-    "just-symbols", "keep-unique", "Map", "orphan-handling",
-    "print-symbol-order", "rpath", "retain-symbols-file", "script",
-    "section-start", "soname", "sort-section", "sysroot", "target2",
-    "trace-symbol", "undefined", "unresolved-symbols", "version-script",
-    "wrap", "mllvm", "plugin", "mips-got-size", "compress-sections",
-    "in-implib", "out-implib", "irpgo-profile", "default-script",
-    "dependency-file", "error-limit", "error-handling-script",
-    "export-dynamic-symbol", "export-dynamic-symbol-list", "image-base",
-    "oformat", "pack-dyn-relocs", "remap-inputs", "reproduce",
-    "symbol-ordering-file", "threads", "time-trace-granularity",
-    "undefined-glob", "rsp-quoting", "warn-backrefs-exclude", "why-live",
-    "opt-remarks-hotness-threshold", "shuffle-sections",
-    "thinlto-cache-policy", "lto-known-safe-vtables", "load-pass-plugin",
-    "android-memtag-mode", "chroot", "opt-remarks-filename",
+    "auxiliary", "compress-debug-sections", "defsym", "split-stack-adjust-size",
+    "Tbss", "Tdata", "Ttext", "Ttext-segment", "call-graph-ordering-file",
+    "dynamic-linker", "dynamic-list", "entry", "exclude-libs", "filter", "fini",
+    "format", "hash-style", "init", "just-symbols", "keep-unique", "Map",
+    "orphan-handling", "print-symbol-order", "rpath", "retain-symbols-file",
+    "script", "section-start", "soname", "sort-section", "sysroot", "target2",
+    "trace-symbol", "undefined", "unresolved-symbols", "version-script", "wrap",
+    "mllvm", "plugin", "mips-got-size", "compress-sections", "in-implib",
+    "out-implib", "irpgo-profile", "default-script", "dependency-file",
+    "error-limit", "error-handling-script", "export-dynamic-symbol",
+    "export-dynamic-symbol-list", "image-base", "oformat", "pack-dyn-relocs",
+    "remap-inputs", "reproduce", "symbol-ordering-file", "threads",
+    "time-trace-granularity", "undefined-glob", "rsp-quoting",
+    "warn-backrefs-exclude", "why-live", "opt-remarks-hotness-threshold",
+    "shuffle-sections", "thinlto-cache-policy", "lto-known-safe-vtables",
+    "load-pass-plugin", "android-memtag-mode", "chroot", "opt-remarks-filename",
     "opt-remarks-passes", "opt-remarks-format", "rpath-link", "library",
     "library-path", "output", "dT", "flavor",
     // wasm-ld
-    "export", "export-if-defined", "allow-undefined-file"};
+    "export", "export-if-defined", "allow-undefined-file",
+    // LLD's MinGW driver (lld/MinGW/Options.td)
+    "pdb", "output-def", "subsystem", "stack", "heap", "major-os-version",
+    "minor-os-version", "major-subsystem-version", "minor-subsystem-version",
+    "major-image-version", "minor-image-version", "file-alignment",
+    "section-alignment", "exclude-symbols", "require-defined", "delayload",
+    "thinlto-cache-dir"};
 
 // Long flags that start like a one-letter option with a joined value
 // ("-export-dynamic" is not "-e xport-dynamic").
@@ -54,18 +58,27 @@ enum class FileRole { None, Input, Output, SearchDir };
 
 FileRole roleOf(std::string_view opt) {
   static const std::map<std::string_view, FileRole> roles = {
-      {"o", FileRole::Output}, {"output", FileRole::Output},
-      {"Map", FileRole::Output}, {"dependency-file", FileRole::Output},
-      {"T", FileRole::Input}, {"script", FileRole::Input},
-      {"default-script", FileRole::Input}, {"dT", FileRole::Input},
-      {"version-script", FileRole::Input}, {"dynamic-list", FileRole::Input},
+      {"o", FileRole::Output},
+      {"output", FileRole::Output},
+      {"Map", FileRole::Output},
+      {"dependency-file", FileRole::Output},
+      {"T", FileRole::Input},
+      {"script", FileRole::Input},
+      {"default-script", FileRole::Input},
+      {"dT", FileRole::Input},
+      {"version-script", FileRole::Input},
+      {"dynamic-list", FileRole::Input},
       {"just-symbols", FileRole::Input},
       {"retain-symbols-file", FileRole::Input},
       {"symbol-ordering-file", FileRole::Input},
       {"call-graph-ordering-file", FileRole::Input},
       {"export-dynamic-symbol-list", FileRole::Input},
       {"allow-undefined-file", FileRole::Input},
-      {"L", FileRole::SearchDir}, {"library-path", FileRole::SearchDir}};
+      // MinGW: the import library and the .def file written beside a DLL.
+      {"out-implib", FileRole::Output},
+      {"output-def", FileRole::Output},
+      {"L", FileRole::SearchDir},
+      {"library-path", FileRole::SearchDir}};
   auto it = roles.find(opt);
   return it == roles.end() ? FileRole::None : it->second;
 }
@@ -204,7 +217,8 @@ private:
     auto it = ids.find(spelling);
     if (it == ids.end()) {
       std::string id = std::to_string(out.names.size());
-      out.names.push_back({role, id, spelling, absolutePath(spelling, cwd)});
+      out.names.push_back(
+          {role, id, spelling, absolutePath(spelling, cwd), ""});
       it = ids.emplace(spelling, id).first;
     }
     return PathMapper::token(it->second);

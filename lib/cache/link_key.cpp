@@ -221,9 +221,9 @@ void keyByContent(const LinkInvocation &inv, const ExpandedArgs &expanded,
                   ArgRoles &roles, const std::string &baseDir, Sha256 &h,
                   LinkAnalysis &out) {
   std::vector<LeftOutName> names = std::move(roles.names);
-  names.push_back({NameRole::Cwd, "C", inv.cwd, inv.cwd});
+  names.push_back({NameRole::Cwd, "C", inv.cwd, inv.cwd, ""});
   if (!baseDir.empty())
-    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir});
+    names.push_back({NameRole::BaseDir, "B", baseDir, baseDir, ""});
   out.paths = PathMapper(std::move(names));
   out.ignoredOptions = std::move(roles.ignored);
   auto stored = [&](const std::string &s) {
@@ -316,8 +316,11 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   LinkAnalysis out;
   ExpandedArgs expanded = expandResponseFiles(inv.argv, inv.cwd);
   bool mingw = inv.flavor == Flavor::Elf && isPeTarget(expanded.args);
-  bool byContent = (inv.flavor == Flavor::Elf && !mingw) ||
-                   inv.flavor == Flavor::Wasm;
+  // MinGW links too: a PE image embeds its own base name (the export
+  // directory; the import library), which the outputs are searched for,
+  // and a PDB its inputs' names, which the name check finds (a link that
+  // writes one then requires its names exactly).
+  bool byContent = inv.flavor == Flavor::Elf || inv.flavor == Flavor::Wasm;
   std::string baseDir = inv.baseDir.empty() ? ctx.baseDir : inv.baseDir;
 
   if (auto it = inv.env.find("LLD_REPRODUCE");
@@ -356,6 +359,10 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   if (byContent) {
     roles = gnuArgRoles(expanded.args, inv.cwd);
     out.namesMatter = roles.namesMatter;
+    if (mingw)
+      for (LeftOutName &n : roles.names)
+        if (n.role == NameRole::Output)
+          n.embeddedAs = n.spelling.substr(n.spelling.find_last_of('/') + 1);
   }
   if (byContent && roles.namesMatter.empty()) {
     keyByContent(inv, expanded, roles, baseDir, h, out);

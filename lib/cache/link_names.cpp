@@ -163,7 +163,7 @@ PathMapper::PathMapper(std::vector<LeftOutName> names) : list(std::move(names)) 
 }
 
 PathMapper PathMapper::forBaseDir(const std::string &baseDir) {
-  return PathMapper({{NameRole::BaseDir, "B", baseDir, baseDir}});
+  return PathMapper({{NameRole::BaseDir, "B", baseDir, baseDir, ""}});
 }
 
 std::string PathMapper::token(std::string_view id) {

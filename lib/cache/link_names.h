@@ -48,6 +48,9 @@ struct LeftOutName {
   std::string id;       // "3", "C", "B"
   std::string spelling; // as the link was given it
   std::string absolute; // resolved against the working directory
+  // Also searched for in the outputs (an output's base name, which a PE
+  // image's export directory and its import library carry), or empty.
+  std::string embeddedAs;
 };
 
 // Maps stored text to and from this link's names.

@@ -126,6 +126,8 @@ OutputScan::OutputScan(const PathMapper &names) {
     pats.push_back({n.absolute, n.id, true});
     if (n.spelling != n.absolute)
       pats.push_back({n.spelling, n.id, false});
+    if (!n.embeddedAs.empty() && n.embeddedAs != n.spelling)
+      pats.push_back({n.embeddedAs, n.id, false});
   }
   std::vector<std::string> texts;
   for (const Pattern &p : pats)

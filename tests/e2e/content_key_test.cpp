@@ -86,6 +86,53 @@ TEST_F(ContentKeyTest, ClangCompileAndLinkInOneStepHits) {
   EXPECT_EQ(run("./c").exitCode, 3);
 }
 
+TEST_F(ContentKeyTest, MingwCompileAndLinkInOneStepHits) {
+  // clang's MinGW driver compiles to /tmp/hello-XXXXXX.o each time; with a
+  // fixed timestamp the PE image does not depend on that name (issue 40,
+  // item 1: miss, miss before).
+  ASSERT_TRUE(haveTool(tools::wine));
+  writeFile("hello.c", "#include <stdio.h>\nint main(void) { "
+                       "puts(\"hello from pe\"); return 0; }\n");
+  const std::string env = "SOURCE_DATE_EPOCH=1700000000 ";
+  int hits = 0;
+  for (int round = 0; round < 3; ++round)
+    hits += linkAndCompare("clang-19 --target=x86_64-w64-mingw32 "
+                           "--ld-path={ld} hello.c -o hello.exe",
+                           "hello.exe", binPath("ld.linkd"), tools::ldLld.path,
+                           env);
+  EXPECT_GE(hits, 2);
+  RunResult r = run(wine("./hello.exe"), 180s);
+  EXPECT_NE(r.out.find("hello from pe"), std::string::npos) << describe(r);
+}
+
+TEST_F(ContentKeyTest, MingwDllHitsOnlyUnderItsOwnName) {
+  // A DLL carries its own name (export directory, import library): a DLL of
+  // another name from the same object must be linked, never replayed.
+  writeFile("f.c", "__declspec(dllexport) int f(void) { return 42; }\n");
+  const std::string env = "SOURCE_DATE_EPOCH=1700000000 ";
+  const std::string cc = "clang-19 --target=x86_64-w64-mingw32 --ld-path={ld} "
+                         "-shared f.c ";
+  ASSERT_TRUE(exitedZero(run("mkdir -p a b")));
+  long long hits0 = stat("hits");
+  EXPECT_FALSE(linkAndCompare(cc + "-o a/foo.dll -Wl,--out-implib,a/libfoo.a",
+                              "a/foo.dll", binPath("ld.linkd"),
+                              tools::ldLld.path, env));
+  // Same object, another DLL name: a miss, with stock's bytes.
+  EXPECT_FALSE(linkAndCompare(cc + "-o b/bar.dll -Wl,--out-implib,b/libbar.a",
+                              "b/bar.dll", binPath("ld.linkd"),
+                              tools::ldLld.path, env));
+  // Another temp object, the same names: a hit, import library included
+  // (compared with the one stock LLD writes for the same command).
+  EXPECT_TRUE(linkAndCompare(cc + "-o a/foo.dll -Wl,--out-implib,a/libfoo.a",
+                             "a/foo.dll", binPath("ld.linkd"),
+                             tools::ldLld.path, env));
+  ASSERT_TRUE(exitedZero(run("mv a/libfoo.a a/libfoo.hit && " + env +
+                             replaceAll(cc, "{ld}", tools::ldLld.path) +
+                             "-o a/foo.dll -Wl,--out-implib,a/libfoo.a")));
+  EXPECT_TRUE(sameBytes("a/libfoo.hit", "a/libfoo.a"));
+  EXPECT_EQ(stat("hits") - hits0, 1);
+}
+
 TEST_F(ContentKeyTest, AmdgpuKernelUnderThreeTempNamesHits) {
   writeFile("k.c", "__attribute__((amdgpu_kernel)) void k(int *p) { *p = 42; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa "

@@ -458,9 +458,9 @@ TEST(LinkKey, UncacheableReasons) {
 }
 
 TEST(PathMapper, WholeNamesInPathsAndDiagnostics) {
-  PathMapper m({{NameRole::Input, "0", "a.o", "/w/a.o"},
-                {NameRole::SearchDir, "1", "/home/a/src/", "/home/a/src/"},
-                {NameRole::Cwd, "C", "/w", "/w"}});
+  PathMapper m({{NameRole::Input, "0", "a.o", "/w/a.o", ""},
+                {NameRole::SearchDir, "1", "/home/a/src/", "/home/a/src/", ""},
+                {NameRole::Cwd, "C", "/w", "/w", ""}});
   EXPECT_EQ(m.toStored("/home/a/src/x.o"), PathMapper::token("1") + "/x.o");
   EXPECT_EQ(m.toStored("/home/a/srcfoo/x.o"), "/home/a/srcfoo/x.o");
   EXPECT_EQ(m.toStored("/w/a.o"), PathMapper::token("0a"));
@@ -477,7 +477,7 @@ TEST(PathMapper, WholeNamesInPathsAndDiagnostics) {
   EXPECT_EQ(m.toStoredText("cannot open data.o", &embedded),
             "cannot open data.o");
   EXPECT_EQ(embedded, std::set<std::string>{"0"});
-  EXPECT_FALSE(PathMapper({{NameRole::Cwd, "C", "/", "/"}}).active());
+  EXPECT_FALSE(PathMapper({{NameRole::Cwd, "C", "/", "/", ""}}).active());
 }
 
 TEST(PatternScan, FindsEveryPatternAcrossPrefixes) {
@@ -493,7 +493,7 @@ TEST(PatternScan, FindsEveryPatternAcrossPrefixes) {
 // outputs is not there.
 TEST(OutputScan, FindsANameAcrossPiecesNotAcrossOutputs) {
   const std::string name = "/tmp/cc1234.o";
-  PathMapper m({{NameRole::Input, "0", name, name}});
+  PathMapper m({{NameRole::Input, "0", name, name, ""}});
   AccessLog log;
   log.existing.insert(name); // a file of the link: only the scan requires it
   std::string data = std::string(40, 'x') + name + std::string(40, 'y');
