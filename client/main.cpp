@@ -98,6 +98,12 @@ int main(int argc, char **argv) {
   std::optional<linkd::Flavor> flavor = programFlavor(argVector);
   if (!flavor)
     return 1;
+  // `lld-link /lib` (or -lib, any case, first) is llvm-lib: an archive
+  // request, cached and counted as lib.linkd's (the archiver runs it as
+  // LLD's COFF driver does, linkd-lld/archiver_main.cpp).
+  if (*flavor == linkd::Flavor::Coff && argVector.size() > 1 &&
+      linkd::isLldLinkLibMode(argVector[1]))
+    flavor = linkd::Flavor::Lib;
   linkd::ClientArgs args = linkd::parseClientArgs(argVector);
   if (args.error) {
     std::fprintf(stderr, "linkd: error: %s\n", args.error->c_str());

@@ -152,12 +152,34 @@ std::vector<std::string> expandedArguments(ArchiverContext &ctx,
   ctx.exit(0);
 }
 
-[[noreturn]] void runLib(const std::vector<std::string> &argv) {
+// llvm-lib, or lld-link's lib mode ("lld-link /lib ARGS"), which LLD runs
+// as libDriverMain("/lib" ARGS) and ends, on failure, with its own fatal
+// error "lld-link: error: lib failed" (exit status 1).
+[[noreturn]] void runLib(std::vector<std::string> argv, bool colorTty) {
+  bool lldLink = argv.size() > 1 && isLldLinkLibMode(argv[1]);
+  std::string logName;
+  if (lldLink) {
+    logName = lldProgramName(argv[0], Flavor::Coff);
+    logName = logName.substr(logName.find_last_of('/') + 1);
+    if (logName.size() > 4 &&
+        llvm::StringRef(logName).ends_with_insensitive(".exe"))
+      logName.resize(logName.size() - 4);
+    argv.erase(argv.begin());
+  } else {
+    argv.at(0) = lldProgramName(argv[0], Flavor::Lib);
+  }
   std::vector<const char *> args;
   for (const std::string &a : argv)
     args.push_back(a.c_str());
   int status = llvm::libDriverMain(args);
   llvm::outs().flush();
+  if (lldLink && status != 0) {
+    // LLD's ErrorHandler: "error: " in red on a terminal.
+    llvm::errs() << logName << ": "
+                 << (colorTty ? "\x1b[0;31merror: \x1b[0m" : "error: ")
+                 << "lib failed\n";
+    status = 1;
+  }
   llvm::errs().flush();
   _exit(status);
 }
@@ -165,13 +187,13 @@ std::vector<std::string> expandedArguments(ArchiverContext &ctx,
 } // namespace
 
 void runArchiverAndExit(const ArchiverInvocation &inv) {
-  std::vector<std::string> argv = inv.argv;
-  argv.at(0) = lldProgramName(argv[0], inv.flavor);
   llvm::InitializeAllTargetInfos();
   llvm::InitializeAllTargetMCs();
   llvm::InitializeAllAsmParsers();
   if (inv.flavor == Flavor::Lib)
-    runLib(argv);
+    runLib(inv.argv, inv.stderrIsColorTty);
+  std::vector<std::string> argv = inv.argv;
+  argv.at(0) = lldProgramName(argv[0], inv.flavor);
 
   // `colored` lives on this frame, which the run never returns through.
   llvm::raw_ostream *err = &llvm::errs();

@@ -369,4 +369,13 @@ std::span<const std::string_view> processEnvironment() {
   return kProcess;
 }
 
+bool isLldLinkLibMode(std::string_view a) {
+  if (a.size() != 4 || (a[0] != '/' && a[0] != '-'))
+    return false;
+  for (size_t i = 1; i < 4; ++i)
+    if ((a[i] | 0x20) != "lib"[i - 1])
+      return false;
+  return true;
+}
+
 } // namespace linkd

@@ -75,6 +75,10 @@ constexpr std::string_view kLldGenericDriverMessage =
     "Invoke ld.lld (Unix), ld64.lld (macOS), lld-link (Windows), wasm-ld "
     "(WebAssembly) instead";
 
+// lld-link's lib mode: "/lib" or "-lib" (any case) as its first argument
+// makes lld-link run llvm-lib on the rest (lld/COFF/Driver.cpp).
+bool isLldLinkLibMode(std::string_view firstArg);
+
 // True when argv[0] names LLD's generic driver itself ("lld", "lld.exe",
 // any directory).
 bool isGenericLldName(std::string_view argv0);

@@ -47,7 +47,8 @@ protected:
                           {"ranlib", kLlvmRanlib, "ranlib.linkd"},
                           {"llvm-ranlib", kLlvmRanlib, "ranlib.linkd"},
                           {"lib", kLlvmLib, "lib.linkd"},
-                          {"llvm-lib", kLlvmLib, "lib.linkd"}};
+                          {"llvm-lib", kLlvmLib, "lib.linkd"},
+                          {"lld-link", tools::lldLink, "lld-link.linkd"}};
     fs::create_directories(path("stockbin"));
     fs::create_directories(path("linkdbin"));
     for (const Name &n : names) {
@@ -276,6 +277,37 @@ TEST_F(Archiver, LibExeLikeLlvmLib) {
               "llvm-ar t foo.lib", "llvm-lib /out:z.lib wa.obj a.o",
               "llvm-lib /machine:x86 /out:z.lib wa.obj",
               "llvm-lib /out:z.lib nope.obj", "llvm-lib"}));
+}
+
+TEST_F(Archiver, LldLinkLibModeIsAnArchiveRequest) {
+  // `lld-link /lib` (and -lib, any case) runs llvm-lib: the same bytes and
+  // diagnostics as stock lld-link, including its "lib failed" on an error
+  // (issue 40, item 2: before, a timestamped COFF link, never cached).
+  EXPECT_TRUE(sameAsStock(
+      "lldlib",
+      {"lld-link /lib /out:x.lib wa.obj wb.obj", "lld-link -lib /list x.lib",
+       "lld-link /LIB wa.obj wb.obj", "lld-link -LIB /out:y.lib wbc.obj wa.obj",
+       "lld-link /lib /out:z.lib nope.obj", "lld-link /lib"}));
+  // Counted and cached as archive requests: a second identical request
+  // hits, and a changed member misses.
+  ASSERT_TRUE(exitedZero(run("rm -rf again && cp -a in again")));
+  auto lib = [&](const std::string &args) {
+    return run("cd again && " + path("linkdbin/lld-link") + " /lib " + args);
+  };
+  long long stored = cacheStats()["results_stored"];
+  auto first = archiveCounts(
+      [&] { ASSERT_TRUE(exitedZero(lib("/out:k.lib wa.obj wb.obj"))); });
+  EXPECT_EQ(first["archive_requests"], 1);
+  EXPECT_EQ(first["archive_misses"], 1);
+  waitForStored(stored + 1);
+  ASSERT_TRUE(exitedZero(run("mv again/k.lib again/k.first")));
+  auto second = archiveCounts(
+      [&] { ASSERT_TRUE(exitedZero(lib("/out:k.lib wa.obj wb.obj"))); });
+  EXPECT_EQ(second["archive_hits"], 1);
+  EXPECT_TRUE(sameBytes("again/k.first", "again/k.lib"));
+  ASSERT_TRUE(exitedZero(run("cp in/b.o again/wb.obj")));
+  auto changed = archiveCounts([&] { lib("/out:k.lib wa.obj wb.obj"); });
+  EXPECT_EQ(changed["archive_misses"] + changed["archive_errors"], 1);
 }
 
 TEST_F(Archiver, ListPrintAndExtractLikeLlvmAr) {
