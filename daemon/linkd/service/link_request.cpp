@@ -612,7 +612,10 @@ bool LinkService::serveHit(Request &r, ReplyStream &out) {
             r.linkId, flavorName(r.inv.flavor), saved / 1000.0,
             done->wall_micros() / 1000.0, lookupMicros, result->outputs_size(),
             bytes, analysis.key.hex().substr(0, 16),
-            logText(result->outputs().empty()
+            // The link's -o output, not whatever it wrote first (a ThinLTO
+            // cache file: llvmcache-*).
+            logText(!analysis.primaryOutput.empty() ? analysis.primaryOutput
+                    : result->outputs().empty()
                         ? std::string("-")
                         : analysis.paths.toLocal(result->outputs(0).path())),
             logText(r.req.cwd()));
