@@ -133,6 +133,44 @@ TEST_F(ContentKeyTest, MingwDllHitsOnlyUnderItsOwnName) {
   EXPECT_EQ(stat("hits") - hits0, 1);
 }
 
+TEST_F(ContentKeyTest, LibtoolSharedLibrariesGoThroughLinkdByCompilerPath) {
+  // libtool drops flags it does not know from shared-library links: -B in
+  // the link flags leaves libx.so to GNU ld, silently (issue 40, item 5).
+  // COMPILER_PATH, the documented way, reaches it; a rebuild hits.
+  ASSERT_TRUE(haveTool(tools::gcc));
+  ASSERT_TRUE(haveTool(tools::libtool));
+  writeFile("x.c", "int lt_f(void) { return 5; }\n");
+  writeFile("m.c", "int lt_f(void);\nint main(void) { return lt_f() - 5; }\n");
+  ASSERT_TRUE(exitedZero(run("libtool --tag=CC --mode=compile gcc -O2 -c x.c "
+                             "&& libtool --tag=CC --mode=compile gcc -O2 -c "
+                             "m.c")));
+  auto linkedByLld = [&] {
+    return run(tools::readelf.path + " -p .comment .libs/libx.so.0.0.0")
+               .out.find(" LLD ") != std::string::npos;
+  };
+  const std::string linkLib =
+      "libtool --tag=CC --mode=link gcc -O2 -o libx.la x.lo -rpath "
+      "/usr/local/lib";
+  long long requests = stat("requests");
+  ASSERT_TRUE(exitedZero(run(linkLib + " -B" + binDir() + "/gcc/")));
+  EXPECT_FALSE(linkedByLld()); // the flag went nowhere
+  EXPECT_EQ(stat("requests"), requests);
+  const std::string env = "COMPILER_PATH=" + binDir() + "/gcc ";
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(exitedZero(run("rm -rf .libs/libx.* libx.la prog .libs/prog "
+                               "&& " +
+                               env + linkLib + " && " + env +
+                               "libtool --tag=CC --mode=link gcc -O2 -o prog "
+                               "m.lo libx.la")));
+    EXPECT_TRUE(linkedByLld());
+    EXPECT_EQ(run("./prog").exitCode, 0);
+    if (round == 0)
+      waitForSettledResults(stat("misses"));
+  }
+  EXPECT_GE(stat("requests") - requests, 4);
+  EXPECT_EQ(stat("hits"), 2); // the library and the program, rebuilt
+}
+
 TEST_F(ContentKeyTest, AmdgpuKernelUnderThreeTempNamesHits) {
   writeFile("k.c", "__attribute__((amdgpu_kernel)) void k(int *p) { *p = 42; }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 --target=amdgcn-amd-amdhsa "

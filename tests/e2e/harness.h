@@ -49,6 +49,7 @@ inline const Tool readelf{"/usr/bin/llvm-readelf-19", "llvm-19"};
 inline const Tool nm{"/usr/bin/llvm-nm-19", "llvm-19"};
 inline const Tool curl{"/usr/bin/curl", "curl"};
 inline const Tool gcc{"/usr/bin/gcc", "gcc"};
+inline const Tool libtool{"/usr/bin/libtool", "libtool-bin"};
 inline const Tool mingwGxx{"/usr/bin/x86_64-w64-mingw32-g++", "mingw-w64"};
 inline const Tool wine{"/usr/bin/wine", "wine"};
 inline const Tool wineserver{"/usr/bin/wineserver", "wine"};
