@@ -27,6 +27,7 @@ struct CommandFacts {
   // compare against (automake's `rm -f lib.a; ar cru lib.a ...`) that is
   // every member, the same operation as without `u`.
   bool onlyUpdate = false;
+  std::string output; // lib's /out:, as given (empty: none named)
 };
 
 CommandFacts arFacts(const LinkInvocation &inv,
@@ -95,6 +96,7 @@ CommandFacts libFacts(const std::vector<std::string> &expandedArgs) {
   if (!out.empty() &&
       std::count(expandedArgs.begin(), expandedArgs.end(), out) > 0)
     facts.replaced.push_back(out);
+  facts.output = out;
   return facts;
 }
 
@@ -195,8 +197,12 @@ LinkAnalysis analyzeArchiveRequest(const LinkInvocation &inv,
     if (facts.onlyUpdate && *state != "absent")
       out.uncacheable.push_back("update by modification time (u)");
   }
+  // For explainMiss: the archive the request writes.
   if (!out.replacedInputs.empty())
-    out.primaryOutput = *out.replacedInputs.begin(); // for explainMiss
+    out.primaryOutput = *out.replacedInputs.begin();
+  else if (!facts.output.empty())
+    out.primaryOutput = absolutePath(facts.output, inv.cwd);
+  out.requestKind = std::string(flavorName(inv.flavor));
   out.cwd = inv.cwd;
   out.baseDir = baseDir;
   for (const auto &[name, value] : inv.env)

@@ -589,8 +589,14 @@ void LinkCache::backfill(std::vector<Backfill> &later) {
 
 namespace {
 
-Digest lastKeyId(const std::string &output) {
-  return sha256("link-last-key\0" + output);
+// The last key of `kind` of requests (a flavor) for `output`.
+Digest lastKeyId(const std::string &kind, const std::string &output) {
+  std::string id = "link-last-key";
+  id.push_back('\0');
+  id += kind;
+  id.push_back('\0');
+  id += output;
+  return sha256(id);
 }
 
 // The same output in another checkout under the base dir: its path below
@@ -649,9 +655,10 @@ void LinkCache::rememberKey(const LinkAnalysis &link) {
   for (const std::string &f : link.keyedInputs)
     d.add_keyed_inputs(f);
   std::string value = d.SerializeAsString();
-  blobs.putAction(kLastKeyNs, lastKeyId(link.primaryOutput), value);
+  blobs.putAction(kLastKeyNs, lastKeyId(link.requestKind, link.primaryOutput),
+                  value);
   if (std::string other = outputInCheckout(link); !other.empty())
-    blobs.putAction(kLastKeyNs, lastKeyId(other), value);
+    blobs.putAction(kLastKeyNs, lastKeyId(link.requestKind, other), value);
 }
 
 std::string LinkCache::explainMiss(const LinkAnalysis &link,
@@ -662,7 +669,8 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
   // checkout under the base dir.
   auto found = [&](const std::string &id) {
     return !id.empty() &&
-           blobs.getAction(kLastKeyNs, lastKeyId(id), value) == Lookup::Hit &&
+           blobs.getAction(kLastKeyNs, lastKeyId(link.requestKind, id),
+                           value) == Lookup::Hit &&
            d.ParseFromString(value);
   };
   if (link.primaryOutput.empty() ||
@@ -679,16 +687,30 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
       !diff.empty()) {
     // A path the key holds as given lies outside the base dir (the base
     // dir and the working directory are tokens in key fields).
-    auto outside = [](std::string_view f) {
+    // COFF options start with '/' too ("/opt:noref", "/dll"): a path has
+    // another '/' after the first.
+    bool coff = link.requestKind == "coff" || link.requestKind == "lib";
+    auto outside = [coff](std::string_view f) {
+      if (coff && f.starts_with("/") &&
+          f.find('/', 1) == std::string_view::npos)
+        return false;
       return f.starts_with("/") || f.find("=/") != std::string_view::npos ||
-             f.find(",/") != std::string_view::npos;
+             f.find(",/") != std::string_view::npos ||
+             f.find(":/") != std::string_view::npos;
     };
     bool path = (at < static_cast<size_t>(d.key_fields_size()) &&
                  outside(d.key_fields(static_cast<int>(at)))) ||
                 (at < link.keyFields.size() && outside(link.keyFields[at]));
     if (!path) {
       *kind = "argv";
-      return diff + " (an option)";
+      auto option = [coff](std::string_view f) {
+        return f.starts_with("-") || (coff && f.starts_with("/"));
+      };
+      bool isOption =
+          (at < static_cast<size_t>(d.key_fields_size()) &&
+           option(d.key_fields(static_cast<int>(at)))) ||
+          (at < link.keyFields.size() && option(link.keyFields[at]));
+      return diff + (isOption ? " (an option)" : " (an argument)");
     }
     *kind = "outside_base_dir";
     return diff + (link.baseDir.empty()

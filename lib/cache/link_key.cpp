@@ -168,8 +168,34 @@ void keyPwd(const std::string &pwd, const std::string &pwdAsKeyed, Sha256 &h,
 
 // The key of a link that holds every argument and the working directory as
 // given (COFF, Mach-O, MinGW, and ELF links whose names matter).
+// The output a link names (-o, --output, COFF's /out:), absolute, for
+// explaining the next miss of the same output; empty if it names none
+// (lld-link then derives it from the first input).
+std::string namedOutput(Flavor flavor, const std::vector<std::string> &args,
+                        const std::string &cwd) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (flavor == Flavor::Coff) {
+      if (a.size() > 5 && (a[0] == '/' || a[0] == '-') &&
+          lower(std::string_view(a).substr(1, 4)) == "out:")
+        out = a.substr(5);
+    } else if ((a == "-o" || a == "--output" || a == "-output") &&
+               i + 1 < args.size()) {
+      out = args[++i];
+    } else if (a.starts_with("--output=")) {
+      out = a.substr(9);
+    } else if (a.starts_with("-o") && a.size() > 2 && a[2] != '-' &&
+               a != "-omagic") {
+      out = a.substr(2);
+    }
+  }
+  return out.empty() || out == "-" ? std::string() : absolutePath(out, cwd);
+}
+
 void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
                 bool homeMatters, Sha256 &h, LinkAnalysis &out) {
+  out.primaryOutput = namedOutput(inv.flavor, expanded.args, inv.cwd);
   h.field("as-given").field(inv.cwd);
   for (const auto &[name, value] : inv.env)
     if (keyedVariable(name, homeMatters))
@@ -352,6 +378,7 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
               (inv.stderrIsColorTty ? " colour" : "");
   out.cwd = inv.cwd;
   out.baseDir = baseDir;
+  out.requestKind = std::string(flavorName(inv.flavor));
   for (const auto &[name, value] : inv.env)
     if (name != "TERM" && name != "PWD")
       out.env.push_back(name + "=" + value);

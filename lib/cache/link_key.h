@@ -66,6 +66,10 @@ struct LinkAnalysis {
   // "=-" for one that is missing), in order; empty when it holds none.
   std::vector<std::string> keyedInputs;
   std::string primaryOutput;
+  // Which kind of request (its flavor): a miss is explained against the
+  // last request of the same kind for the same output (ranlib's against
+  // ranlib's, not against the `ar` that made the archive).
+  std::string requestKind;
   // Archive updates (lib/cache/archive_key.h): files the request reads and
   // then replaces (the archive `ar r` updates), keyed by their content as it
   // was before the request; absolute.

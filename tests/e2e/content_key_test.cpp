@@ -427,5 +427,45 @@ TEST_F(ContentKeyTest, AMissSaysWhatDiffersFromTheLastKeyForTheOutput) {
   EXPECT_FALSE(logLines("env LLD_VERSION: (unset) -> 'x'").empty());
 }
 
+TEST_F(ContentKeyTest, MissesOfEveryKindOfRequestSayWhatDiffered) {
+  // Links keyed on their arguments as given (COFF), MinGW links and
+  // archive requests explain a miss against the last request of the same
+  // kind for the same output (issue 40, item 3), and ranlib is never
+  // compared with the `ar` that made the archive.
+  writeFile("a.c", "int fa(void) { return 1; }\n");
+  writeFile("m.c", "int main(void) { return 0; }\n");
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 --target=x86_64-pc-windows-msvc -c a.c -o a.obj && "
+          "clang-19 --target=x86_64-pc-windows-msvc -c m.c -o m.obj && "
+          "clang-19 -c a.c")));
+  long long misses = 0;
+  auto step = [&](const std::string &cmd) {
+    ASSERT_TRUE(exitedZero(run(cmd))) << cmd;
+    waitForSettledResults(++misses);
+  };
+  const std::string coff = binPath("lld-link.linkd") +
+                           " /nodefaultlib /entry:main /brepro m.obj "
+                           "/out:m.exe";
+  step(coff);
+  step(coff + " /opt:noref");
+  EXPECT_FALSE(logLines("argv[5]: (none) -> '/opt:noref' (an option)").empty());
+  const std::string mingw =
+      "SOURCE_DATE_EPOCH=1 clang-19 --target=x86_64-w64-mingw32 --ld-path=" +
+      binPath("ld.linkd") + " m.c -o m2.exe";
+  step(mingw);
+  step(mingw + " -Wl,--stack,2000000");
+  EXPECT_FALSE(logLines("-> '--stack' (an option)").empty());
+  const std::string lib = binPath("lib.linkd") + " /out:x.lib a.obj";
+  step(lib);
+  step(lib + " m.obj");
+  EXPECT_FALSE(logLines("argv[2]: (none) -> 'm.obj' (an argument)").empty());
+  step(binPath("ar.linkd") + " rcs y.a a.o");
+  step(binPath("ranlib.linkd") + " y.a");
+  RunResult last = run("grep 'flavor=ranlib' " + stateDir + "/linkd.log");
+  EXPECT_NE(last.out.find("no key stored before for this output"),
+            std::string::npos)
+      << last.out;
+}
+
 } // namespace
 } // namespace linkd::e2e
