@@ -267,6 +267,13 @@ public:
         break;
       }
       --inFlight;
+      // A piece is at most what was asked for: a longer one is a server we
+      // cannot follow, refused before its bytes reach the output file.
+      if (len > kPiece) {
+        failure = "a GETRANGE reply longer than asked";
+        ok = false;
+        break;
+      }
       long long got = 0;
       ok = len > 0 && in.body(
                           len,

@@ -96,7 +96,10 @@ void coffFacts(const object::COFFObjectFile &obj,
   std::string file;
   for (const object::SymbolRef &s : obj.symbols()) {
     object::COFFSymbolRef sym = obj.getCOFFSymbol(s);
-    if (!sym.isFileRecord())
+    // LLVM bounds the aux records only in debug builds.
+    if (!sym.isFileRecord() ||
+        obj.getSymbolIndex(sym) + 1ull + sym.getNumberOfAuxSymbols() >
+            obj.getNumberOfSymbols())
       continue;
     ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
     file.assign(reinterpret_cast<const char *>(aux.data()), aux.size());
