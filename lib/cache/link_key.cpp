@@ -166,8 +166,6 @@ void keyPwd(const std::string &pwd, const std::string &pwdAsKeyed, Sha256 &h,
   out.env.push_back("PWD=" + (pwd.empty() ? "(the working directory)" : pwd));
 }
 
-// The key of a link that holds every argument and the working directory as
-// given (COFF, Mach-O, MinGW, and ELF links whose names matter).
 // The output a link names (-o, --output, COFF's /out:), absolute, for
 // explaining the next miss of the same output; empty if it names none
 // (lld-link then derives it from the first input).
@@ -193,6 +191,8 @@ std::string namedOutput(Flavor flavor, const std::vector<std::string> &args,
   return out.empty() || out == "-" ? std::string() : absolutePath(out, cwd);
 }
 
+// The key of a link that holds every argument and the working directory as
+// given (COFF, Mach-O, and GNU-style links whose names matter).
 void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
                 bool homeMatters, Sha256 &h, LinkAnalysis &out) {
   out.primaryOutput = namedOutput(inv.flavor, expanded.args, inv.cwd);

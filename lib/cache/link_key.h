@@ -8,14 +8,15 @@
 // excepted: the colour decision is keyed directly), the umask (it sets the
 // outputs' mode bits) and whether diagnostics are coloured.
 //
-// ELF (non-MinGW) and Wasm links are keyed by content, not by name
+// ELF (MinGW included) and Wasm links are keyed by content, not by name
 // (lib/cache/arg_roles.h, lib/cache/link_names.h): each input, output and
 // search directory is a token for its role, options LLD ignores are
 // dropped, the working directory is a prefix the key does not hold, and
 // paths under the base dir are held relative to the working directory.
 // What the link read is in the manifest by content; whether a left-out name
 // reached the outputs is checked when the result is stored
-// (lib/cache/name_check.h). COFF, MinGW and Mach-O outputs embed paths
+// (lib/cache/name_check.h; a MinGW image carries its own base name, which
+// is searched for too). COFF (lld-link) and Mach-O outputs embed paths
 // (PDB path, install name, debug map): their keys hold every argument and
 // the working directory as given.
 //

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// The names an ELF or Wasm link's action key leaves out, and how stored text
-// refers to them.
+// The names an ELF (MinGW included) or Wasm link's action key leaves out,
+// and how stored text refers to them.
 //
 // Drivers name a link's files with temp paths (gcc's /tmp/ccXXXXXX.o,
 // rustc's per-invocation rustcXXXXXX directory, clang's /tmp/c-XXXXXX.o,
 // CMake's TryCompile-XXXXXX working directory, a JIT's tmpXXXX.o and
-// tmpYYYY.hsaco). LLD's ELF and Wasm outputs do not depend on those names
-// unless a name is copied into them, so the key holds each such name by its
-// role — a token numbered by the name's first appearance in the argument
-// vector — and the manifest holds what the link read by content. The names
+// tmpYYYY.hsaco, clang's MinGW /tmp/hello-XXXXXX.o). LLD's ELF, MinGW and
+// Wasm outputs do not depend on those names unless a name is copied into
+// them, so the key holds each such name by its role — a token numbered by
+// the name's first appearance in the argument vector — and the manifest
+// holds what the link read by content. The names
 // left out: every positional input, the value of each option that names a
 // file the link reads or writes (-o, -T, --version-script, -Map,
 // --dependency-file, ...), every -L directory (a prefix), the working
