@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   if (!flavor)
     return 1;
   // `lld-link /lib` (or -lib, any case, first) is llvm-lib: an archive
-  // request, cached and counted as lib.linkd's (the archiver runs it as
+  // request, cached and counted like lib.linkd's (the archiver runs it as
   // LLD's COFF driver does, linkd-lld/archiver_main.cpp).
   if (*flavor == linkd::Flavor::Coff && argVector.size() > 1 &&
       linkd::isLldLinkLibMode(argVector[1]))
