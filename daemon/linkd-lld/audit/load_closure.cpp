@@ -30,11 +30,6 @@ std::string baseOf(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool isFile(const std::string &p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::string realPath(const std::string &p) {
   char buf[PATH_MAX];
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
@@ -76,7 +71,7 @@ std::string findNoCase(const std::string &dir, const std::string &name) {
   std::string found;
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d))
-      if (lower(e->d_name) == want && isFile(dir + "/" + e->d_name)) {
+      if (lower(e->d_name) == want && isRegularFile(dir + "/" + e->d_name)) {
         found = dir + "/" + e->d_name;
         break;
       }
@@ -120,7 +115,7 @@ struct Search {
   std::optional<ModuleInfo> tryModule(const std::string &path,
                                       const std::string &machine,
                                       std::string *mismatch) {
-    if (!directoryThere(dirOf(path)) || !isFile(path))
+    if (!directoryThere(dirOf(path)) || !isRegularFile(path))
       return std::nullopt;
     std::string error;
     auto info = readModule(path, &error);

@@ -786,13 +786,8 @@ struct PeReader {
     for (const object::SymbolRef &sr : obj.symbols()) {
       object::COFFSymbolRef sym = obj.getCOFFSymbol(sr);
       if (sym.isFileRecord()) {
-        if (obj.getSymbolIndex(sym) + 1ull + sym.getNumberOfAuxSymbols() >
-            obj.getNumberOfSymbols())
-          continue;
-        ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
-        file = std::string(
-            reinterpret_cast<const char *>(aux.data()),
-            strnlen(reinterpret_cast<const char *>(aux.data()), aux.size()));
+        if (std::optional<std::string> name = coffFileRecordName(obj, sym))
+          file = std::move(*name);
         continue;
       }
       if (sym.isSectionDefinition() || sym.getSectionNumber() <= 0)
@@ -1080,11 +1075,6 @@ bool readDebugFileFor(ModuleInfo &m, const std::string &path,
   return ok;
 }
 
-bool isFile(const std::string &p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 } // namespace
 
 std::string useSeparateDebugFile(ModuleInfo &m,
@@ -1132,7 +1122,7 @@ std::string useSeparateDebugFile(ModuleInfo &m,
       candidates.push_back(d + "/" + m.debugLinkName);
   }
   for (const std::string &c : candidates) {
-    if (c == m.path || !isFile(c))
+    if (c == m.path || !isRegularFile(c))
       continue;
     ModuleInfo trial = m;
     std::string why;
@@ -1144,6 +1134,24 @@ std::string useSeparateDebugFile(ModuleInfo &m,
       *mismatch = why;
   }
   return "";
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::optional<std::string>
+coffFileRecordName(const object::COFFObjectFile &obj,
+                   const object::COFFSymbolRef &sym) {
+  if (!sym.isFileRecord() ||
+      obj.getSymbolIndex(sym) + 1ull + sym.getNumberOfAuxSymbols() >
+          obj.getNumberOfSymbols())
+    return std::nullopt;
+  ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
+  return std::string(
+      reinterpret_cast<const char *>(aux.data()),
+      strnlen(reinterpret_cast<const char *>(aux.data()), aux.size()));
 }
 
 std::unique_ptr<MemoryBuffer> readModuleFile(const std::string &path,

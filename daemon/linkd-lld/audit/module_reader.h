@@ -25,6 +25,10 @@
 
 namespace llvm {
 class MemoryBuffer;
+namespace object {
+class COFFObjectFile;
+class COFFSymbolRef;
+} // namespace object
 } // namespace llvm
 
 namespace linkd::audit {
@@ -78,10 +82,20 @@ inline constexpr uint64_t kMaxModuleBytes = uint64_t(4) << 30;
 int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
                     std::string *error);
 
+// Whether `path` names a regular file (following symbolic links).
+bool isRegularFile(const std::string &path);
+
 // The whole of a regular file of at most kMaxModuleBytes (a module, a PDB,
 // a debug file), or null and `error` ("PATH: reason").
 std::unique_ptr<llvm::MemoryBuffer> readModuleFile(const std::string &path,
                                                    std::string *error);
+
+// The source file a COFF ".file" symbol names (its aux records), or nullopt
+// if `sym` is not one or its aux records run past the symbol table (LLVM
+// bounds them only in debug builds).
+std::optional<std::string>
+coffFileRecordName(const llvm::object::COFFObjectFile &obj,
+                   const llvm::object::COFFSymbolRef &sym);
 
 // nullopt and `error` ("PATH: reason") when the file cannot be read.
 std::optional<ModuleInfo> readModule(const std::string &path,

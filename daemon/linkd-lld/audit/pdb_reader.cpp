@@ -20,7 +20,6 @@
 #include "llvm/Support/BinaryByteStream.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <map>
@@ -86,11 +85,6 @@ char kindOf(const object::coff_section &s) {
   if (s.Characteristics & COFF::IMAGE_SCN_CNT_INITIALIZED_DATA)
     return 'D';
   return 0;
-}
-
-bool isFile(const std::string &p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 } // namespace
@@ -343,7 +337,7 @@ std::string usePdb(ModuleInfo &m, const std::vector<std::string> &searchDirs,
   }
   std::set<std::string> tried;
   for (const std::string &c : candidates) {
-    if (!tried.insert(c).second || !isFile(c))
+    if (!tried.insert(c).second || !isRegularFile(c))
       continue;
     std::vector<RecordedSymbol> syms;
     std::string why;

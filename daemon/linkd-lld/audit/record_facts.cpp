@@ -94,19 +94,12 @@ void coffFacts(const object::COFFObjectFile &obj,
                const std::set<std::string> &wanted, Facts &facts) {
   // The source file: the aux records of a ".file" symbol, wherever it is.
   std::string file;
-  for (const object::SymbolRef &s : obj.symbols()) {
-    object::COFFSymbolRef sym = obj.getCOFFSymbol(s);
-    // LLVM bounds the aux records only in debug builds.
-    if (!sym.isFileRecord() ||
-        obj.getSymbolIndex(sym) + 1ull + sym.getNumberOfAuxSymbols() >
-            obj.getNumberOfSymbols())
-      continue;
-    ArrayRef<uint8_t> aux = obj.getSymbolAuxData(sym);
-    file.assign(reinterpret_cast<const char *>(aux.data()), aux.size());
-    file.resize(file.find('\0') == std::string::npos ? file.size()
-                                                     : file.find('\0'));
-    break;
-  }
+  for (const object::SymbolRef &s : obj.symbols())
+    if (std::optional<std::string> name =
+            coffFileRecordName(obj, obj.getCOFFSymbol(s))) {
+      file = std::move(*name);
+      break;
+    }
   for (const object::SymbolRef &s : obj.symbols()) {
     object::COFFSymbolRef sym = obj.getCOFFSymbol(s);
     if (sym.isUndefined() || sym.isFileRecord() || sym.isSectionDefinition() ||
