@@ -51,7 +51,7 @@ daemon() { # NAME: a fresh private daemon
   : >"$W/empty.conf"
 }
 js() { "$BIN/linkd" stats --json 2>/dev/null | python3 -c "import json,sys; s=json.load(sys.stdin); print(*(s.get(k,0) for k in sys.argv[1:]))" "$@"; }
-WHY=(input argv pwd cwd env base_dir outside_base_dir embedded_name new_output other)
+WHY=(input argv pwd cwd env base_dir outside_base_dir embedded_name required_name new_output other)
 counters() {
   js requests hits archive_requests archive_hits "${WHY[@]/#/miss_explained_}" ||
     echo 0 0 0 0 "${WHY[@]/*/0}"

@@ -12,9 +12,10 @@ namespace {
 
 // Kernel pseudo-files are not inputs: LLVM reads /proc/cpuinfo to size its
 // thread pool (ThinLTO), and its "cpu MHz" lines change from read to read.
+// /dev/shm holds ordinary files (a JIT's or a build's scratch inputs).
 bool isPseudoFile(const std::string &p) {
   return p.starts_with("/proc/") || p.starts_with("/sys/") ||
-         p.starts_with("/dev/");
+         (p.starts_with("/dev/") && !p.starts_with("/dev/shm/"));
 }
 
 } // namespace
@@ -41,6 +42,10 @@ AccessLog parseAccessLog(std::string_view records) {
     char kind = records[pos++];
     std::string path = nextPath(pos);
     if (isPseudoFile(path) && (kind == 'R' || kind == 'S' || kind == 'M'))
+      continue;
+    // `-o /dev/null` (link_key.h, onlyNullOutputs): written, never an
+    // output to store or to put back by renaming over the device.
+    if (path == "/dev/null" && kind == 'W')
       continue;
     // The audit's map file (and LLD's probes beside it): scratch, neither
     // an input nor an output (state_record_child.h).

@@ -23,6 +23,7 @@ constexpr std::pair<const char *, const char *> kMissKinds[] = {
     {"other", "versions, umask, colour"},
     {"input", "an input's content"},
     {"embedded_name", "a name in the stored output"},
+    {"required_name", "a name the stored result requires"},
     {"new_output", "a new output"}};
 
 constexpr const char *kReasonPrefix = "uncacheable_reason.";

@@ -325,11 +325,20 @@ bool LinkCache::inputsMatch(const cache::v1::InputSet &set,
   for (const auto &r : set.required_names()) {
     const LeftOutName *n = paths.byId(r.id());
     if (!n || n->spelling != r.spelling() ||
-        (!r.absolute().empty() && n->absolute != r.absolute()))
-      return fail("stored result embeds " +
-                  (r.absolute().empty() ? r.spelling() : r.absolute()) +
-                  ", this link has " +
-                  (n ? n->absolute : std::string("no such name")));
+        (!r.absolute().empty() && n->absolute != r.absolute())) {
+      // Found in what the link made, or required for what its inputs are
+      // (a linker script's SECTIONS patterns, bitcode module names).
+      bool embedded = r.why().empty() || r.why().starts_with("an output") ||
+                      r.why().starts_with("a diagnostic");
+      std::string name = r.absolute().empty() ? r.spelling() : r.absolute();
+      return fail(
+          (embedded ? "stored result embeds " + name
+                    : "stored result requires " + name + " (" + r.why() + ")") +
+          ", this link has " +
+          (!n                     ? std::string("no such name")
+           : r.absolute().empty() ? n->spelling
+                                  : n->absolute));
+    }
   }
   for (const std::string &stored : set.missing()) {
     std::string p = paths.toLocal(stored);
@@ -793,7 +802,9 @@ std::string LinkCache::explainMiss(const LinkAnalysis &link,
 }
 
 std::string manifestMissKind(const std::string &why) {
-  return why.starts_with("stored result embeds") ? "embedded_name" : "input";
+  return why.starts_with("stored result embeds")     ? "embedded_name"
+         : why.starts_with("stored result requires") ? "required_name"
+                                                     : "input";
 }
 
 cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
@@ -872,6 +883,14 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
       return refuse("cannot read input " + p);
     if (!st->isDirectory && st->changedNs >= linkStartNs)
       return refuse("input changed during the link: " + p);
+    // Keyed by its identity without STT_FILE names: the key holds it, as
+    // long as these are the bytes it was keyed on.
+    if (auto it = link.identityKeyed.find(withoutDotComponents(p));
+        it != link.identityKeyed.end()) {
+      if (st->isDirectory || st->digest != it->second)
+        return refuse("input changed during the link: " + p);
+      continue;
+    }
     auto *f = set.add_files();
     f->set_path(link.paths.toStored(p));
     f->set_is_directory(st->isDirectory);
@@ -884,6 +903,16 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     set.add_existing(link.paths.toStored(p));
   for (const std::string &p : log.missing)
     set.add_missing(link.paths.toStored(p));
+
+  // A diagnostic quoting a source file name the key left out (LLD's last
+  // resort for a location: "referenced by conf123.c").
+  if (!link.fileSymbols.empty()) {
+    std::string text = output.stream(false) + '\n' + output.stream(true);
+    for (const std::string &name : link.fileSymbols)
+      if (!name.empty() && text.find(name) != std::string::npos)
+        return refuse("a diagnostic names the source file of an input "
+                      "keyed without it");
+  }
 
   // The outputs are stored first, searched for the left-out names as the
   // store reads them (name_check.h); the manifest that records what they
@@ -911,8 +940,10 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   // a longer word in any piece is required exactly, as in the whole stream.
   std::set<std::string> embedded;
   storeOutput(output, link.paths, result, &embedded);
-  for (const std::string &id : embedded)
+  for (const std::string &id : embedded) {
     names.exact.emplace(id, true);
+    names.whyById.emplace(id, "a diagnostic contains it inside a longer word");
+  }
   // Paths under a base dir above the working directory are keyed relative
   // to it: a result that names the base dir depends on the working
   // directory (checkout A's -rpath /src/A/lib is not checkout B's).
@@ -928,6 +959,8 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     auto *r = set.add_required_names();
     r->set_id(id);
     r->set_spelling(n ? n->spelling : "");
+    if (auto why = names.whyById.find(id); why != names.whyById.end())
+      r->set_why(why->second);
     if (absoluteToo && n)
       r->set_absolute(n->absolute);
   }

@@ -236,7 +236,9 @@ private:
 
 // The kind of a miss whose key has a manifest, from lookup()'s `why`:
 // "embedded_name" (every stored result names another checkout, working
-// directory or input name) or "input" (an input's content, a probed path).
+// directory or input name), "required_name" (it requires another input name
+// for what the inputs are: a linker script with SECTIONS, bitcode) or
+// "input" (an input's content, a probed path).
 std::string manifestMissKind(const std::string &why);
 
 // The union of `fresh`'s first set and `old`'s sets, newest first, without

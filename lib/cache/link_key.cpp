@@ -3,11 +3,13 @@
 #include "cache/link_key.h"
 
 #include "cache/arg_roles.h"
+#include "cache/object_identity.h"
 #include "cache/stat_cache.h"
 #include "link/link_outputs.h"
 #include "link/response_files.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <cctype>
@@ -133,17 +135,39 @@ void genericReasons(const std::vector<std::string> &args,
   }
 }
 
-// A named output that exists and is neither a regular file nor a directory
-// (`-o fifo`, `-o /dev/null`): LLD writes into it, which a cache hit could
-// not replay. The output options are the farm's list (link_outputs.h).
+// `/dev/null` as LLD names it, and the null device (a FIFO or a device of
+// another name is not: its reader sees what LLD writes).
+bool isNullDevice(const std::string &path) {
+  struct stat st{};
+  return path == "/dev/null" && ::stat(path.c_str(), &st) == 0 &&
+         S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+// A named output that exists and is neither a regular file, a directory nor
+// the null device (`-o fifo`, `-o /dev/stdout`): LLD writes into it, which a
+// cache hit could not replay. The output options are the farm's list
+// (link_outputs.h). Outputs to the null device are keyed as such (LLD's
+// bytes go nowhere, so a probe's result is not a real link's) and make an
+// empty result.
 std::string specialOutput(const LinkInvocation &inv,
-                          const std::vector<std::string> &args) {
-  for (const std::string &p : linkOutputs(inv.flavor, args, inv.cwd).files) {
+                          const std::vector<std::string> &args, Sha256 &h,
+                          LinkAnalysis &out) {
+  std::set<std::string> files = linkOutputs(inv.flavor, args, inv.cwd).files;
+  size_t nulls = 0;
+  for (const std::string &p : files) {
+    if (isNullDevice(p)) {
+      h.field("null-output").field(p);
+      ++nulls;
+      continue;
+    }
     struct stat st{};
     if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
         !S_ISDIR(st.st_mode))
       return "output to a FIFO or device";
   }
+  out.nullOutputs = nulls > 0;
+  out.resultMayBeEmpty = out.nullOutputs;
+  out.onlyNullOutputs = out.nullOutputs && nulls == files.size();
   return {};
 }
 
@@ -222,7 +246,7 @@ void keyAsGiven(const LinkInvocation &inv, const ExpandedArgs &expanded,
 // The key of a link that holds names by role (link_names.h).
 // The content of the few files a small link names (see link_key.h).
 void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h,
-                    std::vector<std::string> &described) {
+                    LinkAnalysis &out) {
   size_t inputs = 0;
   for (const LeftOutName &n : names.names())
     inputs += n.role == NameRole::Input;
@@ -232,14 +256,24 @@ void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h,
   for (const LeftOutName &n : names.names()) {
     if (n.role != NameRole::Input)
       continue;
+    if (out.onlyNullOutputs) {
+      if (auto id = fileIdentityWithoutFileSymbols(n.absolute)) {
+        h.field(n.id).field("identity").field(id->digest.raw());
+        out.keyedInputs.push_back(n.spelling + "=" + id->digest.hex() +
+                                  " (without its source file name)");
+        out.identityKeyed[withoutDotComponents(n.absolute)] = id->bytes;
+        out.fileSymbols.insert(id->fileSymbols.begin(), id->fileSymbols.end());
+        continue;
+      }
+    }
     std::optional<FileState> st = stats.lookup(n.absolute);
     std::string_view digest = st && st->exists && !st->isDirectory
                                   ? std::string_view(st->digest.raw())
                                   : std::string_view("-");
     h.field(n.id).field(digest);
-    described.push_back(n.spelling + "=" +
-                        (digest == "-" ? std::string("-")
-                                       : Digest::fromRaw(digest)->hex()));
+    out.keyedInputs.push_back(
+        n.spelling + "=" +
+        (digest == "-" ? std::string("-") : Digest::fromRaw(digest)->hex()));
   }
 }
 
@@ -354,8 +388,6 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
     out.uncacheable.push_back("--reproduce");
   if (!expanded.unread.empty())
     out.uncacheable.push_back(expanded.unread);
-  if (std::string special = specialOutput(inv, expanded.args); !special.empty())
-    out.uncacheable.push_back(special);
   switch (inv.flavor) {
   case Flavor::Elf:
     elfReasons(expanded.args, mingw, inv, ctx, out.uncacheable);
@@ -370,6 +402,9 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
 
   Sha256 h;
   h.field(kKeyFormat).field(ctx.linkdVersion).field(ctx.lldVersion);
+  if (std::string special = specialOutput(inv, expanded.args, h, out);
+      !special.empty())
+    out.uncacheable.push_back(special);
   h.field(flavorName(inv.flavor));
   h.field(std::to_string(inv.umask)).field(inv.stderrIsColorTty ? "1" : "0");
   bool homeMatters = osoPrefixExpandsHome(inv.flavor, expanded.args);
@@ -394,7 +429,7 @@ LinkAnalysis analyzeLink(const LinkInvocation &inv, const KeyContext &ctx,
   if (byContent && roles.namesMatter.empty()) {
     keyByContent(inv, expanded, roles, baseDir, h, out);
     if (stats)
-      keyNamedInputs(out.paths, *stats, h, out.keyedInputs);
+      keyNamedInputs(out.paths, *stats, h, out);
   } else
     keyAsGiven(inv, expanded, homeMatters, h, out);
   out.key = h.finish();

@@ -33,6 +33,7 @@
 #include "link/link_invocation.h"
 #include "link/response_files.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -78,6 +79,22 @@ struct LinkAnalysis {
   // Archive requests may succeed without writing anything (`ranlib` on an
   // archive that has a symbol table); such results are stored too.
   bool resultMayBeEmpty = false;
+  // Some output the link names is the null device: it links here, never on
+  // a farm node (whose answer could name the device as an output).
+  bool nullOutputs = false;
+  // Every output the link names is the null device (`-o /dev/null`: the
+  // probes of configure scripts). Nothing it writes is kept, so its result
+  // is its diagnostics and exit status, and a failure is stored too: with
+  // no output to open, LLD's failure follows from what the key and the
+  // manifest hold (docs/cache.md, "Probes").
+  bool onlyNullOutputs = false;
+  // Such a link's named ELF objects are keyed without their STT_FILE names
+  // (object_identity.h): their absolute paths, which the manifest leaves to
+  // the key (without "." parts), with the digest of their bytes when keyed
+  // (the store refuses a link that read other bytes); and those names,
+  // which no stored diagnostic may contain.
+  std::map<std::string, Digest> identityKeyed;
+  std::set<std::string> fileSymbols;
 };
 
 // PWD as LLVM's sys::fs::current_path reads it (the only way LLD 19 and

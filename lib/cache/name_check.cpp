@@ -52,8 +52,10 @@ bool isBitcode(int fd) {
 void requireAllInputs(const PathMapper &names, NameCheck &out,
                       const std::string &why) {
   for (const LeftOutName &n : names.names())
-    if (n.role != NameRole::Cwd && n.role != NameRole::BaseDir)
+    if (n.role != NameRole::Cwd && n.role != NameRole::BaseDir) {
       out.exact[n.id] = true;
+      out.whyById.emplace(n.id, why);
+    }
   if (out.why.empty())
     out.why = why;
 }
@@ -69,6 +71,7 @@ void checkRoles(const PathMapper &names, const AccessLog &log,
       ok = log.outputs.count(n.absolute) > 0;
     if (!ok) {
       out.exact.emplace(n.id, false); // a value: its spelling is what counts
+      out.whyById.emplace(n.id, "not a file of the link: " + n.spelling);
       if (out.why.empty())
         out.why = "not a file of the link: " + n.spelling;
     }
@@ -251,6 +254,8 @@ NameCheck checkNames(const PathMapper &names, const AccessLog &log,
   for (size_t i = 0; i < outputs.pats.size(); ++i)
     if (outputs.found[i]) {
       out.exact[outputs.pats[i].id] |= outputs.pats[i].absolute;
+      out.whyById.emplace(outputs.pats[i].id,
+                          "an output contains " + outputs.pats[i].text);
       if (out.why.empty())
         out.why = "an output contains " + outputs.pats[i].text;
     }
@@ -259,6 +264,7 @@ NameCheck checkNames(const PathMapper &names, const AccessLog &log,
   out.stderrStored = names.toStoredText(stderrData, &embedded);
   for (const std::string &id : embedded) {
     out.exact[id] = true;
+    out.whyById.emplace(id, "a diagnostic contains it inside a longer word");
     if (out.why.empty())
       out.why = "a diagnostic contains a name inside a longer word";
   }

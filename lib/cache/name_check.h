@@ -41,6 +41,8 @@ struct NameCheck {
   // output named "libf.so" whose DT_SONAME is "libf.so" is the same in
   // every checkout).
   std::map<std::string, bool> exact;
+  // Why each of them is required, by id (the first reason found).
+  std::map<std::string, std::string> whyById;
   std::string stdoutStored, stderrStored;
   uint64_t scannedBytes = 0;
   uint64_t micros = 0;    // wall clock

@@ -467,5 +467,91 @@ TEST_F(ContentKeyTest, MissesOfEveryKindOfRequestSayWhatDiffered) {
       << last.out;
 }
 
+TEST_F(ContentKeyTest, AMissForAnInputNameASectionsScriptRequiresSaysSo) {
+  // SECTIONS patterns match file names, so such a link requires its input
+  // names exactly; its miss under another name says that, not that the
+  // stored result "embeds" the name (issue 40, item 3).
+  writeFile("k.c", "int main(void) { return 0; }\n");
+  writeFile("t.ld", "SECTIONS { .text : { *(.text*) } }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c k.c -o k1.o && cp k1.o k2.o")));
+  std::string ld = binPath("ld.linkd") + " -T t.ld -e main ";
+  ASSERT_TRUE(exitedZero(run(ld + "k1.o -o prog")));
+  waitForSettledResults(1);
+  ASSERT_TRUE(exitedZero(run(ld + "k2.o -o prog")));
+  EXPECT_EQ(stat("miss_explained_required_name"), 1);
+  EXPECT_EQ(stat("miss_explained_embedded_name"), 0);
+  EXPECT_FALSE(logLines("stored result requires " + path("k1.o") +
+                        " (linker script with SECTIONS: t.ld), this link "
+                        "has " +
+                        path("k2.o"))
+                   .empty());
+}
+
+TEST_F(ContentKeyTest, ConfigureProbesWritingDevNullAreAnsweredFromTheCache) {
+  // musl's configure (tryldflag): a fresh ./conf$$-$PPID-1.c each run,
+  // compiled and linked `-shared -o /dev/null`; the answer is the exit
+  // status (issue 40, item 6). The object differs from run to run in its
+  // STT_FILE name alone, which such links are keyed without.
+  writeFile("probe.sh", R"(set -u
+tmpc="./conf$$-$PPID-1.c"
+try() {
+  echo "typedef int x;" > "$tmpc"
+  if $CC -nostdlib -shared "$@" -o /dev/null "$tmpc" >/dev/null 2>&1; then
+    echo "$* yes"; else echo "$* no"; fi
+}
+try
+try -Wl,--gc-sections
+try -Wl,--frob-this
+try -Wl,--hash-style=both
+try -L. -lappears
+echo "int nope(void); int f(void) { return nope(); }" > "$tmpc"
+$CC -nostdlib -shared -Wl,--no-undefined "$tmpc" -o /dev/null 2>&1 |
+  sed "s/-[0-9a-f]*[.]o/.o/"
+rm -f "$tmpc"
+)");
+  const std::string stockCc =
+      "CC='clang-19 --ld-path=" + tools::ldLld.path + "' ";
+  const std::string ourCc =
+      "CC='clang-19 --ld-path=" + binPath("ld.linkd") + "' ";
+  auto probe = [&](const std::string &cc) {
+    RunResult r = run(cc + "sh probe.sh");
+    EXPECT_TRUE(exitedZero(r)) << describe(r);
+    // The source's name is this run's: the same text for both linkers.
+    return replaceAll(r.out, "conf", "CONF");
+  };
+  auto names = [](std::string text) { // "CONF123-45-1.c" -> "CONF.c"
+    for (size_t at = text.find("CONF"); at != std::string::npos;
+         at = text.find("CONF", at + 4))
+      text.erase(at + 4, text.find('.', at) - (at + 4));
+    return text;
+  };
+  std::string stock = names(probe(stockCc));
+  EXPECT_NE(stock.find("--frob-this no"), std::string::npos) << stock;
+  EXPECT_NE(stock.find("-Wl,--gc-sections yes"), std::string::npos) << stock;
+  EXPECT_NE(stock.find("referenced by CONF.c"), std::string::npos) << stock;
+  EXPECT_EQ(names(probe(ourCc)), stock);
+  waitForSettledResults(stat("misses"));
+  long long hits = stat("hits"), stored = stat("results_stored");
+  EXPECT_EQ(stored, 5); // the undefined symbol's diagnostic names conf*.c
+  EXPECT_EQ(names(probe(ourCc)), stock);
+  EXPECT_EQ(stat("hits") - hits, 5); // a new conf$$ name: every probe hits
+  // Its diagnostic names this run's source file: linked, not replayed.
+  EXPECT_EQ(stat("results_stored"), stored);
+  // A library that appears turns the failed probe's hit into a miss.
+  writeFile("a.c", "int a(void) { return 1; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c a.c && ar rc libappears.a a.o")));
+  std::string appeared = names(probe(stockCc));
+  EXPECT_NE(appeared.find("-lappears yes"), std::string::npos) << appeared;
+  EXPECT_EQ(names(probe(ourCc)), appeared);
+  // The device is still the device; a real link of the same object is not
+  // answered by a probe's empty result.
+  RunResult dev = run("stat -c '%F %t,%T' /dev/null");
+  EXPECT_EQ(dev.out, "character special file 1,3\n");
+  writeFile("conf.c", "typedef int x;\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c conf.c -o conf.o")));
+  EXPECT_TRUE(linkBoth({binPath("ld.linkd"), tools::ldLld.path},
+                       "{ld} -shared conf.o -o conftest.so", {"conftest.so"}));
+}
+
 } // namespace
 } // namespace linkd::e2e

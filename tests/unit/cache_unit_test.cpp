@@ -98,6 +98,16 @@ TEST(AccessLog, KernelPseudoFilesAreNotInputs) {
   EXPECT_TRUE(log.uncacheable.empty());
 }
 
+TEST(AccessLog, TheNullDeviceIsNoOutputAndDevShmHoldsFiles) {
+  AccessLog log = parseAccessLog(rec('W', "/dev/null") + rec('R', "/w/a.o") +
+                                 rec('R', "/dev/shm/jit/k.o") +
+                                 rec('M', "/dev/shm/jit/libm.so"));
+  EXPECT_TRUE(log.outputs.empty());
+  EXPECT_EQ(log.read, std::set<std::string>({"/dev/shm/jit/k.o", "/w/a.o"}));
+  EXPECT_EQ(log.missing, std::set<std::string>({"/dev/shm/jit/libm.so"}));
+  EXPECT_TRUE(log.uncacheable.empty());
+}
+
 TEST(AccessLog, ProcessesDirectoriesAndBadRecordsAreUncacheable) {
   EXPECT_FALSE(parseAccessLog(rec('X', "/bin/sh")).uncacheable.empty());
   EXPECT_FALSE(parseAccessLog(rec('L', "/w")).uncacheable.empty());
@@ -177,6 +187,33 @@ LinkInvocation elfLink(std::vector<std::string> args) {
   inv.argv.insert(inv.argv.end(), args.begin(), args.end());
   inv.cwd = "/src/proj/build";
   return inv;
+}
+
+TEST(LinkKey, OutputsToTheNullDeviceAreKeyedApartAndMayBeEmpty) {
+  KeyContext ctx{"v", "lld", "", {}};
+  LinkAnalysis real = analyzeLink(elfLink({"a.o", "-o", "x"}), ctx);
+  LinkAnalysis probe = analyzeLink(elfLink({"a.o", "-o", "/dev/null"}), ctx);
+  EXPECT_TRUE(probe.uncacheable.empty());
+  // A probe's empty result never answers a real link, nor a real one a probe.
+  EXPECT_NE(real.key, probe.key);
+  EXPECT_FALSE(real.resultMayBeEmpty);
+  EXPECT_FALSE(real.onlyNullOutputs);
+  EXPECT_TRUE(probe.resultMayBeEmpty);
+  EXPECT_TRUE(probe.onlyNullOutputs);
+  // A map beside it is a real output: stored, and failures are not.
+  LinkAnalysis mapped = analyzeLink(
+      elfLink({"a.o", "-o", "/dev/null", "-Map", "/tmp/m.map"}), ctx);
+  EXPECT_TRUE(mapped.resultMayBeEmpty);
+  EXPECT_FALSE(mapped.onlyNullOutputs);
+  EXPECT_NE(
+      probe.key,
+      analyzeLink(elfLink({"a.o", "-o", "x", "-Map", "/dev/null"}), ctx).key);
+  // Other devices, and the null device by another name, stay uncacheable:
+  // their readers see LLD's bytes, and a hit could not put them back.
+  EXPECT_FALSE(analyzeLink(elfLink({"a.o", "-o", "/dev/zero"}), ctx)
+                   .uncacheable.empty());
+  EXPECT_FALSE(analyzeLink(elfLink({"a.o", "-o", "/dev/../dev/null"}), ctx)
+                   .uncacheable.empty());
 }
 
 TEST(LinkKey, ArgumentsEnvironmentAndUmaskChangeTheKey) {

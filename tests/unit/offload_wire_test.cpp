@@ -3,11 +3,17 @@
 // A farm link's caps on what its client describes, counted on the wire
 // before parsing (issue 35, item 6: 2.5 M directory facts in one message
 // took a node to 1.58 GB).
+#include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_node/offload_wire.h"
 #include "linkd/v1/farm.pb.h"
 
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <unistd.h>
 
 namespace linkd {
 namespace {
@@ -80,6 +86,33 @@ TEST(OffloadBudget, ManyTinyFactsAreRefusedOnTheWire) {
   EXPECT_LT(wire.size(), 2u << 20);
   EXPECT_NE(admit(b, wire), "");
   EXPECT_EQ(b.facts(), OffloadCaps{}.maxFacts + 1); // stopped at the first over
+}
+
+TEST(OutputPolicy, OnlyTheLinksOutputsAndNeverOverADeviceOrFifo) {
+  char dir[] = "/tmp/linkd-policy.XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir));
+  std::string d = dir;
+  ASSERT_EQ(mkfifo((d + "/fifo").c_str(), 0600), 0);
+  v1::LinkRequest req;
+  req.set_flavor(v1::FLAVOR_ELF);
+  req.set_cwd(d);
+  req.set_umask(022);
+  for (const char *a : {"ld.linkd", "a.o", "-o", "out", "-Map=/dev/null",
+                        "--dependency-file=fifo"})
+    req.add_argv(a);
+  OutputPolicy policy(req);
+  OutputPolicy::Admitted out = policy.admit(d + "/out", 0755);
+  EXPECT_EQ(out.path, d + "/out") << out.refusal;
+  EXPECT_EQ(out.mode, 0755u);
+  EXPECT_NE(policy.admit("/dev/null", 0644).refusal.find("not a regular"),
+            std::string::npos);
+  EXPECT_NE(policy.admit(d + "/fifo", 0644).refusal.find("not a regular"),
+            std::string::npos);
+  EXPECT_NE(policy.admit(d + "/other", 0644).refusal.find("does not write"),
+            std::string::npos);
+  EXPECT_NE(policy.admit(d + "/out", 04755).refusal.find("setuid"),
+            std::string::npos);
+  std::system(("rm -rf " + d).c_str());
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 
 #include "link/response_files.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 namespace linkd {
@@ -27,6 +29,13 @@ OutputPolicy::Admitted OutputPolicy::admit(const std::string &path,
   }
   if (!allowed.allows(tidy)) {
     a.refusal = "an output the link does not write: " + path;
+    return a;
+  }
+  // Written by renaming a new file over it: never over a device, a FIFO or
+  // a socket (`-Map=/dev/null`), whatever the node says.
+  if (struct stat st{}; ::lstat(tidy.c_str(), &st) == 0 &&
+                        !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    a.refusal = "an output that is not a regular file here: " + path;
     return a;
   }
   if (mode & 07000) {

@@ -6,7 +6,9 @@
 // An output is written only if the same link run here could have written
 // it (lib/link/link_outputs.h: the request's own output options), at the
 // path as this side spells it, with the node's mode masked by the client's
-// umask, and never with setuid, setgid or sticky bits. Anything else fails
+// umask, never with setuid, setgid or sticky bits, and never over a file
+// here that is not a regular file or a symbolic link (`-Map=/dev/null`: the
+// new file is renamed over the old one). Anything else fails
 // the offload: the link runs locally, `farm_rejected` counts it, the log
 // says what the node sent.
 #pragma once

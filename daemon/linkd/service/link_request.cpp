@@ -729,8 +729,23 @@ void LinkService::classifyExit(const Request &r, LinkRun &run) {
   }
 }
 
+namespace {
+
+// A link that failed the way LLD fails on its inputs and options (exit 1)
+// while writing only to the null device: a configure probe's "no"
+// (link_key.h, onlyNullOutputs). Any other failure may follow from what no
+// key holds (a directory it could not write, a full disk) and links again.
+bool storableFailure(const LinkAnalysis &analysis, RequestKind kind,
+                     const ChildExit &exit) {
+  return analysis.onlyNullOutputs && kind == RequestKind::Link && exit.ran &&
+         WIFEXITED(exit.waitStatus) && WEXITSTATUS(exit.waitStatus) == 1;
+}
+
+} // namespace
+
 void LinkService::decideCaching(Request &r, LinkRun &run) {
-  if (r.record && run.succeeded) {
+  if (r.record &&
+      (run.succeeded || storableFailure(r.analysis, r.kind, run.exit))) {
     AccessLog &log = run.log;
     log = parseAccessLog(run.streams.records);
     for (const PreparedRewrite &rw : r.rewrites)
@@ -1031,10 +1046,11 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   // for it links here: the node's sandbox keeps no map (docs/audit.md). The
   // default's PE record yields to the farm: a link big enough to offload
   // would pay most for the map.
+  // Links that write into /dev/null stay too (link_key.h, nullOutputs).
   bool recordHere = rq.stateRecord && recordPolicy == audit::RecordPolicy::All;
   if (!farm || recordHere || rq.cacheResult != v1::CACHE_MISS ||
-      out.cancelled() || !rq.req.rewrite_spec().empty() ||
-      rq.req.more_rewrite_specs_size() > 0 ||
+      rq.analysis.nullOutputs || out.cancelled() ||
+      !rq.req.rewrite_spec().empty() || rq.req.more_rewrite_specs_size() > 0 ||
       rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;
   const v1::LinkRequest &req = rq.req;
