@@ -157,6 +157,31 @@ TEST_F(LinkCacheTest, SecondLinkIsAHitWithStockBytesAndReplayedWarnings) {
 // Issue 42, item 8: the store on a full disk (a 4 MiB tmpfs, max_size far
 // above it) evicts least recently used entries and stores each new result,
 // and says so once. Before, 9 of 18 results could not be stored.
+TEST_F(LinkCacheTest, AnArchiveFoundUnderDevShmIsAnInputOfTheLink) {
+  // /dev/shm holds ordinary files (a JIT's or a build's scratch); they were
+  // once taken for device files, and a changed archive found there by -L
+  // gave the old program.
+  char dir[] = "/dev/shm/linkd-e2e.XXXXXX";
+  if (!mkdtemp(dir))
+    GTEST_SKIP() << "no writable /dev/shm here";
+  std::string shm = dir;
+  atTeardown([shm] { std::filesystem::remove_all(shm); });
+  writeFile("m.c", "int v(void);\nint main(void) { return v(); }\n");
+  auto archive = [&](int value) {
+    writeFile("v.c", "int v(void) { return " + std::to_string(value) + "; }\n");
+    ASSERT_TRUE(exitedZero(run("clang-19 -c v.c m.c && rm -f " + shm +
+                               "/libv.a && ar rc " + shm + "/libv.a v.o")));
+  };
+  const std::string link = "clang-19 --ld-path={ld} m.o -L" + shm + " -lv -o m";
+  archive(1);
+  ASSERT_TRUE(linkBoth(elfLinkers(), link, {"m"}));
+  EXPECT_EQ(run("./m").exitCode, 1);
+  archive(2);
+  ASSERT_TRUE(linkBoth(elfLinkers(), link, {"m"}));
+  EXPECT_EQ(run("./m").exitCode, 2);
+  EXPECT_FALSE(logLines("input changed: " + shm + "/libv.a").empty());
+}
+
 TEST_F(LinkCacheTest, AFullCacheDiskEvictsAndStoresAndSaysSoOnce) {
   if (geteuid() != 0)
     GTEST_SKIP() << "needs root (mount)";
