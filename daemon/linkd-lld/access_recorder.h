@@ -14,8 +14,9 @@
 // the real work with the raw system call (or libc's own function via
 // RTLD_NEXT) and, while recording is on, records it for the pipe.
 //
-// This is the one place with process-global state: a libc hook has no context
-// to carry. It is set once in the link child before LLD starts and only read
+// Its state is process-global, as a libc hook has no context to carry (so
+// are the child's report, child_report.cpp, and the library's view,
+// local_view.cpp): set in the link child before LLD starts and only read
 // afterwards; the zygote and `linkd-lld link` never turn it on.
 //
 // Record format: a kind byte, the absolute path, NUL; renames carry two

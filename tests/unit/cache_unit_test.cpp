@@ -163,23 +163,6 @@ TEST(ResponseFiles, SpecialFilesAndHugeOnesAreLeftUnread) {
   EXPECT_EQ(big.unread, "response files larger than 64 MiB");
 }
 
-// Found by tests/fuzz/request_fuzzer: the daemon refuses an empty argv,
-// but the analysis must not depend on it.
-TEST(RequestAnalysis, AnEmptyArgvIsNotACrash) {
-  std::string err;
-  auto stats = StatCache::open("", &err);
-  for (Flavor f : {Flavor::Ar, Flavor::Ranlib, Flavor::Lib}) {
-    LinkInvocation inv;
-    inv.flavor = f;
-    inv.cwd = "/";
-    (void)analyzeArchiveRequest(inv, KeyContext{"v", "lld", "", {}}, *stats);
-  }
-  LinkInvocation elf;
-  elf.flavor = Flavor::Elf;
-  elf.cwd = "/";
-  (void)analyzeLink(elf, KeyContext{"v", "lld", "", {}});
-}
-
 LinkInvocation elfLink(std::vector<std::string> args) {
   LinkInvocation inv;
   inv.flavor = Flavor::Elf;
@@ -187,6 +170,35 @@ LinkInvocation elfLink(std::vector<std::string> args) {
   inv.argv.insert(inv.argv.end(), args.begin(), args.end());
   inv.cwd = "/src/proj/build";
   return inv;
+}
+
+// Found by tests/fuzz/request_fuzzer: the daemon refuses an empty argv,
+// but the analysis must not depend on it.
+TEST(RequestAnalysis, AnEmptyArgvIsNotACrash) {
+  std::string err;
+  auto stats = StatCache::open("", &err);
+  ASSERT_TRUE(stats) << err;
+  KeyContext ctx{"v", "lld", "", {}};
+  for (Flavor f : {Flavor::Ar, Flavor::Ranlib}) {
+    LinkInvocation inv;
+    inv.flavor = f;
+    inv.cwd = "/";
+    // No operation, no archive: nothing to store.
+    EXPECT_FALSE(analyzeArchiveRequest(inv, ctx, *stats).uncacheable.empty())
+        << flavorName(f);
+  }
+  LinkInvocation lib;
+  lib.flavor = Flavor::Lib;
+  lib.cwd = "/";
+  LinkAnalysis libOnce = analyzeArchiveRequest(lib, ctx, *stats);
+  EXPECT_EQ(libOnce.key, analyzeArchiveRequest(lib, ctx, *stats).key);
+  LinkInvocation elf;
+  elf.flavor = Flavor::Elf;
+  elf.cwd = "/";
+  LinkAnalysis empty = analyzeLink(elf, ctx);
+  EXPECT_EQ(empty.key, analyzeLink(elf, ctx).key);
+  EXPECT_NE(empty.key, analyzeLink(elfLink({"a.o"}), ctx).key);
+  EXPECT_TRUE(empty.primaryOutput.empty());
 }
 
 TEST(LinkKey, OutputsToTheNullDeviceAreKeyedApartAndMayBeEmpty) {
