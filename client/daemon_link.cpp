@@ -4,6 +4,7 @@
 
 #include "config/config.h"
 #include "config/env_flag.h"
+#include "util/files.h"
 #include "wire/link_wire.h"
 
 #include <csignal>
@@ -30,20 +31,6 @@ static_assert(static_cast<int>(Flavor::Wasm) == v1::FLAVOR_WASM);
 static_assert(static_cast<int>(Flavor::Ar) == v1::FLAVOR_AR);
 static_assert(static_cast<int>(Flavor::Ranlib) == v1::FLAVOR_RANLIB);
 static_assert(static_cast<int>(Flavor::Lib) == v1::FLAVOR_LIB);
-
-void writeAll(int fd, const std::string &data) {
-  const char *p = data.data();
-  size_t n = data.size();
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return; // a closed stdout is the caller's business, as with lld
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
 
 // What LLVM's sys::Process::FileDescriptorHasColors says for fd 2.
 bool stderrIsColorTty() {
@@ -167,12 +154,14 @@ DaemonLinkResult linkThroughDaemon(int fd, Flavor flavor,
     }
     if (reply.has_output()) {
       const auto &chunk = reply.output();
-      writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT ? STDOUT_FILENO
-                                                                : STDERR_FILENO,
-               chunk.data());
+      // A closed stdout is the caller's business, as with lld.
+      (void)writeAll(chunk.stream() == v1::OutputChunk::STREAM_STDOUT
+                         ? STDOUT_FILENO
+                         : STDERR_FILENO,
+                     chunk.data());
     } else if (reply.has_notice()) {
       if (!envFlag("LINKD_QUIET"))
-        writeAll(STDERR_FILENO, reply.notice());
+        (void)writeAll(STDERR_FILENO, reply.notice());
     } else if (reply.has_done()) {
       done = reply.done();
       times.done = PhaseTimes::now();

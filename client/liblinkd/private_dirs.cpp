@@ -2,6 +2,8 @@
 
 #include "client/liblinkd/private_dirs.h"
 
+#include "util/files.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,12 +43,6 @@ bool emptyDir(const std::string &dir, const char *keep = nullptr) {
   }
   closedir(d);
   return ok;
-}
-
-// Everything under `dir` and `dir` itself.
-void removeTree(const std::string &dir) {
-  emptyDir(dir);
-  rmdir(dir.c_str());
 }
 
 // A directory waiting for its next link, and which inode it was: a name

@@ -7,6 +7,7 @@
 #include "daemon/linkd-lld/access_recorder.h"
 #include "rewrite/rewrite.h"
 
+#include "util/files.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <fcntl.h>
@@ -32,19 +33,6 @@ rewrite::Scope scopeOf(v1::RewritePlan::Scope s) {
   default:
     return rewrite::Scope::Other;
   }
-}
-
-bool writeAll(int fd, const std::string &data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // Where the rewritten bytes go: the plan's directory (the daemon stores

@@ -19,6 +19,7 @@
 #include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/log_limit.h"
 #include "daemon/linkd/service/zygote_client.h"
+#include "util/files.h"
 
 #include <absl/synchronization/mutex.h>
 #include <fcntl.h>

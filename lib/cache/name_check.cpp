@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 #include "cache/name_check.h"
+#include "util/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -111,13 +112,6 @@ uint64_t threadCpuMicros() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000 +
          static_cast<uint64_t>(ts.tv_nsec) / 1000;
-}
-
-uint64_t microsSince(std::chrono::steady_clock::time_point begin) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - begin)
-          .count());
 }
 
 } // namespace

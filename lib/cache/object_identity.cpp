@@ -2,12 +2,10 @@
 
 #include "cache/object_identity.h"
 
-#include <elf.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "util/files.h"
 
-#include <cerrno>
+#include <elf.h>
+
 #include <cstring>
 
 namespace linkd {
@@ -131,31 +129,10 @@ std::optional<ObjectIdentity> identityWithoutFileSymbols(std::string_view b) {
 
 std::optional<ObjectIdentity>
 fileIdentityWithoutFileSymbols(const std::string &path, size_t maxBytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
+  std::optional<std::string> bytes = readFile(path, maxBytes);
+  if (!bytes)
     return std::nullopt;
-  struct stat st{};
-  std::string bytes;
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            static_cast<uint64_t>(st.st_size) <= maxBytes;
-  if (ok) {
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (ok && got < bytes.size()) {
-      ssize_t n = ::pread(fd, bytes.data() + got, bytes.size() - got,
-                          static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        ok = false; // an error, or the file shrank
-      else
-        got += static_cast<size_t>(n);
-    }
-  }
-  ::close(fd);
-  if (!ok)
-    return std::nullopt;
-  return identityWithoutFileSymbols(bytes);
+  return identityWithoutFileSymbols(*bytes);
 }
 
 } // namespace linkd

@@ -3,6 +3,7 @@
 #include "store/local_store.h"
 
 #include "config/runtime_paths.h"
+#include "util/files.h"
 
 #define ZSTD_STATIC_LINKING_ONLY // ZSTD_FRAMEHEADERSIZE_MAX
 #include <zstd.h>
@@ -27,30 +28,6 @@ int64_t nowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-bool readWholeFile(const std::string &path, std::string &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    return false;
-  }
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = read(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  out.resize(done);
-  return true;
 }
 
 std::string dirOf(const std::string &path) {
@@ -284,18 +261,6 @@ CREATE INDEX IF NOT EXISTS actions_lru ON actions(last_use);
 
 } // namespace
 
-bool writeAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 int createTempBeside(const std::string &path, std::string &tmp,
                      std::string *error, TempJournal *journal) {
   tmp = dirOf(path) + "/." + baseOf(path) + ".linkd-" + randomSuffix();
@@ -406,11 +371,12 @@ bool LocalStore::hasBlob(const Digest &d) {
 }
 
 bool LocalStore::readBlob(const Digest &d, std::string &out, Lookup &why) {
-  std::string compressed;
-  if (!readWholeFile(blobPath(d), compressed)) {
+  std::optional<std::string> read = readFile(blobPath(d));
+  if (!read) {
     why = Lookup::Miss;
     return false;
   }
+  const std::string &compressed = *read;
   bool ok;
   if (std::string_view(compressed).starts_with(kRawMagic)) {
     out = compressed.substr(kRawMagic.size());
@@ -574,16 +540,28 @@ bool LocalStore::writeRoomFor(const std::string &path, std::string_view data) {
          writeFileAtomically(path, data, 0644, nullptr);
 }
 
+bool LocalStore::withRoomInIndex(uint64_t bytes,
+                                 const std::function<int()> &step) {
+  int rc = step();
+  // The index's journal grows on the same disk as the blobs: a full disk
+  // fails an insert as it fails a blob's write, and gets the same remedy.
+  if (rc == SQLITE_FULL && makeRoom(bytes))
+    rc = step();
+  return rc == SQLITE_DONE;
+}
+
 bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
   written = true;
-  std::lock_guard lock(dbMu);
-  auto q = db->cached("INSERT OR REPLACE INTO blobs(digest, size, stored, "
-                      "last_use) VALUES(?, ?, ?, ?)");
-  return q->bind(1, d.raw())
-             .bind(2, static_cast<int64_t>(size))
-             .bind(3, static_cast<int64_t>(stored))
-             .bind(4, nowSeconds())
-             .step() == SQLITE_DONE;
+  return withRoomInIndex(kIndexRowRoom, [&] {
+    std::lock_guard lock(dbMu);
+    auto q = db->cached("INSERT OR REPLACE INTO blobs(digest, size, stored, "
+                        "last_use) VALUES(?, ?, ?, ?)");
+    return q->bind(1, d.raw())
+        .bind(2, static_cast<int64_t>(size))
+        .bind(3, static_cast<int64_t>(stored))
+        .bind(4, nowSeconds())
+        .step();
+  });
 }
 
 bool LocalStore::putBlobFromFile(int fd, uint64_t size, Digest *digestOut,
@@ -668,15 +646,17 @@ Lookup LocalStore::getAction(std::string_view ns, const Digest &key,
 bool LocalStore::putAction(std::string_view ns, const Digest &key,
                            std::string_view value) {
   written = true;
-  std::lock_guard lock(dbMu);
-  auto q = db->cached("INSERT OR REPLACE INTO actions(ns, key, value, "
-                      "checksum, last_use) VALUES(?, ?, ?, ?, ?)");
-  return q->bindText(1, ns)
-             .bind(2, key.raw())
-             .bind(3, value)
-             .bind(4, sha256(value).raw())
-             .bind(5, nowSeconds())
-             .step() == SQLITE_DONE;
+  return withRoomInIndex(kIndexRowRoom + value.size(), [&] {
+    std::lock_guard lock(dbMu);
+    auto q = db->cached("INSERT OR REPLACE INTO actions(ns, key, value, "
+                        "checksum, last_use) VALUES(?, ?, ?, ?, ?)");
+    return q->bindText(1, ns)
+        .bind(2, key.raw())
+        .bind(3, value)
+        .bind(4, sha256(value).raw())
+        .bind(5, nowSeconds())
+        .step();
+  });
 }
 
 StoreUsage LocalStore::usage() {

@@ -73,9 +73,6 @@ bool writeFileAtomically(const std::string &path, std::string_view data,
                          mode_t mode, std::string *error,
                          TempJournal *journal = nullptr);
 
-// write(2) until all of `data` is written; false on an error.
-bool writeAll(int fd, std::string_view data);
-
 // A temp file beside `path` (same directory, so a rename can replace
 // `path`): its name in `tmp`, an fd open for reading and writing, or -1.
 // rename(tmp, path); the replaced file's storage is freed on a background
@@ -160,6 +157,11 @@ private:
   void forgetBlob(const Digest &d);
   bool readBlob(const Digest &d, std::string &out, Lookup &why);
   bool indexBlob(const Digest &d, uint64_t size, uint64_t stored);
+  // Runs an index write (`step` gives SQLite's result code), once more
+  // after makeRoom(`bytes`) if the disk was full; whether it was done.
+  bool withRoomInIndex(uint64_t bytes, const std::function<int()> &step);
+  // What an index row may need on disk beyond its value (pages, journal).
+  static constexpr uint64_t kIndexRowRoom = 64 << 10;
   Lookup corruptBlob(const Digest &d);
   void flushTouchesLocked();
 

@@ -3,6 +3,7 @@
 #include "store/remote_tiers.h"
 
 #include "store/local_store.h"
+#include "util/files.h"
 
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>

@@ -10,6 +10,7 @@
 #include "daemon/linkd-lld/audit/pdb_reader.h"
 #include "digest/digest.h"
 #include "store/local_store.h"
+#include "util/files.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,30 +27,6 @@
 namespace linkd {
 
 namespace {
-
-// The content of `path` if it is a regular file of at most `maxBytes`
-// (openRegularFile: no FIFO, no device); nullopt and why in `error`.
-std::optional<std::string> readRegular(const std::string &path,
-                                       uint64_t maxBytes, std::string *error) {
-  uint64_t size = 0;
-  int fd = audit::openRegularFile(path, maxBytes, size, error);
-  if (fd < 0)
-    return std::nullopt;
-  std::string out(size, '\0');
-  size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n =
-        pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
-  out.resize(got);
-  return out;
-}
 
 constexpr const char *kUsage =
     "usage: linkd audit PROGRAM [MODULE...] [--search DIR]... [--json] "
@@ -140,7 +117,7 @@ public:
 private:
   static std::string buildIdOf(const std::string &path) {
     return audit::moduleBuildId(
-        readRegular(path, audit::kMaxModuleBytes, nullptr).value_or(""));
+        readFile(path, audit::kMaxModuleBytes).value_or(""));
   }
   std::unique_ptr<LocalStore> store;
 };
@@ -220,7 +197,7 @@ bool loadAllowList(const std::string &file, audit::AllowList &allow) {
   if (file.empty())
     return true;
   std::string why;
-  std::optional<std::string> text = readRegular(file, 64u << 20, &why);
+  std::optional<std::string> text = readFile(file, 64u << 20, &why);
   if (!text) {
     std::fprintf(stderr, "linkd audit: cannot read allow file %s\n",
                  why.c_str());

@@ -4,6 +4,7 @@
 
 #include "audit/module_id.h"
 
+#include "util/files.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MachO.h"
 #include "llvm/Demangle/Demangle.h"
@@ -997,31 +998,6 @@ void readElfAs(const object::ObjectFile &o, ModuleInfo &m) {
 }
 
 } // namespace
-
-int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
-                    std::string *error) {
-  auto fail = [&](int fd, const std::string &why) {
-    if (fd >= 0)
-      close(fd);
-    if (error)
-      *error = path + ": " + why;
-    return -1;
-  };
-  // O_NONBLOCK: opening a FIFO nobody writes returns at once (and fstat
-  // then says what it is); a device is never read.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return fail(-1, std::strerror(errno));
-  struct stat st{};
-  if (fstat(fd, &st) != 0)
-    return fail(fd, std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return fail(fd, "not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > maxBytes)
-    return fail(fd, "larger than " + std::to_string(maxBytes) + " bytes");
-  size = static_cast<uint64_t>(st.st_size);
-  return fd;
-}
 
 namespace {
 

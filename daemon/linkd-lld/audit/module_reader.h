@@ -75,13 +75,6 @@ void modelInterposition(std::vector<ModuleInfo *> &modules);
 // Modules are read whole; none real comes near this.
 inline constexpr uint64_t kMaxModuleBytes = uint64_t(4) << 30;
 
-// A descriptor of `path` opened for reading if it is a regular file of at
-// most `maxBytes` (its size in `size`), else -1 and `error` ("PATH:
-// reason"). Never blocks on a FIFO nor reads a device: a path the audit is
-// given (PROGRAM, a module, --allow) may be anything.
-int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
-                    std::string *error);
-
 // Whether `path` names a regular file (following symbolic links).
 bool isRegularFile(const std::string &path);
 

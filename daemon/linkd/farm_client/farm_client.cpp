@@ -9,6 +9,7 @@
 #include "daemon/linkd/farm_node/farm_blobs.h"
 #include "link/flavor.h"
 #include "store/local_store.h"
+#include "util/files.h"
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -50,15 +51,6 @@ void FarmCounters::zero() {
 }
 
 namespace {
-
-std::optional<std::string> slurp(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
@@ -174,7 +166,7 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
     *error = "farm_token_file (LINKD_FARM_TOKEN_FILE) is not set";
     return nullptr;
   }
-  auto token = slurp(settings.farmTokenFile);
+  auto token = readFile(settings.farmTokenFile);
   if (!token) {
     *error = "cannot read the farm token file " + settings.farmTokenFile;
     return nullptr;
@@ -196,7 +188,7 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
           std::pair{&settings.farmKey, &ssl.pem_private_key}}) {
       if (file->empty())
         continue;
-      auto pem = slurp(*file);
+      auto pem = readFile(*file);
       if (!pem) {
         *error = "cannot read " + *file;
         return nullptr;

@@ -3,6 +3,7 @@
 #include "daemon/linkd/farm_client/output_writer.h"
 
 #include "store/local_store.h"
+#include "util/files.h"
 
 namespace linkd {
 namespace {

@@ -4,6 +4,8 @@
 
 #include "cache/access_log.h"
 #include "daemon/linkd/farm_node/offload_messages.h"
+#include "util/clock.h"
+#include "util/files.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -34,24 +36,6 @@ using Clock = std::chrono::steady_clock;
 using RawStream = grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
 
 namespace {
-
-uint64_t microsSince(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t)
-      .count();
-}
-
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd &) = delete;
-  ~Fd() { reset(); }
-  void reset(int f = -1) {
-    if (fd >= 0)
-      close(fd);
-    fd = f;
-  }
-};
 
 // Cancels the call when a guarded read or write blocks past its time: a
 // client that stops reading holds a write for good (HTTP/2 flow control),
@@ -225,11 +209,11 @@ public:
     if (reader.joinable())
       reader.join();
   }
-  int fd() const { return wake.fd; }
+  int fd() const { return wake.get(); }
   // Takes everything queued; `isClosed` says whether the stream ended.
   std::deque<v1::OffloadUp> take(bool &isClosed) {
     uint64_t n;
-    (void)!read(wake.fd, &n, sizeof(n));
+    (void)!read(wake.get(), &n, sizeof(n));
     std::lock_guard lock(mu);
     isClosed = closed;
     queuedBytes = 0;
@@ -247,9 +231,9 @@ public:
 private:
   void signal() {
     uint64_t one = 1;
-    (void)!write(wake.fd, &one, sizeof(one));
+    (void)!write(wake.get(), &one, sizeof(one));
   }
-  Fd wake;
+  UniqueFd wake;
   std::mutex mu;
   static constexpr size_t kMaxQueuedBytes = 8 << 20;
   std::deque<v1::OffloadUp> queue;
@@ -445,11 +429,11 @@ struct Mapped {
 // free, compression is not).
 bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
                 uint64_t &bytes) {
-  Fd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st{};
-  if (fd.fd < 0 || fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))
+  if (!fd.valid() || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return true; // nothing there (removed): not an output
-  Mapped file(fd.fd, static_cast<size_t>(st.st_size));
+  Mapped file(fd.get(), static_cast<size_t>(st.st_size));
   if (!file.ok())
     return false;
   v1::OffloadDown head;
@@ -590,22 +574,22 @@ grpc::Status OffloadSession::runLink() {
       pipe2(recP, O_CLOEXEC) != 0)
     return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
                 std::string("cannot create pipes: ") + std::strerror(errno));
-  Fd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]), errR(errP[0]),
-      errW(errP[1]), recR(recP[0]), recW(recP[1]);
+  UniqueFd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]),
+      errR(errP[0]), errW(errP[1]), recR(recP[0]), recW(recP[1]);
   // Whatever the client sent under these keys is replaced.
   v1::LinkRequest &link = msgs.link();
   (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
   (*link.mutable_env())[sandbox::kWriteDirKey] = msgs.view().scratchDir();
   (*link.mutable_env())[sandbox::kRequireKey] =
       node.landlockAbi > 0 ? "1" : "0";
-  ZygoteClient::Spawned child =
-      node.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd);
+  ZygoteClient::Spawned child = node.zygote.spawn(link, outW.get(), errW.get(),
+                                                  recW.get(), sbChild.get());
   sbChild.reset();
   outW.reset();
   errW.reset();
   recW.reset();
   spawned = Clock::now();
-  grpc::Status st = loop(sbOurs.fd, outR.fd, errR.fd, recR.fd);
+  grpc::Status st = loop(sbOurs.get(), outR.get(), errR.get(), recR.get());
   inbox.unthrottle();
   exited = Clock::now();
   int pid = child.pid.get();

@@ -2,19 +2,11 @@
 
 #include "daemon/linkd/farm_node/scratch_janitor.h"
 
-#include <ftw.h>
+#include "util/files.h"
+
 #include <unistd.h>
 
 namespace linkd {
-
-void removeTree(const std::string &dir) {
-  nftw(
-      dir.c_str(),
-      [](const char *p, const struct stat *, int type, FTW *) {
-        return type == FTW_DP ? rmdir(p) : unlink(p);
-      },
-      16, FTW_DEPTH | FTW_PHYS);
-}
 
 ScratchJanitor::ScratchJanitor() : worker([this] { loop(); }) {}
 

@@ -38,8 +38,4 @@ private:
   std::thread worker;
 };
 
-// Removes `dir` and everything beneath it now (symbolic links are removed,
-// never followed).
-void removeTree(const std::string &dir);
-
 } // namespace linkd

@@ -11,6 +11,7 @@
 #include "daemon/linkd/farm_node/farm_view.h"
 #include "kernel/view_names.h"
 #include "link/flavor.h"
+#include "util/files.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,16 +36,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kViewCwd = kBlobViewCwd;
-
-struct Fd {
-  int fd = -1;
-  ~Fd() { reset(); }
-  void reset(int f = -1) {
-    if (fd >= 0)
-      close(fd);
-    fd = f;
-  }
-};
 
 // One blob link's state, from the request to the result.
 struct Session {
@@ -355,37 +346,18 @@ std::string scratchDir(Session &s) {
          std::to_string(s.id);
 }
 
-void removeTree(const std::string &dir) {
-  for (const char *sub : {"/out", "/empty"}) {
-    std::string d = dir + sub;
-    if (DIR *h = opendir(d.c_str())) {
-      while (dirent *e = readdir(h))
-        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
-          unlink((d + "/" + e->d_name).c_str());
-      closedir(h);
-    }
-    rmdir(d.c_str());
-  }
-  // Anything else the link made there (a subdirectory of its outputs'),
-  // the slow way.
-  if (rmdir(dir.c_str()) != 0 && errno != ENOENT) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-}
-
 // Runs the link in a sandboxed child over `view`; "" or why it did not run.
 std::string runChild(Session &s, FarmView &view) {
   int sp[2], o[2], e[2], r[2], q[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
     return std::string("socketpair: ") + std::strerror(errno);
-  Fd sbOurs{sp[0]}, sbChild{sp[1]}, outR, outW, errR, errW, recR, recW, ordR,
-      ordW;
+  UniqueFd sbOurs(sp[0]), sbChild(sp[1]), outR, outW, errR, errW, recR, recW,
+      ordR, ordW;
   if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC) || pipe2(r, O_CLOEXEC) ||
       pipe2(q, O_CLOEXEC))
     return std::string("pipe: ") + std::strerror(errno);
-  outR.fd = o[0], outW.fd = o[1], errR.fd = e[0], errW.fd = e[1];
-  recR.fd = r[0], recW.fd = r[1], ordR.fd = q[0], ordW.fd = q[1];
+  outR.reset(o[0]), outW.reset(o[1]), errR.reset(e[0]), errW.reset(e[1]);
+  recR.reset(r[0]), recW.reset(r[1]), ordR.reset(q[0]), ordW.reset(q[1]);
   v1::LinkRequest link;
   link.set_protocol_version(1);
   link.set_flavor(static_cast<v1::Flavor>(s.req.flavor));
@@ -403,15 +375,15 @@ std::string runChild(Session &s, FarmView &view) {
   (*link.mutable_env())[sandbox::kWriteDirKey] = laneDir(s);
   (*link.mutable_env())[sandbox::kRequireKey] = "0";
   ZygoteClient::Spawned child =
-      s.ctx.zygote.spawn(link, outW.fd, errW.fd, recW.fd, sbChild.fd, ordW.fd,
-                         /*reusable=*/true);
+      s.ctx.zygote.spawn(link, outW.get(), errW.get(), recW.get(),
+                         sbChild.get(), ordW.get(), /*reusable=*/true);
   sbChild.reset();
   outW.reset();
   errW.reset();
   recW.reset();
   ordW.reset();
-  std::string stopped =
-      pump(s, view, sbOurs.fd, outR.fd, errR.fd, recR.fd, ordR.fd);
+  std::string stopped = pump(s, view, sbOurs.get(), outR.get(), errR.get(),
+                             recR.get(), ordR.get());
   int pid = s.pid = child.pid.get();
   if (!stopped.empty() && pid > 0)
     kill(pid, SIGKILL);

@@ -22,6 +22,7 @@
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 #include "rewrite/link_spec.h"
+#include "util/clock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -38,11 +39,6 @@ namespace linkd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t microsSince(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t)
-      .count();
-}
 
 int64_t wallNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

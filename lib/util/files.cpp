@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "util/files.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace linkd {
+
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = fd;
+}
+
+int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
+                    std::string *error) {
+  auto fail = [&](int fd, const std::string &why) {
+    if (fd >= 0)
+      ::close(fd);
+    if (error)
+      *error = path + ": " + why;
+    return -1;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(-1, std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd, &st) != 0)
+    return fail(fd, std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(fd, "not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    return fail(fd, "larger than " + std::to_string(maxBytes) + " bytes");
+  size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+std::optional<std::string> readFile(const std::string &path, uint64_t maxBytes,
+                                    std::string *error) {
+  uint64_t size = 0;
+  UniqueFd fd(openRegularFile(path, maxBytes, size, error));
+  if (!fd.valid())
+    return std::nullopt;
+  std::string out(size, '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got,
+                        static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      if (error)
+        *error = path + ": " + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+bool writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+bool removeTree(const std::string &path) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT;
+  if (!S_ISDIR(st.st_mode))
+    return ::unlink(path.c_str()) == 0;
+  // Depth first, symbolic links as themselves (FTW_PHYS), one file system.
+  return nftw(
+             path.c_str(),
+             [](const char *p, const struct stat *, int type, FTW *) {
+               int rc = type == FTW_DP ? ::rmdir(p) : ::unlink(p);
+               (void)rc; // go on: remove what can be removed
+               return 0;
+             },
+             16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == 0 &&
+         ::lstat(path.c_str(), &st) != 0;
+}
+
+} // namespace linkd

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// Files, descriptors and trees, the way every process of linkd handles them:
+// a regular file is read whole without blocking on a FIFO or touching a
+// device, a write finishes or fails, a descriptor closes with its owner, a
+// tree goes without following a symbolic link out of it.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace linkd {
+
+// A descriptor closed by its owner's end.
+class UniqueFd {
+public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd &&o) noexcept : fd_(o.release()) {}
+  UniqueFd &operator=(UniqueFd &&o) noexcept {
+    reset(o.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd &) = delete;
+  UniqueFd &operator=(const UniqueFd &) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset(int fd = -1);
+
+private:
+  int fd_ = -1;
+};
+
+constexpr uint64_t kAnySize = std::numeric_limits<uint64_t>::max();
+
+// `path` opened for reading if it is a regular file of at most `maxBytes`
+// (O_NONBLOCK: a FIFO nobody writes is refused at once, a device is never
+// read), its size in `size`; -1 and "PATH: why" in `error` otherwise.
+int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
+                    std::string *error = nullptr);
+
+// The content of the regular file `path` (openRegularFile's rules); nullopt
+// and "PATH: why" in `error`. A file that shrinks while it is read gives
+// what it held.
+std::optional<std::string> readFile(const std::string &path,
+                                    uint64_t maxBytes = kAnySize,
+                                    std::string *error = nullptr);
+
+// Writes all of `data` (partial writes and EINTR continued); false on an
+// error, with errno set.
+bool writeAll(int fd, std::string_view data);
+
+// Removes `path` and, if it is a directory, everything under it, never
+// following a symbolic link; false if something could not be removed.
+bool removeTree(const std::string &path);
+
+} // namespace linkd
