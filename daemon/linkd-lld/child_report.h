@@ -5,7 +5,7 @@
 // sent from _exit (daemon/linkd-lld/access_recorder.cpp interposes it) over
 // the ordered output channel. Process-global by necessity, like the other
 // libc hooks of a link child: _exit has no context to carry. Without an
-// ordered channel (farm and blob links, `linkd-lld link`) nothing is sent.
+// ordered channel (farm and kernel links, `linkd-lld link`) nothing is sent.
 #pragma once
 
 #include <cstdint>

@@ -23,11 +23,11 @@
 // is used again only if its link ended with status 0 through the driver's
 // normal return, read no bitcode, wrote an output for a target whose LLD
 // state is known to be per link (x86-64, i386, 64-bit AMDGPU), left no
-// descriptor or thread behind, and is still small. Everything else ends the process
-// after the report, as every link child did before.
+// descriptor or thread behind, and is still small. Everything else ends the
+// process after the report, as every link child did before.
 //
 // A sandboxed link (the daemon's library links, daemon/linkd/service/
-// blob_link.cpp) may run in a worker too: the sandbox is turned off after
+// kernel_link.cpp) may run in a worker too: the sandbox is turned off after
 // it, but its Landlock confinement cannot be, so such a worker serves only
 // links confined to the same directories (the zygote matches them), and an
 // unconfined worker never gets a sandboxed link's confinement added.

@@ -2,7 +2,7 @@
 
 // The file system of a library link run without a daemon
 // (client/liblinkd/child_link.cpp), made to mean what the daemon's view of
-// the same call means (daemon/linkd/service/blob_link.cpp):
+// the same call means (daemon/linkd/service/kernel_link.cpp):
 //   * an input the caller named absolutely (`/tmp/tmpa8w3_9qz`) is read at
 //     that name, however it is spelled with "." and empty parts (".." is
 //     the file system's), from the copy the library placed in a directory

@@ -46,7 +46,7 @@ const char *lastWrittenFile();
 // Landlock (Linux 5.13+, unprivileged), the calling thread and the threads
 // it starts afterwards may read only `readDir` (the node's blobs), read and
 // create files only in `writeDir` (the farm link's scratch directory; a
-// kernel link's lane, daemon/linkd/service/blob_link.cpp), and use the
+// kernel link's lane, daemon/linkd/service/kernel_link.cpp), and use the
 // pseudo-files above and their own /proc/self task, fd, statm and maps;
 // raw system calls cannot reach anything else of the node. Threads already
 // running stay as they were: call it before LLD starts its pool (a spare

@@ -13,7 +13,7 @@
 #include "daemon/linkd/farm_node/farm_service.h"
 #include "daemon/linkd/metrics/daemon_metrics.h"
 #include "daemon/linkd/metrics/metrics_listener.h"
-#include "daemon/linkd/service/blob_listener.h"
+#include "daemon/linkd/service/kernel_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
 #include "daemon/linkd/service/log_format.h"
@@ -467,7 +467,7 @@ struct Daemon {
   ShutdownSignal shutdown;
   std::unique_ptr<LinkService> service;
   std::unique_ptr<MetricsService> metricsService; // `linkd metrics`
-  std::unique_ptr<BlobListener> kernels; // liblinkd's socket
+  std::unique_ptr<KernelListener> kernels;        // liblinkd's socket
   // Made in startServer: gRPC starts threads when its first object is made,
   // and none may exist before the zygote is exec'd and the stop signals are
   // blocked.
@@ -638,14 +638,14 @@ int openFarm(Daemon &d) {
 // autostart waits for that one. Without it the daemon still serves gRPC, and
 // the library links in child processes.
 void startKernelSocket(Daemon &d) {
-  BlobListenerConfig c;
+  KernelListenerConfig c;
   c.socketPath = d.paths.socketPath + std::string(kernel::kSocketSuffix);
   // Under the cache directory only when the cache uses it (a directory it
   // refused, e.g. one others can write, is not written to).
   c.blobDir = d.parts.store ? d.settings.cacheDir + "/kernels"
                             : d.paths.stateDir + "/kernels";
   c.jobs = d.config.jobs;
-  d.kernels = std::make_unique<BlobListener>(
+  d.kernels = std::make_unique<KernelListener>(
       std::move(c), *d.zygote, d.parts.store.get(), d.parts.stats.get(),
       d.connections);
   if (std::string err = d.kernels->start(); !err.empty())

@@ -158,7 +158,7 @@ typedef struct linkd_health {
   char version[64];      /* the daemon's linkd version */
   char lld_version[128]; /* the LLD it links with */
   uint64_t active_links;
-  uint64_t links_total; /* blob links since the daemon started */
+  uint64_t links_total; /* kernel links since the daemon started */
   uint64_t cache_hits, cache_misses;
   char error[256]; /* why no daemon answered */
 } linkd_health;

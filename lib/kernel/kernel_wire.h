@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 // The kernel library's wire: liblinkd <-> the daemon's blob listener
-// (daemon/linkd/service/blob_listener.h), over a Unix socket of its own
+// (daemon/linkd/service/kernel_listener.h), over a Unix socket of its own
 // (<LINKD_SOCKET>.blob). Not gRPC: liblinkd is loaded into Python, Julia
 // and compiler processes that bring their own gRPC, Abseil and protobuf (and
 // gRPC does not survive fork), so the library speaks hand-encoded frames and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 // How a library link's view looks up an absolute path, the same in the
-// daemon's view (daemon/linkd/service/blob_link.cpp) and in linkd-lld's
+// daemon's view (daemon/linkd/service/kernel_link.cpp) and in linkd-lld's
 // local view (daemon/linkd-lld/local_view.h): "." and empty parts dropped,
 // ".." left to the file system (it may cross a symbolic link). Input names
 // have neither (checkInputName), so one name is found however a link

@@ -19,8 +19,8 @@
 # constructors and destructors; a host object with a .hip_fatbin bundle.
 # The sources need no headers, so every target compiles without a sysroot.
 #
-#   tests/fuzz/make_corpus.sh --blob DIR   # seeds for blob_wire_fuzzer.cpp
-#                                          # (make_blob_corpus.sh)
+#   tests/fuzz/make_corpus.sh --kernel DIR   # seeds for kernel_wire_fuzzer.cpp
+#                                          # (make_kernel_corpus.sh)
 #   tests/fuzz/make_corpus.sh --farm DIR   # seeds for farm_node_fuzzer.cpp
 #
 # The farm seeds are whole offloaded links in the fuzzer's frame format
@@ -30,8 +30,8 @@
 # ask the client for, then the client's answer). Encoded with protoc.
 set -euo pipefail
 
-if [[ ${1:-} == --blob ]]; then
-  exec "$(dirname "$0")/make_blob_corpus.sh" "${2:?usage: make_corpus.sh --blob DIR}"
+if [[ ${1:-} == --kernel ]]; then
+  exec "$(dirname "$0")/make_kernel_corpus.sh" "${2:?usage: make_corpus.sh --kernel DIR}"
 fi
 if [[ ${1:-} == --farm ]]; then
   exec "$(dirname "$0")/make_farm_corpus.sh" "${2:?usage: make_corpus.sh --farm DIR}"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// The kernel library's cache: a blob link's result by the content of its
+// The kernel library's cache: a kernel link's result by the content of its
 // request (docs/kernels.md, "Caching").
 //
 // Key = SHA-256 of: key format, linkd and LLD versions, flavor, argv (argv[0]

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/service/blob_listener.h"
+#include "daemon/linkd/service/kernel_listener.h"
 
 #include "config/runtime_paths.h"
-#include "daemon/linkd/service/blob_link.h"
+#include "daemon/linkd/service/kernel_link.h"
 #include "kernel/kernel_wire.h"
 
 #include <spdlog/spdlog.h>
@@ -15,15 +15,15 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 namespace linkd {
 namespace {
 
 // The pid a scratch directory's name begins with (`<pid>-k<id>`, see
-// blob_link.cpp), or 0 if the name is not one.
+// kernel_link.cpp), or 0 if the name is not one.
 pid_t scratchOwner(std::string_view name) {
   size_t dash = name.find("-k");
   if (dash == std::string_view::npos || dash + 2 == name.size())
@@ -38,7 +38,7 @@ pid_t scratchOwner(std::string_view name) {
 // directory may be linking there now.
 bool unusedForAnHour(const std::filesystem::path &dir) {
   for (const std::filesystem::path &p : {dir, dir / "out"}) {
-    struct stat st {};
+    struct stat st{};
     if (lstat(p.c_str(), &st) == 0 && time(nullptr) - st.st_mtime < 3600)
       return false;
   }
@@ -63,8 +63,7 @@ size_t sweepDeadScratch(const std::string &linksDir) {
     for (fs::directory_iterator e(lane->path(), in); !in && e != end;
          e.increment(in)) {
       pid_t pid = scratchOwner(e->path().filename().native());
-      if (!pid ||
-          (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) ||
+      if (!pid || (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) ||
           !unusedForAnHour(e->path()))
         continue;
       std::error_code rm;
@@ -91,17 +90,17 @@ bool peerIsUs(int fd) {
 
 } // namespace
 
-BlobListener::BlobListener(BlobListenerConfig c, ZygoteClient &zygote,
-                           LocalStore *store, CacheStats *stats,
-                           Connections &admitted)
+KernelListener::KernelListener(KernelListenerConfig c, ZygoteClient &zygote,
+                               LocalStore *store, CacheStats *stats,
+                               Connections &admitted)
     : config(std::move(c)), zygote(zygote),
       blobs(config.blobDir + "/blobs", config.maxBlobBytes), cache(store),
       stats(stats), slots(config.jobs), admitted(admitted), lastEndNs(nowNs()) {
 }
 
-BlobListener::~BlobListener() { stop(); }
+KernelListener::~KernelListener() { stop(); }
 
-std::string BlobListener::start() {
+std::string KernelListener::start() {
   if (std::string e = ensureDirectoryTree(config.blobDir); !e.empty())
     return e;
   if (std::string e = blobs.open(); !e.empty())
@@ -134,7 +133,7 @@ std::string BlobListener::start() {
   return {};
 }
 
-void BlobListener::stopAccepting() {
+void KernelListener::stopAccepting() {
   if (listenFd < 0 || stopping.exchange(true))
     return;
   ::shutdown(listenFd, SHUT_RDWR);
@@ -142,7 +141,7 @@ void BlobListener::stopAccepting() {
     acceptor.join();
 }
 
-void BlobListener::stop() {
+void KernelListener::stop() {
   if (listenFd < 0)
     return;
   stopAccepting();
@@ -153,13 +152,13 @@ void BlobListener::stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-uint64_t BlobListener::idleSeconds() const {
+uint64_t KernelListener::idleSeconds() const {
   if (active.load() > 0 || connections.load() > 0)
     return 0;
   return static_cast<uint64_t>((nowNs() - lastEndNs.load()) / 1000000000);
 }
 
-void BlobListener::acceptLoop() {
+void KernelListener::acceptLoop() {
   while (!stopping) {
     int c = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) {
@@ -197,7 +196,7 @@ void BlobListener::acceptLoop() {
 
 // The wait for a connection's next request, up to the idle limit, in short
 // steps: a stopping daemon lets its idle connections go at once.
-bool BlobListener::awaitRequest(int fd) const {
+bool KernelListener::awaitRequest(int fd) const {
   auto deadline = std::chrono::steady_clock::now() + kConnectionIdleLimit;
   while (!stopping) {
     auto now = std::chrono::steady_clock::now();
@@ -210,9 +209,9 @@ bool BlobListener::awaitRequest(int fd) const {
   return false;
 }
 
-void BlobListener::serveConnection(int fd) {
-  BlobLinkContext ctx{zygote, blobs,  cache,  stats,      slots, lanes,
-                      config, nextId, active, peakActive, hits,  misses};
+void KernelListener::serveConnection(int fd) {
+  KernelLinkContext ctx{zygote, blobs,  cache,  stats,      slots, lanes,
+                        config, nextId, active, peakActive, hits,  misses};
   std::string payload;
   // A client that sends no request within the idle limit gives its thread
   // back; a request's frame gets as long again to arrive.
@@ -231,7 +230,7 @@ void BlobListener::serveConnection(int fd) {
       if (!kernel::writeFrame(fd, {kernel::encodeHealthReply(h)}))
         return;
     } else if (type == kernel::MsgLink) {
-      if (!serveBlobLink(ctx, fd, body))
+      if (!serveKernelLink(ctx, fd, body))
         return;
     } else {
       kernel::writeFrame(fd, {kernel::encodeError("unexpected message")});

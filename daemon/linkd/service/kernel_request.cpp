@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/service/blob_request.h"
+#include "daemon/linkd/service/kernel_request.h"
 
 #include "link/flavor.h"
 
@@ -12,11 +12,11 @@ namespace linkd {
 std::string blobViewPath(std::string_view name) {
   return name.front() == '/'
              ? std::string(name)
-             : std::string(kBlobViewCwd) + "/" + std::string(name);
+             : std::string(kKernelViewCwd) + "/" + std::string(name);
 }
 
-std::string checkBlobLink(const kernel::LinkMsg &r, uint64_t maxRequestBytes,
-                          std::vector<Digest> &digests) {
+std::string checkKernelLink(const kernel::LinkMsg &r, uint64_t maxRequestBytes,
+                            std::vector<Digest> &digests) {
   if (r.flavor < static_cast<uint8_t>(Flavor::Elf) ||
       r.flavor > static_cast<uint8_t>(Flavor::Wasm))
     return "unknown linker flavor " + std::to_string(r.flavor);

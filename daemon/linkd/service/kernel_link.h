@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// One blob link from liblinkd, from its Link message to its Result
+// One kernel link from liblinkd, from its Link message to its Result
 // (docs/kernels.md). The request names its inputs and gives their digests;
 // the daemon looks the result up by content (kernel_cache.h), asks for the
 // inputs its blob store lacks, and links them in a sandboxed child over the
@@ -12,12 +12,12 @@
 // copied into the blob store first, and make the result uncacheable.
 #pragma once
 
-#include "daemon/linkd/service/blob_listener.h"
+#include "daemon/linkd/service/kernel_listener.h"
 
 namespace linkd {
 
 // Serves one Link request whose payload (without the type byte) is
 // `payload` on connection `fd`. False if the connection is no longer usable.
-bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload);
+bool serveKernelLink(KernelLinkContext &ctx, int fd, std::string_view payload);
 
 } // namespace linkd

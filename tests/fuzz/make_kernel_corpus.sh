@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Seed corpus for tests/fuzz/blob_wire_fuzzer.cpp: streams of blob-wire
+# Seed corpus for tests/fuzz/kernel_wire_fuzzer.cpp: streams of kernel-wire
 # frames (lib/kernel/kernel_wire.h: u32 length, type byte, payload) as
 # liblinkd and the daemon send them, encoded here (nothing binary is
 # committed): a Link naming real inputs (a gfx90a object compiled here when
@@ -8,9 +8,9 @@
 # the Blob uploads, a Result with outputs, Health and its reply, an Error,
 # and a whole exchange in one stream.
 #
-#   tests/fuzz/make_corpus.sh --blob DIR   (or this script with DIR)
+#   tests/fuzz/make_corpus.sh --kernel DIR   (or this script with DIR)
 set -euo pipefail
-out=${1:?usage: make_blob_corpus.sh DIR}
+out=${1:?usage: make_kernel_corpus.sh DIR}
 mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

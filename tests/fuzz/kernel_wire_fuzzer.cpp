@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// libFuzzer target over the kernel library's blob wire (lib/kernel/
+// libFuzzer target over the kernel library's kernel wire (lib/kernel/
 // kernel_wire.h) past its framing: the bytes are a stream of frames as they
 // arrive on <socket>.blob (or, from the daemon, at liblinkd), read through a
 // socket pair with readFrame, and each payload goes to the decoder its type
 // byte names, as the daemon's blob listener and liblinkd dispatch them. A
-// decoded Link then gets the daemon's own checks (blob_request.h) and its
+// decoded Link then gets the daemon's own checks (kernel_request.h) and its
 // cache key; every decoded message is encoded again and must decode to the
 // same message (a decoder that accepts what its encoder cannot produce, or
 // loses a field, is a finding too).
 //
 // Crashes, sanitizer reports, leaks and aborts here are findings.
 // Built only with -DLINKD_FUZZ=ON (tests/fuzz/CMakeLists.txt); seeds from
-// tests/fuzz/make_corpus.sh --blob DIR.
-#include "daemon/linkd/service/blob_request.h"
+// tests/fuzz/make_corpus.sh --kernel DIR.
 #include "daemon/linkd/service/kernel_cache.h"
+#include "daemon/linkd/service/kernel_request.h"
 #include "kernel/kernel_wire.h"
 
 #include <sys/socket.h>
@@ -73,7 +73,7 @@ void link(std::string_view p) {
   auto again = decodeLink(body(encodeLink(*m)));
   require(again && sameLink(*m, *again));
   std::vector<Digest> digests;
-  std::string why = checkBlobLink(*m, 1ull << 30, digests);
+  std::string why = checkKernelLink(*m, 1ull << 30, digests);
   if (why.empty()) {
     require(digests.size() == m->inputs.size());
     for (const WireInput &in : m->inputs)
@@ -127,8 +127,8 @@ void error(std::string_view p) {
   auto m = decodeError(p);
   if (!m)
     return;
-  auto again = decodeError(body(encodeError(*m)));
-  require(again && *again == *m);
+  auto again = decodeError(body(encodeError(m->message, m->kind)));
+  require(again && again->message == m->message && again->kind == m->kind);
 }
 
 void dispatch(const std::string &payload) {

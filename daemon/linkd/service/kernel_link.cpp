@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/service/blob_link.h"
+#include "daemon/linkd/service/kernel_link.h"
 
-#include "daemon/linkd/service/blob_request.h"
+#include "daemon/linkd/service/kernel_request.h"
 
 #include "cache/access_log.h"
 #include "child/child_report.h"
@@ -35,12 +35,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::string_view kViewCwd = kBlobViewCwd;
+constexpr std::string_view kViewCwd = kKernelViewCwd;
 
-// One blob link's state, from the request to the result.
+// One kernel link's state, from the request to the result.
 struct Session {
-  Session(BlobLinkContext &ctx, int fd) : ctx(ctx), fd(fd) {}
-  BlobLinkContext &ctx;
+  Session(KernelLinkContext &ctx, int fd) : ctx(ctx), fd(fd) {}
+  KernelLinkContext &ctx;
   int fd;
   uint64_t id = 0;
   kernel::LinkMsg req;
@@ -52,9 +52,9 @@ struct Session {
   std::string uncacheableWhy; // the first reason the access log gave
   uint32_t uploaded = 0, present = 0;
   std::string records;
-  std::string report; // the child's, before its exit (child_report.h)
+  std::string report;       // the child's, before its exit (child_report.h)
   unsigned lane = 0;        // KernelLanes
-  int pid = -1;            // the process that ran the link
+  int pid = -1;             // the process that ran the link
   uint32_t linksBefore = 0; // links that process ran before (a worker's)
   kernel::ResultMsg result;
   Clock::time_point begin = Clock::now();
@@ -77,7 +77,7 @@ bool reply(int fd, const std::string &msg) {
 }
 
 std::string validate(Session &s) {
-  return checkBlobLink(s.req, s.ctx.config.maxRequestBytes, s.digests);
+  return checkKernelLink(s.req, s.ctx.config.maxRequestBytes, s.digests);
 }
 
 // Asks for the inputs the store lacks and stores what arrives, verified.
@@ -161,7 +161,7 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   f.set_error(ENOENT);
   if (insideViewCwd(path))
     return f;
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) {
     f.set_error(errno == ENOTDIR ? ENOTDIR : ENOENT);
     s.readDaemonFiles = true;
@@ -272,8 +272,8 @@ uint64_t timeoutMs(const Session &s) {
 // pipe closed, or its report arrived (it is exiting; what the other pipes
 // hold was written before it and is read now, its teardown is not waited
 // for). "" or why the link was stopped.
-std::string pump(Session &s, FarmView &view, int sb, int out, int err,
-                 int rec, int ord) {
+std::string pump(Session &s, FarmView &view, int sb, int out, int err, int rec,
+                 int ord) {
   enum { kSandbox, kOut, kErr, kRecords, kOrdered };
   pollfd fds[5] = {{sb, POLLIN, 0},
                    {out, POLLIN, 0},
@@ -286,9 +286,8 @@ std::string pump(Session &s, FarmView &view, int sb, int out, int err,
   std::string buf(1 << 16, '\0');
   // One read of fds[i]; false at its end (or nothing to read now).
   auto take = [&](int i) {
-    ssize_t r = i == kSandbox
-                    ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
-                    : read(fds[i].fd, buf.data(), buf.size());
+    ssize_t r = i == kSandbox ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
+                              : read(fds[i].fd, buf.data(), buf.size());
     if (r < 0 && (errno == EINTR || errno == EAGAIN))
       return false;
     if (r <= 0) {
@@ -417,7 +416,7 @@ std::string runChild(Session &s, FarmView &view) {
 void collectOutputs(Session &s, FarmView &view) {
   for (const FarmView::Output &o : view.outputs()) {
     int in = ::open(o.real.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
+    struct stat st{};
     if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
       if (in >= 0)
         close(in);
@@ -466,8 +465,8 @@ std::string link(Session &s) {
 }
 
 struct ActiveLink {
-  BlobLinkContext &ctx;
-  explicit ActiveLink(BlobLinkContext &c) : ctx(c) {
+  KernelLinkContext &ctx;
+  explicit ActiveLink(KernelLinkContext &c) : ctx(c) {
     uint64_t now = ++ctx.active;
     uint64_t peak = ctx.peakActive.load();
     while (now > peak && !ctx.peakActive.compare_exchange_weak(peak, now)) {
@@ -550,7 +549,7 @@ void logOutcome(Session &s) {
 
 } // namespace
 
-bool serveBlobLink(BlobLinkContext &ctx, int fd, std::string_view payload) {
+bool serveKernelLink(KernelLinkContext &ctx, int fd, std::string_view payload) {
   Session s(ctx, fd);
   s.id = ++ctx.nextId;
   auto req = kernel::decodeLink(payload);

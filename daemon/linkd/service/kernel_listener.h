@@ -3,7 +3,7 @@
 // The daemon's second door, for liblinkd (include/linkd/linkd.h): a Unix
 // socket beside the gRPC one (<socket>.blob, mode 0600, own uid only) that
 // speaks kernel_wire.h. A thread per connection runs one request at a time:
-// a health check, or a blob link (blob_link.h). The library opens one
+// a health check, or a kernel link (kernel_link.h). The library opens one
 // connection per call, so N calling threads are N concurrent links, bounded
 // by the daemon's job slots. Connections are admitted under the daemon's one
 // cap and idle limit (connection_limits.h), shared with its other listeners.
@@ -30,7 +30,7 @@
 
 namespace linkd {
 
-struct BlobListenerConfig {
+struct KernelListenerConfig {
   std::string socketPath; // <LINKD_SOCKET>.blob
   std::string blobDir;    // inputs by digest, and scratch directories
   uint64_t maxBlobBytes = 2ull << 30;
@@ -39,10 +39,10 @@ struct BlobListenerConfig {
   unsigned jobs = 2;
 };
 
-// What a blob link needs from the daemon; owned by the listener's owner.
+// What a kernel link needs from the daemon; owned by the listener's owner.
 // Numbers for the kernel links running at once, the lowest free first. A
 // link's scratch directory is under its lane's (`links/lane<N>`), and a
-// reusable worker is confined to one lane's directory (blob_link.cpp): a
+// reusable worker is confined to one lane's directory (kernel_link.cpp): a
 // worker reaches only the scratch of links it runs itself, one at a time.
 class KernelLanes {
 public:
@@ -66,25 +66,25 @@ private:
   std::vector<bool> busy;
 };
 
-struct BlobLinkContext {
+struct KernelLinkContext {
   ZygoteClient &zygote;
   FarmBlobStore &blobs;
   KernelCache &cache;
   CacheStats *stats; // may be null (cache off)
   JobSlots &slots;
   KernelLanes &lanes;
-  const BlobListenerConfig &config;
+  const KernelListenerConfig &config;
   std::atomic<uint64_t> &nextId;
   std::atomic<uint64_t> &active;
   std::atomic<uint64_t> &peakActive;
   std::atomic<uint64_t> &hits, &misses;
 };
 
-class BlobListener {
+class KernelListener {
 public:
-  BlobListener(BlobListenerConfig config, ZygoteClient &zygote,
-               LocalStore *store, CacheStats *stats, Connections &admitted);
-  ~BlobListener();
+  KernelListener(KernelListenerConfig config, ZygoteClient &zygote,
+                 LocalStore *store, CacheStats *stats, Connections &admitted);
+  ~KernelListener();
   // Binds and starts accepting; "" or why not (the daemon then serves gRPC
   // only, and liblinkd links in child processes).
   std::string start();
@@ -95,7 +95,7 @@ public:
   uint64_t activeLinks() const { return active.load(); }
   // Seconds since the last request ended (0 while one runs).
   uint64_t idleSeconds() const;
-  // From the daemon's once-a-second loop: once a minute, while no blob link
+  // From the daemon's once-a-second loop: once a minute, while no kernel link
   // runs (one may hold a blob it has not opened yet), trims the blob store
   // to its cap.
   void maintain() {
@@ -108,7 +108,7 @@ private:
   void serveConnection(int fd);
   bool awaitRequest(int fd) const;
 
-  BlobListenerConfig config;
+  KernelListenerConfig config;
   ZygoteClient &zygote;
   FarmBlobStore blobs;
   KernelCache cache;
