@@ -128,6 +128,7 @@ public:
   // "base_dir", "other" or "new_output" (for the counters).
   // "argv" an option, "outside_base_dir" a path the key holds as given,
   // "pwd" a PWD that names the working directory by another spelling.
+  // (miss_explanation.cpp, with rememberKey.)
   std::string explainMiss(const LinkAnalysis &link, std::string *kind);
 
   // An output fetched from a remote tier, to be copied into the local
