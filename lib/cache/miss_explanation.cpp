@@ -34,8 +34,11 @@ std::string outputInCheckout(const LinkAnalysis &link) {
     return {};
   std::string below = out.substr(base.size() + 1);
   size_t slash = below.find('/');
-  return slash == std::string::npos ? std::string()
-                                    : "checkout\0" + below.substr(slash + 1);
+  // A NUL parts it from any output path (the literal "checkout\0" once
+  // ended at its NUL).
+  return slash == std::string::npos
+             ? std::string()
+             : std::string("checkout") + '\0' + below.substr(slash + 1);
 }
 
 // The first difference of two lists, as "what[i]: 'a' -> 'b'".
