@@ -644,6 +644,14 @@ TEST_F(FarmTest, FarmHealthReportsEveryNode) {
                          "\", \"version\": "),
               std::string::npos)
         << r.out;
+  // Health needs no token: without a token file it asks all the same.
+  RunResult noToken =
+      run(farmEnv(farm, "tok") + "unset LINKD_FARM_TOKEN_FILE; " +
+          binPath("linkd") + " farm-health --json");
+  EXPECT_TRUE(exitedZero(noToken)) << describe(noToken);
+  EXPECT_NE(noToken.out.find("127.0.0.1:" + std::to_string(a.port)),
+            std::string::npos)
+      << noToken.out;
   kill(b.pid, SIGKILL);
   r = run(farmEnv(farm, "tok") + binPath("linkd") + " farm-health");
   EXPECT_EQ(r.exitCode, 1) << describe(r);

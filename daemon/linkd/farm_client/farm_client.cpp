@@ -162,16 +162,19 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
                                                std::string *error,
                                                bool requireToken) {
   std::unique_ptr<FarmClient> c(new FarmClient(settings, statCache));
-  if (settings.farmTokenFile.empty()) {
+  if (settings.farmTokenFile.empty() && requireToken) {
     *error = "farm_token_file (LINKD_FARM_TOKEN_FILE) is not set";
     return nullptr;
   }
-  auto token = readFile(settings.farmTokenFile);
-  if (!token) {
-    *error = "cannot read the farm token file " + settings.farmTokenFile;
-    return nullptr;
+  if (!settings.farmTokenFile.empty()) {
+    std::string why;
+    auto token = readFile(settings.farmTokenFile, 1 << 20, &why);
+    if (!token) {
+      *error = "cannot read the farm token file " + why;
+      return nullptr;
+    }
+    c->token = trimmed(*token);
   }
-  c->token = trimmed(*token);
   // Every link would be refused UNAUTHENTICATED: say so now, with the path.
   if (c->token.empty() && requireToken) {
     *error = "the farm token file " + settings.farmTokenFile + " is empty";
@@ -727,9 +730,7 @@ int printFarmHealth(bool json) {
     std::fprintf(stderr, "linkd: no farm configured (LINKD_FARM)\n");
     return 2;
   }
-  // Health needs no token; a placeholder keeps create() uniform.
-  if (settings.farmTokenFile.empty())
-    settings.farmTokenFile = "/dev/null";
+  // Health needs no token (create() reads one only if it is set).
   std::string err;
   auto client = FarmClient::create(settings, nullptr, &err,
                                    /*requireToken=*/false);
