@@ -246,6 +246,42 @@ TEST_F(LinkCacheTest, ThinLtoLinksHit) {
   EXPECT_TRUE(exitedZero(run("./p")));
 }
 
+// A ThinLTO cache directory: the link that creates it is uncacheable (it
+// made a directory); one that finds it, writes new cache files and leaves
+// them to the next links is stored, and its hit names the -o output in the
+// log, not a cache file (issue 40, item 4).
+TEST_F(LinkCacheTest, ThinLtoCacheDirLinksHitAndLogTheirOutput) {
+  writeFile("a.c", "int f(int);\nint main(void) { return f(3) - 6; }\n");
+  writeFile("b.c", "int f(int x) { return x * 2; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -flto=thin -O2 -c a.c b.c")));
+  auto link = [&](const std::string &ld, const std::string &dir,
+                  const std::string &out) {
+    return run("clang-19 -flto=thin --ld-path=" + ld +
+               " -Wl,--thinlto-cache-dir=" + dir + " a.o b.o -o " + out);
+  };
+  ASSERT_TRUE(exitedZero(link(tools::ldLld.path, "stockcache", "p.stock")));
+  ASSERT_TRUE(exitedZero(link(binPath("ld.linkd"), "cache", "p")));
+  EXPECT_EQ(stats()["uncacheable"], 1);
+  // New cache files again (the directory's timestamp file stays: no prune).
+  ASSERT_TRUE(exitedZero(run("rm cache/llvmcache-*")));
+  ASSERT_TRUE(exitedZero(link(binPath("ld.linkd"), "cache", "p")));
+  EXPECT_EQ(stats()["misses"], 1);
+  waitForStored(1);
+  // The stored result holds the cache files it wrote: the hit puts them
+  // back (so the first of its outputs is a cache file).
+  ASSERT_TRUE(exitedZero(run("rm cache/llvmcache-*")));
+  ASSERT_TRUE(exitedZero(link(binPath("ld.linkd"), "cache", "p")));
+  EXPECT_EQ(stats()["hits"], 1);
+  EXPECT_TRUE(exitedZero(run("ls cache/llvmcache-* >/dev/null")));
+  EXPECT_TRUE(sameBytes("p.stock", "p"));
+  EXPECT_EQ(run("./p").exitCode, 0);
+  std::vector<std::string> hit = logLines("cache=hit");
+  ASSERT_EQ(hit.size(), 1u);
+  EXPECT_NE(hit[0].find(" output=" + path("p") + " "), std::string::npos)
+      << hit[0];
+  EXPECT_EQ(hit[0].find("llvmcache"), std::string::npos) << hit[0];
+}
+
 // Inputs of a directory unchanged for two seconds are checked through held
 // descriptors (input_handles.h); a file replaced by rename or rewritten in
 // place must still be a miss, even with its old size and mtime.
