@@ -13,6 +13,7 @@
 #include "daemon/linkd/farm_node/farm_service.h"
 #include "daemon/linkd/metrics/daemon_metrics.h"
 #include "daemon/linkd/metrics/metrics_listener.h"
+#include "daemon/linkd/reapi/reapi_cache.h"
 #include "daemon/linkd/service/kernel_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
@@ -166,6 +167,14 @@ std::unique_ptr<RemoteTiers> openRemote(const Config &settings) {
   opts.hmacKey = settings.remoteKey;
   opts.breakerCooldown = std::chrono::seconds(settings.remoteBreakerSeconds);
   opts.warn = [](const std::string &m) { spdlog::warn("{}", m); };
+  opts.makeGrpcBackend =
+      [settings](const RemoteTierConfig &cfg,
+                 std::string *error) -> std::unique_ptr<RemoteBackend> {
+    reapi::Endpoint base;
+    if (!reapi::endpointSettings(settings, base, error))
+      return nullptr;
+    return reapi::makeCacheBackend(cfg, base, error);
+  };
   for (const std::string &url : settings.remotes) {
     std::string err;
     auto cfg = parseRemoteUrl(url, &err);

@@ -25,8 +25,10 @@ packages=(
   # tests: a cargo project offline (cargo from rustup, else Debian's), its
   # dependency as a directory source (content_key_test.cpp)
   librust-cfg-if-dev
-  # tests: real shared-cache servers
-  redis-server nginx-light
+  # tests: real shared-cache servers; a real REAPI server (Bazel's
+  # RemoteWorker, compiled from its Java source: tests/e2e/tools/reapi_worker.sh)
+  redis-server nginx-light bazel-bootstrap bazel-bootstrap-source
+  default-jdk-headless
   # tests: the operator's tools (operations_test.cpp): a Prometheus server and
   # promtool, a stock gRPC client for the health service, ip(8)
   prometheus python3-grpcio iproute2

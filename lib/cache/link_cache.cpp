@@ -447,13 +447,14 @@ void LinkCache::lastInputPaths(const LinkAnalysis &link,
     probed.push_back(link.paths.toLocal(p));
 }
 
-std::optional<std::string> LinkCache::fetchBlob(const Digest &d) {
+std::optional<std::string> LinkCache::fetchBlob(const Digest &d,
+                                                uint64_t size) {
   std::string blob;
   if (blobs.getBlob(d, blob) == Lookup::Hit)
     return blob;
   if (!remote || !remote->canRead())
     return std::nullopt;
-  auto fetched = remote->getBlob(d); // verified against d
+  auto fetched = remote->getBlob(d, size); // verified against d
   if (fetched && blobs.putBlob(*fetched))
     ++remote->counters().backfills;
   return fetched;
@@ -510,7 +511,9 @@ std::optional<cache::v1::LinkResult> LinkCache::lookup(const LinkAnalysis &link,
       return *it->second;
   }
   cache::v1::LinkResult result;
-  auto blob = d ? fetchBlob(*d) : std::nullopt;
+  auto blob =
+      d ? fetchBlob(*d, set->result_size() ? set->result_size() : kSizeUnknown)
+        : std::nullopt;
   if (blob && result.ParseFromString(*blob)) {
     std::lock_guard lock(recentMu);
     if (results.size() >= kRecentManifests)
@@ -546,7 +549,7 @@ Lookup LinkCache::materialize(const cache::v1::LinkResult &result,
       int fd = createTempBeside(path, tmp, error, blobs.tempJournal());
       if (fd < 0)
         return Lookup::Error;
-      if (remote->fetchBlobToFile(*d, fd, &tiersSaid) &&
+      if (remote->fetchBlobToFile(*d, out.size(), fd, &tiersSaid) &&
           commitTemp(fd, tmp, path, mode, error)) {
         later->push_back(Backfill{fd, *d, out.size()});
         continue;
@@ -599,6 +602,7 @@ cache::v1::Manifest mergeManifest(const cache::v1::InputSet &newest,
                                   const cache::v1::Manifest &old) {
   auto inputsOnly = [](cache::v1::InputSet s) {
     s.clear_result_key();
+    s.clear_result_size();
     s.clear_created_unix();
     return s.SerializeAsString();
   };
@@ -631,7 +635,8 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
   for (const auto &o : result.outputs())
     if (auto d = Digest::fromRaw(o.digest()))
       remote->putBlobAsync(*d, o.size(), fromLocal(*d));
-  remote->putBlobAsync(resultDigest, 4096, fromLocal(resultDigest));
+  remote->putBlobAsync(resultDigest, set.result_size(),
+                       fromLocal(resultDigest));
   remote->putActionAsync(link.key,
                          [set](const std::optional<std::string> &cur) {
                            cache::v1::Manifest old;
@@ -756,9 +761,11 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
   result.set_exit_code(exitCode);
   result.set_link_micros(linkMicros);
   Digest resultDigest;
-  if (!blobs.putBlob(result.SerializeAsString(), &resultDigest))
+  std::string resultBlob = result.SerializeAsString();
+  if (!blobs.putBlob(resultBlob, &resultDigest))
     return refuse("cannot write to the store");
   set.set_result_key(std::string(resultDigest.raw()));
+  set.set_result_size(resultBlob.size());
   set.set_created_unix(nowUnix());
 
   // Newest set first; older sets with the same inputs and the oldest beyond

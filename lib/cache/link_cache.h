@@ -210,7 +210,7 @@ private:
                                          const PathMapper &paths,
                                          std::string *why);
   // A blob from the local store, else from the remote tiers (backfilled).
-  std::optional<std::string> fetchBlob(const Digest &d);
+  std::optional<std::string> fetchBlob(const Digest &d, uint64_t size);
   // Records the link's key for its primary output (explainMiss).
   void rememberKey(const LinkAnalysis &link);
   void pushToRemote(const LinkAnalysis &link, const cache::v1::InputSet &set,

@@ -145,6 +145,25 @@ const KeyInfo kKeys[] = {
      [](const Config &c) -> std::string {
        return number(c.remoteBreakerSeconds);
      }},
+    {"remote_instance_name", "LINKD_REMOTE_INSTANCE_NAME",
+     [](const Config &c) -> std::string { return c.remoteInstanceName; }},
+    {"remote_header", "LINKD_REMOTE_HEADER",
+     [](const Config &c) -> std::string {
+       // Names only: values are credentials.
+       std::vector<std::string> names;
+       names.reserve(c.remoteHeaders.size());
+       for (const std::string &h : c.remoteHeaders)
+         names.push_back(h.substr(0, h.find_first_of("=:")) + "=(set)");
+       return join(names);
+     }},
+    {"remote_header_file", "LINKD_REMOTE_HEADER_FILE",
+     [](const Config &c) -> std::string { return c.remoteHeaderFile; }},
+    {"remote_tls_ca", "LINKD_REMOTE_TLS_CA",
+     [](const Config &c) -> std::string { return c.remoteTlsCa; }},
+    {"remote_tls_cert", "LINKD_REMOTE_TLS_CERT",
+     [](const Config &c) -> std::string { return c.remoteTlsCert; }},
+    {"remote_tls_key", "LINKD_REMOTE_TLS_KEY",
+     [](const Config &c) -> std::string { return c.remoteTlsKey; }},
     {"farm", "LINKD_FARM",
      [](const Config &c) -> std::string { return c.farm; }},
     {"farm_policy", "LINKD_FARM_POLICY",
@@ -283,6 +302,32 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
       c.remoteConnectTimeoutMs = *n;
     else
       c.remoteBreakerSeconds = *n;
+  } else if (key == "remote_instance_name") {
+    c.remoteInstanceName = value;
+  } else if (key == "remote_header") {
+    // Accumulates (Bazel's --remote_header does): one per line.
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      size_t nl = value.find('\n', pos);
+      std::string item = trim(value.substr(
+          pos, nl == std::string::npos ? std::string::npos : nl - pos));
+      if (!item.empty() && item.find_first_of("=:") == std::string::npos)
+        c.warnings.push_back(where + ": bad value for remote_header: '" +
+                             item.substr(0, 40) + "' (expected NAME=VALUE)");
+      else if (!item.empty())
+        c.remoteHeaders.push_back(item);
+      if (nl == std::string::npos)
+        break;
+      pos = nl + 1;
+    }
+  } else if (key == "remote_header_file") {
+    c.remoteHeaderFile = value;
+  } else if (key == "remote_tls_ca") {
+    c.remoteTlsCa = value;
+  } else if (key == "remote_tls_cert") {
+    c.remoteTlsCert = value;
+  } else if (key == "remote_tls_key") {
+    c.remoteTlsKey = value;
   } else if (key == "farm") {
     c.farm = value;
   } else if (key == "farm_policy") {

@@ -24,6 +24,13 @@
 //   remote_timeout_ms          LINKD_REMOTE_TIMEOUT_MS          5000
 //   remote_connect_timeout_ms  LINKD_REMOTE_CONNECT_TIMEOUT_MS  300
 //   remote_breaker_seconds     LINKD_REMOTE_BREAKER_SECONDS     30
+//   remote_instance_name LINKD_REMOTE_INSTANCE_NAME (none; REAPI instance
+//                  for grpc:// tiers without a path)
+//   remote_header  LINKD_REMOTE_HEADER  (none; NAME=VALUE sent with every
+//                  REAPI call; repeatable, one per line in the variable)
+//   remote_header_file LINKD_REMOTE_HEADER_FILE (none; NAME=VALUE lines)
+//   remote_tls_ca / remote_tls_cert / remote_tls_key
+//                  LINKD_REMOTE_TLS_CA / _CERT / _KEY (PEM files, grpcs://)
 //   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)
 //   farm           LINKD_FARM           (none; gRPC target of a link farm,
 //                                        see docs/farm.md)
@@ -70,6 +77,15 @@ struct Config {
   uint64_t remoteTimeoutMs = 5000;
   uint64_t remoteConnectTimeoutMs = 300;
   uint64_t remoteBreakerSeconds = 30;
+  // REAPI endpoints (grpc:// and grpcs:// tiers): the instance name a URL
+  // without a path uses, TLS files, and headers sent with every call
+  // (remote_header values, "NAME=VALUE" lines, accumulated from every
+  // source; remote_header_file: more of them, read when the daemon starts,
+  // so a secret stays out of the config file).
+  std::string remoteInstanceName;
+  std::string remoteTlsCa, remoteTlsCert, remoteTlsKey;
+  std::vector<std::string> remoteHeaders;
+  std::string remoteHeaderFile;
   std::string farm;                // gRPC target; empty: no farm
   std::string farmPolicy = "auto"; // remote, local, auto
   uint64_t farmMinInput = 64ull << 20;

@@ -104,18 +104,18 @@ public:
     curl_slist_free_all(headers);
   }
 
-  RemoteStatus getBlob(const Digest &d, std::string &out) override {
+  RemoteStatus getBlob(const Digest &d, uint64_t, std::string &out) override {
     return request("GET", "/cas/" + d.hex(), {}, &out);
   }
   RemoteStatus putBlob(const Digest &d, std::string_view data) override {
     return request("PUT", "/cas/" + d.hex(), data, nullptr);
   }
   RemoteStatus
-  streamBlob(const Digest &d,
+  streamBlob(const Digest &d, uint64_t,
              const std::function<bool(std::string_view)> &sink) override {
     return request("GET", "/cas/" + d.hex(), {}, nullptr, &sink);
   }
-  RemoteStatus hasBlob(const Digest &d) override {
+  RemoteStatus hasBlob(const Digest &d, uint64_t) override {
     return request("HEAD", "/cas/" + d.hex(), {}, nullptr);
   }
   RemoteStatus getAction(const Digest &k, std::string &out) override {

@@ -173,7 +173,7 @@ public:
       redisFree(c);
   }
 
-  RemoteStatus getBlob(const Digest &d, std::string &out) override {
+  RemoteStatus getBlob(const Digest &d, uint64_t, std::string &out) override {
     std::string v;
     RemoteStatus st = get(key("cas:", d), v);
     if (st != RemoteStatus::Hit)
@@ -211,7 +211,7 @@ public:
   // would copy every piece twice (into its reader's buffer, then into a reply
   // object), and drop and regrow an 8 MiB buffer per piece.
   RemoteStatus
-  streamBlob(const Digest &d,
+  streamBlob(const Digest &d, uint64_t size,
              const std::function<bool(std::string_view)> &sink) override {
     std::string k = key("cas:", d);
     std::string head;
@@ -221,7 +221,7 @@ public:
     if (head.empty())
       return RemoteStatus::Miss; // GETRANGE of a missing key is ""
     if (head[0] != 'r')
-      return RemoteBackend::streamBlob(d, sink);
+      return RemoteBackend::streamBlob(d, size, sink);
     long long total = 0;
     st = command(
         [&](redisContext *c) {
@@ -326,7 +326,7 @@ public:
     return set(key("cas:", d), v);
   }
 
-  RemoteStatus hasBlob(const Digest &d) override {
+  RemoteStatus hasBlob(const Digest &d, uint64_t) override {
     std::string k = key("cas:", d);
     return command([&](redisContext *c) {
       return static_cast<redisReply *>(

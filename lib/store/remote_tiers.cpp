@@ -75,10 +75,16 @@ std::unique_ptr<RemoteTiers> RemoteTiers::create(RemoteOptions options,
   for (const RemoteTierConfig &c : r->opts.tiers) {
     auto t = std::make_unique<Tier>();
     t->cfg = c;
-    t->backend = c.scheme.starts_with("redis") ? makeRedisBackend(c)
-                                               : makeHttpBackend(c);
+    std::string why;
+    if (c.scheme.starts_with("grpc"))
+      t->backend =
+          r->opts.makeGrpcBackend ? r->opts.makeGrpcBackend(c, &why) : nullptr;
+    else
+      t->backend = c.scheme.starts_with("redis") ? makeRedisBackend(c)
+                                                 : makeHttpBackend(c);
     if (!t->backend) {
-      *error = "cannot set up remote " + c.displayName();
+      *error = "cannot set up remote " + c.displayName() +
+               (why.empty() ? "" : ": " + why);
       return nullptr;
     }
     r->tiers.push_back(std::move(t));
@@ -301,13 +307,14 @@ void RemoteTiers::refill(const std::vector<Tier *> &missed, const Digest &key,
   });
 }
 
-std::optional<std::string> RemoteTiers::getBlob(const Digest &d) {
+std::optional<std::string> RemoteTiers::getBlob(const Digest &d,
+                                                uint64_t size) {
   std::vector<Tier *> missed;
   for (auto &t : tiers) {
     if (t->cfg.mode == TierMode::WriteOnly || !admit(*t))
       continue;
     std::string data;
-    RemoteStatus st = t->backend->getBlob(d, data);
+    RemoteStatus st = t->backend->getBlob(d, size, data);
     record(*t, st);
     if (st == RemoteStatus::Miss) {
       ++stats.misses;
@@ -400,7 +407,8 @@ private:
 
 } // namespace
 
-bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd, std::string *why) {
+bool RemoteTiers::fetchBlobToFile(const Digest &d, uint64_t size, int fd,
+                                  std::string *why) {
   std::vector<Tier *> missed;
   for (auto &t : tiers) {
     if (t->cfg.mode == TierMode::WriteOnly)
@@ -432,17 +440,18 @@ bool RemoteTiers::fetchBlobToFile(const Digest &d, int fd, std::string *why) {
       put(batch);
       batch.clear();
     };
-    RemoteStatus st = t->backend->streamBlob(d, [&](std::string_view chunk) {
-      if (batch.size() + chunk.size() > (1u << 20))
-        flush();
-      if (chunk.size() >= (128u << 10)) {
-        flush();
-        put(chunk);
-      } else {
-        batch.append(chunk);
-      }
-      return !writeFailed;
-    });
+    RemoteStatus st =
+        t->backend->streamBlob(d, size, [&](std::string_view chunk) {
+          if (batch.size() + chunk.size() > (1u << 20))
+            flush();
+          if (chunk.size() >= (128u << 10)) {
+            flush();
+            put(chunk);
+          } else {
+            batch.append(chunk);
+          }
+          return !writeFailed;
+        });
     flush();
     std::optional<Digest> got = hash.finish();
     if (writeFailed)
@@ -574,11 +583,11 @@ void RemoteTiers::enqueue(uint64_t bytes, std::function<void()> task) {
 }
 
 void RemoteTiers::putBlobAsync(
-    const Digest &d, uint64_t sizeHint,
+    const Digest &d, uint64_t size,
     std::function<std::optional<std::string>()> load) {
   if (!canWrite())
     return;
-  enqueue(sizeHint, [this, d, load = std::move(load)] {
+  enqueue(size, [this, d, size, load = std::move(load)] {
     std::optional<std::string> data;
     for (auto &t : tiers) {
       if (t->cfg.mode == TierMode::ReadOnly || !admit(*t))
@@ -589,7 +598,7 @@ void RemoteTiers::putBlobAsync(
       bool suspect =
           Clock::now().time_since_epoch().count() < t->replaceUntilNs.load();
       if (!corrupt && !suspect) {
-        RemoteStatus has = t->backend->hasBlob(d);
+        RemoteStatus has = t->backend->hasBlob(d, size);
         record(*t, has);
         if (has == RemoteStatus::Hit || has == RemoteStatus::Error ||
             has == RemoteStatus::Timeout)

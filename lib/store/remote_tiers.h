@@ -44,6 +44,12 @@ struct RemoteOptions {
   // a breaker opening, a corrupt blob, a rejected entry; at most one line
   // per tier and kind a minute (with how many were not told).
   std::function<void(const std::string &)> warn = nullptr;
+  // Builds the backend of a grpc:// or grpcs:// tier (REAPI), which needs
+  // gRPC: the daemon's (daemon/linkd/reapi/reapi_cache.h). Null and `error`
+  // if it cannot.
+  std::function<std::unique_ptr<RemoteBackend>(const RemoteTierConfig &,
+                                               std::string *error)>
+      makeGrpcBackend = nullptr;
 };
 
 // Counter names as `linkd stats` shows them (remote_hits, ...).
@@ -70,14 +76,16 @@ public:
   bool canRead() const;
   bool canWrite() const;
 
-  // Verified content of blob `d` from the first readable tier that has it.
-  std::optional<std::string> getBlob(const Digest &d);
+  // Verified content of blob `d` (of `size` bytes, or kSizeUnknown) from
+  // the first readable tier that has it.
+  std::optional<std::string> getBlob(const Digest &d, uint64_t size);
   // Streams blob `d` from the first readable tier that has it into `fd`
   // (from offset 0, truncated first), verifying the content as it arrives
   // (hashed on a second thread). True only for verified content.
   // `why`, if given, gets each tier's part when it returns false ("redis://h/0:
   // timed out, http://h/c: corrupt (dropped)").
-  bool fetchBlobToFile(const Digest &d, int fd, std::string *why = nullptr);
+  bool fetchBlobToFile(const Digest &d, uint64_t size, int fd,
+                       std::string *why = nullptr);
   // Payload of action entry `key` from the first readable tier that has a
   // valid one.
   // valid one; `why` as for fetchBlobToFile.
@@ -86,8 +94,9 @@ public:
 
   // Background writes to every writable tier. `load` produces the blob's
   // content when the writer gets to it (so large outputs are not held in
-  // memory while queued); `sizeHint` counts against the queue limit.
-  void putBlobAsync(const Digest &d, uint64_t sizeHint,
+  // memory while queued); `size` (exact: REAPI tiers name blobs by it)
+  // counts against the queue limit.
+  void putBlobAsync(const Digest &d, uint64_t size,
                     std::function<std::optional<std::string>()> load);
   // `merge` gets the tier's current payload (if any) and returns the payload
   // to write (e.g. the union of manifest input sets).

@@ -132,9 +132,41 @@ std::optional<RemoteTierConfig> parseRemoteUrl(const std::string &url,
         path.pop_back();
       c.path = path;
     }
+  } else if (c.scheme == "grpc" || c.scheme == "grpcs") {
+    // REAPI: the path is the instance name; no credentials in the URL (they
+    // are headers: remote_header, remote_header_file).
+    size_t slash = rest.find('/');
+    std::string authority = rest.substr(0, slash);
+    if (authority.find('@') != std::string::npos) {
+      *error = "remote '" + url +
+               "': credentials go in remote_header or remote_header_file";
+      return std::nullopt;
+    }
+    if (size_t colon = authority.rfind(':');
+        colon != std::string::npos &&
+        authority.find(']') == std::string::npos) {
+      c.port = std::atoi(authority.substr(colon + 1).c_str());
+      authority = authority.substr(0, colon);
+    } else if (size_t close = authority.find("]:");
+               close != std::string::npos) {
+      c.port = std::atoi(authority.substr(close + 2).c_str());
+      authority = authority.substr(0, close + 1);
+    }
+    if (!c.port && c.scheme == "grpcs")
+      c.port = 443;
+    c.host = authority;
+    if (c.host.empty() || c.port <= 0 || c.port > 65535) {
+      *error = "remote '" + url + "': expected " + c.scheme + "://host:port";
+      return std::nullopt;
+    }
+    if (slash != std::string::npos) {
+      c.path = rest.substr(slash);
+      while (!c.path.empty() && c.path.back() == '/')
+        c.path.pop_back();
+    }
   } else {
     *error = "remote '" + url + "': unknown scheme '" + c.scheme +
-             "' (redis, redis+unix, http, https)";
+             "' (redis, redis+unix, http, https, grpc, grpcs)";
     return std::nullopt;
   }
   if (!applyQuery(c, query, &err)) {

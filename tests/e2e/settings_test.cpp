@@ -127,6 +127,43 @@ TEST_F(Settings, ConfigMasksPasswords) {
   EXPECT_EQ(run("grep -rl s3cret " + path("") + "state 2>/dev/null").out, "");
 }
 
+// REAPI headers carry API keys: `linkd config` names them, never their
+// values; they accumulate from the file and the variable (as Bazel's
+// --remote_header does), and the instance name shows as set.
+TEST_F(Settings, ConfigMasksRemoteHeaderValues) {
+  writeFile("linkd.conf", "remote_header = x-buildbuddy-api-key=s3cret-file\n"
+                          "remote_instance_name = ci/main\n");
+  RunResult r = run("LINKD_REMOTE_HEADER='authorization: Bearer s3cret-env' " +
+                    binPath("linkd") + " config");
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
+  std::string headers = configLine(r.out, "remote_header");
+  EXPECT_NE(headers.find("x-buildbuddy-api-key=(set)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(headers.find("authorization=(set)"), std::string::npos) << r.out;
+  EXPECT_NE(configLine(r.out, "remote_instance_name").find("ci/main"),
+            std::string::npos)
+      << r.out;
+  // A value without NAME= is reported, not sent.
+  r = run("LINKD_REMOTE_HEADER='just-a-value' " + binPath("linkd") + " config");
+  EXPECT_NE(r.err.find("bad value for remote_header"), std::string::npos)
+      << r.err;
+  // A client whose header differs from the daemon's is told so, in the
+  // masked form (its stderr is a build log), and links with stock's bytes.
+  writeFile("linkd.conf", "");
+  expectStockLink(link("", "hello1"), "hello1", "\x01");
+  r = link("LINKD_REMOTE_HEADER='x-api-key=s3cret-client' "
+           "LINKD_REMOTE_KEY=s3cret-key",
+           "hello2");
+  expectStockLink(r, "hello2", kWarning);
+  EXPECT_EQ(r.err.find("s3cret"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("LINKD_REMOTE_HEADER=x-api-key=(set) differs"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("LINKD_REMOTE_KEY=(set) differs"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(Settings, ConfigMistakesReachStderr) {
   writeFile("linkd.conf", "base_dri = /tmp\nmax_size = 10X\n");
   std::string conf = path("linkd.conf");

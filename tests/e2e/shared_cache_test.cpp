@@ -4,7 +4,7 @@
 // redis-server and nginx (WebDAV) started by each test in its directory.
 // A "worker" is a daemon with its own socket and local store; workers share
 // only the remote tier. Counters come from `linkd stats --json`.
-#include "harness.h"
+#include "tier_workers.h"
 
 #include <functional>
 
@@ -24,17 +24,8 @@ const Tool redisServer{"/usr/bin/redis-server", "redis-server"};
 const Tool redisCli{"/usr/bin/redis-cli", "redis-tools"};
 const Tool nginx{"/usr/sbin/nginx", "nginx-light"};
 
-class SharedCacheTest : public E2eTest {
+class SharedCacheTest : public TierWorkersTest {
 protected:
-  void SetUp() override {
-    E2eTest::SetUp();
-    writeFile("main.c",
-              "#include <stdio.h>\nint lib(void);\n"
-              "int main(void) { printf(\"%d\\n\", lib()); return 0; }\n");
-    writeFile("lib.c", "int lib(void) { return 42; }\n");
-    ASSERT_TRUE(exitedZero(run("clang-19 -c main.c lib.c")));
-  }
-
   // Starts redis-server on a Unix socket in the test directory.
   std::string startRedis() {
     EXPECT_TRUE(haveTool(redisServer));
@@ -95,51 +86,6 @@ protected:
     }
     EXPECT_TRUE(up) << "nginx did not start: " << readFile("nginx/error.log");
     return "http://127.0.0.1:" + std::to_string(port) + "/linkd";
-  }
-
-  // Environment of worker `name`: its own socket, state and local store.
-  std::string worker(const std::string &name, const std::string &remote,
-                     const std::string &extra = "") {
-    run("mkdir -p " + name + "/run && chmod 700 " + name + "/run");
-    std::string env = "export LINKD_SOCKET=" + path(name + "/run/linkd.sock") +
-                      " LINKD_CACHE_DIR=" + path(name + "/cache") +
-                      " LINKD_STATE_DIR=" + path(name + "/state") +
-                      " LINKD_REMOTE='" + remote + "' " + extra + "; ";
-    if (!workers.count(name)) {
-      workers[name] = env;
-      atTeardown([this, env] { run(env + binPath("linkd") + " stop"); });
-    }
-    return env;
-  }
-
-  // Every worker links the same command (same output name, so the same
-  // action key); the output is then moved to `keep` for comparison.
-  RunResult linkAs(const std::string &env, const std::string &keep) {
-    RunResult r =
-        run(env + "rm -f out && clang-19 --ld-path=" + binPath("ld.linkd") +
-            " main.o lib.o -o out");
-    if (r.exitCode == 0)
-      run("mv out " + keep);
-    return r;
-  }
-
-  std::map<std::string, long long> stats(const std::string &env) {
-    return cacheStats(env);
-  }
-
-  // Waits until worker `env` has written `n` entries to its remote tiers.
-  void waitForRemoteWrites(const std::string &env, long long n) {
-    for (int i = 0; i < 400; ++i) {
-      if (stats(env)["remote_writes"] >= n)
-        return;
-      std::this_thread::sleep_for(25ms);
-    }
-    ADD_FAILURE() << "remote writes did not reach " << n;
-  }
-
-  void stockReference() {
-    ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o -o out "
-                               "&& mv out ref")));
   }
 
   // Worker A links (miss) and publishes; worker B, empty local store, hits.
@@ -206,14 +152,6 @@ protected:
               1u);
   }
 
-  // Lines of worker `name`'s log that hold `needle`.
-  size_t workerLog(const std::string &name, const std::string &needle) {
-    RunResult r =
-        run("grep -c -F -- '" + needle + "' " + name + "/state/linkd.log");
-    return r.out.empty() ? 0 : std::stoul(r.out);
-  }
-
-  std::map<std::string, std::string> workers;
   pid_t redisPid = -1;
 };
 

@@ -4,8 +4,9 @@
 # (LICENSE: Apache-2.0 WITH LLVM-exception, LLD's and IREE's) in its first
 # three lines, so a file copied out of the tree keeps its terms. The files
 # are git's list when the tree is a checkout (what lands), else every file
-# under the tree but build output and hidden folders. Exempt: LICENSE itself
-# and prose (*.md).
+# under the tree but build output and hidden folders. Exempt: LICENSE itself,
+# prose (*.md), and upstream files kept verbatim with their own licence
+# headers (proto/third_party/, Apache-2.0: its README.md says whence).
 #
 #   cmake -DSOURCE_DIR=<repo> -P check_spdx.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -28,7 +29,8 @@ endif()
 set(missing "")
 set(checked 0)
 foreach(f IN LISTS files)
-  if(f STREQUAL "" OR f STREQUAL "LICENSE" OR f MATCHES "\\.md$")
+  if(f STREQUAL "" OR f MATCHES "(^|/)LICENSE$" OR f MATCHES "\\.md$" OR
+     f MATCHES "^proto/third_party/")
     continue()
   endif()
   if(NOT EXISTS "${SOURCE_DIR}/${f}" OR IS_SYMLINK "${SOURCE_DIR}/${f}")

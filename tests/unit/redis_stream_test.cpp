@@ -190,10 +190,11 @@ Streamed stream(const FakeRedis &server, std::chrono::milliseconds timeout) {
   Streamed s;
   s.backend = makeRedisBackend(*cfg);
   // The fake serves one value whatever the key.
-  s.status = s.backend->streamBlob(Digest{}, [&](std::string_view piece) {
-    s.bytes.append(piece);
-    return true;
-  });
+  s.status = s.backend->streamBlob(Digest{}, kSizeUnknown,
+                                   [&](std::string_view piece) {
+                                     s.bytes.append(piece);
+                                     return true;
+                                   });
   s.error = s.backend->lastError();
   return s;
 }
@@ -221,7 +222,7 @@ TEST(RedisStream, PiecesSplitAnywhereArriveWhole) {
     EXPECT_TRUE(s.bytes == v.substr(1)) << "cut " << cut;
     // The connection went back to the pool clean: the next read uses it.
     std::string again;
-    EXPECT_EQ(s.backend->streamBlob(Digest{},
+    EXPECT_EQ(s.backend->streamBlob(Digest{}, kSizeUnknown,
                                     [&](std::string_view p) {
                                       again.append(p);
                                       return true;
@@ -244,7 +245,7 @@ TEST(RedisStream, AnErrorReplyMidStreamFailsAndDropsTheConnection) {
   EXPECT_LT(s.bytes.size(), v.size() - 1);
   // Replies were still in flight: the next request opens a new connection.
   std::string out;
-  s.backend->getBlob(Digest{}, out);
+  s.backend->getBlob(Digest{}, kSizeUnknown, out);
   EXPECT_EQ(server.connections(), 2);
 }
 

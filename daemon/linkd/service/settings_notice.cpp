@@ -38,7 +38,9 @@ void LinkService::noticeSettings(const v1::LinkRequest &req,
       if (!noticedSettings.insert(var + "=" + value).second)
         continue;
     }
-    text += "linkd: warning: " + var + "=" + value +
+    // As the table prints it: masked where it is a secret (a remote key,
+    // REAPI header values, a URL's password), which build logs keep.
+    text += "linkd: warning: " + var + "=" + wanted->value +
             " differs from the running daemon's " + mine->key + " (" +
             (mine->value.empty() ? "none" : mine->value) + ", from " +
             mine->source +

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// linkd against a real Remote Execution API server: Bazel's own RemoteWorker
+// (tools/reapi_worker.sh builds it from Debian's bazel-bootstrap-source and
+// binds it to loopback), one per test, with its CAS in the test directory.
+// A "worker" is a daemon with its own socket and local store; workers share
+// only the REAPI tier. Counters come from `linkd stats --json`; bytes are
+// compared with stock LLD's.
+#include "tier_workers.h"
+
+#include <signal.h>
+
+#include <thread>
+
+namespace linkd::e2e {
+namespace {
+
+const Tool java{"/usr/bin/java", "openjdk-17-jre-headless"};
+const Tool javac{"/usr/bin/javac", "openjdk-17-jdk-headless"};
+
+class ReapiTest : public TierWorkersTest {
+protected:
+  // Starts the RemoteWorker on a free loopback port; its URL.
+  std::string startServer(const std::string &instance = "") {
+    EXPECT_TRUE(haveTool(java));
+    EXPECT_TRUE(haveTool(javac));
+    EXPECT_TRUE(haveFile("/usr/share/bazel/A-server.jar", "bazel-bootstrap"));
+    EXPECT_TRUE(haveFile("/usr/src/bazel-bootstrap/src/tools/remote",
+                         "bazel-bootstrap-source"));
+    port = freePort();
+    run("mkdir -p reapi/work reapi/cas");
+    Background bg =
+        start("exec bash " + std::string(LINKD_E2E_SOURCE_DIR) +
+              "/tests/e2e/tools/reapi_worker.sh " + binDir() +
+              "/../reapi-worker/classes --listen_port=" + std::to_string(port) +
+              " --work_path=" + path("reapi/work") +
+              " --cas_path=" + path("reapi/cas") + " --jobs=2 >reapi/log 2>&1");
+    atTeardown([this, bg] {
+      kill(bg.pid, SIGTERM);
+      wait(bg, 10s);
+    });
+    // The first start in a build compiles the worker (~10 s on two cores).
+    bool up = false;
+    for (int i = 0; i < 1200 && !(up = portAccepts(port)); ++i)
+      std::this_thread::sleep_for(50ms);
+    EXPECT_TRUE(up) << "the REAPI worker did not start: "
+                    << readFile("reapi/log");
+    return "grpc://127.0.0.1:" + std::to_string(port) +
+           (instance.empty() ? "" : "/" + instance);
+  }
+
+  int port = 0;
+};
+
+// Worker A links (a miss) and publishes to the REAPI server's CAS and action
+// cache; worker B, with an empty local store, gets stock's bytes from it.
+TEST_F(ReapiTest, WorkerBHitsWhatWorkerALinkedThroughTheActionCache) {
+  std::string url = startServer("linkd/ci");
+  stockReference();
+  // Headers are sent with every call (the worker ignores unknown ones; it
+  // rejects calls without REAPI's request metadata, which linkd sends).
+  writeFile("headers", "# API key\nx-buildbuddy-api-key=not-a-secret\n");
+  std::string headers = " LINKD_REMOTE_HEADER_FILE=" + path("headers");
+  std::string a = worker("a", url, headers), b = worker("b", url, headers);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  EXPECT_TRUE(sameBytes("ref", "outA"));
+  waitForRemoteWrites(a, 3); // output, result, manifest
+  auto sa = stats(a);
+  EXPECT_EQ(sa["remote_errors"], 0);
+  EXPECT_EQ(sa["misses"], 1);
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  auto sb = stats(b);
+  EXPECT_EQ(sb["hits"], 1);
+  EXPECT_EQ(sb["misses"], 0);
+  EXPECT_GE(sb["remote_hits"], 3);
+  EXPECT_EQ(sb["remote_errors"], 0);
+  EXPECT_EQ(run("./outB").out, "42\n");
+  // On the server: the output as a CAS blob under its SHA-256 (the worker
+  // keeps blobs in files; it ignores instance names, so what an instance
+  // name separates is checked against a scripted server,
+  // tests/unit/reapi_client_test.cpp).
+  std::string hash = run("sha256sum outB | cut -c1-64").out.substr(0, 64);
+  EXPECT_TRUE(exists("reapi/cas/cas/" + hash.substr(0, 2) + "/" + hash));
+}
+
+// Above the server's batch limit (4 MiB for the worker) blobs go through
+// ByteStream both ways, in pieces.
+TEST_F(ReapiTest, LargeOutputsGoThroughByteStream) {
+  std::string url = startServer();
+  writeFile("big.c", "const char big[6 << 20] = {1, 2, 3};\n"
+                     "int lib(void) { return 42 + big[1]; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -c big.c")));
+  stockReference("main.o big.o");
+  std::string a = worker("a", url), b = worker("b", url);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA", "main.o big.o")));
+  waitForRemoteWrites(a, 3);
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB", "main.o big.o")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  EXPECT_EQ(stats(b)["hits"], 1);
+  EXPECT_EQ(run("./outB").out, "44\n");
+}
+
+// A server whose CAS holds other bytes under the output's digest (the
+// worker checks as it reads and says INTERNAL; a server that does not is
+// caught by linkd's own check, tests/unit/reapi_client_test.cpp): B links
+// itself (stock's bytes) and uploads the blob again although the server
+// lists it as present. This server keeps the copy it has (an upload of a
+// blob it holds is a no-op), so a third worker links too: slower, never
+// wrong.
+TEST_F(ReapiTest, ACorruptBlobOnTheServerIsNeverAnOutput) {
+  std::string url = startServer();
+  stockReference();
+  std::string a = worker("a", url), b = worker("b", url);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  waitForRemoteWrites(a, 3);
+  std::string hash = run("sha256sum outA | cut -c1-64").out;
+  hash = hash.substr(0, 64);
+  std::string blob = "reapi/cas/cas/" + hash.substr(0, 2) + "/" + hash;
+  ASSERT_TRUE(exists(blob)) << run("find reapi/cas").out;
+  // Same size, other bytes (a flipped byte in the middle).
+  ASSERT_TRUE(exitedZero(run("printf '\\x5a' | dd of=" + blob +
+                             " bs=1 seek=1000 conv=notrunc status=none")));
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  EXPECT_EQ(run("./outB").out, "42\n");
+  auto sb = stats(b);
+  EXPECT_GE(sb["remote_errors"] + sb["remote_corrupt"], 1);
+  EXPECT_EQ(sb["hits"], 0);
+  EXPECT_GE(workerLog("b", "does not match"), 1u);
+  waitForRemoteWrites(b, 1);
+  std::string c = worker("c", url);
+  ASSERT_TRUE(exitedZero(linkAs(c, "outC")));
+  EXPECT_TRUE(sameBytes("ref", "outC"));
+  EXPECT_EQ(run("./outC").out, "42\n");
+}
+
+// Signed mode over REAPI: a reader with the key accepts only entries signed
+// with it.
+TEST_F(ReapiTest, EntriesSignedWithAnotherKeyAreRejected) {
+  std::string url = startServer();
+  stockReference();
+  std::string a = worker("a", url, " LINKD_REMOTE_KEY=one-key");
+  std::string b = worker("b", url, " LINKD_REMOTE_KEY=another-key");
+  std::string c = worker("c", url, " LINKD_REMOTE_KEY=one-key");
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  waitForRemoteWrites(a, 3);
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  auto sb = stats(b);
+  EXPECT_EQ(sb["hits"], 0);
+  EXPECT_GE(sb["remote_rejected"], 1);
+  ASSERT_TRUE(exitedZero(linkAs(c, "outC")));
+  EXPECT_TRUE(sameBytes("ref", "outC"));
+  EXPECT_EQ(stats(c)["hits"], 1);
+}
+
+// Nothing listens: the link is local with stock's bytes, the tier's failure
+// is counted and logged with what gRPC said, and the breaker keeps later
+// links from waiting on it.
+TEST_F(ReapiTest, AServerThatIsDownCostsACounterNotALink) {
+  stockReference();
+  std::string url = "grpc://127.0.0.1:" + std::to_string(freePort());
+  std::string a = worker("a", url);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+    EXPECT_TRUE(sameBytes("ref", "outA"));
+  }
+  auto sa = stats(a);
+  EXPECT_GE(sa["remote_errors"] + sa["remote_timeouts"], 1);
+  EXPECT_GE(workerLog("a", "remote tier " + url), 1u);
+  EXPECT_GE(workerLog("a", "UNAVAILABLE"), 1u);
+}
+
+// Settings that cannot work are said at start-up and cost the tier, never
+// the link: a header file that does not exist, a URL with credentials.
+TEST_F(ReapiTest, BadTierSettingsAreLoggedAndTheLinkStillHappens) {
+  stockReference();
+  std::string a = worker("a", "grpc://127.0.0.1:1",
+                         " LINKD_REMOTE_HEADER_FILE=" + path("no-such-file"));
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  EXPECT_TRUE(sameBytes("ref", "outA"));
+  EXPECT_EQ(workerLog("a", "cannot read the remote_header_file"), 1u);
+  std::string b = worker("b", "grpc://user:pw@127.0.0.1:1");
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  EXPECT_EQ(workerLog("b", "credentials go in remote_header"), 1u);
+}
+
+} // namespace
+} // namespace linkd::e2e
