@@ -2,7 +2,8 @@
 
 // The wire between a sandboxed link child on a farm node and the node's
 // daemon: the child's file-system calls become questions, the daemon's
-// answers come from the client's view of its file system (daemon/linkd/farm_node/farm_view.h).
+// answers come from the client's view of its file system
+// (lib/view/sandbox_view.h).
 //
 // Transport: a SOCK_SEQPACKET socket pair, one message per question and per
 // answer, so LLD's threads serialise on a lock in the child and never

@@ -427,7 +427,7 @@ struct Mapped {
 // thread while it is sent (the digest travels with the last chunk).
 // Compressed unless the client is on this machine (loopback: bandwidth is
 // free, compression is not).
-bool sendOutput(Stream *stream, const FarmView::Output &o, bool compress,
+bool sendOutput(Stream *stream, const SandboxView::Output &o, bool compress,
                 uint64_t &bytes) {
   UniqueFd fd(::open(o.real.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st{};
@@ -497,7 +497,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   uint64_t outBytes = 0;
   size_t outputs = 0;
   if (done->not_offloadable().empty() && !done->term_signal()) {
-    for (const FarmView::Output &o : msgs.view().outputs()) {
+    for (const SandboxView::Output &o : msgs.view().outputs()) {
       if (!sendOutput(stream, o, !isLoopbackPeer(ctx->peer()), outBytes))
         return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
       ++outputs;

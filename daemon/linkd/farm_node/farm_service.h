@@ -7,7 +7,7 @@
 // the request's claimed size, take one of the client's link slots and one of
 // the node's job slots, ask the client for the blobs its prefetched facts
 // name that the node lacks (one round trip), fork a sandboxed link child, and
-// answer its file-system questions (daemon/linkd/farm_node/farm_view.h), asking
+// answer its file-system questions (lib/view/sandbox_view.h), asking
 // the client for unknown paths and missing blobs as the link meets them. The
 // linker's stdout/stderr stream back as they come; when the child exits, every
 // file it wrote streams back, then OffloadDone with the status and the link's

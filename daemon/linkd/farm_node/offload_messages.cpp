@@ -13,7 +13,7 @@
 namespace linkd {
 namespace {
 
-std::string replyBytes(const FarmView::Answer &a) {
+std::string replyBytes(const SandboxView::Answer &a) {
   std::string msg(sizeof(a.reply) + a.real.size(), '\0');
   std::memcpy(msg.data(), &a.reply, sizeof(a.reply));
   std::memcpy(msg.data() + sizeof(a.reply), a.real.data(), a.real.size());
@@ -28,9 +28,14 @@ OffloadMessages::OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners,
                                  uint64_t maxRequestBytes, Send send)
     : blobs(blobs), owners(owners), id(id), client(std::move(client)),
       maxRequestBytes(maxRequestBytes), send(std::move(send)),
-      files(blobs, std::move(scratchDir), [this](const Digest &d) {
-        return this->owners.owns(this->client, d);
-      }) {}
+      files(
+          BlobFiles{[this](const Digest &d) {
+                      // Stored, and this client's to use (blob_owners.h).
+                      return this->blobs.has(d) &&
+                             this->owners.owns(this->client, d);
+                    },
+                    [this](const Digest &d) { return this->blobs.pathOf(d); }},
+          std::move(scratchDir)) {}
 
 OffloadMessages::~OffloadMessages() { blobs.releaseUploads(id); }
 
@@ -190,7 +195,7 @@ grpc::Status OffloadMessages::takeBlob(v1::BlobChunk &chunk) {
 }
 
 std::optional<std::string> OffloadMessages::ask(std::string_view question) {
-  pending = FarmView::parse(question);
+  pending = SandboxView::parse(question);
   if (!pending) {
     sandbox::SandboxReply bad;
     bad.kind = sandbox::KindError;
@@ -242,7 +247,7 @@ std::optional<std::string> OffloadMessages::answerPending() {
 std::optional<std::string> OffloadMessages::tryAnswer() {
   if (!pending)
     return std::nullopt;
-  FarmView::Answer a = files.answer(*pending);
+  SandboxView::Answer a = files.answer(*pending);
   if (!a.ready) {
     if (!a.needPath.empty() && askedPaths.insert(a.needPath).second) {
       v1::OffloadDown m;

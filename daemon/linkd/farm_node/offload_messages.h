@@ -15,9 +15,9 @@
 
 #include "daemon/linkd/farm_node/blob_owners.h"
 #include "daemon/linkd/farm_node/farm_blobs.h"
-#include "daemon/linkd/farm_node/farm_view.h"
 #include "digest/sha256_thread.h"
 #include "linkd/v1/farm.pb.h"
+#include "view/sandbox_view.h"
 
 #include <grpcpp/support/status.h>
 
@@ -81,7 +81,7 @@ public:
   bool clientReachable() const { return reachable; }
 
   v1::LinkRequest &link() { return request; }
-  const FarmView &view() const { return files; }
+  const SandboxView &view() const { return files; }
   uint64_t blobsUploaded() const { return uploadedCount; }
   size_t blobsPresent() const { return present.size(); }
   // Blobs this link waited for while another link uploaded them.
@@ -113,12 +113,12 @@ private:
   std::string client;
   uint64_t maxRequestBytes;
   Send send;
-  FarmView files;
+  SandboxView files;
   v1::LinkRequest request;
   bool reachable = true;
   uint64_t claimedBytes = 0;
   uint64_t receivedBytes = 0;
-  std::optional<FarmView::Question> pending;
+  std::optional<SandboxView::Question> pending;
   std::set<std::string> askedPaths;
   std::set<Digest> askedBlobs;
   // Being uploaded by another link, since when this one waits.

@@ -8,10 +8,10 @@
 #include "child/child_report.h"
 #include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
-#include "daemon/linkd/farm_node/farm_view.h"
 #include "kernel/view_names.h"
 #include "link/flavor.h"
 #include "util/files.h"
+#include "view/sandbox_view.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -127,7 +127,7 @@ v1::PathFact dirFact(const std::string &path, uint64_t ino) {
 }
 
 // The inputs at their names, and the directories that hold them.
-void describeInputs(Session &s, FarmView &view) {
+void describeInputs(Session &s, SandboxView &view) {
   uint64_t ino = 1;
   std::set<std::string> dirs = {"/", std::string(kViewCwd)};
   for (size_t i = 0; i < s.req.inputs.size(); ++i) {
@@ -211,7 +211,7 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
 // are dropped (an input named absolutely is found however it is spelled;
 // ".." there is the file system's, which may hold links): as linkd-lld's
 // local view does (daemon/linkd-lld/local_view.h).
-std::string resolvedInView(const FarmView &view, const std::string &path) {
+std::string resolvedInView(const SandboxView &view, const std::string &path) {
   if (!insideViewCwd(path))
     return kernel::viewLookupName(path);
   std::string out(kViewCwd);
@@ -233,15 +233,15 @@ std::string resolvedInView(const FarmView &view, const std::string &path) {
 }
 
 // Answers one question of the link child, learning outside paths as needed.
-void answerQuestion(Session &s, FarmView &view, int sandboxFd,
+void answerQuestion(Session &s, SandboxView &view, int sandboxFd,
                     std::string_view msg) {
-  std::optional<FarmView::Question> q = FarmView::parse(msg);
+  std::optional<SandboxView::Question> q = SandboxView::parse(msg);
   if (q) {
     q->path = resolvedInView(view, q->path);
     if (q->op == sandbox::OpRename)
       q->path2 = resolvedInView(view, q->path2);
   }
-  FarmView::Answer a;
+  SandboxView::Answer a;
   for (int round = 0; q && round < 64; ++round) {
     a = view.answer(*q);
     if (a.ready || a.needPath.empty())
@@ -251,7 +251,7 @@ void answerQuestion(Session &s, FarmView &view, int sandboxFd,
   if (q && !a.ready && a.needBlob)
     s.lostBlob = true;
   if (!q || !a.ready) {
-    a = FarmView::Answer{};
+    a = SandboxView::Answer{};
     a.reply.kind = sandbox::KindError;
     a.reply.err = q ? EIO : EINVAL;
     a.real.clear();
@@ -272,8 +272,8 @@ uint64_t timeoutMs(const Session &s) {
 // pipe closed, or its report arrived (it is exiting; what the other pipes
 // hold was written before it and is read now, its teardown is not waited
 // for). "" or why the link was stopped.
-std::string pump(Session &s, FarmView &view, int sb, int out, int err, int rec,
-                 int ord) {
+std::string pump(Session &s, SandboxView &view, int sb, int out, int err,
+                 int rec, int ord) {
   enum { kSandbox, kOut, kErr, kRecords, kOrdered };
   pollfd fds[5] = {{sb, POLLIN, 0},
                    {out, POLLIN, 0},
@@ -346,7 +346,7 @@ std::string scratchDir(Session &s) {
 }
 
 // Runs the link in a sandboxed child over `view`; "" or why it did not run.
-std::string runChild(Session &s, FarmView &view) {
+std::string runChild(Session &s, SandboxView &view) {
   int sp[2], o[2], e[2], r[2], q[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
     return std::string("socketpair: ") + std::strerror(errno);
@@ -413,8 +413,8 @@ std::string runChild(Session &s, FarmView &view) {
   return {};
 }
 
-void collectOutputs(Session &s, FarmView &view) {
-  for (const FarmView::Output &o : view.outputs()) {
+void collectOutputs(Session &s, SandboxView &view) {
+  for (const SandboxView::Output &o : view.outputs()) {
     int in = ::open(o.real.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st{};
     if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -444,7 +444,11 @@ void count(Session &s, const char *name, uint64_t n = 1) {
 std::string link(Session &s) {
   if (mkdir(laneDir(s).c_str(), 0700) != 0 && errno != EEXIST)
     return "cannot create " + laneDir(s) + ": " + std::strerror(errno);
-  FarmView view(s.ctx.blobs, scratchDir(s));
+  FarmBlobStore &store = s.ctx.blobs;
+  SandboxView view(
+      BlobFiles{[&store](const Digest &d) { return store.has(d); },
+                [&store](const Digest &d) { return store.pathOf(d); }},
+      scratchDir(s));
   if (std::string e = view.open(); !e.empty())
     return e;
   describeInputs(s, view);

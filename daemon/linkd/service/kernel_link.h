@@ -4,7 +4,7 @@
 // (docs/kernels.md). The request names its inputs and gives their digests;
 // the daemon looks the result up by content (kernel_cache.h), asks for the
 // inputs its blob store lacks, and links them in a sandboxed child over the
-// farm node's view (farm_node/farm_view.h): the caller's names are files of
+// farm node's view (lib/view/sandbox_view.h): the caller's names are files of
 // the view, relative names under a virtual working directory, and every
 // file the link writes stays in the link's scratch directory and comes back
 // as bytes. Paths the argv reaches that are not among the inputs (a system

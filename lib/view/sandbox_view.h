@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// One offloaded link's view of the client's file system, on the farm node.
+// A sandboxed link's view of its client's file system: on a farm node (the
+// client's machine), for a kernel link (the caller's named blobs,
+// daemon/linkd/service/kernel_link.cpp), and on a Remote Execution API
+// worker (`linkd-lld remote-link`, the input root).
 //
 // The sandboxed link child asks questions (lib/child/sandbox_protocol.h); this
 // class answers them from the facts the client sent (path -> absent, file with
 // digest, directory), and keeps the files the link writes in a scratch
 // directory of the link's own. A question it cannot answer yet names what is
 // missing: the fact for a path (ask the client) or the content of a blob
-// (ask for an upload). Nothing here ever resolves a client path on the node's
-// file system: real paths handed to the child are blob files of the node's
-// store, files in the scratch directory, or an empty stand-in directory.
+// (ask for an upload). Nothing here ever resolves a client path on the
+// host's file system: real paths handed to the child are blob files, files
+// in the scratch directory, or an empty stand-in directory.
 // Used by one thread (the link's handler).
 #pragma once
 
-#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "child/sandbox_protocol.h"
+#include "digest/digest.h"
 #include "linkd/v1/farm.pb.h"
 
 #include <functional>
@@ -25,12 +28,19 @@
 
 namespace linkd {
 
-class FarmView {
+// Where blob contents are: files named by digest (a farm node's store,
+// blob_store.h; an REAPI input root's blobs/ directory).
+struct BlobFiles {
+  // Whether blob `d` is there and may serve this link (a farm node asks
+  // its owners too, blob_owners.h); one that may not is asked for like a
+  // missing one.
+  std::function<bool(const Digest &)> has;
+  std::function<std::string(const Digest &)> pathOf;
+};
+
+class SandboxView {
 public:
-  // `usable`: whether a stored blob may serve this link (blob_owners.h);
-  // one that may not is asked for like a missing one.
-  FarmView(FarmBlobStore &blobs, std::string scratchDir,
-           std::function<bool(const Digest &)> usable = nullptr);
+  SandboxView(BlobFiles blobs, std::string scratchDir);
 
   // Creates the scratch directory; "" or why not. The owner removes it
   // (daemon/linkd/farm_node/scratch_janitor.h).
@@ -84,12 +94,9 @@ private:
   Answer unlinkAnswer(const std::string &path);
   Answer chmodAnswer(const std::string &path, const std::string &mode);
 
-  bool have(const Digest &d) {
-    return blobs.has(d) && (!usable || usable(d));
-  }
-  FarmBlobStore &blobs;
+  bool have(const Digest &d) { return blobs.has(d); }
+  BlobFiles blobs;
   std::string scratch;
-  std::function<bool(const Digest &)> usable;
   std::map<std::string, Entry> entries;
   unsigned nextOutput = 0;
 };

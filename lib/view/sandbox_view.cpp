@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/farm_node/farm_view.h"
+#include "view/sandbox_view.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,16 +14,16 @@ namespace {
 
 using sandbox::SandboxReply;
 
-FarmView::Answer ready(char kind, int err = 0) {
-  FarmView::Answer a;
+SandboxView::Answer ready(char kind, int err = 0) {
+  SandboxView::Answer a;
   a.ready = true;
   a.reply.kind = kind;
   a.reply.err = err;
   return a;
 }
 
-FarmView::Answer needPath(const std::string &p) {
-  FarmView::Answer a;
+SandboxView::Answer needPath(const std::string &p) {
+  SandboxView::Answer a;
   a.needPath = p;
   return a;
 }
@@ -36,17 +36,17 @@ void fillFromFact(SandboxReply &r, const v1::PathFact &f) {
   r.mtimeNs = f.mtime_ns();
 }
 
-FarmView::Answer fromFact(const v1::PathFact &f) {
+SandboxView::Answer fromFact(const v1::PathFact &f) {
   switch (f.kind()) {
   case v1::PathFact::ABSENT:
     return ready(sandbox::KindAbsent, f.error() ? f.error() : ENOENT);
   case v1::PathFact::FILE: {
-    FarmView::Answer a = ready(sandbox::KindFile);
+    SandboxView::Answer a = ready(sandbox::KindFile);
     fillFromFact(a.reply, f);
     return a;
   }
   case v1::PathFact::DIRECTORY: {
-    FarmView::Answer a = ready(sandbox::KindDir);
+    SandboxView::Answer a = ready(sandbox::KindDir);
     fillFromFact(a.reply, f);
     return a;
   }
@@ -62,18 +62,17 @@ std::string parentOf(const std::string &p) {
 
 } // namespace
 
-FarmView::FarmView(FarmBlobStore &blobs, std::string scratchDir,
-                   std::function<bool(const Digest &)> usable)
-    : blobs(blobs), scratch(std::move(scratchDir)), usable(std::move(usable)) {}
+SandboxView::SandboxView(BlobFiles blobs, std::string scratchDir)
+    : blobs(std::move(blobs)), scratch(std::move(scratchDir)) {}
 
-std::string FarmView::open() {
+std::string SandboxView::open() {
   for (const std::string &d : {scratch, scratch + "/out", scratch + "/empty"})
     if (mkdir(d.c_str(), 0700) != 0)
       return "cannot create " + d + ": " + std::strerror(errno);
   return {};
 }
 
-void FarmView::addFact(const v1::PathFact &fact) {
+void SandboxView::addFact(const v1::PathFact &fact) {
   if (fact.path().empty() || fact.path()[0] != '/')
     return;
   auto [it, inserted] = entries.try_emplace(fact.path());
@@ -84,17 +83,17 @@ void FarmView::addFact(const v1::PathFact &fact) {
   }
 }
 
-bool FarmView::knows(const std::string &path) const {
+bool SandboxView::knows(const std::string &path) const {
   return entries.count(path) != 0;
 }
 
-bool FarmView::knowsDirectory(const std::string &path) const {
+bool SandboxView::knowsDirectory(const std::string &path) const {
   auto it = entries.find(path);
   return it != entries.end() && it->second.state == Entry::Fact &&
          it->second.fact.kind() == v1::PathFact::DIRECTORY;
 }
 
-std::optional<FarmView::Question> FarmView::parse(std::string_view msg) {
+std::optional<SandboxView::Question> SandboxView::parse(std::string_view msg) {
   if (msg.size() < 3 || msg.back() != '\0')
     return std::nullopt;
   Question q;
@@ -117,7 +116,7 @@ std::optional<FarmView::Question> FarmView::parse(std::string_view msg) {
   return q;
 }
 
-FarmView::Answer FarmView::answer(const Question &q) {
+SandboxView::Answer SandboxView::answer(const Question &q) {
   switch (q.op) {
   case sandbox::OpStat:
     return statAnswer(q.path);
@@ -136,7 +135,7 @@ FarmView::Answer FarmView::answer(const Question &q) {
   }
 }
 
-FarmView::Answer FarmView::statAnswer(const std::string &path) {
+SandboxView::Answer SandboxView::statAnswer(const std::string &path) {
   auto it = entries.find(path);
   if (it == entries.end())
     return needPath(path);
@@ -157,7 +156,7 @@ FarmView::Answer FarmView::statAnswer(const std::string &path) {
   return a;
 }
 
-FarmView::Answer FarmView::readAnswer(const std::string &path) {
+SandboxView::Answer SandboxView::readAnswer(const std::string &path) {
   Answer a = statAnswer(path);
   if (!a.ready ||
       (a.reply.kind != sandbox::KindFile && a.reply.kind != sandbox::KindDir))
@@ -182,7 +181,7 @@ FarmView::Answer FarmView::readAnswer(const std::string &path) {
   return a;
 }
 
-FarmView::Answer FarmView::writeAnswer(const std::string &path) {
+SandboxView::Answer SandboxView::writeAnswer(const std::string &path) {
   auto it = entries.find(path);
   if (it != entries.end() && it->second.state == Entry::Written) {
     Answer a = ready(sandbox::KindFile);
@@ -212,8 +211,8 @@ FarmView::Answer FarmView::writeAnswer(const std::string &path) {
   return a;
 }
 
-FarmView::Answer FarmView::renameAnswer(const std::string &from,
-                                        const std::string &to) {
+SandboxView::Answer SandboxView::renameAnswer(const std::string &from,
+                                              const std::string &to) {
   auto it = entries.find(from);
   if (it == entries.end())
     return needPath(from);
@@ -243,7 +242,7 @@ FarmView::Answer FarmView::renameAnswer(const std::string &from,
   return ready(sandbox::KindOk);
 }
 
-FarmView::Answer FarmView::unlinkAnswer(const std::string &path) {
+SandboxView::Answer SandboxView::unlinkAnswer(const std::string &path) {
   auto it = entries.find(path);
   if (it == entries.end())
     return needPath(path);
@@ -259,8 +258,8 @@ FarmView::Answer FarmView::unlinkAnswer(const std::string &path) {
   return ready(sandbox::KindOk);
 }
 
-FarmView::Answer FarmView::chmodAnswer(const std::string &path,
-                                       const std::string &mode) {
+SandboxView::Answer SandboxView::chmodAnswer(const std::string &path,
+                                             const std::string &mode) {
   auto it = entries.find(path);
   if (it == entries.end() || it->second.state != Entry::Written)
     return ready(sandbox::KindError, EPERM);
@@ -272,7 +271,7 @@ FarmView::Answer FarmView::chmodAnswer(const std::string &path,
   return ready(sandbox::KindOk);
 }
 
-std::vector<Digest> FarmView::missingBlobs() {
+std::vector<Digest> SandboxView::missingBlobs() {
   std::vector<Digest> out;
   for (const auto &[path, e] : entries) {
     if (e.state != Entry::Fact || e.fact.kind() != v1::PathFact::FILE ||
@@ -284,7 +283,7 @@ std::vector<Digest> FarmView::missingBlobs() {
   return out;
 }
 
-std::vector<FarmView::Output> FarmView::outputs() const {
+std::vector<SandboxView::Output> SandboxView::outputs() const {
   std::vector<Output> out;
   for (const auto &[path, e] : entries)
     if (e.state == Entry::Written)
