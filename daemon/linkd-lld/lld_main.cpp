@@ -9,16 +9,17 @@
 //   * the auditor (`audit ...`, daemon/linkd-lld/audit/audit_command.h).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
+#include "child/rewrite_plan.h"
 #include "daemon/linkd-lld/archiver_main.h"
 #include "daemon/linkd-lld/audit/audit_command.h"
 #include "daemon/linkd-lld/link_rewrite.h"
+#include "daemon/linkd-lld/lld_entry.h"
 #include "daemon/linkd-lld/local_view.h"
+#include "daemon/linkd-lld/remote_link.h"
 #include "daemon/linkd-lld/rewrite_command.h"
-#include "child/rewrite_plan.h"
+#include "daemon/linkd-lld/stock_process.h"
 #include "daemon/linkd-lld/zygote.h"
 #include "link/flavor.h"
-#include "daemon/linkd-lld/lld_entry.h"
-#include "daemon/linkd-lld/stock_process.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -41,7 +42,9 @@ int usageError(const std::string &msg) {
                "ARGS...\n"
                "       linkd-lld rewrite ... (linkd-lld rewrite --help)\n"
                "       linkd-lld audit PROGRAM [MODULE...] [--search DIR]... "
-               "[--json] [--allow FILE]\n",
+               "[--json] [--allow FILE]\n"
+               "       linkd-lld remote-link INPUT-DIR OUTPUT-DIR (an REAPI "
+               "action, docs/farm.md)\n",
                msg.c_str());
   return 2;
 }
@@ -147,6 +150,8 @@ int main(int argc, char **argv) {
     return cmdLink(argc, argv);
   if (cmd == "rewrite")
     return linkd::cmdRewrite(argc, argv);
+  if (cmd == "remote-link")
+    return linkd::remoteLinkMain(argc, argv);
   if (cmd == "audit")
     return linkd::cmdAudit(argc, argv);
   if (cmd == "version" || cmd == "--version") {

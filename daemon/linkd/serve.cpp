@@ -14,6 +14,7 @@
 #include "daemon/linkd/metrics/daemon_metrics.h"
 #include "daemon/linkd/metrics/metrics_listener.h"
 #include "daemon/linkd/reapi/reapi_cache.h"
+#include "daemon/linkd/reapi/reapi_executor.h"
 #include "daemon/linkd/service/kernel_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
@@ -472,6 +473,14 @@ struct Daemon {
   ServiceConfig config;
   CacheParts parts;
   std::unique_ptr<FarmClient> farmClient;
+  // A Remote Execution API cluster as the offload target instead
+  // (remote_executor), when no farm is set.
+  std::unique_ptr<reapi::Executor> executor;
+  OffloadTarget *offloadTarget() {
+    if (farmClient)
+      return farmClient.get();
+    return executor.get();
+  }
   FarmNode node;
   ShutdownSignal shutdown;
   std::unique_ptr<LinkService> service;
@@ -631,6 +640,25 @@ int openFarm(Daemon &d) {
       spdlog::info("farm {} policy={} min_input={}", settings.farm,
                    settings.farmPolicy, settings.farmMinInput);
   }
+  if (!settings.remoteExecutor.empty() && !settings.farm.empty()) {
+    spdlog::warn("remote_executor {} unused: the farm {} is the offload target",
+                 settings.remoteExecutor, settings.farm);
+  } else if (!settings.remoteExecutor.empty()) {
+    std::string err;
+    d.executor =
+        reapi::Executor::create(settings, d.parts.statCache.get(), &err);
+    if (d.executor)
+      d.executor->setTempJournal(d.parts.journal.get());
+    if (!d.executor)
+      spdlog::error("remote executor {} off: {}", settings.remoteExecutor, err);
+    else if (!d.parts.cache)
+      spdlog::warn("remote executor {} unused: it needs the cache",
+                   settings.remoteExecutor);
+    else
+      spdlog::info("remote executor {} policy={} min_input={} linker={}",
+                   settings.remoteExecutor, settings.farmPolicy,
+                   settings.farmMinInput, settings.remoteLinker);
+  }
   if (d.options.listen.empty())
     return 0;
   if (std::string err =
@@ -719,7 +747,7 @@ MetricsSources metricsSources(Daemon &d) {
   src.store = d.parts.store.get();
   src.storeMaxBytes = d.settings.maxSize;
   src.remote = d.parts.remote.get();
-  src.farm = d.farmClient.get();
+  src.farm = d.offloadTarget();
   src.service = d.service.get();
   src.node = d.node.service.get();
   src.lldVersion = d.zygote->lldVersion();
@@ -733,7 +761,7 @@ MetricsSources metricsSources(Daemon &d) {
 int startServer(Daemon &d) {
   d.service = std::make_unique<LinkService>(
       d.config, *d.zygote, d.parts.runtime(), [&d] { d.shutdown.request(); },
-      d.parts.cache ? d.farmClient.get() : nullptr);
+      d.parts.cache ? d.offloadTarget() : nullptr);
   d.metricsService = std::make_unique<MetricsService>(
       [&d] { return renderMetrics(metricsSources(d)); }); // `linkd metrics`
   grpc::ServerBuilder &builder = d.builder.emplace();

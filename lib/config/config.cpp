@@ -5,6 +5,7 @@
 #include "config/runtime_paths.h"
 #include "metrics/peer_allow.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -164,6 +165,18 @@ const KeyInfo kKeys[] = {
      [](const Config &c) -> std::string { return c.remoteTlsCert; }},
     {"remote_tls_key", "LINKD_REMOTE_TLS_KEY",
      [](const Config &c) -> std::string { return c.remoteTlsKey; }},
+    {"remote_executor", "LINKD_REMOTE_EXECUTOR",
+     [](const Config &c) -> std::string { return c.remoteExecutor; }},
+    {"remote_linker", "LINKD_REMOTE_LINKER",
+     [](const Config &c) -> std::string { return c.remoteLinker; }},
+    {"remote_platform", "LINKD_REMOTE_PLATFORM",
+     [](const Config &c) -> std::string {
+       std::vector<std::string> items;
+       items.reserve(c.remotePlatform.size());
+       for (const auto &[name, value] : c.remotePlatform)
+         items.push_back(name + "=" + value);
+       return join(items);
+     }},
     {"farm", "LINKD_FARM",
      [](const Config &c) -> std::string { return c.farm; }},
     {"farm_policy", "LINKD_FARM_POLICY",
@@ -328,6 +341,42 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
     c.remoteTlsCert = value;
   } else if (key == "remote_tls_key") {
     c.remoteTlsKey = value;
+  } else if (key == "remote_executor") {
+    if (value.empty() || value.starts_with("grpc://") ||
+        value.starts_with("grpcs://"))
+      c.remoteExecutor = value;
+    else
+      c.warnings.push_back(where + ": bad value for remote_executor: '" +
+                           value +
+                           "' (expected grpc://host:port or "
+                           "grpcs://host[:port])");
+  } else if (key == "remote_linker") {
+    c.remoteLinker = value;
+  } else if (key == "remote_platform") {
+    // NAME=VALUE,NAME=VALUE (Bazel's exec_properties); sorted by name, as
+    // REAPI wants them.
+    std::vector<std::pair<std::string, std::string>> props;
+    bool ok = true;
+    size_t pos = 0;
+    while (pos <= value.size()) {
+      size_t comma = value.find(',', pos);
+      std::string item = trim(value.substr(
+          pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      if (size_t eq = item.find('=');
+          !item.empty() && (eq == 0 || eq == std::string::npos))
+        ok = false;
+      else if (!item.empty())
+        props.emplace_back(trim(item.substr(0, item.find('='))),
+                           trim(item.substr(item.find('=') + 1)));
+      if (comma == std::string::npos)
+        break;
+      pos = comma + 1;
+    }
+    std::sort(props.begin(), props.end());
+    if (ok)
+      c.remotePlatform = props;
+    else
+      bad();
   } else if (key == "farm") {
     c.farm = value;
   } else if (key == "farm_policy") {

@@ -31,6 +31,12 @@
 //   remote_header_file LINKD_REMOTE_HEADER_FILE (none; NAME=VALUE lines)
 //   remote_tls_ca / remote_tls_cert / remote_tls_key
 //                  LINKD_REMOTE_TLS_CA / _CERT / _KEY (PEM files, grpcs://)
+//   remote_executor LINKD_REMOTE_EXECUTOR (none; grpc(s):// REAPI cluster
+//                  that cache misses may run on, docs/farm.md)
+//   remote_linker  LINKD_REMOTE_LINKER  (none; the path of linkd-lld on the
+//                  cluster's workers)
+//   remote_platform LINKD_REMOTE_PLATFORM (none; NAME=VALUE,... platform
+//                  properties of the actions)
 //   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)
 //   farm           LINKD_FARM           (none; gRPC target of a link farm,
 //                                        see docs/farm.md)
@@ -86,6 +92,12 @@ struct Config {
   std::string remoteTlsCa, remoteTlsCert, remoteTlsKey;
   std::vector<std::string> remoteHeaders;
   std::string remoteHeaderFile;
+  // A Remote Execution API cluster as the offload target (grpc:// or
+  // grpcs://; farm_policy and farm_min_input apply), the linkd-lld its
+  // workers run, and the platform properties of its actions.
+  std::string remoteExecutor;
+  std::string remoteLinker;
+  std::vector<std::pair<std::string, std::string>> remotePlatform;
   std::string farm;                // gRPC target; empty: no farm
   std::string farmPolicy = "auto"; // remote, local, auto
   uint64_t farmMinInput = 64ull << 20;

@@ -189,3 +189,122 @@ TEST_F(ReapiTest, BadTierSettingsAreLoggedAndTheLinkStillHappens) {
 
 } // namespace
 } // namespace linkd::e2e
+
+namespace linkd::e2e {
+namespace {
+
+// The executor: cache misses run as REAPI actions on the RemoteWorker,
+// which runs `linkd-lld remote-link` (the path its "image" has: this
+// build's).
+class ReapiExecutorTest : public ReapiTest {
+protected:
+  std::string executor(const std::string &url, const std::string &linker) {
+    return " LINKD_REMOTE_EXECUTOR=" + url + " LINKD_REMOTE_LINKER=" + linker +
+           " LINKD_FARM_POLICY=remote";
+  }
+  // A remote_linker that runs linkd-lld and then does `then` (a shell
+  // line, in the action's directory) before it exits.
+  std::string wrappedLinker(const std::string &name, const std::string &then) {
+    writeFile(name, "#!/bin/sh\n" + binPath("linkd-lld") + " \"$@\" || exit\n" +
+                        then + "\n");
+    run("chmod +x " + name);
+    return path(name);
+  }
+};
+
+TEST_F(ReapiExecutorTest, AMissRunsOnTheClusterWithStockBytes) {
+  std::string url = startServer();
+  stockReference();
+  std::string a = worker("a", "", executor(url, binPath("linkd-lld")));
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  EXPECT_TRUE(sameBytes("ref", "outA"));
+  EXPECT_EQ(run("./outA").out, "42\n");
+  auto sa = stats(a);
+  EXPECT_EQ(sa["farm_offloaded"], 1);
+  EXPECT_EQ(sa["farm_fallbacks"], 0);
+  EXPECT_EQ(sa["misses"], 1);
+  // A cold link (no manifest yet) learns in rounds what its linker scripts
+  // name; the result is cached like a local link's.
+  EXPECT_GE(sa["farm_round_trips"], 1);
+  EXPECT_GE(workerLog("a", "farm=" + url + " rc=0"), 1u);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA2")));
+  EXPECT_TRUE(sameBytes("ref", "outA2"));
+  EXPECT_EQ(stats(a)["hits"], 1);
+  // Another link of the same inputs (another key: a build id): offloaded
+  // too, with stock's bytes for its arguments.
+  ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o "
+                             "-Wl,--build-id=0xabcd -o ref2")));
+  RunResult r = run(a + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                    " main.o lib.o -Wl,--build-id=0xabcd -o other");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_TRUE(sameBytes("ref2", "other"));
+  EXPECT_EQ(stats(a)["farm_offloaded"], 2);
+}
+
+// With the cluster's cache as a tier too, a second worker's run of the same
+// link is a hit from it: nothing is linked anywhere.
+TEST_F(ReapiExecutorTest, TheSecondWorkerHitsTheClustersCache) {
+  std::string url = startServer();
+  stockReference();
+  std::string exec = executor(url, binPath("linkd-lld"));
+  std::string a = worker("a", url, exec), b = worker("b", url, exec);
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  EXPECT_TRUE(sameBytes("ref", "outA"));
+  EXPECT_EQ(stats(a)["farm_offloaded"], 1);
+  // The result and the manifest: the output is in the CAS already (the
+  // action left it there), so it is not written again.
+  waitForRemoteWrites(a, 2);
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  auto sb = stats(b);
+  EXPECT_EQ(sb["hits"], 1);
+  EXPECT_GE(sb["remote_hits"], 3);
+  EXPECT_EQ(sb["farm_offloaded"], 0);
+}
+
+// Every way the cluster can fail ends in a local link with stock's bytes.
+TEST_F(ReapiExecutorTest, FailuresOfTheClusterLinkLocally) {
+  std::string url = startServer();
+  stockReference();
+  struct Case {
+    std::string name, linker, logged;
+  } cases[] = {
+      {"nolinker", "/nonexistent/linkd-lld", "/nonexistent/linkd-lld"},
+      // The worker returns other bytes than the runner reported.
+      {"wrongbytes",
+       wrappedLinker("wrong.sh", "printf X | dd of=out/files/0 bs=1 seek=200 "
+                                 "conv=notrunc status=none"),
+       "does not match its digest"},
+      // The worker dies mid-action (its process, the server, goes away).
+      {"dies", wrappedLinker("dies.sh", "kill -9 $PPID; sleep 5"), "farm="},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string w = worker(c.name, "", executor(url, c.linker));
+    ASSERT_TRUE(exitedZero(linkAs(w, "out-" + c.name)));
+    EXPECT_TRUE(sameBytes("ref", "out-" + c.name));
+    auto s = stats(w);
+    EXPECT_EQ(s["farm_offloaded"], 0);
+    EXPECT_EQ(s["farm_fallbacks"], 1);
+    EXPECT_GE(workerLog(c.name, c.logged), 1u);
+    EXPECT_GE(workerLog(c.name, "linking locally"), 1u);
+  }
+  // The server is gone now: a down cluster costs one failure, then it is
+  // skipped for a while.
+  std::string d = worker("down", "", executor(url, binPath("linkd-lld")));
+  ASSERT_TRUE(exitedZero(linkAs(d, "out-down")));
+  EXPECT_TRUE(sameBytes("ref", "out-down"));
+  EXPECT_GE(workerLog("down", "not trying again for 10 s"), 1u);
+  // Another link (another key) meanwhile is not sent at all.
+  ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o "
+                             "-Wl,--build-id=0x77 -o ref77")));
+  RunResult r = run(d + "clang-19 --ld-path=" + binPath("ld.linkd") +
+                    " main.o lib.o -Wl,--build-id=0x77 -o out77");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_TRUE(sameBytes("ref77", "out77"));
+  EXPECT_EQ(stats(d)["farm_fallbacks"], 2);
+  EXPECT_GE(workerLog("down", "failed recently; not trying again yet"), 1u);
+}
+
+} // namespace
+} // namespace linkd::e2e

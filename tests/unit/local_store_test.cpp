@@ -364,7 +364,7 @@ TEST(CacheStatsText, NotStoredReasonsByKindAndOnlySectionsInUse) {
 
 TEST(ConfigSettings, EveryKeyListedWithItsSource) {
   Config c;
-  EXPECT_EQ(listSettings(c).size(), 36u);
+  EXPECT_EQ(listSettings(c).size(), 39u);
   auto s = settingFromVariable("LINKD_MAX_SIZE", "3072M");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->key, "max_size");

@@ -242,7 +242,7 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   return c;
 }
 
-bool FarmClient::wantsOffload(uint64_t inputBytes) const {
+bool policyWantsOffload(const Config &settings, uint64_t inputBytes) {
   if (settings.farmPolicy == "local")
     return false;
   if (settings.farmPolicy == "remote")
@@ -251,6 +251,10 @@ bool FarmClient::wantsOffload(uint64_t inputBytes) const {
 }
 
 v1::PathFact FarmClient::fact(const std::string &path) {
+  return describePath(path, statCache);
+}
+
+v1::PathFact describePath(const std::string &path, StatCache *statCache) {
   v1::PathFact f;
   f.set_path(path);
   struct stat st{};
@@ -293,9 +297,13 @@ v1::PathFact FarmClient::fact(const std::string &path) {
 }
 
 v1::PathFact FarmClient::outputFact(const std::string &path) {
+  return describeOutputPath(path, statCache);
+}
+
+v1::PathFact describeOutputPath(const std::string &path, StatCache *statCache) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return fact(path);
+    return describePath(path, statCache);
   // An old output: described absent, and so never hashed nor uploaded.
   v1::PathFact f;
   f.set_path(path);
@@ -306,11 +314,16 @@ v1::PathFact FarmClient::outputFact(const std::string &path) {
 
 std::vector<v1::PathFact>
 FarmClient::facts(const std::vector<std::string> &paths) {
+  return describePaths(paths, statCache);
+}
+
+std::vector<v1::PathFact> describePaths(const std::vector<std::string> &paths,
+                                        StatCache *statCache) {
   std::vector<v1::PathFact> out(paths.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < paths.size();)
-      out[i] = fact(paths[i]);
+      out[i] = describePath(paths[i], statCache);
   };
   // One thread per core, and at least a few paths each (a thread costs
   // ~50 us; a path the stat cache knows, a few).

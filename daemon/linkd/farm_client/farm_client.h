@@ -52,7 +52,64 @@ struct FarmCounters {
   void zero();
 };
 
-class FarmClient {
+class FarmClient;
+
+// Where a cache miss may be linked instead of here: linkd's own farm
+// (FarmClient) or a Remote Execution API cluster
+// (daemon/linkd/reapi/reapi_executor.h). Choosing, falling back locally and
+// caching the result are the link service's (offloadToFarm); only the wire
+// differs. Counters are `farm_*` for either.
+class OffloadTarget {
+public:
+  virtual ~OffloadTarget() = default;
+  struct Result;
+  // The policy's decision for a link whose known inputs total `inputBytes`
+  // (farm_policy, farm_min_input).
+  virtual bool wantsOffload(uint64_t inputBytes) const = 0;
+  virtual Result offload(const v1::LinkRequest &req,
+                         const std::vector<std::string> &read,
+                         const std::vector<std::string> &probed,
+                         const std::vector<std::string> &outputs) = 0;
+  virtual FarmCounters &counters() = 0;
+  virtual const std::string &target() const = 0;
+  // How long the oldest offload under way has been (0 if none).
+  virtual double oldestOffloadSeconds() const = 0;
+};
+
+// The settings' decision for a link whose known inputs total `inputBytes`.
+bool policyWantsOffload(const Config &settings, uint64_t inputBytes);
+
+// Facts for `path` as this machine sees it: stat() following symbolic
+// links, absent when ENOENT/ENOTDIR, digests from `statCache` (or hashed).
+v1::PathFact describePath(const std::string &path, StatCache *statCache);
+// describePath() for each of `paths`, in order, hashed on every core.
+std::vector<v1::PathFact> describePaths(const std::vector<std::string> &paths,
+                                        StatCache *statCache);
+// An output path: a directory as it is, an old output file as absent (never
+// hashed nor uploaded; LLD only skips moving it aside before replacing it).
+v1::PathFact describeOutputPath(const std::string &path, StatCache *statCache);
+
+struct OffloadTarget::Result {
+  bool ok = false;   // outputs are in place; the fields below hold
+  std::string error; // why not (the caller links locally)
+  bool retryable = false;
+  int exitCode = 0;
+  int termSignal = 0;
+  std::string out, err; // the linker's stdout and stderr
+  std::string records;  // access records with client paths
+  uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
+  // The outputs as written here, with the digest their content was
+  // verified against: the local store files them under it without
+  // reading them again (while the file still has this identity).
+  struct Output {
+    std::string path;
+    Digest digest;
+    struct stat st;
+  };
+  std::vector<Output> outputs;
+};
+
+class FarmClient : public OffloadTarget {
 public:
   // HTTP/2 keepalive of the offload channel: a ping after this long, and
   // the node given up if its answer takes longer than the timeout.
@@ -67,28 +124,9 @@ public:
                                             std::string *error,
                                             bool requireToken = true);
 
-  // The policy's decision for a link whose known inputs total `inputBytes`.
-  bool wantsOffload(uint64_t inputBytes) const;
-
-  struct Result {
-    bool ok = false;   // outputs are in place; the fields below hold
-    std::string error; // why not (the caller links locally)
-    bool retryable = false;
-    int exitCode = 0;
-    int termSignal = 0;
-    std::string out, err; // the linker's stdout and stderr
-    std::string records;  // access records with client paths
-    uint64_t wallMicros = 0, userMicros = 0, sysMicros = 0, maxRssKib = 0;
-    // The outputs as written here, with the digest their content was
-    // verified against: the local store files them under it without
-    // reading them again (while the file still has this identity).
-    struct Output {
-      std::string path;
-      Digest digest;
-      struct stat st;
-    };
-    std::vector<Output> outputs;
-  };
+  bool wantsOffload(uint64_t inputBytes) const override {
+    return policyWantsOffload(settings, inputBytes);
+  }
   // Offloads one link. `read` and `probed` name paths worth describing up
   // front (the node asks for the content of `read` ones at once); `outputs`
   // the output file (described as absent: an old output is never uploaded;
@@ -97,16 +135,16 @@ public:
   Result offload(const v1::LinkRequest &req,
                  const std::vector<std::string> &read,
                  const std::vector<std::string> &probed,
-                 const std::vector<std::string> &outputs);
+                 const std::vector<std::string> &outputs) override;
 
-  FarmCounters &counters() { return stats; }
+  FarmCounters &counters() override { return stats; }
   // Where output temporaries are written down (store/temp_journal.h).
   void setTempJournal(TempJournal *j) { journal = j; }
   int printHealth(bool json);
-  const std::string &target() const { return settings.farm; }
-  // How long the oldest offload under way has been (0 if none): a node
-  // that holds links shows here before they end (the metrics' gauge).
-  double oldestOffloadSeconds() const;
+  const std::string &target() const override { return settings.farm; }
+  // A node that holds links shows here before they end (the metrics'
+  // gauge).
+  double oldestOffloadSeconds() const override;
 
   // Facts for `path` as this machine sees it (public for the prefetch size
   // estimate).

@@ -143,7 +143,7 @@ void remote(PrometheusText &m, RemoteTiers *tiers) {
   }
 }
 
-void farmClient(PrometheusText &m, FarmClient *farm) {
+void farmClient(PrometheusText &m, OffloadTarget *farm) {
   FarmCounters none;
   std::map<std::string, uint64_t> c =
       farm ? farm->counters().snapshot() : none.snapshot();

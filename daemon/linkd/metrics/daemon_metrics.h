@@ -24,7 +24,7 @@ namespace linkd {
 class CacheStats;
 class LocalStore;
 class RemoteTiers;
-class FarmClient;
+class OffloadTarget;
 class LinkService;
 class FarmService;
 
@@ -33,7 +33,7 @@ struct MetricsSources {
   LocalStore *store = nullptr;
   uint64_t storeMaxBytes = 0;
   RemoteTiers *remote = nullptr;
-  FarmClient *farm = nullptr;
+  OffloadTarget *farm = nullptr;
   const LinkService *service = nullptr; // a running daemon
   const FarmService *node = nullptr;    // a farm node
   std::string lldVersion;

@@ -1019,10 +1019,10 @@ void farmPrefetch(const v1::LinkRequest &req, std::vector<std::string> &read,
 
 // Outputs the farm client wrote and verified keep their digests while the
 // file is the one it wrote (same inode, size and modification time).
-void adoptFarmDigests(const std::vector<FarmClient::Result::Output> &written,
+void adoptFarmDigests(const std::vector<OffloadTarget::Result::Output> &written,
                       std::vector<OutputSnapshot> &snapshots) {
   for (OutputSnapshot &snap : snapshots)
-    for (const FarmClient::Result::Output &w : written)
+    for (const OffloadTarget::Result::Output &w : written)
       if (snap.fd >= 0 && w.path == snap.path &&
           w.st.st_dev == snap.st.st_dev && w.st.st_ino == snap.st.st_ino &&
           w.st.st_size == snap.st.st_size &&
@@ -1060,7 +1060,7 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
     return false;
   auto begin = Clock::now();
   int64_t startWallNanos = wallNanos();
-  FarmClient::Result r = farm->offload(req, read, probed, outputPaths);
+  OffloadTarget::Result r = farm->offload(req, read, probed, outputPaths);
   if (!r.ok) {
     ++farm->counters().fallbacks;
     spdlog::warn("link id={} farm={}: {}; linking locally", linkId,

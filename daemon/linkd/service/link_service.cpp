@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 LinkService::LinkService(ServiceConfig config, ZygoteClient &zygote,
                          CacheRuntime cache,
                          std::function<void()> requestShutdown,
-                         FarmClient *farm)
+                         OffloadTarget *farm)
     : config(std::move(config)), zygote(zygote), cache(std::move(cache)),
       requestShutdown(std::move(requestShutdown)), farm(farm),
       recordPolicy(audit::recordPolicyFrom(std::getenv("LINKD_AUDIT_RECORD"))),

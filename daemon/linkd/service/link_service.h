@@ -61,7 +61,7 @@ public:
   // `farm` (optional): cache misses may be offloaded there (docs/farm.md).
   LinkService(ServiceConfig config, ZygoteClient &zygote, CacheRuntime cache,
               std::function<void()> requestShutdown,
-              FarmClient *farm = nullptr);
+              OffloadTarget *farm = nullptr);
 
   grpc::Status Link(grpc::ServerContext *ctx, const v1::LinkRequest *req,
                     grpc::ServerWriter<v1::LinkReply> *writer) override;
@@ -146,7 +146,7 @@ private:
   ZygoteClient &zygote;
   CacheRuntime cache;
   std::function<void()> requestShutdown;
-  FarmClient *farm;
+  OffloadTarget *farm;
   audit::RecordPolicy recordPolicy; // LINKD_AUDIT_RECORD, the daemon's
   JobSlots slots;
   Timings timing;

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "daemon/linkd/reapi/reapi_executor.h"
+
+#include "cache/access_log.h"
+#include "daemon/linkd/farm_client/output_policy.h"
+#include "daemon/linkd/farm_client/output_writer.h"
+#include "link/flavor.h"
+#include "linkd/v1/remote_link.pb.h"
+#include "store/local_store.h"
+#include "util/files.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+namespace linkd::reapi {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string deterministic(const google::protobuf::MessageLite &m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+// A message as a blob of the action: its bytes and their digest.
+UploadBlob messageBlob(const google::protobuf::MessageLite &m) {
+  std::string bytes = deterministic(m);
+  re::Digest d = digestOf(bytes);
+  return {d, std::move(bytes), {}};
+}
+
+// An output being received: a temp file beside its destination.
+struct Incoming {
+  std::string path, tmp;
+  uint32_t mode = 0;
+  re::Digest digest;
+  UniqueFd fd;
+};
+
+void discard(std::vector<Incoming> &files) {
+  for (Incoming &f : files)
+    if (f.fd.valid()) {
+      f.fd.reset();
+      ::unlink(f.tmp.c_str());
+    }
+}
+
+const re::FileNode *fileNamed(const re::Directory &dir,
+                              const std::string &name) {
+  for (const re::FileNode &f : dir.files())
+    if (f.name() == name)
+      return &f;
+  return nullptr;
+}
+
+} // namespace
+
+// One offload, from the first round to the outputs in place.
+struct Executor::Attempt {
+  explicit Attempt(const v1::LinkRequest &req) : req(req), policy(req) {}
+  const v1::LinkRequest &req;
+  OutputPolicy policy;
+  std::vector<v1::PathFact> facts;
+  std::map<std::string, size_t> factIndex; // path -> facts[i]
+  std::string actionId;
+  int round = 0;
+  re::ActionResult action;
+  v1::RemoteLinkResult result;
+  std::vector<std::string> unknown; // exist here, had no fact there
+  Result out;
+  uint64_t up = 0;
+  void addFact(v1::PathFact f) {
+    auto [it, fresh] = factIndex.emplace(f.path(), facts.size());
+    if (fresh)
+      facts.push_back(std::move(f));
+    else
+      facts[it->second] = std::move(f);
+  }
+};
+
+std::unique_ptr<Executor> Executor::create(const Config &settings,
+                                           StatCache *statCache,
+                                           std::string *error) {
+  std::unique_ptr<Executor> e(new Executor(settings, statCache));
+  if (settings.remoteLinker.empty() || settings.remoteLinker[0] != '/') {
+    *error = "remote_linker (LINKD_REMOTE_LINKER) must name linkd-lld on the "
+             "cluster's workers by an absolute path";
+    return nullptr;
+  }
+  Endpoint base;
+  if (!endpointSettings(settings, base, error))
+    return nullptr;
+  auto parsed = parseEndpoint(settings.remoteExecutor, error);
+  if (!parsed)
+    return nullptr;
+  Endpoint ep = base;
+  ep.url = parsed->url;
+  ep.target = parsed->target;
+  ep.tls = parsed->tls;
+  if (!parsed->instanceName.empty())
+    ep.instanceName = parsed->instanceName;
+  ep.connectTimeout = std::chrono::milliseconds(settings.farmConnectTimeoutMs);
+  // Blob transfers of a big link's inputs take longer than a cache tier's
+  // lookups are allowed.
+  ep.timeout = std::chrono::milliseconds(
+      std::max<uint64_t>(settings.remoteTimeoutMs, 120000));
+  e->client = Client::create(ep, error);
+  if (!e->client)
+    return nullptr;
+  e->execution = re::Execution::NewStub(e->client->channel());
+  return e;
+}
+
+double Executor::oldestOffloadSeconds() const {
+  std::lock_guard lock(inflightMu);
+  if (inflight.empty())
+    return 0;
+  return std::chrono::duration<double>(Clock::now() - *inflight.begin())
+      .count();
+}
+
+OffloadTarget::Result
+Executor::offload(const v1::LinkRequest &req,
+                  const std::vector<std::string> &read,
+                  const std::vector<std::string> &probed,
+                  const std::vector<std::string> &outputs) {
+  std::multiset<Clock::time_point>::iterator mine;
+  {
+    std::lock_guard lock(inflightMu);
+    mine = inflight.insert(Clock::now());
+  }
+  struct Done {
+    Executor *e;
+    std::multiset<Clock::time_point>::iterator it;
+    ~Done() {
+      std::lock_guard lock(e->inflightMu);
+      e->inflight.erase(it);
+    }
+  } done{this, mine};
+
+  Attempt a(req);
+  if (Clock::now().time_since_epoch().count() < downUntilNanos.load()) {
+    a.out.error =
+        "the cluster " + target() + " failed recently; not trying again yet";
+    return std::move(a.out);
+  }
+  Capabilities caps;
+  if (grpc::Status st = client->capabilities(caps);
+      !st.ok() || !caps.execution) {
+    downUntilNanos =
+        (Clock::now() + std::chrono::seconds(10)).time_since_epoch().count();
+    a.out.error =
+        "the cluster " + target() + " cannot run links: " +
+        (st.ok() ? "it does not execute SHA-256 actions"
+                 : codeName(st.error_code()) + ": " + st.error_message()) +
+        " (not trying again for 10 s)";
+    return std::move(a.out);
+  }
+  // The facts the daemon knows up front: outputs (an old output as absent),
+  // what the last link with this key read and probed, the command line's.
+  std::set<std::string> seen;
+  std::vector<std::string> described;
+  for (const std::string &p : outputs)
+    if (!p.empty() && p[0] == '/' && seen.insert(p).second)
+      a.addFact(describeOutputPath(p, statCache));
+  for (const auto *list : {&read, &probed})
+    for (const std::string &p : *list)
+      if (!p.empty() && p[0] == '/' && seen.insert(p).second)
+        described.push_back(p);
+  for (v1::PathFact &f : describePaths(described, statCache))
+    a.addFact(std::move(f));
+  for (a.round = 1; a.round <= kMaxRounds; ++a.round) {
+    a.unknown.clear();
+    if (!runRound(a))
+      return std::move(a.out);
+    if (a.unknown.empty())
+      break;
+    if (a.round == kMaxRounds) {
+      a.out.error = "the link still needed undescribed paths after " +
+                    std::to_string(kMaxRounds) + " rounds (" + a.unknown[0] +
+                    ", ...)";
+      return std::move(a.out);
+    }
+    for (v1::PathFact &f : describePaths(a.unknown, statCache))
+      a.addFact(std::move(f));
+  }
+  stats.bytesUp += a.up;
+  if (!fetchOutputs(a))
+    return std::move(a.out);
+  const v1::OffloadDone &d = a.result.done();
+  a.out.ok = true;
+  a.out.exitCode = d.exit_code();
+  a.out.records = d.access_records();
+  a.out.wallMicros = d.wall_micros();
+  a.out.userMicros = d.user_micros();
+  a.out.sysMicros = d.sys_micros();
+  a.out.maxRssKib = d.max_rss_kib();
+  return std::move(a.out);
+}
+
+bool Executor::runRound(Attempt &a) {
+  ++stats.roundTrips;
+  // The request as the runner reads it: only the variables the linker
+  // reads (the process's own name this machine's directories).
+  v1::OffloadStart start;
+  v1::LinkRequest *link = start.mutable_link();
+  *link = a.req;
+  auto reads = flavorEnvironment(static_cast<Flavor>(a.req.flavor()));
+  for (auto it = link->mutable_env()->begin();
+       it != link->mutable_env()->end();)
+    it = std::find(reads.begin(), reads.end(), it->first) == reads.end()
+             ? link->mutable_env()->erase(it)
+             : std::next(it);
+  for (const v1::PathFact &f : a.facts)
+    *start.add_facts() = f;
+  UploadBlob request = messageBlob(start);
+
+  // The input root: in/request, in/blobs/<hex> (one per content).
+  std::vector<UploadBlob> blobs;
+  std::map<std::string, const v1::PathFact *> byHex;
+  for (const v1::PathFact &f : a.facts)
+    if (f.kind() == v1::PathFact::FILE)
+      if (auto d = Digest::fromRaw(f.digest()))
+        byHex.emplace(d->hex(), &f);
+  re::Directory blobDir;
+  for (const auto &[hex, f] : byHex) {
+    re::FileNode *n = blobDir.add_files();
+    n->set_name(hex);
+    *n->mutable_digest() = toProto(*Digest::fromRaw(f->digest()), f->size());
+    blobs.push_back({n->digest(), {}, f->path()});
+  }
+  UploadBlob blobDirBlob = messageBlob(blobDir);
+  re::Directory in;
+  re::FileNode *req = in.add_files();
+  req->set_name("request");
+  *req->mutable_digest() = request.digest;
+  re::DirectoryNode *bd = in.add_directories();
+  bd->set_name("blobs");
+  *bd->mutable_digest() = blobDirBlob.digest;
+  UploadBlob inBlob = messageBlob(in);
+  re::Directory root;
+  re::DirectoryNode *inNode = root.add_directories();
+  inNode->set_name("in");
+  *inNode->mutable_digest() = inBlob.digest;
+  UploadBlob rootBlob = messageBlob(root);
+
+  Capabilities caps;
+  client->capabilities(caps);
+  re::Command command;
+  command.add_arguments(settings.remoteLinker);
+  command.add_arguments("remote-link");
+  command.add_arguments("in");
+  command.add_arguments("out");
+  command.add_output_directories("out");
+  if (caps.outputPaths())
+    command.add_output_paths("out");
+  re::Platform platform;
+  for (const auto &[name, value] : settings.remotePlatform) {
+    auto *p = platform.add_properties();
+    p->set_name(name);
+    p->set_value(value);
+  }
+  *command.mutable_platform() = platform;
+  UploadBlob commandBlob = messageBlob(command);
+  re::Action action;
+  *action.mutable_command_digest() = commandBlob.digest;
+  *action.mutable_input_root_digest() = rootBlob.digest;
+  action.mutable_timeout()->set_seconds(
+      static_cast<int64_t>(settings.farmTimeoutMs / 1000));
+  *action.mutable_platform() = platform;
+  UploadBlob actionBlob = messageBlob(action);
+  a.actionId = actionBlob.digest.hash();
+  for (UploadBlob *b :
+       {&request, &blobDirBlob, &inBlob, &rootBlob, &commandBlob, &actionBlob})
+    blobs.push_back(*b); // a copy: the digests are used below
+
+  // Upload what the CAS lacks.
+  std::vector<re::Digest> all, missing;
+  all.reserve(blobs.size());
+  for (const UploadBlob &b : blobs)
+    all.push_back(b.digest);
+  if (grpc::Status st = client->findMissing(all, missing); !st.ok()) {
+    a.out.error = "FindMissingBlobs: " + codeName(st.error_code()) + ": " +
+                  st.error_message();
+    return false;
+  }
+  std::set<std::string> want;
+  for (const re::Digest &d : missing)
+    want.insert(d.hash());
+  std::vector<UploadBlob> send;
+  for (UploadBlob &b : blobs)
+    if (want.count(b.digest.hash()))
+      send.push_back(std::move(b));
+  stats.blobsSkipped += blobs.size() - send.size();
+  stats.blobsUploaded += send.size();
+  if (grpc::Status st = client->upload(send, &a.up); !st.ok()) {
+    a.out.error =
+        "upload: " + codeName(st.error_code()) + ": " + st.error_message();
+    return false;
+  }
+
+  // Execute, following the operation; after a dropped stream, wait on it.
+  re::ExecuteRequest ereq;
+  ereq.set_instance_name(client->endpoint().instanceName);
+  *ereq.mutable_action_digest() = actionBlob.digest;
+  std::string opName;
+  google::longrunning::Operation op;
+  grpc::Status st;
+  for (int attempt = 0; attempt < 3 && !op.done(); ++attempt) {
+    grpc::ClientContext ctx;
+    client->prepare(ctx, std::chrono::milliseconds(settings.farmTimeoutMs),
+                    a.actionId);
+    std::unique_ptr<grpc::ClientReader<google::longrunning::Operation>> reader;
+    if (opName.empty()) {
+      reader = execution->Execute(&ctx, ereq);
+    } else {
+      re::WaitExecutionRequest w;
+      w.set_name(opName);
+      reader = execution->WaitExecution(&ctx, w);
+    }
+    google::longrunning::Operation next;
+    while (reader->Read(&next)) {
+      if (!next.name().empty())
+        opName = next.name();
+      op = next;
+      if (op.done())
+        break;
+    }
+    st = reader->Finish();
+    if (op.done() || opName.empty() ||
+        (st.error_code() != grpc::StatusCode::UNAVAILABLE &&
+         st.error_code() != grpc::StatusCode::OK))
+      break;
+    ++stats.retries;
+  }
+  if (!op.done()) {
+    a.out.error =
+        "Execute: " +
+        (st.ok() ? std::string("the stream ended before the action")
+                 : codeName(st.error_code()) + ": " + st.error_message());
+    return false;
+  }
+  if (op.has_error()) {
+    a.out.error = "Execute: " +
+                  codeName(static_cast<grpc::StatusCode>(op.error().code())) +
+                  ": " + op.error().message();
+    return false;
+  }
+  re::ExecuteResponse resp;
+  if (!op.response().UnpackTo(&resp)) {
+    a.out.error = "Execute: the operation holds no ExecuteResponse";
+    return false;
+  }
+  if (resp.status().code() != 0) {
+    a.out.error =
+        "the action failed: " +
+        codeName(static_cast<grpc::StatusCode>(resp.status().code())) + ": " +
+        resp.status().message();
+    return false;
+  }
+  a.action = resp.result();
+  auto blobText = [&](const std::string &raw, const re::Digest &d) {
+    std::string text = raw;
+    if (text.empty() && d.size_bytes() > 0 && !client->read(d, text).ok())
+      text = "(unreadable)";
+    return text;
+  };
+  a.out.out = blobText(a.action.stdout_raw(), a.action.stdout_digest());
+  a.out.err = blobText(a.action.stderr_raw(), a.action.stderr_digest());
+  if (a.action.exit_code() != 0) {
+    a.out.error = "the worker could not run " + settings.remoteLinker +
+                  " (exit " + std::to_string(a.action.exit_code()) +
+                  "): " + a.out.err.substr(0, 400);
+    return false;
+  }
+  // The runner's result, from the output directory's tree.
+  const re::OutputDirectory *outDir = nullptr;
+  for (const re::OutputDirectory &d : a.action.output_directories())
+    if (d.path() == "out")
+      outDir = &d;
+  std::string treeBytes;
+  re::Tree tree;
+  if (!outDir || !client->read(outDir->tree_digest(), treeBytes).ok() ||
+      !tree.ParseFromString(treeBytes)) {
+    a.out.error = "the action returned no readable output directory";
+    return false;
+  }
+  const re::FileNode *resultNode = fileNamed(tree.root(), "result");
+  std::string resultBytes;
+  if (!resultNode || !client->read(resultNode->digest(), resultBytes).ok() ||
+      !a.result.ParseFromString(resultBytes)) {
+    a.out.error = "the action returned no readable result";
+    return false;
+  }
+  stats.bytesDown += resultBytes.size() + treeBytes.size();
+  if (!a.result.done().error().empty()) {
+    a.out.error = "the worker gave up: " + a.result.done().error();
+    return false;
+  }
+  // Paths the link met without a fact were absent there: if one exists
+  // here, this round saw another file system than a local link would.
+  std::vector<std::string> unknown(a.result.unknown_paths().begin(),
+                                   a.result.unknown_paths().end());
+  for (v1::PathFact &f : describePaths(unknown, statCache)) {
+    if (f.kind() != v1::PathFact::ABSENT && !a.factIndex.count(f.path()))
+      a.unknown.push_back(f.path());
+    else if (f.kind() == v1::PathFact::ABSENT)
+      a.addFact(std::move(f)); // absent here too: as the link saw it
+  }
+  // The files/ directory: each output's content, by index.
+  a.out.outputs.clear();
+  return true;
+}
+
+bool Executor::reject(Attempt &a, const std::string &why) {
+  ++stats.rejected;
+  spdlog::warn("remote executor {}: rejected the answer: {}", target(), why);
+  a.out.error = why;
+  return false;
+}
+
+bool Executor::fetchOutputs(Attempt &a) {
+  AccessLog log = parseAccessLog(a.result.done().access_records());
+  if (!log.uncacheable.empty()) {
+    ++stats.notOffloadable;
+    a.out.error = "not offloadable: " + log.uncacheable.front();
+    return false;
+  }
+  // The records the cache will store must describe this machine's files:
+  // every path the worker says the link read, saw or missed is one this
+  // link described, as that kind (a worker cannot make the cache believe
+  // a link read less than it did, or something else).
+  auto kindOf = [&](const std::string &p) {
+    auto it = a.factIndex.find(p);
+    return it == a.factIndex.end() ? -1 : a.facts[it->second].kind();
+  };
+  for (const std::string &p : log.read)
+    if (kindOf(p) != v1::PathFact::FILE && kindOf(p) != v1::PathFact::DIRECTORY)
+      return reject(a, "the worker says the link read " + p +
+                           ", which it was not given");
+  for (const std::string &p : log.existing)
+    if (kindOf(p) != v1::PathFact::FILE && kindOf(p) != v1::PathFact::DIRECTORY)
+      return reject(a,
+                    "the worker says " + p + " exists, which it was not told");
+  for (const std::string &p : log.missing)
+    if (kindOf(p) != v1::PathFact::ABSENT)
+      return reject(a, "the worker says " + p +
+                           " is absent, which it is not here");
+  if (a.result.done().term_signal()) {
+    a.out.error = "the link was killed on the worker by " +
+                  a.result.done().term_signal_name();
+    return false;
+  }
+  // files/<i> in the tree: the digests the runner reported, and no others.
+  const re::OutputDirectory *outDir = nullptr;
+  for (const re::OutputDirectory &d : a.action.output_directories())
+    if (d.path() == "out")
+      outDir = &d;
+  std::string treeBytes;
+  re::Tree tree;
+  client->read(outDir->tree_digest(), treeBytes);
+  tree.ParseFromString(treeBytes);
+  const re::Directory *files = nullptr;
+  for (const re::DirectoryNode &n : tree.root().directories())
+    if (n.name() == "files")
+      for (const re::Directory &child : tree.children())
+        if (digestOf(deterministic(child)).hash() == n.digest().hash())
+          files = &child;
+  if (!files && a.result.outputs_size() > 0) {
+    a.out.error = "the action returned no files directory";
+    return false;
+  }
+  std::vector<Incoming> incoming;
+  for (int i = 0; i < a.result.outputs_size(); ++i) {
+    const v1::FarmOutputFile &o = a.result.outputs(i);
+    const re::FileNode *node = fileNamed(*files, std::to_string(i));
+    auto d = Digest::fromRaw(o.digest());
+    if (!node || !d || node->digest().hash() != d->hex() ||
+        static_cast<uint64_t>(node->digest().size_bytes()) != o.size()) {
+      discard(incoming);
+      a.out.error = "output " + o.path() + " does not match its digest";
+      return false;
+    }
+    OutputPolicy::Admitted admitted = a.policy.admit(o.path(), o.mode());
+    if (admitted.path.empty()) {
+      discard(incoming);
+      return reject(a, admitted.refusal);
+    }
+    Incoming in;
+    in.path = admitted.path;
+    in.mode = admitted.mode;
+    in.digest = node->digest();
+    std::string e;
+    in.fd = UniqueFd(createTempBeside(in.path, in.tmp, &e, journal));
+    if (!in.fd.valid()) {
+      discard(incoming);
+      a.out.error = "cannot write " + in.path + ": " + e;
+      return false;
+    }
+    OutputWriter writer(in.fd.get());
+    grpc::Status st = client->stream(in.digest, [&](std::string_view piece) {
+      stats.bytesDown += piece.size();
+      return writer.add(std::string(piece));
+    });
+    Digest got;
+    bool written = writer.finish(got);
+    incoming.push_back(std::move(in));
+    if (!st.ok() || !written || got != *d) {
+      discard(incoming);
+      a.out.error = "output " + o.path() + ": " +
+                    (st.ok() ? "cannot write it" : st.error_message());
+      return false;
+    }
+  }
+  for (Incoming &f : incoming) {
+    std::string e;
+    Result::Output o{f.path, *fromProto(f.digest), {}};
+    if (!commitTemp(f.fd.get(), f.tmp, f.path, f.mode, &e)) {
+      discard(incoming);
+      a.out.error = "cannot write " + f.path + ": " + e;
+      return false;
+    }
+    if (fstat(f.fd.get(), &o.st) == 0)
+      a.out.outputs.push_back(std::move(o));
+    f.fd.reset();
+  }
+  return true;
+}
+
+} // namespace linkd::reapi
