@@ -646,7 +646,8 @@ int openFarm(Daemon &d) {
   } else if (!settings.remoteExecutor.empty()) {
     std::string err;
     d.executor =
-        reapi::Executor::create(settings, d.parts.statCache.get(), &err);
+        reapi::Executor::create(settings, d.parts.statCache.get(),
+                                reapi::loadedFiles(d.zygote->pid()), &err);
     if (d.executor)
       d.executor->setTempJournal(d.parts.journal.get());
     if (!d.executor)
@@ -655,9 +656,10 @@ int openFarm(Daemon &d) {
       spdlog::warn("remote executor {} unused: it needs the cache",
                    settings.remoteExecutor);
     else
-      spdlog::info("remote executor {} policy={} min_input={} linker={}",
-                   settings.remoteExecutor, settings.farmPolicy,
-                   settings.farmMinInput, settings.remoteLinker);
+      spdlog::info(
+          "remote executor {} policy={} min_input={} linker={}",
+          settings.remoteExecutor, settings.farmPolicy, settings.farmMinInput,
+          settings.remoteLinker.empty() ? "shipped" : settings.remoteLinker);
   }
   if (d.options.listen.empty())
     return 0;

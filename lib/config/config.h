@@ -33,8 +33,8 @@
 //                  LINKD_REMOTE_TLS_CA / _CERT / _KEY (PEM files, grpcs://)
 //   remote_executor LINKD_REMOTE_EXECUTOR (none; grpc(s):// REAPI cluster
 //                  that cache misses may run on, docs/farm.md)
-//   remote_linker  LINKD_REMOTE_LINKER  (none; the path of linkd-lld on the
-//                  cluster's workers)
+//   remote_linker  LINKD_REMOTE_LINKER  (none: linkd-lld is shipped as
+//                  inputs; else its path on the cluster's workers)
 //   remote_platform LINKD_REMOTE_PLATFORM (none; NAME=VALUE,... platform
 //                  properties of the actions)
 //   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)

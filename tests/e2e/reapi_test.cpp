@@ -241,6 +241,29 @@ TEST_F(ReapiExecutorTest, AMissRunsOnTheClusterWithStockBytes) {
   EXPECT_EQ(stats(a)["farm_offloaded"], 2);
 }
 
+// Without remote_linker, the daemon ships its own linkd-lld with the
+// shared objects its zygote runs with and their loader: a worker whose
+// image has no linkd runs it (uploaded once, then found in the CAS).
+TEST_F(ReapiExecutorTest, TheShippedLinkerNeedsNothingInTheWorkerImage) {
+  std::string url = startServer();
+  stockReference();
+  std::string a = worker("a", "", executor(url, ""));
+  ASSERT_TRUE(exitedZero(linkAs(a, "outA")));
+  EXPECT_TRUE(sameBytes("ref", "outA"));
+  EXPECT_EQ(run("./outA").out, "42\n");
+  auto sa = stats(a);
+  EXPECT_EQ(sa["farm_offloaded"], 1);
+  EXPECT_EQ(sa["farm_fallbacks"], 0);
+  EXPECT_GE(workerLog("a", "linker=shipped"), 1u);
+  // A second client: the linker's files are in the CAS already.
+  std::string b = worker("b", "", executor(url, ""));
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  auto sb = stats(b);
+  EXPECT_EQ(sb["farm_offloaded"], 1);
+  EXPECT_LT(sb["farm_bytes_up"], sa["farm_bytes_up"] / 10);
+}
+
 // With the cluster's cache as a tier too, a second worker's run of the same
 // link is a hit from it: nothing is linked anywhere.
 TEST_F(ReapiExecutorTest, TheSecondWorkerHitsTheClustersCache) {

@@ -17,7 +17,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 
 namespace linkd::reapi {
 
@@ -67,6 +72,90 @@ const re::FileNode *fileNamed(const re::Directory &dir,
   return nullptr;
 }
 
+// The DT_SONAME of ELF64 little-endian shared object `path` ("" if none):
+// the name the dynamic loader looks for (libcurl.so.4), where the mapped
+// file is named by its version (libcurl.so.4.8.0).
+std::string sharedObjectName(const std::string &path) {
+  auto data = readFile(path, 512 << 20);
+  if (!data || data->size() < 64 ||
+      data->compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0 ||
+      (*data)[4] != 2 || (*data)[5] != 1)
+    return "";
+  const std::string &f = *data;
+  auto u16 = [&](uint64_t at) -> uint64_t {
+    return at + 2 <= f.size() ? static_cast<uint8_t>(f[at]) |
+                                    static_cast<uint8_t>(f[at + 1]) << 8
+                              : 0;
+  };
+  auto u64 = [&](uint64_t at) -> uint64_t {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0 && at + 8 <= f.size(); --i)
+      v = v << 8 | static_cast<uint8_t>(f[at + i]);
+    return v;
+  };
+  uint64_t phoff = u64(32), phentsize = u16(54), phnum = u16(56);
+  uint64_t dynOff = 0, dynSize = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> loads; // vaddr, offset
+  std::vector<uint64_t> loadSizes;
+  for (uint64_t i = 0; i < phnum && phentsize >= 56; ++i) {
+    uint64_t ph = phoff + i * phentsize;
+    uint32_t type = static_cast<uint32_t>(u64(ph) & 0xffffffff);
+    if (type == 2) { // PT_DYNAMIC
+      dynOff = u64(ph + 8);
+      dynSize = u64(ph + 32);
+    } else if (type == 1) { // PT_LOAD
+      loads.emplace_back(u64(ph + 16), u64(ph + 8));
+      loadSizes.push_back(u64(ph + 32));
+    }
+  }
+  uint64_t strtab = 0, soname = UINT64_MAX;
+  for (uint64_t at = dynOff; at + 16 <= dynOff + dynSize && at + 16 <= f.size();
+       at += 16) {
+    uint64_t tag = u64(at), val = u64(at + 8);
+    if (tag == 0)
+      break;
+    if (tag == 5) // DT_STRTAB
+      strtab = val;
+    else if (tag == 14) // DT_SONAME
+      soname = val;
+  }
+  if (soname == UINT64_MAX)
+    return "";
+  for (size_t i = 0; i < loads.size(); ++i)
+    if (strtab >= loads[i].first && strtab < loads[i].first + loadSizes[i]) {
+      uint64_t at = strtab - loads[i].first + loads[i].second + soname;
+      if (at >= f.size())
+        return "";
+      std::string name = f.substr(at, f.find('\0', at) - at);
+      return name.find('/') == std::string::npos ? name : "";
+    }
+  return "";
+}
+
+// Absolute paths a small text input names: a linker script's GROUP, INPUT
+// and AS_NEEDED lists (glibc's libc.so, libm.so). A worker that meets them
+// without facts would take them as absent and need another round for each.
+std::vector<std::string> scriptPaths(const std::string &path) {
+  std::vector<std::string> out;
+  auto text = readFile(path, 64 << 10);
+  if (!text || text->find('\0') != std::string::npos)
+    return out; // an object, an archive, or too big to be a script
+  std::string token;
+  for (char c : *text + " ") {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '(' || c == ')' ||
+        c == ',' || c == '"') {
+      if (token.size() > 1 && token[0] == '/' && token.find("/*") == token.npos)
+        out.push_back(token);
+      token.clear();
+    } else {
+      token += c;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 // One offload, from the first round to the outputs in place.
@@ -83,6 +172,23 @@ struct Executor::Attempt {
   std::vector<std::string> unknown; // exist here, had no fact there
   Result out;
   uint64_t up = 0;
+  // Describes what the small text files among the facts name (linker
+  // scripts), and what those name, until nothing new appears.
+  void describeScripts(StatCache *statCache) {
+    for (size_t done = 0; done < facts.size();) {
+      std::vector<std::string> named;
+      for (size_t end = facts.size(); done < end; ++done)
+        if (facts[done].kind() == v1::PathFact::FILE &&
+            facts[done].size() <= (64 << 10))
+          for (std::string &p : scriptPaths(facts[done].path()))
+            if (!factIndex.count(p))
+              named.push_back(std::move(p));
+      std::sort(named.begin(), named.end());
+      named.erase(std::unique(named.begin(), named.end()), named.end());
+      for (v1::PathFact &f : describePaths(named, statCache))
+        addFact(std::move(f));
+    }
+  }
   void addFact(v1::PathFact f) {
     auto [it, fresh] = factIndex.emplace(f.path(), facts.size());
     if (fresh)
@@ -92,13 +198,53 @@ struct Executor::Attempt {
   }
 };
 
+std::vector<std::string> loadedFiles(int64_t pid) {
+  std::vector<std::string> files;
+  std::string base = "/proc/" + std::to_string(pid);
+  char exe[PATH_MAX];
+  ssize_t n = ::readlink((base + "/exe").c_str(), exe, sizeof(exe) - 1);
+  if (n <= 0)
+    return files;
+  files.emplace_back(exe, static_cast<size_t>(n));
+  // Read to the end: /proc reports a size of 0 (readFile trusts sizes).
+  std::ifstream in(base + "/maps");
+  if (!in)
+    return {};
+  auto maps = std::make_optional<std::string>(
+      std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::set<std::string> seen{files[0]};
+  size_t pos = 0;
+  while (pos < maps->size()) {
+    size_t nl = maps->find('\n', pos);
+    std::string line =
+        maps->substr(pos, nl == std::string::npos ? nl : nl - pos);
+    pos = nl == std::string::npos ? maps->size() : nl + 1;
+    size_t slash = line.find('/');
+    if (slash == std::string::npos)
+      continue;
+    std::string path = line.substr(slash);
+    if (path.find(".so") == std::string::npos || path.ends_with(" (deleted)"))
+      continue;
+    if (seen.insert(path).second)
+      files.push_back(path);
+  }
+  return files;
+}
+
 std::unique_ptr<Executor> Executor::create(const Config &settings,
                                            StatCache *statCache,
+                                           std::vector<std::string> toolFiles,
                                            std::string *error) {
   std::unique_ptr<Executor> e(new Executor(settings, statCache));
-  if (settings.remoteLinker.empty() || settings.remoteLinker[0] != '/') {
+  if (!settings.remoteLinker.empty() && settings.remoteLinker[0] != '/') {
     *error = "remote_linker (LINKD_REMOTE_LINKER) must name linkd-lld on the "
              "cluster's workers by an absolute path";
+    return nullptr;
+  }
+  e->toolFiles = std::move(toolFiles);
+  if (settings.remoteLinker.empty() && e->toolFiles.empty()) {
+    *error = "no remote_linker, and this machine's linkd-lld cannot be "
+             "shipped (its files are unknown)";
     return nullptr;
   }
   Endpoint base;
@@ -123,6 +269,42 @@ std::unique_ptr<Executor> Executor::create(const Config &settings,
     return nullptr;
   e->execution = re::Execution::NewStub(e->client->channel());
   return e;
+}
+
+bool Executor::toolReady(std::string *error) {
+  std::lock_guard lock(toolMu);
+  if (!tool.empty())
+    return true;
+  std::vector<ToolFile> files;
+  std::set<std::string> names;
+  for (size_t i = 0; i < toolFiles.size(); ++i) {
+    const std::string &path = toolFiles[i];
+    // Shared objects under the name the loader looks for.
+    std::string name = i == 0 ? "linkd-lld" : sharedObjectName(path);
+    if (name.empty())
+      name = path.substr(path.rfind('/') + 1);
+    if (!names.insert(name).second)
+      continue; // one library by two paths
+    std::string why;
+    auto d = sha256File(path, &why);
+    if (!d) {
+      *error = "cannot ship the linker: " + why;
+      return false;
+    }
+    files.push_back({name, path, toProto(d->digest, d->size),
+                     name.starts_with("ld-linux")});
+  }
+  if (std::none_of(files.begin(), files.end(),
+                   [](const ToolFile &f) { return f.loader; })) {
+    *error = "cannot ship the linker: its dynamic loader is not among its " +
+             std::to_string(files.size()) + " mapped files";
+    return false;
+  }
+  std::sort(
+      files.begin(), files.end(),
+      [](const ToolFile &x, const ToolFile &y) { return x.name < y.name; });
+  tool = std::move(files);
+  return true;
 }
 
 double Executor::oldestOffloadSeconds() const {
@@ -183,6 +365,7 @@ Executor::offload(const v1::LinkRequest &req,
         described.push_back(p);
   for (v1::PathFact &f : describePaths(described, statCache))
     a.addFact(std::move(f));
+  a.describeScripts(statCache);
   for (a.round = 1; a.round <= kMaxRounds; ++a.round) {
     a.unknown.clear();
     if (!runRound(a))
@@ -195,8 +378,12 @@ Executor::offload(const v1::LinkRequest &req,
                     ", ...)";
       return std::move(a.out);
     }
+    spdlog::debug("remote executor: round {} met {} paths that exist here "
+                  "without a fact (first: {}); describing them",
+                  a.round, a.unknown.size(), a.unknown.front());
     for (v1::PathFact &f : describePaths(a.unknown, statCache))
       a.addFact(std::move(f));
+    a.describeScripts(statCache);
   }
   stats.bytesUp += a.up;
   if (!fetchOutputs(a))
@@ -256,12 +443,38 @@ bool Executor::runRound(Attempt &a) {
   re::DirectoryNode *inNode = root.add_directories();
   inNode->set_name("in");
   *inNode->mutable_digest() = inBlob.digest;
+  re::Command command;
+  std::optional<UploadBlob> toolBlob;
+  if (settings.remoteLinker.empty()) {
+    // This machine's linkd-lld and what it runs with, under tool/.
+    if (!toolReady(&a.out.error))
+      return false;
+    re::Directory toolDir;
+    std::string loader;
+    for (const ToolFile &f : tool) {
+      re::FileNode *n = toolDir.add_files();
+      n->set_name(f.name);
+      *n->mutable_digest() = f.digest;
+      n->set_is_executable(true);
+      blobs.push_back({f.digest, {}, f.path});
+      if (f.loader)
+        loader = f.name;
+    }
+    toolBlob = messageBlob(toolDir);
+    re::DirectoryNode *t = root.add_directories();
+    t->set_name("tool");
+    *t->mutable_digest() = toolBlob->digest;
+    command.add_arguments("tool/" + loader);
+    command.add_arguments("--library-path");
+    command.add_arguments("tool");
+    command.add_arguments("tool/linkd-lld");
+  } else {
+    command.add_arguments(settings.remoteLinker);
+  }
   UploadBlob rootBlob = messageBlob(root);
 
   Capabilities caps;
   client->capabilities(caps);
-  re::Command command;
-  command.add_arguments(settings.remoteLinker);
   command.add_arguments("remote-link");
   command.add_arguments("in");
   command.add_arguments("out");
@@ -287,6 +500,8 @@ bool Executor::runRound(Attempt &a) {
   for (UploadBlob *b :
        {&request, &blobDirBlob, &inBlob, &rootBlob, &commandBlob, &actionBlob})
     blobs.push_back(*b); // a copy: the digests are used below
+  if (toolBlob)
+    blobs.push_back(*toolBlob);
 
   // Upload what the CAS lacks.
   std::vector<re::Digest> all, missing;
@@ -382,7 +597,9 @@ bool Executor::runRound(Attempt &a) {
   a.out.out = blobText(a.action.stdout_raw(), a.action.stdout_digest());
   a.out.err = blobText(a.action.stderr_raw(), a.action.stderr_digest());
   if (a.action.exit_code() != 0) {
-    a.out.error = "the worker could not run " + settings.remoteLinker +
+    a.out.error = "the worker could not run " +
+                  (settings.remoteLinker.empty() ? "the shipped linkd-lld"
+                                                 : settings.remoteLinker) +
                   " (exit " + std::to_string(a.action.exit_code()) +
                   "): " + a.out.err.substr(0, 400);
     return false;

@@ -5,8 +5,13 @@
 // cache miss the farm policy sends away runs as an REAPI action on a worker
 // of the user's cluster, and its outputs come back byte for byte.
 //
-// The action runs `linkd-lld remote-link in out` (remote_link.h) with the
-// linker the workers have (`remote_linker`). Its input root holds exactly
+// The action runs `linkd-lld remote-link in out` (remote_link.h): the
+// linker the workers' image has (`remote_linker`), or, without one, this
+// daemon's own linkd-lld sent as inputs with every shared object its zygote
+// has mapped and their dynamic loader (`tool/`, run as `tool/ld-linux...
+// --library-path tool tool/linkd-lld`), so any x86-64 Linux worker runs it
+// whatever its image (uploaded once: the CAS keeps it). Its input root
+// holds exactly
 // what the link may read: `in/request` (the link and the facts of every
 // path this machine describes: files with digests, directories, absent
 // paths) and `in/blobs/<sha256>` (each file's content, uploaded once: the
@@ -42,12 +47,16 @@ namespace linkd::reapi {
 
 class Executor : public OffloadTarget {
 public:
-  static constexpr int kMaxRounds = 4;
+  static constexpr int kMaxRounds = 6;
 
   // Null and `error` when the settings cannot work (a bad URL, an
-  // unreadable header file, no remote_linker).
-  static std::unique_ptr<Executor>
-  create(const Config &settings, StatCache *statCache, std::string *error);
+  // unreadable header file, a relative remote_linker). `toolFiles`: this
+  // machine's linkd-lld first, then the shared objects it runs with
+  // (loadedFiles of the zygote), shipped when remote_linker is empty.
+  static std::unique_ptr<Executor> create(const Config &settings,
+                                          StatCache *statCache,
+                                          std::vector<std::string> toolFiles,
+                                          std::string *error);
 
   bool wantsOffload(uint64_t inputBytes) const override {
     return policyWantsOffload(settings, inputBytes);
@@ -72,8 +81,19 @@ private:
   // Counts and logs an answer this daemon refuses; false.
   bool reject(Attempt &a, const std::string &why);
 
+  // The shipped linker's files as inputs (hashed once, on first use).
+  struct ToolFile {
+    std::string name, path;
+    re::Digest digest;
+    bool loader = false;
+  };
+  bool toolReady(std::string *error);
+
   Config settings;
   StatCache *statCache;
+  std::vector<std::string> toolFiles;
+  std::mutex toolMu;
+  std::vector<ToolFile> tool;
   TempJournal *journal = nullptr;
   std::unique_ptr<Client> client;
   std::unique_ptr<re::Execution::Stub> execution;
@@ -82,5 +102,9 @@ private:
   mutable std::mutex inflightMu;
   std::multiset<std::chrono::steady_clock::time_point> inflight;
 };
+
+// The files process `pid` has mapped from the file system: its executable
+// first, then every shared object (the dynamic loader among them).
+std::vector<std::string> loadedFiles(int64_t pid);
 
 } // namespace linkd::reapi
