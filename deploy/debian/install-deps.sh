@@ -18,6 +18,7 @@ packages=(
 [[ "${1:-}" == --build-only ]] || packages+=(
   # tests: real inputs and a PE runtime
   gcc g++ googletest mingw-w64 wine wine64 nodejs procps file sqlite3 curl
+  openssl
   # tests: libtool's shared-library links (content_key_test.cpp)
   libtool-bin
   # tests: the Debian package (cpack runs dpkg-shlibdeps) and the man pages

@@ -20,8 +20,10 @@ const Tool javac{"/usr/bin/javac", "openjdk-17-jdk-headless"};
 
 class ReapiTest : public TierWorkersTest {
 protected:
-  // Starts the RemoteWorker on a free loopback port; its URL.
-  std::string startServer(const std::string &instance = "") {
+  // Starts the RemoteWorker on a free loopback port; its URL (grpcs:// with
+  // `tlsOptions`, the worker's --tls_* options).
+  std::string startServer(const std::string &instance = "",
+                          const std::string &tlsOptions = "") {
     EXPECT_TRUE(haveTool(java));
     EXPECT_TRUE(haveTool(javac));
     EXPECT_TRUE(haveFile("/usr/share/bazel/A-server.jar", "bazel-bootstrap"));
@@ -34,7 +36,8 @@ protected:
               "/tests/e2e/tools/reapi_worker.sh " + binDir() +
               "/../reapi-worker/classes --listen_port=" + std::to_string(port) +
               " --work_path=" + path("reapi/work") +
-              " --cas_path=" + path("reapi/cas") + " --jobs=2 >reapi/log 2>&1");
+              " --cas_path=" + path("reapi/cas") + " --jobs=2 " + tlsOptions +
+              " >reapi/log 2>&1");
     atTeardown([this, bg] {
       kill(bg.pid, SIGTERM);
       wait(bg, 10s);
@@ -45,7 +48,8 @@ protected:
       std::this_thread::sleep_for(50ms);
     EXPECT_TRUE(up) << "the REAPI worker did not start: "
                     << readFile("reapi/log");
-    return "grpc://127.0.0.1:" + std::to_string(port) +
+    return (tlsOptions.empty() ? "grpc://" : "grpcs://") +
+           std::string("127.0.0.1:") + std::to_string(port) +
            (instance.empty() ? "" : "/" + instance);
   }
 

@@ -142,12 +142,18 @@ std::vector<std::string> scriptPaths(const std::string &path) {
   auto text = readFile(path, 64 << 10);
   if (!text || text->find('\0') != std::string::npos)
     return out; // an object, an archive, or too big to be a script
+  // A relative name (libgcc_s.so's `GROUP ( libgcc_s.so.1 -lgcc )`) is
+  // looked for beside the script first: that candidate is described too.
+  std::string dir = path.substr(0, path.rfind('/') + 1);
   std::string token;
   for (char c : *text + " ") {
     if (std::isspace(static_cast<unsigned char>(c)) || c == '(' || c == ')' ||
         c == ',' || c == '"') {
       if (token.size() > 1 && token[0] == '/' && token.find("/*") == token.npos)
         out.push_back(token);
+      else if (token.find(".so") != std::string::npos && token[0] != '-' &&
+               token.find('/') == std::string::npos)
+        out.push_back(dir + token);
       token.clear();
     } else {
       token += c;
