@@ -137,13 +137,15 @@ std::string sharedObjectName(const std::string &path) {
 // Absolute paths a small text input names: a linker script's GROUP, INPUT
 // and AS_NEEDED lists (glibc's libc.so, libm.so). A worker that meets them
 // without facts would take them as absent and need another round for each.
-std::vector<std::string> scriptPaths(const std::string &path) {
+std::vector<std::string> scriptPaths(const std::string &path,
+                                     const std::vector<std::string> &libDirs) {
   std::vector<std::string> out;
   auto text = readFile(path, 64 << 10);
   if (!text || text->find('\0') != std::string::npos)
     return out; // an object, an archive, or too big to be a script
   // A relative name (libgcc_s.so's `GROUP ( libgcc_s.so.1 -lgcc )`) is
-  // looked for beside the script first: that candidate is described too.
+  // looked for beside the script, then in the -L directories: those
+  // candidates are described too.
   std::string dir = path.substr(0, path.rfind('/') + 1);
   std::string token;
   for (char c : *text + " ") {
@@ -152,8 +154,11 @@ std::vector<std::string> scriptPaths(const std::string &path) {
       if (token.size() > 1 && token[0] == '/' && token.find("/*") == token.npos)
         out.push_back(token);
       else if (token.find(".so") != std::string::npos && token[0] != '-' &&
-               token.find('/') == std::string::npos)
+               token.find('/') == std::string::npos) {
         out.push_back(dir + token);
+        for (const std::string &d : libDirs)
+          out.push_back(d + "/" + token);
+      }
       token.clear();
     } else {
       token += c;
@@ -181,12 +186,27 @@ struct Executor::Attempt {
   // Describes what the small text files among the facts name (linker
   // scripts), and what those name, until nothing new appears.
   void describeScripts(StatCache *statCache) {
+    // The -L directories, absolute (GNU ld's spellings).
+    std::vector<std::string> libDirs;
+    const auto &argv = req.argv();
+    for (int i = 1; i < argv.size(); ++i) {
+      std::string d;
+      if ((argv[i] == "-L" || argv[i] == "--library-path") &&
+          i + 1 < argv.size())
+        d = argv[i + 1];
+      else if (argv[i].starts_with("--library-path="))
+        d = argv[i].substr(15);
+      else if (argv[i].starts_with("-L") && argv[i].size() > 2)
+        d = argv[i].substr(2);
+      if (!d.empty() && d[0] != '=')
+        libDirs.push_back(d[0] == '/' ? d : req.cwd() + "/" + d);
+    }
     for (size_t done = 0; done < facts.size();) {
       std::vector<std::string> named;
       for (size_t end = facts.size(); done < end; ++done)
         if (facts[done].kind() == v1::PathFact::FILE &&
             facts[done].size() <= (64 << 10))
-          for (std::string &p : scriptPaths(facts[done].path()))
+          for (std::string &p : scriptPaths(facts[done].path(), libDirs))
             if (!factIndex.count(p))
               named.push_back(std::move(p));
       std::sort(named.begin(), named.end());
