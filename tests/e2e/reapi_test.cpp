@@ -234,6 +234,14 @@ TEST_F(ReapiExecutorTest, AMissRunsOnTheClusterWithStockBytes) {
   ASSERT_TRUE(exitedZero(linkAs(a, "outA2")));
   EXPECT_TRUE(sameBytes("ref", "outA2"));
   EXPECT_EQ(stats(a)["hits"], 1);
+  // A second client with an empty cache and no shared tier: the same link
+  // is the same action, which the cluster's action cache answers (nothing
+  // runs on the worker).
+  std::string b = worker("b", "", executor(url, binPath("linkd-lld")));
+  ASSERT_TRUE(exitedZero(linkAs(b, "outB")));
+  EXPECT_TRUE(sameBytes("ref", "outB"));
+  EXPECT_EQ(stats(b)["farm_offloaded"], 1);
+  EXPECT_EQ(workerLog("b", "action cache"), 1u);
   // Another link of the same inputs (another key: a build id): offloaded
   // too, with stock's bytes for its arguments.
   ASSERT_TRUE(exitedZero(run("clang-19 -fuse-ld=lld main.o lib.o "

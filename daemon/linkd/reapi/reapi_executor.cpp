@@ -216,6 +216,11 @@ struct Executor::Attempt {
     }
   }
   void addFact(v1::PathFact f) {
+    // A directory's modification time changes with every file made in it
+    // and no linker reads it: left out, so the same link is the same
+    // action (the cluster's action cache can answer it).
+    if (f.kind() == v1::PathFact::DIRECTORY)
+      f.clear_mtime_ns();
     auto [it, fresh] = factIndex.emplace(f.path(), facts.size());
     if (fresh)
       facts.push_back(std::move(f));
@@ -425,19 +430,91 @@ Executor::offload(const v1::LinkRequest &req,
   return std::move(a.out);
 }
 
+bool Executor::execute(Attempt &a, const re::Digest &actionDigest) {
+  // Execute, following the operation; after a dropped stream, wait on it.
+  re::ExecuteRequest ereq;
+  ereq.set_instance_name(client->endpoint().instanceName);
+  *ereq.mutable_action_digest() = actionDigest;
+  std::string opName;
+  google::longrunning::Operation op;
+  grpc::Status st;
+  for (int attempt = 0; attempt < 3 && !op.done(); ++attempt) {
+    grpc::ClientContext ctx;
+    client->prepare(ctx, std::chrono::milliseconds(settings.farmTimeoutMs),
+                    a.actionId);
+    std::unique_ptr<grpc::ClientReader<google::longrunning::Operation>> reader;
+    if (opName.empty()) {
+      reader = execution->Execute(&ctx, ereq);
+    } else {
+      re::WaitExecutionRequest w;
+      w.set_name(opName);
+      reader = execution->WaitExecution(&ctx, w);
+    }
+    google::longrunning::Operation next;
+    while (reader->Read(&next)) {
+      if (!next.name().empty())
+        opName = next.name();
+      op = next;
+      if (op.done())
+        break;
+    }
+    st = reader->Finish();
+    if (op.done() || opName.empty() ||
+        (st.error_code() != grpc::StatusCode::UNAVAILABLE &&
+         st.error_code() != grpc::StatusCode::OK))
+      break;
+    ++stats.retries;
+  }
+  if (!op.done()) {
+    a.out.error =
+        "Execute: " +
+        (st.ok() ? std::string("the stream ended before the action")
+                 : codeName(st.error_code()) + ": " + st.error_message());
+    return false;
+  }
+  if (op.has_error()) {
+    a.out.error = "Execute: " +
+                  codeName(static_cast<grpc::StatusCode>(op.error().code())) +
+                  ": " + op.error().message();
+    return false;
+  }
+  re::ExecuteResponse resp;
+  if (!op.response().UnpackTo(&resp)) {
+    a.out.error = "Execute: the operation holds no ExecuteResponse";
+    return false;
+  }
+  if (resp.status().code() != 0) {
+    a.out.error =
+        "the action failed: " +
+        codeName(static_cast<grpc::StatusCode>(resp.status().code())) + ": " +
+        resp.status().message();
+    return false;
+  }
+  a.action = resp.result();
+  return true;
+}
+
 bool Executor::runRound(Attempt &a) {
   ++stats.roundTrips;
   // The request as the runner reads it: only the variables the linker
   // reads (the process's own name this machine's directories).
   v1::OffloadStart start;
+  // Only what the link child uses: the same link from any client is the
+  // same action (no settings, client version or base_dir), and the
+  // process's own variables (PATH, TMPDIR, HOME) stay here.
   v1::LinkRequest *link = start.mutable_link();
-  *link = a.req;
-  auto reads = flavorEnvironment(static_cast<Flavor>(a.req.flavor()));
-  for (auto it = link->mutable_env()->begin();
-       it != link->mutable_env()->end();)
-    it = std::find(reads.begin(), reads.end(), it->first) == reads.end()
-             ? link->mutable_env()->erase(it)
-             : std::next(it);
+  link->set_protocol_version(a.req.protocol_version());
+  link->set_flavor(a.req.flavor());
+  *link->mutable_argv() = a.req.argv();
+  link->set_cwd(a.req.cwd());
+  link->set_umask(a.req.umask());
+  link->set_stderr_is_color_tty(a.req.stderr_is_color_tty());
+  if (a.req.has_stdin_data())
+    link->set_stdin_data(a.req.stdin_data());
+  for (const std::string_view name :
+       flavorEnvironment(static_cast<Flavor>(a.req.flavor())))
+    if (auto it = a.req.env().find(std::string(name)); it != a.req.env().end())
+      (*link->mutable_env())[it->first] = it->second;
   for (const v1::PathFact &f : a.facts)
     *start.add_facts() = f;
   UploadBlob request = messageBlob(start);
@@ -523,6 +600,8 @@ bool Executor::runRound(Attempt &a) {
   *action.mutable_platform() = platform;
   UploadBlob actionBlob = messageBlob(action);
   a.actionId = actionBlob.digest.hash();
+  spdlog::debug("remote executor: round {} action {} facts={} request={}",
+                a.round, a.actionId, a.facts.size(), request.digest.hash());
   for (UploadBlob *b :
        {&request, &blobDirBlob, &inBlob, &rootBlob, &commandBlob, &actionBlob})
     blobs.push_back(*b); // a copy: the digests are used below
@@ -554,66 +633,19 @@ bool Executor::runRound(Attempt &a) {
     return false;
   }
 
-  // Execute, following the operation; after a dropped stream, wait on it.
-  re::ExecuteRequest ereq;
-  ereq.set_instance_name(client->endpoint().instanceName);
-  *ereq.mutable_action_digest() = actionBlob.digest;
-  std::string opName;
-  google::longrunning::Operation op;
-  grpc::Status st;
-  for (int attempt = 0; attempt < 3 && !op.done(); ++attempt) {
-    grpc::ClientContext ctx;
-    client->prepare(ctx, std::chrono::milliseconds(settings.farmTimeoutMs),
-                    a.actionId);
-    std::unique_ptr<grpc::ClientReader<google::longrunning::Operation>> reader;
-    if (opName.empty()) {
-      reader = execution->Execute(&ctx, ereq);
-    } else {
-      re::WaitExecutionRequest w;
-      w.set_name(opName);
-      reader = execution->WaitExecution(&ctx, w);
-    }
-    google::longrunning::Operation next;
-    while (reader->Read(&next)) {
-      if (!next.name().empty())
-        opName = next.name();
-      op = next;
-      if (op.done())
-        break;
-    }
-    st = reader->Finish();
-    if (op.done() || opName.empty() ||
-        (st.error_code() != grpc::StatusCode::UNAVAILABLE &&
-         st.error_code() != grpc::StatusCode::OK))
-      break;
-    ++stats.retries;
-  }
-  if (!op.done()) {
-    a.out.error =
-        "Execute: " +
-        (st.ok() ? std::string("the stream ended before the action")
-                 : codeName(st.error_code()) + ": " + st.error_message());
+  // The cluster may have run this very action before (another client, or
+  // this one before its cache lost the result): its action cache answers
+  // without running it again (Bazel's worker never looks there on Execute).
+  re::ActionResult cached;
+  if (client->getActionResult(actionBlob.digest, {}, cached).ok() &&
+      cached.exit_code() == 0) {
+    spdlog::info("remote executor {}: action {} answered from the cluster's "
+                 "action cache",
+                 target(), a.actionId.substr(0, 16));
+    a.action = std::move(cached);
+  } else if (!execute(a, actionBlob.digest)) {
     return false;
   }
-  if (op.has_error()) {
-    a.out.error = "Execute: " +
-                  codeName(static_cast<grpc::StatusCode>(op.error().code())) +
-                  ": " + op.error().message();
-    return false;
-  }
-  re::ExecuteResponse resp;
-  if (!op.response().UnpackTo(&resp)) {
-    a.out.error = "Execute: the operation holds no ExecuteResponse";
-    return false;
-  }
-  if (resp.status().code() != 0) {
-    a.out.error =
-        "the action failed: " +
-        codeName(static_cast<grpc::StatusCode>(resp.status().code())) + ": " +
-        resp.status().message();
-    return false;
-  }
-  a.action = resp.result();
   auto blobText = [&](const std::string &raw, const re::Digest &d) {
     std::string text = raw;
     if (text.empty() && d.size_bytes() > 0 && !client->read(d, text).ok())

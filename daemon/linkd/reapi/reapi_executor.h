@@ -77,6 +77,9 @@ private:
   // One round: the action for `facts`, run; false with `a.error` when it
   // cannot be used, true with `a.unknown` set when it must run again.
   bool runRound(Attempt &a);
+  // Execute (WaitExecution after a dropped stream): `a.action` or false
+  // with `a.out.error`.
+  bool execute(Attempt &a, const re::Digest &actionDigest);
   bool fetchOutputs(Attempt &a);
   // Counts and logs an answer this daemon refuses; false.
   bool reject(Attempt &a, const std::string &why);
