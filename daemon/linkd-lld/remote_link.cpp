@@ -4,6 +4,7 @@
 
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd-lld/link_child.h"
+#include "daemon/linkd-lld/lld_entry.h"
 #include "digest/digest.h"
 #include "linkd/v1/remote_link.pb.h"
 #include "util/clock.h"
@@ -143,6 +144,7 @@ int remoteLinkMain(int argc, char **argv) {
   }
   ::close(sb[1]);
   v1::RemoteLinkResult result;
+  result.set_lld_version(lldVersionString());
   serve(view, sb[0], result);
   ::close(sb[0]);
   int status = 0;

@@ -645,9 +645,9 @@ int openFarm(Daemon &d) {
                  settings.remoteExecutor, settings.farm);
   } else if (!settings.remoteExecutor.empty()) {
     std::string err;
-    d.executor =
-        reapi::Executor::create(settings, d.parts.statCache.get(),
-                                reapi::loadedFiles(d.zygote->pid()), &err);
+    d.executor = reapi::Executor::create(settings, d.parts.statCache.get(),
+                                         reapi::loadedFiles(d.zygote->pid()),
+                                         d.zygote->lldVersion(), &err);
     if (d.executor)
       d.executor->setTempJournal(d.parts.journal.get());
     if (!d.executor)

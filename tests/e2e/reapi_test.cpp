@@ -310,6 +310,10 @@ TEST_F(ReapiExecutorTest, FailuresOfTheClusterLinkLocally) {
        wrappedLinker("wrong.sh", "printf X | dd of=out/files/0 bs=1 seek=200 "
                                  "conv=notrunc status=none"),
        "does not match its digest"},
+      // The worker's linkd-lld links with another LLD (its result says so).
+      {"otherlld",
+       wrappedLinker("otherlld.sh", "sed -i 's/LLD 19/LLD 18/' out/result"),
+       "links with"},
       // The worker dies mid-action (its process, the server, goes away).
       {"dies", wrappedLinker("dies.sh", "kill -9 $PPID; sleep 5"), "farm="},
   };

@@ -265,6 +265,7 @@ std::vector<std::string> loadedFiles(int64_t pid) {
 std::unique_ptr<Executor> Executor::create(const Config &settings,
                                            StatCache *statCache,
                                            std::vector<std::string> toolFiles,
+                                           std::string lldVersion,
                                            std::string *error) {
   std::unique_ptr<Executor> e(new Executor(settings, statCache));
   if (!settings.remoteLinker.empty() && settings.remoteLinker[0] != '/') {
@@ -273,6 +274,7 @@ std::unique_ptr<Executor> Executor::create(const Config &settings,
     return nullptr;
   }
   e->toolFiles = std::move(toolFiles);
+  e->lldVersion = std::move(lldVersion);
   if (settings.remoteLinker.empty() && e->toolFiles.empty()) {
     *error = "no remote_linker, and this machine's linkd-lld cannot be "
              "shipped (its files are unknown)";
@@ -579,6 +581,11 @@ bool Executor::runRound(Attempt &a) {
   Capabilities caps;
   client->capabilities(caps);
   command.add_arguments("remote-link");
+  // Results of one LLD are not another's: the action names the one this
+  // machine links with (the runner ignores it).
+  auto *version = command.add_environment_variables();
+  version->set_name("LINKD_LLD_VERSION");
+  version->set_value(lldVersion);
   command.add_arguments("in");
   command.add_arguments("out");
   command.add_output_directories("out");
@@ -682,6 +689,13 @@ bool Executor::runRound(Attempt &a) {
     return false;
   }
   stats.bytesDown += resultBytes.size() + treeBytes.size();
+  if (a.result.lld_version() != lldVersion) {
+    a.out.error = "the worker's linkd-lld links with " +
+                  (a.result.lld_version().empty() ? std::string("another LLD")
+                                                  : a.result.lld_version()) +
+                  ", this machine's with " + lldVersion;
+    return false;
+  }
   if (!a.result.done().error().empty()) {
     a.out.error = "the worker gave up: " + a.result.done().error();
     return false;

@@ -53,9 +53,12 @@ public:
   // unreadable header file, a relative remote_linker). `toolFiles`: this
   // machine's linkd-lld first, then the shared objects it runs with
   // (loadedFiles of the zygote), shipped when remote_linker is empty.
+  // `lldVersion`: this machine's (the zygote's); a worker whose linkd-lld
+  // links with another LLD is not used (its bytes could differ).
   static std::unique_ptr<Executor> create(const Config &settings,
                                           StatCache *statCache,
                                           std::vector<std::string> toolFiles,
+                                          std::string lldVersion,
                                           std::string *error);
 
   bool wantsOffload(uint64_t inputBytes) const override {
@@ -95,6 +98,7 @@ private:
   Config settings;
   StatCache *statCache;
   std::vector<std::string> toolFiles;
+  std::string lldVersion;
   std::mutex toolMu;
   std::vector<ToolFile> tool;
   TempJournal *journal = nullptr;
