@@ -338,7 +338,17 @@ std::vector<v1::PathFact> describePaths(const std::vector<std::string> &paths,
   return out;
 }
 
-double FarmClient::oldestOffloadSeconds() const {
+OffloadTarget::InFlight::InFlight(const OffloadTarget &t) : target(t) {
+  std::lock_guard lock(t.inflightMu);
+  it = t.inflight.insert(Clock::now());
+}
+
+OffloadTarget::InFlight::~InFlight() {
+  std::lock_guard lock(target.inflightMu);
+  target.inflight.erase(it);
+}
+
+double OffloadTarget::oldestOffloadSeconds() const {
   std::lock_guard lock(inflightMu);
   if (inflight.empty())
     return 0;
@@ -351,19 +361,7 @@ FarmClient::offload(const v1::LinkRequest &req,
                     const std::vector<std::string> &read,
                     const std::vector<std::string> &probed,
                     const std::vector<std::string> &outputs) {
-  std::multiset<Clock::time_point>::iterator mine;
-  {
-    std::lock_guard lock(inflightMu);
-    mine = inflight.insert(Clock::now());
-  }
-  struct Done {
-    FarmClient *c;
-    std::multiset<Clock::time_point>::iterator it;
-    ~Done() {
-      std::lock_guard lock(c->inflightMu);
-      c->inflight.erase(it);
-    }
-  } done{this, mine};
+  InFlight underWay(*this);
   Result r = offloadOnce(req, read, probed, outputs);
   if (!r.ok && r.retryable) {
     // A node that died mid-link: the channel has marked it down, so the

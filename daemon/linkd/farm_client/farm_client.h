@@ -72,8 +72,27 @@ public:
                          const std::vector<std::string> &outputs) = 0;
   virtual FarmCounters &counters() = 0;
   virtual const std::string &target() const = 0;
-  // How long the oldest offload under way has been (0 if none).
-  virtual double oldestOffloadSeconds() const = 0;
+  // How long the oldest offload under way has been (0 if none): a target
+  // that holds links shows here before they end (the metrics' gauge).
+  double oldestOffloadSeconds() const;
+
+protected:
+  // Counts one offload as under way for its lifetime (offload() holds one).
+  class InFlight {
+  public:
+    explicit InFlight(const OffloadTarget &t);
+    ~InFlight();
+    InFlight(const InFlight &) = delete;
+    InFlight &operator=(const InFlight &) = delete;
+
+  private:
+    const OffloadTarget &target;
+    std::multiset<std::chrono::steady_clock::time_point>::iterator it;
+  };
+
+private:
+  mutable std::mutex inflightMu;
+  mutable std::multiset<std::chrono::steady_clock::time_point> inflight;
 };
 
 // The settings' decision for a link whose known inputs total `inputBytes`.
@@ -142,9 +161,6 @@ public:
   void setTempJournal(TempJournal *j) { journal = j; }
   int printHealth(bool json);
   const std::string &target() const override { return settings.farm; }
-  // A node that holds links shows here before they end (the metrics'
-  // gauge).
-  double oldestOffloadSeconds() const override;
 
   // Facts for `path` as this machine sees it (public for the prefetch size
   // estimate).
@@ -192,8 +208,6 @@ private:
   // After a failed connect the farm is skipped for a while (a down farm
   // must not cost every link the connect timeout).
   std::atomic<int64_t> downUntilNanos{0};
-  mutable std::mutex inflightMu;
-  std::multiset<std::chrono::steady_clock::time_point> inflight;
 };
 
 // `linkd farm-health [--json]`: asks the farm the configuration names for

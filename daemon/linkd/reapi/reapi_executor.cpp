@@ -179,6 +179,7 @@ struct Executor::Attempt {
   std::string actionId;
   int round = 0;
   re::ActionResult action;
+  re::Tree tree; // the action's output directory (runRound)
   v1::RemoteLinkResult result;
   std::vector<std::string> unknown; // exist here, had no fact there
   Result out;
@@ -340,32 +341,12 @@ bool Executor::toolReady(std::string *error) {
   return true;
 }
 
-double Executor::oldestOffloadSeconds() const {
-  std::lock_guard lock(inflightMu);
-  if (inflight.empty())
-    return 0;
-  return std::chrono::duration<double>(Clock::now() - *inflight.begin())
-      .count();
-}
-
 OffloadTarget::Result
 Executor::offload(const v1::LinkRequest &req,
                   const std::vector<std::string> &read,
                   const std::vector<std::string> &probed,
                   const std::vector<std::string> &outputs) {
-  std::multiset<Clock::time_point>::iterator mine;
-  {
-    std::lock_guard lock(inflightMu);
-    mine = inflight.insert(Clock::now());
-  }
-  struct Done {
-    Executor *e;
-    std::multiset<Clock::time_point>::iterator it;
-    ~Done() {
-      std::lock_guard lock(e->inflightMu);
-      e->inflight.erase(it);
-    }
-  } done{this, mine};
+  InFlight underWay(*this);
 
   Attempt a(req);
   if (Clock::now().time_since_epoch().count() < downUntilNanos.load()) {
@@ -675,13 +656,12 @@ bool Executor::runRound(Attempt &a) {
     if (d.path() == "out")
       outDir = &d;
   std::string treeBytes;
-  re::Tree tree;
   if (!outDir || !client->read(outDir->tree_digest(), treeBytes).ok() ||
-      !tree.ParseFromString(treeBytes)) {
+      !a.tree.ParseFromString(treeBytes)) {
     a.out.error = "the action returned no readable output directory";
     return false;
   }
-  const re::FileNode *resultNode = fileNamed(tree.root(), "result");
+  const re::FileNode *resultNode = fileNamed(a.tree.root(), "result");
   std::string resultBytes;
   if (!resultNode || !client->read(resultNode->digest(), resultBytes).ok() ||
       !a.result.ParseFromString(resultBytes)) {
@@ -755,18 +735,10 @@ bool Executor::fetchOutputs(Attempt &a) {
     return false;
   }
   // files/<i> in the tree: the digests the runner reported, and no others.
-  const re::OutputDirectory *outDir = nullptr;
-  for (const re::OutputDirectory &d : a.action.output_directories())
-    if (d.path() == "out")
-      outDir = &d;
-  std::string treeBytes;
-  re::Tree tree;
-  client->read(outDir->tree_digest(), treeBytes);
-  tree.ParseFromString(treeBytes);
   const re::Directory *files = nullptr;
-  for (const re::DirectoryNode &n : tree.root().directories())
+  for (const re::DirectoryNode &n : a.tree.root().directories())
     if (n.name() == "files")
-      for (const re::Directory &child : tree.children())
+      for (const re::Directory &child : a.tree.children())
         if (digestOf(deterministic(child)).hash() == n.digest().hash())
           files = &child;
   if (!files && a.result.outputs_size() > 0) {

@@ -70,7 +70,6 @@ public:
                  const std::vector<std::string> &outputs) override;
   FarmCounters &counters() override { return stats; }
   const std::string &target() const override { return settings.remoteExecutor; }
-  double oldestOffloadSeconds() const override;
   void setTempJournal(TempJournal *j) { journal = j; }
 
 private:
@@ -106,8 +105,6 @@ private:
   std::unique_ptr<re::Execution::Stub> execution;
   FarmCounters stats;
   std::atomic<int64_t> downUntilNanos{0};
-  mutable std::mutex inflightMu;
-  std::multiset<std::chrono::steady_clock::time_point> inflight;
 };
 
 // The files process `pid` has mapped from the file system: its executable
