@@ -15,12 +15,12 @@
 #include "daemon/linkd/metrics/metrics_listener.h"
 #include "daemon/linkd/reapi/reapi_cache.h"
 #include "daemon/linkd/reapi/reapi_executor.h"
+#include "daemon/linkd/runner/zygote_client.h"
 #include "daemon/linkd/service/kernel_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
 #include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/log_limit.h"
-#include "daemon/linkd/service/zygote_client.h"
 #include "util/files.h"
 
 #include <absl/synchronization/mutex.h>
@@ -323,7 +323,7 @@ bool isLoopback(const std::string &listen) {
 
 // The farm node's half: its store, tokens, service and listening port.
 struct FarmNode {
-  std::unique_ptr<FarmBlobStore> blobs;
+  std::unique_ptr<BlobStore> blobs;
   std::optional<FarmTokens> tokens;
   std::unique_ptr<FarmService> service;
 
@@ -373,8 +373,7 @@ struct FarmNode {
     removeTree(c.storeDir + "/links");
     if (mkdir((c.storeDir + "/links").c_str(), 0700) != 0 && errno != EEXIST)
       return "cannot create " + c.storeDir + "/links";
-    blobs =
-        std::make_unique<FarmBlobStore>(c.storeDir + "/blobs", c.storeMaxBytes);
+    blobs = std::make_unique<BlobStore>(c.storeDir + "/blobs", c.storeMaxBytes);
     if (std::string e = blobs->open(); !e.empty())
       return e;
     service = std::make_unique<FarmService>(c, zygote, *blobs, *tokens);

@@ -7,6 +7,8 @@
 // difference, so what was seen then is not trusted later (git's index rule).
 #pragma once
 
+#include "util/clock.h"
+
 #include <sys/stat.h>
 
 #include <chrono>
@@ -16,12 +18,6 @@ namespace linkd {
 
 inline int64_t nanos(const timespec &t) {
   return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-inline int64_t wallNanosNow() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 inline bool racyAt(int64_t mtimeNs, int64_t ctimeNs, int64_t now,

@@ -8,6 +8,7 @@
 
 #include "cache/file_time.h"
 #include "cache/name_check.h"
+#include "util/clock.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -100,12 +101,6 @@ std::optional<FileState> stateThroughFd(const InputFds::Held *held) {
   out.size = d->size;
   out.digest = d->digest;
   return out;
-}
-
-int64_t nowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 } // namespace
@@ -766,7 +761,7 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
     return refuse("cannot write to the store");
   set.set_result_key(std::string(resultDigest.raw()));
   set.set_result_size(resultBlob.size());
-  set.set_created_unix(nowUnix());
+  set.set_created_unix(unixSecondsNow());
 
   // Newest set first; older sets with the same inputs and the oldest beyond
   // the limit go.

@@ -3,6 +3,7 @@
 #include "store/local_store.h"
 
 #include "config/runtime_paths.h"
+#include "util/clock.h"
 #include "util/files.h"
 
 #define ZSTD_STATIC_LINKING_ONLY // ZSTD_FRAMEHEADERSIZE_MAX
@@ -23,12 +24,6 @@
 
 namespace linkd {
 namespace {
-
-int64_t nowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string dirOf(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -349,12 +344,12 @@ void LocalStore::markUsed(const Digest &d) { touchBlob(d); }
 
 void LocalStore::touchBlob(const Digest &d) {
   std::lock_guard lock(touchMu);
-  blobTouches[d] = nowSeconds();
+  blobTouches[d] = unixSecondsNow();
 }
 
 void LocalStore::touchAction(std::string_view ns, const Digest &key) {
   std::lock_guard lock(touchMu);
-  actionTouches[{std::string(ns), key}] = nowSeconds();
+  actionTouches[{std::string(ns), key}] = unixSecondsNow();
 }
 
 void LocalStore::forgetBlob(const Digest &d) {
@@ -559,7 +554,7 @@ bool LocalStore::indexBlob(const Digest &d, uint64_t size, uint64_t stored) {
     return q->bind(1, d.raw())
         .bind(2, static_cast<int64_t>(size))
         .bind(3, static_cast<int64_t>(stored))
-        .bind(4, nowSeconds())
+        .bind(4, unixSecondsNow())
         .step();
   });
 }
@@ -654,7 +649,7 @@ bool LocalStore::putAction(std::string_view ns, const Digest &key,
         .bind(2, key.raw())
         .bind(3, value)
         .bind(4, sha256(value).raw())
-        .bind(5, nowSeconds())
+        .bind(5, unixSecondsNow())
         .step();
   });
 }
@@ -792,7 +787,8 @@ uint64_t LocalStore::trim() {
       if (std::strncmp(shard->d_name, ".incoming.linkd-", 16) == 0) {
         std::string p = blobsDir + "/" + shard->d_name;
         struct stat st;
-        if (stat(p.c_str(), &st) == 0 && st.st_mtime < nowSeconds() - 3600) {
+        if (stat(p.c_str(), &st) == 0 &&
+            st.st_mtime < unixSecondsNow() - 3600) {
           unlink(p.c_str());
           ++removed;
         }
@@ -812,7 +808,8 @@ uint64_t LocalStore::trim() {
           std::string p = shardDir + "/" + e->d_name;
           struct stat st;
           if (e->d_name[0] == '.' && std::strstr(e->d_name, ".linkd-") &&
-              stat(p.c_str(), &st) == 0 && st.st_mtime < nowSeconds() - 3600) {
+              stat(p.c_str(), &st) == 0 &&
+              st.st_mtime < unixSecondsNow() - 3600) {
             unlink(p.c_str());
             ++removed;
           }

@@ -26,7 +26,7 @@
 namespace {
 
 struct Node {
-  linkd::FarmBlobStore blobs{"/tmp/linkd-farm-fuzz/store", 64 << 20};
+  linkd::BlobStore blobs{"/tmp/linkd-farm-fuzz/store", 64 << 20};
   uint64_t links = 0;
   Node() {
     spdlog::set_level(spdlog::level::off);

@@ -3,7 +3,7 @@
 // libFuzzer target over a farm node's blob uploads (upload_sequence.h): any
 // sequence of claims, chunks at any offsets, commits, releases and whole
 // stores leaves only blobs that hash to their names. The unit test
-// FarmBlobs.RandomUploadSequencesKeepTheInvariant runs the same driver on
+// BlobStore.RandomUploadSequencesKeepTheInvariant runs the same driver on
 // random sequences in CI; this target searches further.
 #include "tests/fuzz/upload_sequence.h"
 
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string root = "/tmp/linkd-upload-fuzz";
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
-  linkd::FarmBlobStore store(root, 64 << 20);
+  linkd::BlobStore store(root, 64 << 20);
   if (!store.open().empty())
     return 0;
   std::string bad = linkd::upload_sequence::run(

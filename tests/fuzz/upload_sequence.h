@@ -3,17 +3,17 @@
 // A farm node's upload sequence, driven from bytes: uploads begun (waiting
 // or alongside another), chunks at any offset with the true content or
 // other bytes, commits, releases and whole stores, by three uploaders (two
-// of one tenant) of a few digests, applied to a FarmBlobStore with the
+// of one tenant) of a few digests, applied to a BlobStore with the
 // node's own rule for the streamed digest (offload_messages.cpp's
 // takeBlob: a chunk at 0 starts a digest of the arriving bytes, every
 // accepted chunk extends it, the last one hands it to commit(), the link's
 // end releases its uploads and drops its digests). The
 // invariant, checked after every step: every blob in the store hashes to
-// its name. Used by the unit test (tests/unit/farm_blobs_test.cpp, random
+// its name. Used by the unit test (tests/unit/blob_store_test.cpp, random
 // sequences for a bounded time) and the libFuzzer target upload_fuzzer.
 #pragma once
 
-#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/blobs/blob_store.h"
 #include "digest/digest.h"
 
 #include <dirent.h>
@@ -78,7 +78,7 @@ inline std::string firstBadBlob(const std::string &root) {
 }
 
 // Runs the sequence `in` describes; "" or what broke the invariant.
-inline std::string run(FarmBlobStore &store, const Contents &c,
+inline std::string run(BlobStore &store, const Contents &c,
                        std::string_view in) {
   struct Uploader {
     std::map<size_t, std::string> streamed; // blob index -> bytes since 0

@@ -3,13 +3,14 @@
 #include "daemon/linkd/farm_client/farm_client.h"
 
 #include "cache/cache_stats.h"
+#include "daemon/linkd/blobs/blob_store.h"
 #include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_client/output_writer.h"
 #include "daemon/linkd/farm_client/tls_probe.h"
-#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "link/flavor.h"
 #include "store/local_store.h"
 #include "util/files.h"
+#include "view/path_fact.h"
 
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -256,29 +257,8 @@ v1::PathFact FarmClient::fact(const std::string &path) {
 
 v1::PathFact describePath(const std::string &path, StatCache *statCache) {
   v1::PathFact f;
-  f.set_path(path);
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    int e = errno;
-    f.set_kind(e == ENOENT || e == ENOTDIR ? v1::PathFact::ABSENT
-                                           : v1::PathFact::UNREADABLE);
-    f.set_error(e);
+  if (!statPathFact(path, f))
     return f;
-  }
-  f.set_mode(st.st_mode);
-  f.set_size(static_cast<uint64_t>(st.st_size));
-  f.set_dev(st.st_dev);
-  f.set_ino(st.st_ino);
-  f.set_mtime_ns(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
-  if (S_ISDIR(st.st_mode)) {
-    f.set_kind(v1::PathFact::DIRECTORY);
-    return f;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    f.set_kind(v1::PathFact::UNREADABLE);
-    f.set_error(EACCES);
-    return f;
-  }
   std::optional<Digest> d;
   if (statCache) {
     if (auto s = statCache->lookup(path); s && s->exists && !s->isDirectory)

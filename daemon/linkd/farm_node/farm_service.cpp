@@ -4,16 +4,14 @@
 
 #include "cache/access_log.h"
 #include "daemon/linkd/farm_node/offload_messages.h"
+#include "daemon/linkd/runner/child_runner.h"
 #include "util/clock.h"
 #include "util/files.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -266,13 +264,15 @@ public:
 private:
   grpc::Status runLink();
   grpc::Status start();
-  grpc::Status loop(int sandboxFd, int outFd, int errFd, int recordFd);
+  ChildHooks linkHooks(ChildRunner &runner, grpc::Status &st);
+  bool stillWanted(ChildRunner &runner, grpc::Status &st);
+  bool takeMessages(ChildRunner &runner, grpc::Status &st);
   grpc::Status finish(const ChildExit &exit);
   // Sends the child the reply to its question, if there is one yet; false
   // if the client could not be reached when the node asked it.
-  bool reply(int sandboxFd, const std::optional<std::string> &r) {
+  bool reply(const ChildRunner &runner, const std::optional<std::string> &r) {
     if (r)
-      (void)!::send(sandboxFd, r->data(), r->size(), MSG_NOSIGNAL);
+      runner.answer(*r);
     return msgs.clientReachable();
   }
   bool send(const v1::OffloadDown &m) {
@@ -292,8 +292,9 @@ private:
   OffloadMessages msgs;
   Inbox inbox;
   bool inboxStarted = false;
-  std::string out, err, records;
+  std::string records;
   Clock::time_point begin = Clock::now();
+  Clock::time_point lastHeard; // progress of the client
   // For the per-link log line: the link child was spawned, it exited.
   Clock::time_point spawned, exited;
 };
@@ -315,91 +316,90 @@ grpc::Status OffloadSession::start() {
   return grpc::Status::OK;
 }
 
-grpc::Status OffloadSession::loop(int sandboxFd, int outFd, int errFd,
-                                  int recordFd) {
-  pollfd fds[5] = {{sandboxFd, POLLIN, 0},
-                   {outFd, POLLIN, 0},
-                   {errFd, POLLIN, 0},
-                   {recordFd, POLLIN, 0},
-                   {inbox.fd(), POLLIN, 0}};
-  auto deadline = begin + std::chrono::seconds(node.config.linkTimeoutSeconds);
-  auto stall = std::chrono::seconds(node.config.stallTimeoutSeconds);
-  Clock::time_point lastHeard = Clock::now(); // progress of the client
-  std::string buf(1 << 16, '\0');
-  bool clientClosed = false;
-  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0 || fds[3].fd >= 0) {
-    int n = poll(fds, 5, 100);
-    if (n < 0 && errno != EINTR)
-      return fail(grpc::StatusCode::INTERNAL, "poll failed");
-    if (ctx->IsCancelled())
-      return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    if (Clock::now() > deadline)
-      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "link timeout (" +
-                      std::to_string(node.config.linkTimeoutSeconds) + " s)");
-    // Progress, not any message: an answer, or blob bytes in steps of
-    // FarmBlobStore::kProgressBytes (a client trickling a byte every few
-    // seconds held a job slot for as long as the link timeout).
-    bool waiting = msgs.waiting();
-    lastHeard = std::max(lastHeard, msgs.lastProgress());
-    if (waiting && Clock::now() - lastHeard > stall)
-      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "the client left a question or upload without progress "
-                  "for " +
-                      std::to_string(node.config.stallTimeoutSeconds) + " s");
-    if (!waiting)
-      lastHeard = Clock::now(); // the link's own time is not the client's
-    if (fds[4].revents & POLLIN) {
-      std::deque<v1::OffloadUp> messages = inbox.take(clientClosed);
-      for (v1::OffloadUp &m : messages)
-        if (grpc::Status st = msgs.take(m); !st.ok())
-          return st;
-      if (clientClosed)
-        if (std::string why = stream->refusal(); !why.empty())
-          return fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
-      if (!reply(sandboxFd, msgs.answerPending()))
-        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-      if (clientClosed && msgs.questionOpen())
-        return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                    "the client closed its side with questions open");
-    }
-    // A blob another link is uploading: looked for at every turn (at most
-    // the poll's 100 ms after its commit).
-    if (msgs.awaitingOtherUploads() && !reply(sandboxFd, msgs.answerPending()))
-      return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      char q[2 * 4096 + 8];
-      ssize_t r = recv(sandboxFd, q, sizeof(q), MSG_DONTWAIT);
-      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-        fds[0].fd = -1;
-      else if (r > 0 && !reply(sandboxFd, msgs.ask(std::string_view(
-                                              q, static_cast<size_t>(r)))))
-        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    }
-    for (int i = 1; i <= 3; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      ssize_t r = read(fds[i].fd, buf.data(), buf.size());
-      if (r < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (r <= 0) {
-        fds[i].fd = -1;
-        continue;
-      }
-      std::string_view data(buf.data(), static_cast<size_t>(r));
-      if (i == 3) {
-        records.append(data);
-        continue;
-      }
-      v1::OffloadDown m;
-      m.mutable_output()->set_stream(i == 1 ? v1::OutputChunk::STREAM_STDOUT
-                                            : v1::OutputChunk::STREAM_STDERR);
-      m.mutable_output()->set_data(std::string(data));
-      if (!send(m))
-        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    }
+// What the link child's writes become: its questions go to the client (or
+// are answered from the blobs), its output is streamed, its records kept;
+// the client's messages are taken as they come.
+ChildHooks OffloadSession::linkHooks(ChildRunner &runner, grpc::Status &st) {
+  ChildHooks hooks;
+  auto gone = [&st] {
+    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    return false;
+  };
+  hooks.question = [this, &runner, gone](std::string_view q) {
+    return reply(runner, msgs.ask(q)) || gone();
+  };
+  hooks.output = [this, gone](bool isStderr, std::string_view data) {
+    v1::OffloadDown m;
+    m.mutable_output()->set_stream(isStderr ? v1::OutputChunk::STREAM_STDERR
+                                            : v1::OutputChunk::STREAM_STDOUT);
+    m.mutable_output()->set_data(std::string(data));
+    return send(m) || gone();
+  };
+  hooks.records = [this](std::string_view data) { records.append(data); };
+  hooks.extraFd = inbox.fd();
+  hooks.extraReadable = [&] { return takeMessages(runner, st); };
+  hooks.tick = [&] { return stillWanted(runner, st); };
+  return hooks;
+}
+
+// At every turn of the link: the client is there, within the link's time,
+// and not stalled on a question or an upload; a blob another link was
+// uploading is looked for (at most the turn's 100 ms after its commit).
+bool OffloadSession::stillWanted(ChildRunner &runner, grpc::Status &st) {
+  if (ctx->IsCancelled()) {
+    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    return false;
   }
-  return grpc::Status::OK;
+  if (Clock::now() >
+      begin + std::chrono::seconds(node.config.linkTimeoutSeconds)) {
+    st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "link timeout (" +
+                  std::to_string(node.config.linkTimeoutSeconds) + " s)");
+    return false;
+  }
+  // Progress, not any message: an answer, or blob bytes in steps of
+  // BlobStore::kProgressBytes (a client trickling a byte every few
+  // seconds held a job slot for as long as the link timeout).
+  bool waiting = msgs.waiting();
+  lastHeard = std::max(lastHeard, msgs.lastProgress());
+  if (waiting && Clock::now() - lastHeard >
+                     std::chrono::seconds(node.config.stallTimeoutSeconds)) {
+    st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "the client left a question or upload without progress for " +
+                  std::to_string(node.config.stallTimeoutSeconds) + " s");
+    return false;
+  }
+  if (!waiting)
+    lastHeard = Clock::now(); // the link's own time is not the client's
+  if (msgs.awaitingOtherUploads() && !reply(runner, msgs.answerPending())) {
+    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    return false;
+  }
+  return true;
+}
+
+// The client's messages since the last turn, and the answer they complete.
+bool OffloadSession::takeMessages(ChildRunner &runner, grpc::Status &st) {
+  bool clientClosed = false;
+  std::deque<v1::OffloadUp> messages = inbox.take(clientClosed);
+  for (v1::OffloadUp &m : messages)
+    if (st = msgs.take(m); !st.ok())
+      return false;
+  if (clientClosed)
+    if (std::string why = stream->refusal(); !why.empty()) {
+      st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
+      return false;
+    }
+  if (!reply(runner, msgs.answerPending())) {
+    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    return false;
+  }
+  if (clientClosed && msgs.questionOpen()) {
+    st = fail(grpc::StatusCode::INVALID_ARGUMENT,
+              "the client closed its side with questions open");
+    return false;
+  }
+  return true;
 }
 
 namespace {
@@ -555,56 +555,42 @@ grpc::Status OffloadSession::run() {
 grpc::Status OffloadSession::runLink() {
   if (grpc::Status st = start(); !st.ok())
     return st;
-  if (!node.slots.acquire([this] { return ctx->IsCancelled(); }))
-    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   // Held while the link runs, not while its outputs stream: a client that
   // reads them slowly (or not at all) holds no slot of the node.
-  struct Slot {
-    JobSlots *s;
-    void release() { std::exchange(s, nullptr)->release(); }
-    ~Slot() {
-      if (s)
-        release();
-    }
-  } slot{&node.slots};
-
-  int sp[2], outP[2], errP[2], recP[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0 ||
-      pipe2(outP, O_CLOEXEC) != 0 || pipe2(errP, O_CLOEXEC) != 0 ||
-      pipe2(recP, O_CLOEXEC) != 0)
-    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                std::string("cannot create pipes: ") + std::strerror(errno));
-  UniqueFd sbOurs(sp[0]), sbChild(sp[1]), outR(outP[0]), outW(outP[1]),
-      errR(errP[0]), errW(errP[1]), recR(recP[0]), recW(recP[1]);
+  JobSlots::Hold slot(node.slots);
+  if (!slot.acquire([this] { return ctx->IsCancelled(); }))
+    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   // Whatever the client sent under these keys is replaced.
   v1::LinkRequest &link = msgs.link();
   (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
   (*link.mutable_env())[sandbox::kWriteDirKey] = msgs.view().scratchDir();
   (*link.mutable_env())[sandbox::kRequireKey] =
       node.landlockAbi > 0 ? "1" : "0";
-  ZygoteClient::Spawned child = node.zygote.spawn(link, outW.get(), errW.get(),
-                                                  recW.get(), sbChild.get());
-  sbChild.reset();
-  outW.reset();
-  errW.reset();
-  recW.reset();
-  spawned = Clock::now();
-  grpc::Status st = loop(sbOurs.get(), outR.get(), errR.get(), recR.get());
+  // Not a reusable worker: each link is confined to its own scratch
+  // directory. Its stdout and stderr on plain pipes, as the client forwards
+  // them.
+  ChildRunner runner(node.zygote,
+                     {.records = true, .sandbox = true, .ordered = false},
+                     "farm link id=" + std::to_string(id));
+  grpc::Status st;
+  ChildHooks hooks = linkHooks(runner, st);
+  lastHeard = Clock::now();
+  ChildRun run = runner.run(link, hooks);
   inbox.unthrottle();
-  exited = Clock::now();
-  int pid = child.pid.get();
-  if (!st.ok() && pid > 0)
-    kill(pid, SIGKILL);
-  sbOurs.reset(); // a child blocked on a question gets EOF and gives up
-  ChildExit exit = child.exit.get();
+  spawned = run.spawned;
+  exited = run.pumped;
   slot.release();
+  if (!run.error.empty())
+    return fail(grpc::StatusCode::RESOURCE_EXHAUSTED, run.error);
   if (!st.ok())
     return st;
-  return finish(exit);
+  if (run.stopped)
+    return fail(grpc::StatusCode::INTERNAL, run.stopReason);
+  return finish(run.exit);
 }
 
 FarmService::FarmService(FarmNodeConfig config, ZygoteClient &zygote,
-                         FarmBlobStore &blobs, FarmTokens &tokens)
+                         BlobStore &blobs, FarmTokens &tokens)
     : config(std::move(config)), zygote(zygote), blobs(blobs), tokens(tokens),
       slots(this->config.jobs), started(Clock::now()) {
   // Offload is the service's first method (farm.proto).

@@ -18,14 +18,14 @@
 // elsewhere" (another node, or locally), and lets the links it has finish.
 #pragma once
 
+#include "daemon/linkd/blobs/blob_store.h"
 #include "daemon/linkd/farm_node/blob_owners.h"
-#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "daemon/linkd/farm_node/farm_tokens.h"
 #include "daemon/linkd/farm_node/offload_wire.h"
 #include "daemon/linkd/farm_node/scratch_janitor.h"
-#include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/runner/job_slots.h"
+#include "daemon/linkd/runner/zygote_client.h"
 #include "daemon/linkd/service/log_limit.h"
-#include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/farm.grpc.pb.h"
 #include "metrics/histogram.h"
 
@@ -44,7 +44,7 @@ struct FarmNodeConfig {
   unsigned maxLinksPerToken = 8;
   uint64_t linkTimeoutSeconds = 3600;
   // A client that leaves a question or an upload without progress this long
-  // (a byte at a time is none: FarmBlobStore::kProgressBytes), or does not
+  // (a byte at a time is none: BlobStore::kProgressBytes), or does not
   // take what the node writes to it, is dropped, and its job slot goes to
   // the next link (a stalled token must not starve the others until the
   // link timeout).
@@ -56,7 +56,7 @@ struct FarmNodeConfig {
 
 class FarmService final : public v1::Farm::Service {
 public:
-  FarmService(FarmNodeConfig config, ZygoteClient &zygote, FarmBlobStore &blobs,
+  FarmService(FarmNodeConfig config, ZygoteClient &zygote, BlobStore &blobs,
               FarmTokens &tokens);
 
   // Offload, with its messages as bytes: each OffloadUp is checked against
@@ -90,7 +90,7 @@ private:
   friend class OffloadSession;
   FarmNodeConfig config;
   ZygoteClient &zygote;
-  FarmBlobStore &blobs;
+  BlobStore &blobs;
   FarmTokens &tokens;
   BlobOwners owners; // which token sent which blob
   JobSlots slots;

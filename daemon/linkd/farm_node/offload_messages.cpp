@@ -22,7 +22,7 @@ std::string replyBytes(const SandboxView::Answer &a) {
 
 } // namespace
 
-OffloadMessages::OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners,
+OffloadMessages::OffloadMessages(BlobStore &blobs, BlobOwners &owners,
                                  uint64_t id, std::string client,
                                  std::string scratchDir,
                                  uint64_t maxRequestBytes, Send send)
@@ -166,7 +166,7 @@ grpc::Status OffloadMessages::takeBlob(v1::BlobChunk &chunk) {
     return fail(grpc::StatusCode::INVALID_ARGUMENT,
                 "blob " + d->hex() + ": chunk at offset " +
                     std::to_string(chunk.offset()) + " does not continue it");
-  if ((bytesSinceProgress += raw->size()) >= FarmBlobStore::kProgressBytes ||
+  if ((bytesSinceProgress += raw->size()) >= BlobStore::kProgressBytes ||
       chunk.last()) {
     bytesSinceProgress = 0;
     progressAt = std::chrono::steady_clock::now();

@@ -13,8 +13,8 @@
 // server, no zygote and no child. Used by one thread (the link's handler).
 #pragma once
 
+#include "daemon/linkd/blobs/blob_store.h"
 #include "daemon/linkd/farm_node/blob_owners.h"
-#include "daemon/linkd/farm_node/farm_blobs.h"
 #include "digest/sha256_thread.h"
 #include "linkd/v1/farm.pb.h"
 #include "view/sandbox_view.h"
@@ -36,7 +36,7 @@ class OffloadMessages {
 public:
   using Send = std::function<bool(const v1::OffloadDown &)>;
   // `id`, `client`: the link's number and token name, for the log.
-  OffloadMessages(FarmBlobStore &blobs, BlobOwners &owners, uint64_t id,
+  OffloadMessages(BlobStore &blobs, BlobOwners &owners, uint64_t id,
                   std::string client, std::string scratchDir,
                   uint64_t maxRequestBytes, Send send);
   ~OffloadMessages();
@@ -71,7 +71,7 @@ public:
   bool awaitingOtherUploads() const { return !awaitedBlobs.empty(); }
   bool questionOpen() const { return pending.has_value(); }
   // When the client last made progress on what the node waits for: an
-  // answer, or a blob's bytes in steps of FarmBlobStore::kProgressBytes.
+  // answer, or a blob's bytes in steps of BlobStore::kProgressBytes.
   std::chrono::steady_clock::time_point lastProgress() const {
     return progressAt;
   }
@@ -107,7 +107,7 @@ private:
   std::optional<std::string> tryAnswer();
   void toClient(const v1::OffloadDown &m) { reachable = reachable && send(m); }
 
-  FarmBlobStore &blobs;
+  BlobStore &blobs;
   BlobOwners &owners;
   uint64_t id;
   std::string client;

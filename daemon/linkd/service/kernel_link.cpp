@@ -2,23 +2,20 @@
 
 #include "daemon/linkd/service/kernel_link.h"
 
+#include "daemon/linkd/runner/child_runner.h"
 #include "daemon/linkd/service/kernel_request.h"
 
 #include "cache/access_log.h"
-#include "child/child_report.h"
-#include "child/ordered_output.h"
 #include "child/sandbox_protocol.h"
 #include "kernel/view_names.h"
 #include "link/flavor.h"
 #include "util/files.h"
+#include "view/path_fact.h"
 #include "view/sandbox_view.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,7 +49,6 @@ struct Session {
   std::string uncacheableWhy; // the first reason the access log gave
   uint32_t uploaded = 0, present = 0;
   std::string records;
-  std::string report;       // the child's, before its exit (child_report.h)
   unsigned lane = 0;        // KernelLanes
   int pid = -1;             // the process that ran the link
   uint32_t linksBefore = 0; // links that process ran before (a worker's)
@@ -161,44 +157,29 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   f.set_error(ENOENT);
   if (insideViewCwd(path))
     return f;
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    f.set_error(errno == ENOTDIR ? ENOTDIR : ENOENT);
-    s.readDaemonFiles = true;
+  bool regular = statPathFact(path, f);
+  if (f.kind() == v1::PathFact::DIRECTORY)
     return f;
-  }
-  f.set_mode(st.st_mode);
-  f.set_dev(st.st_dev);
-  f.set_ino(st.st_ino);
-  f.set_mtime_ns(st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec);
-  if (S_ISDIR(st.st_mode)) {
-    f.set_kind(v1::PathFact::DIRECTORY);
-    return f;
-  }
   s.readDaemonFiles = true;
-  std::string data;
-  int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (in < 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) > s.ctx.config.maxRequestBytes) {
-    if (in >= 0)
-      close(in);
+  if (!regular)
+    return f;
+  std::string error;
+  std::optional<std::string> data =
+      readFile(path, s.ctx.config.maxRequestBytes, &error);
+  if (!data) {
     f.set_kind(v1::PathFact::UNREADABLE);
-    f.set_error(in < 0 ? errno : EACCES);
+    f.set_error(EACCES);
     return f;
   }
-  data.resize(static_cast<size_t>(st.st_size));
-  ssize_t got = pread(in, data.data(), data.size(), 0);
-  close(in);
-  Digest d = sha256(data);
-  if (got != static_cast<ssize_t>(data.size()) ||
-      (!s.ctx.blobs.has(d) && !s.ctx.blobs.storeWhole(d, data).empty())) {
+  Digest d = sha256(*data);
+  if (!s.ctx.blobs.has(d) && !s.ctx.blobs.storeWhole(d, *data).empty()) {
     f.set_kind(v1::PathFact::UNREADABLE);
     f.set_error(EIO);
     return f;
   }
   f.set_kind(v1::PathFact::FILE);
   f.set_digest(std::string(d.raw()));
-  f.set_size(data.size());
+  f.set_size(data->size());
   return f;
 }
 
@@ -232,9 +213,10 @@ std::string resolvedInView(const SandboxView &view, const std::string &path) {
   return out;
 }
 
-// Answers one question of the link child, learning outside paths as needed.
-void answerQuestion(Session &s, SandboxView &view, int sandboxFd,
-                    std::string_view msg) {
+// The answer to one question of the link child, learning outside paths as
+// needed.
+std::string answerQuestion(Session &s, SandboxView &view,
+                           std::string_view msg) {
   std::optional<SandboxView::Question> q = SandboxView::parse(msg);
   if (q) {
     q->path = resolvedInView(view, q->path);
@@ -259,81 +241,12 @@ void answerQuestion(Session &s, SandboxView &view, int sandboxFd,
   std::string out(sizeof(a.reply) + a.real.size(), '\0');
   std::memcpy(out.data(), &a.reply, sizeof(a.reply));
   std::memcpy(out.data() + sizeof(a.reply), a.real.data(), a.real.size());
-  (void)!::send(sandboxFd, out.data(), out.size(), MSG_NOSIGNAL);
+  return out;
 }
 
 uint64_t timeoutMs(const Session &s) {
   uint64_t limit = s.ctx.config.linkTimeoutSeconds * 1000;
   return s.req.timeoutMs && s.req.timeoutMs < limit ? s.req.timeoutMs : limit;
-}
-
-// The child's questions, stdout, stderr (in order on `ord`, what bypassed
-// LLVM's write on `out`/`err`) and access records until it is done: every
-// pipe closed, or its report arrived (it is exiting; what the other pipes
-// hold was written before it and is read now, its teardown is not waited
-// for). "" or why the link was stopped.
-std::string pump(Session &s, SandboxView &view, int sb, int out, int err,
-                 int rec, int ord) {
-  enum { kSandbox, kOut, kErr, kRecords, kOrdered };
-  pollfd fds[5] = {{sb, POLLIN, 0},
-                   {out, POLLIN, 0},
-                   {err, POLLIN, 0},
-                   {rec, POLLIN, 0},
-                   {ord, POLLIN, 0}};
-  std::string *sinks[4] = {nullptr, &s.result.out, &s.result.err, &s.records};
-  ordered::Reader reader;
-  auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
-  std::string buf(1 << 16, '\0');
-  // One read of fds[i]; false at its end (or nothing to read now).
-  auto take = [&](int i) {
-    ssize_t r = i == kSandbox ? recv(sb, buf.data(), buf.size(), MSG_DONTWAIT)
-                              : read(fds[i].fd, buf.data(), buf.size());
-    if (r < 0 && (errno == EINTR || errno == EAGAIN))
-      return false;
-    if (r <= 0) {
-      fds[i].fd = -1;
-      return false;
-    }
-    std::string_view data(buf.data(), static_cast<size_t>(r));
-    if (i == kSandbox)
-      answerQuestion(s, view, sb, data);
-    else if (i == kOrdered)
-      reader.feed(data, [&](int stream, std::string_view payload) {
-        (stream == 2 ? s.result.err : s.result.out).append(payload);
-      });
-    else
-      sinks[i]->append(data);
-    return true;
-  };
-  auto open = [&] {
-    for (const pollfd &f : fds)
-      if (f.fd >= 0)
-        return true;
-    return false;
-  };
-  while (open()) {
-    if (Clock::now() > deadline) {
-      s.timedOut = true;
-      return "the link did not finish within " + std::to_string(timeoutMs(s)) +
-             " ms";
-    }
-    if (poll(fds, 5, 100) < 0 && errno != EINTR)
-      return "poll failed";
-    for (int i : {kOrdered, kSandbox, kOut, kErr, kRecords}) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      take(i);
-      if (i == kOrdered && !reader.report().empty()) {
-        s.report = reader.report();
-        for (int j : {kErr, kOut, kRecords})
-          for (pollfd one{fds[j].fd, POLLIN, 0};
-               fds[j].fd >= 0 && poll(&one, 1, 0) > 0 && take(j);)
-            ;
-        return {};
-      }
-    }
-  }
-  return {};
 }
 
 std::string laneDir(const Session &s) {
@@ -345,18 +258,8 @@ std::string scratchDir(Session &s) {
          std::to_string(s.id);
 }
 
-// Runs the link in a sandboxed child over `view`; "" or why it did not run.
-std::string runChild(Session &s, SandboxView &view) {
-  int sp[2], o[2], e[2], r[2], q[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
-    return std::string("socketpair: ") + std::strerror(errno);
-  UniqueFd sbOurs(sp[0]), sbChild(sp[1]), outR, outW, errR, errW, recR, recW,
-      ordR, ordW;
-  if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC) || pipe2(r, O_CLOEXEC) ||
-      pipe2(q, O_CLOEXEC))
-    return std::string("pipe: ") + std::strerror(errno);
-  outR.reset(o[0]), outW.reset(o[1]), errR.reset(e[0]), errW.reset(e[1]);
-  recR.reset(r[0]), recW.reset(r[1]), ordR.reset(q[0]), ordW.reset(q[1]);
+// The request the link child is given: the caller's link in the view.
+v1::LinkRequest childRequest(const Session &s) {
   v1::LinkRequest link;
   link.set_protocol_version(1);
   link.set_flavor(static_cast<v1::Flavor>(s.req.flavor));
@@ -373,42 +276,52 @@ std::string runChild(Session &s, SandboxView &view) {
   (*link.mutable_env())[sandbox::kReadDirKey] = s.ctx.blobs.root();
   (*link.mutable_env())[sandbox::kWriteDirKey] = laneDir(s);
   (*link.mutable_env())[sandbox::kRequireKey] = "0";
-  ZygoteClient::Spawned child =
-      s.ctx.zygote.spawn(link, outW.get(), errW.get(), recW.get(),
-                         sbChild.get(), ordW.get(), /*reusable=*/true);
-  sbChild.reset();
-  outW.reset();
-  errW.reset();
-  recW.reset();
-  ordW.reset();
-  std::string stopped = pump(s, view, sbOurs.get(), outR.get(), errR.get(),
-                             recR.get(), ordR.get());
-  int pid = s.pid = child.pid.get();
-  if (!stopped.empty() && pid > 0)
-    kill(pid, SIGKILL);
-  sbOurs.reset();
-  // A child that reported how it ends is answered now; its teardown and
-  // reaping go on meanwhile (child_report.h). Without a report (killed,
-  // crashed, stopped here), its reaped status.
-  std::optional<ChildReport> report =
-      stopped.empty() ? decodeExitReport(s.report) : std::nullopt;
-  if (report) {
-    s.result.exitCode = report->status;
-    s.linksBefore = report->linksBefore;
-    // Its pid is not signalled again: a worker may take the next link.
-    s.ctx.zygote.release(child.id, reportedExit(*report));
+  return link;
+}
+
+// Runs the link in a sandboxed child over `view`, its output and records
+// gathered into the session, until it is done or its time is up; "" or why
+// it did not run.
+std::string runChild(Session &s, SandboxView &view) {
+  ChildRunner runner(s.ctx.zygote,
+                     {.records = true, .sandbox = true, .reusable = true},
+                     "kernel link id=" + std::to_string(s.id));
+  auto deadline = s.begin + std::chrono::milliseconds(timeoutMs(s));
+  ChildHooks hooks;
+  hooks.output = [&s](bool isStderr, std::string_view data) {
+    (isStderr ? s.result.err : s.result.out).append(data);
+    return true;
+  };
+  hooks.records = [&s](std::string_view data) { s.records.append(data); };
+  hooks.question = [&](std::string_view q) {
+    runner.answer(answerQuestion(s, view, q));
+    return true;
+  };
+  hooks.tick = [&] {
+    s.timedOut = Clock::now() > deadline;
+    return !s.timedOut;
+  };
+  ChildRun run = runner.run(childRequest(s), hooks);
+  if (!run.error.empty())
+    return run.error;
+  s.pid = run.pid;
+  if (s.timedOut)
+    return "the link did not finish within " + std::to_string(timeoutMs(s)) +
+           " ms";
+  if (run.stopped)
+    return run.stopReason;
+  if (run.report) {
+    s.result.exitCode = run.report->status;
+    s.linksBefore = run.report->linksBefore;
     return {};
   }
-  ChildExit exit = child.exit.get();
-  if (!stopped.empty())
-    return stopped;
-  if (!exit.ran)
-    return "the link could not run: " + exit.error;
-  if (WIFSIGNALED(exit.waitStatus)) {
-    s.result.termSignal = WTERMSIG(exit.waitStatus);
+  if (!run.exit.ran)
+    return "the link could not run: " + run.exit.error;
+  if (WIFSIGNALED(run.exit.waitStatus)) {
+    s.result.termSignal = WTERMSIG(run.exit.waitStatus);
     s.result.exitCode = 128 + s.result.termSignal;
   } else {
-    s.result.exitCode = WEXITSTATUS(exit.waitStatus);
+    s.result.exitCode = WEXITSTATUS(run.exit.waitStatus);
   }
   return {};
 }
@@ -444,7 +357,7 @@ void count(Session &s, const char *name, uint64_t n = 1) {
 std::string link(Session &s) {
   if (mkdir(laneDir(s).c_str(), 0700) != 0 && errno != EEXIST)
     return "cannot create " + laneDir(s) + ": " + std::strerror(errno);
-  FarmBlobStore &store = s.ctx.blobs;
+  BlobStore &store = s.ctx.blobs;
   SandboxView view(
       BlobFiles{[&store](const Digest &d) { return store.has(d); },
                 [&store](const Digest &d) { return store.pathOf(d); }},
@@ -529,12 +442,12 @@ bool answerFromCache(Session &s) {
 
 // The link in one of the daemon's job slots; "" or why it did not run.
 std::string linkInSlot(Session &s) {
-  if (!s.ctx.slots.acquire([] { return false; }))
+  JobSlots::Hold slot(s.ctx.slots);
+  if (!slot.acquire([] { return false; }))
     return "no job slot";
   s.lane = s.ctx.lanes.take();
   std::string e = link(s);
   s.ctx.lanes.give(s.lane);
-  s.ctx.slots.release();
   return e;
 }
 

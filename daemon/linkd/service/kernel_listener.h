@@ -9,12 +9,12 @@
 // cap and idle limit (connection_limits.h), shared with its other listeners.
 #pragma once
 
-#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/blobs/blob_store.h"
+#include "daemon/linkd/runner/job_slots.h"
+#include "daemon/linkd/runner/zygote_client.h"
 #include "daemon/linkd/service/connection_limits.h"
-#include "daemon/linkd/service/job_slots.h"
 #include "daemon/linkd/service/kernel_cache.h"
 #include "daemon/linkd/service/log_limit.h"
-#include "daemon/linkd/service/zygote_client.h"
 #include "kernel/kernel_wire.h"
 
 #include "cache/cache_stats.h"
@@ -68,7 +68,7 @@ private:
 
 struct KernelLinkContext {
   ZygoteClient &zygote;
-  FarmBlobStore &blobs;
+  BlobStore &blobs;
   KernelCache &cache;
   CacheStats *stats; // may be null (cache off)
   JobSlots &slots;
@@ -110,7 +110,7 @@ private:
 
   KernelListenerConfig config;
   ZygoteClient &zygote;
-  FarmBlobStore blobs;
+  BlobStore blobs;
   KernelCache cache;
   CacheStats *stats;
   JobSlots slots;

@@ -16,6 +16,7 @@
 #include "cache/link_output.h"
 #include "child/child_report.h"
 #include "child/ordered_output.h"
+#include "daemon/linkd/runner/child_runner.h"
 #include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/rewrite_cache.h"
@@ -24,9 +25,6 @@
 #include "rewrite/link_spec.h"
 #include "util/clock.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,34 +37,6 @@ namespace linkd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t wallNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-struct Pipe {
-  int read = -1, write = -1;
-  bool open() {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-      return false;
-    read = fds[0];
-    write = fds[1];
-    return true;
-  }
-  void closeWrite() {
-    if (write >= 0)
-      close(write);
-    write = -1;
-  }
-  ~Pipe() {
-    if (read >= 0)
-      close(read);
-    closeWrite();
-  }
-};
 
 std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
   auto f = req.flavor();
@@ -140,9 +110,9 @@ bool sendPiece(ReplyStream &out, bool isStderr, std::string_view data) {
                    data);
 }
 
-int64_t steadyNanos() {
+int64_t steadyNanos(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             Clock::now().time_since_epoch())
+             t.time_since_epoch())
       .count();
 }
 
@@ -153,116 +123,8 @@ struct Streams {
   bool keepOutput = false;        // capture stdout/stderr for the cache
   TempJournal *journal = nullptr; // where the child's temporaries go
   size_t journaled = 0;           // records scanned for them
-  std::string report;             // the child's report (child_report.h)
-  int64_t reportNanos = 0;        // when it arrived
+  int64_t reportNanos = 0;        // when the child's report arrived (or 0)
 };
-
-// The pipes a link child writes to. `ordered` carries its stdout and stderr
-// writes in order (lib/child/ordered_output.h); `out` and `err` only what
-// bypasses LLVM's write.
-struct ChildPipes {
-  Pipe out, err, ordered, records;
-};
-
-// Streams stdout/stderr to the client (and captures them and the access
-// records when asked) until the child closes every pipe, or until it sent
-// its report (it is exiting; what it wrote before is read now). False if the
-// client went away; the caller then kills the child.
-bool pumpOutput(ReplyStream &out, ChildPipes &p, bool records, Streams &s) {
-  enum { kOrdered, kOut, kErr, kRecords };
-  pollfd fds[4] = {{p.ordered.read, POLLIN, 0},
-                   {p.out.read, POLLIN, 0},
-                   {p.err.read, POLLIN, 0},
-                   {records ? p.records.read : -1, POLLIN, 0}};
-  int open = records ? 4 : 3;
-  ordered::Reader reader;
-  bool clientStayed = true;
-  // Consecutive records of one stream in one read go out as one chunk: a
-  // record holds at most PIPE_BUF bytes, a message per record would cost
-  // the client a gRPC message per 4 KiB.
-  std::string pending;
-  bool pendingStderr = false;
-  auto flush = [&] {
-    if (!pending.empty())
-      clientStayed = clientStayed && sendPiece(out, pendingStderr, pending);
-    pending.clear();
-  };
-  auto forward = [&](bool isStderr, std::string_view data) {
-    if (s.keepOutput)
-      s.output.append(isStderr, data);
-    if (isStderr != pendingStderr)
-      flush();
-    pendingStderr = isStderr;
-    pending.append(data);
-  };
-  std::string buf(65536, '\0');
-  // One read of fds[i]; false at its end.
-  auto take = [&](int i) {
-    ssize_t r = read(fds[i].fd, buf.data(), buf.size());
-    if (r < 0 && (errno == EINTR || errno == EAGAIN))
-      return true;
-    if (r <= 0) {
-      fds[i].fd = -1;
-      --open;
-      return false;
-    }
-    std::string_view data(buf.data(), static_cast<size_t>(r));
-    if (i == kRecords) {
-      s.records.append(data);
-      if (s.journal)
-        s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
-    } else if (i == kOrdered) {
-      reader.feed(data, [&](int stream, std::string_view payload) {
-        forward(stream == 2, payload);
-      });
-    } else {
-      forward(i == kErr, data);
-    }
-    flush();
-    return true;
-  };
-  // After the report: what the other pipes hold was written before it.
-  auto drain = [&] {
-    for (int i : {kErr, kOut, kRecords})
-      for (pollfd one{fds[i].fd, POLLIN, 0};
-           fds[i].fd >= 0 && poll(&one, 1, 0) > 0 && take(i);)
-        ;
-  };
-  while (open > 0) {
-    int n = poll(fds, 4, 200);
-    if (n < 0 && errno != EINTR)
-      return false;
-    if (out.cancelled())
-      return false;
-    // The ordered channel first: the plain pipes carry only what bypassed
-    // it, which has no order against it anyway.
-    for (int i : {kOrdered, kErr, kOut, kRecords}) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      take(i);
-      if (!clientStayed)
-        return false;
-      if (i == kOrdered && !reader.report().empty()) {
-        s.report = reader.report();
-        s.reportNanos = steadyNanos();
-        drain();
-        return clientStayed;
-      }
-    }
-  }
-  return true;
-}
-
-// The child's exit as its report says, before it is reaped. False without a
-// (well-formed) report: the caller waits for the reap.
-bool exitFromReport(const Streams &s, std::optional<ChildReport> &report,
-                    ChildExit &exit) {
-  report = decodeExitReport(s.report);
-  if (!report)
-    return false;
-  exit = reportedExit(*report);
-  return true;
-}
 
 // The child's phases on the daemon's clock (the same CLOCK_MONOTONIC).
 v1::ChildPhases childPhases(const ChildReport &r, int64_t spawnNanos,
@@ -283,22 +145,9 @@ v1::ChildPhases childPhases(const ChildReport &r, int64_t spawnNanos,
   return p;
 }
 
-// A cancelled link is asked to stop the way Ctrl-C asks stock LLD: SIGINT,
-// on which LLVM removes the temporary output it is writing. One that does
-// not stop within a second is killed.
-void stopChild(int pid, const std::shared_future<ChildExit> &exit) {
-  kill(pid, SIGINT);
-  if (exit.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
-    kill(pid, SIGKILL);
-}
-
-// After a link child died by a signal: the rest of its access records (the
-// child is gone, so the pipe ends), then the temporaries they name.
-void removeLitter(Pipe &records, Streams &s, uint64_t linkId) {
-  fcntl(records.read, F_SETFL, O_NONBLOCK);
-  std::string buf(65536, '\0');
-  for (ssize_t n; (n = read(records.read, buf.data(), buf.size())) > 0;)
-    s.records.append(buf.data(), static_cast<size_t>(n));
+// After a link child was stopped or died by a signal: the temporaries its
+// access records name.
+void removeLitter(const Streams &s, uint64_t linkId) {
   std::vector<std::string> left = leftTemporaries(s.records);
   size_t removed = removeTemporaries(left);
   if (removed)
@@ -320,28 +169,6 @@ grpc::Status failEarly(ReplyStream &out, const std::string &message,
 }
 
 } // namespace
-
-// Holds one of the service's job slots until released or destroyed.
-class LinkService::SlotHold {
-public:
-  explicit SlotHold(JobSlots &slots) : slots(slots) {}
-  SlotHold(const SlotHold &) = delete;
-  SlotHold &operator=(const SlotHold &) = delete;
-  ~SlotHold() { release(); }
-  bool acquire(const std::function<bool()> &cancelled) {
-    held = slots.acquire(cancelled);
-    return held;
-  }
-  void release() {
-    if (held)
-      slots.release();
-    held = false;
-  }
-
-private:
-  JobSlots &slots;
-  bool held = false;
-};
 
 namespace {
 
@@ -443,7 +270,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req, ReplyStream &out,
     return failEarly(out, "linkd: error: link-time rewriting: " + error,
                      linkId);
   LinkRun run;
-  SlotHold slot(slots);
+  JobSlots::Hold slot(slots);
   if (!waitForSlot(out, slot, run))
     return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
   if (grpc::Status st = spawnAndPump(*r.childReq, out, linkId, r.record, run);
@@ -543,7 +370,8 @@ void LinkService::wantStateRecord(Request &r) const {
     r.record = r.recordOnly = true;
 }
 
-bool LinkService::waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run) {
+bool LinkService::waitForSlot(ReplyStream &out, JobSlots::Hold &slot,
+                              LinkRun &run) {
   auto queued = Clock::now();
   if (!slot.acquire([&out] { return out.cancelled(); }))
     return false;
@@ -633,56 +461,42 @@ bool LinkService::serveHit(Request &r, ReplyStream &out) {
 grpc::Status LinkService::spawnAndPump(const v1::LinkRequest &req,
                                        ReplyStream &out, uint64_t linkId,
                                        bool record, LinkRun &run) {
-  // A zygote that died since the last link is only noticed when we talk to
-  // it; the spawn then fails before LLD ran, so one retry (which starts a
-  // fresh zygote) is always safe.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    ChildPipes p;
-    if (!p.out.open() || !p.err.open() || !p.ordered.open() ||
-        (record && !p.records.open()))
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          std::string("pipe: ") + std::strerror(errno));
-    // An archive of a thousand members is a thousand records at once; with
-    // the default 64 KiB the child would wait for this thread to be
-    // scheduled, several times per request on a busy machine.
-    if (record)
-      fcntl(p.records.write, F_SETPIPE_SZ, 1 << 20);
-    // The same for a map on stdout: the child goes on while this thread
-    // sends what it read (in chunks of up to a read's worth).
-    fcntl(p.ordered.write, F_SETPIPE_SZ, 1 << 20);
-    run.streams = Streams{};
-    run.streams.keepOutput = record;
-    run.streams.journal = cache.journal;
-    run.startWallNanos = wallNanos();
-    run.spawnNanos = steadyNanos();
-    ZygoteClient::Spawned child =
-        zygote.spawn(req, p.out.write, p.err.write,
-                     record ? p.records.write : -1, -1, p.ordered.write,
-                     /*reusable=*/true);
-    p.out.closeWrite();
-    p.err.closeWrite();
-    p.ordered.closeWrite();
-    p.records.closeWrite();
-    run.clientStayed = pumpOutput(out, p, record, run.streams);
-    run.pid = child.pid.get();
-    if (!run.clientStayed && run.pid > 0)
-      stopChild(run.pid, child.exit);
-    // A child that reported how it ends is answered now; its exit and
-    // reaping go on meanwhile (child_report.h), or, a reusable worker, it
-    // takes another link once released (its pid is not signalled again).
-    if (!exitFromReport(run.streams, run.report, run.exit))
-      run.exit = child.exit.get();
-    else if (run.clientStayed)
-      zygote.release(child.id, run.exit);
-    // Killed, or lost with its zygote (which takes its children along).
-    if (record && (!run.clientStayed || !run.exit.ran ||
-                   WIFSIGNALED(run.exit.waitStatus)))
-      removeLitter(p.records, run.streams, linkId);
-    if (run.exit.ran || run.pid > 0 || !run.clientStayed)
-      break;
-    spdlog::warn("link id={} could not start: {}; retrying", linkId,
-                 run.exit.error);
-  }
+  run.streams = Streams{};
+  Streams &s = run.streams;
+  s.keepOutput = record;
+  s.journal = cache.journal;
+  ChildHooks hooks;
+  hooks.output = [&](bool isStderr, std::string_view data) {
+    if (s.keepOutput)
+      s.output.append(isStderr, data);
+    return sendPiece(out, isStderr, data);
+  };
+  if (record)
+    hooks.records = [&s](std::string_view data) {
+      s.records.append(data);
+      if (s.journal)
+        s.journaled = journalTemporaries(s.records, s.journaled, *s.journal);
+    };
+  hooks.tick = [&out] { return !out.cancelled(); };
+  ChildRunner runner(zygote, {.records = record, .reusable = true},
+                     "link id=" + std::to_string(linkId));
+  ChildRun child = runner.run(req, hooks);
+  if (!child.error.empty())
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, child.error);
+  if (!child.stopReason.empty())
+    spdlog::warn("link id={} stopped: {}", linkId, child.stopReason);
+  run.clientStayed = !child.stopped;
+  run.pid = child.pid;
+  run.exit = child.exit;
+  run.report = child.report;
+  run.startWallNanos = child.spawnedWallNanos;
+  run.spawnNanos = steadyNanos(child.spawned);
+  if (child.report)
+    s.reportNanos = steadyNanos(child.reported);
+  // Killed, or lost with its zygote (which takes its children along).
+  if (record &&
+      (child.stopped || !run.exit.ran || WIFSIGNALED(run.exit.waitStatus)))
+    removeLitter(s, linkId);
   return grpc::Status::OK;
 }
 
@@ -1059,7 +873,7 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   if (!farm->wantsOffload(inputBytes))
     return false;
   auto begin = Clock::now();
-  int64_t startWallNanos = wallNanos();
+  int64_t startWallNanos = wallNanosNow();
   OffloadTarget::Result r = farm->offload(req, read, probed, outputPaths);
   if (!r.ok) {
     ++farm->counters().fallbacks;

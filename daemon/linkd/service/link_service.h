@@ -11,11 +11,11 @@
 #include "cache/link_cache.h"
 #include "config/config.h"
 #include "daemon/linkd/farm_client/farm_client.h"
-#include "daemon/linkd/service/job_slots.h"
+#include "daemon/linkd/runner/job_slots.h"
+#include "daemon/linkd/runner/zygote_client.h"
 #include "daemon/linkd/service/reply_stream.h"
 #include "daemon/linkd/service/request_log.h"
 #include "daemon/linkd/service/stores_in_flight.h"
-#include "daemon/linkd/service/zygote_client.h"
 #include "linkd/v1/linkd.grpc.pb.h"
 #include "metrics/histogram.h"
 
@@ -102,7 +102,6 @@ private:
   // One request's path (link_request.cpp): the state between its steps.
   struct Request;
   struct LinkRun;
-  class SlotHold;
   // The table of contents of a request; the steps follow in its order.
   grpc::Status runLink(const v1::LinkRequest &req, ReplyStream &out,
                        uint64_t linkId);
@@ -126,7 +125,7 @@ private:
   // Whether the link gets the audit's record (docs/audit.md), also when
   // the cache will not keep it: then the child records just the same.
   void wantStateRecord(Request &r) const;
-  bool waitForSlot(ReplyStream &out, SlotHold &slot, LinkRun &run);
+  bool waitForSlot(ReplyStream &out, JobSlots::Hold &slot, LinkRun &run);
   grpc::Status spawnAndPump(const v1::LinkRequest &req, ReplyStream &out,
                             uint64_t linkId, bool record, LinkRun &run);
   void classifyExit(const Request &r, LinkRun &run);

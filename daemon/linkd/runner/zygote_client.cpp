@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/service/zygote_client.h"
+#include "daemon/linkd/runner/zygote_client.h"
 
 #include "child/frame.h"
 
@@ -189,8 +189,7 @@ void ZygoteClient::failAllLocked(const std::string &why) {
 }
 
 ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
-                                          int outFd, int errFd, int recordFd,
-                                          int sandboxFd, int orderedFd,
+                                          const ChildFds &child,
                                           bool reusable) {
   Spawned result;
   uint64_t id;
@@ -211,16 +210,17 @@ ZygoteClient::Spawned ZygoteClient::spawn(const v1::LinkRequest &request,
   if (err.empty()) {
     std::lock_guard send(sendMu);
     std::string payload = request.SerializeAsString();
-    std::vector<int> fds = {outFd, errFd};
-    if (recordFd >= 0)
-      fds.push_back(recordFd);
-    if (recordFd >= 0 && sandboxFd >= 0)
-      fds.push_back(sandboxFd);
-    if (orderedFd >= 0)
-      fds.push_back(orderedFd);
-    FrameKind kind = orderedFd < 0 ? FrameKind::Spawn
-                     : reusable    ? FrameKind::SpawnReusable
-                                   : FrameKind::SpawnOrdered;
+    // Positional, as the zygote reads them (daemon/linkd-lld/zygote.h).
+    std::vector<int> fds = {child.out, child.err};
+    if (child.records >= 0)
+      fds.push_back(child.records);
+    if (child.records >= 0 && child.sandbox >= 0)
+      fds.push_back(child.sandbox);
+    if (child.ordered >= 0)
+      fds.push_back(child.ordered);
+    FrameKind kind = child.ordered < 0 ? FrameKind::Spawn
+                     : reusable        ? FrameKind::SpawnReusable
+                                       : FrameKind::SpawnOrdered;
     bool sent = sendFrame(fd, kind, id, payload, fds);
     if (!sent)
       err =

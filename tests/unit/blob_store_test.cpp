@@ -6,7 +6,7 @@
 // invariant: a stored blob always hashes to its name. And against one that
 // stalls (item 4): another tenant never waits for it nor writes its file,
 // and a link of the same tenant waits only while it progresses.
-#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/blobs/blob_store.h"
 #include "tests/fuzz/upload_sequence.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 namespace linkd {
 namespace {
 
-class FarmBlobs : public ::testing::Test {
+class BlobStoreTest : public ::testing::Test {
 protected:
   void SetUp() override {
     char tmpl[] = "/tmp/linkd-farm-blobs-XXXXXX";
@@ -37,14 +37,14 @@ protected:
     return s.str();
   }
   std::string root;
-  std::optional<FarmBlobStore> store;
+  std::optional<BlobStore> store;
   upload_sequence::Contents contents = upload_sequence::makeContents();
 };
 
 // The reproducer of the issue: chunk 1 at offset 0 with bytes [0,235) of a
 // libc.so script, chunk 2 at offset 189 with bytes [235,end): the bytes as
 // streamed hash to the script's digest, the file would not.
-TEST_F(FarmBlobs, AChunkThatOverlapsWrittenBytesIsRefused) {
+TEST_F(BlobStoreTest, AChunkThatOverlapsWrittenBytesIsRefused) {
   const std::string &script = contents.blobs[0];
   const Digest &d = contents.digests[0];
   ASSERT_GT(script.size(), 235u);
@@ -59,7 +59,7 @@ TEST_F(FarmBlobs, AChunkThatOverlapsWrittenBytesIsRefused) {
   EXPECT_EQ(stored(d), script);
 }
 
-TEST_F(FarmBlobs, ABlobInPlaceIsNeverReplaced) {
+TEST_F(BlobStoreTest, ABlobInPlaceIsNeverReplaced) {
   const std::string &script = contents.blobs[0];
   const Digest &d = contents.digests[0];
   std::string e;
@@ -80,7 +80,7 @@ TEST_F(FarmBlobs, ABlobInPlaceIsNeverReplaced) {
   EXPECT_EQ(stored(d), script);
 }
 
-TEST_F(FarmBlobs, ContentThatDoesNotHashToItsNameIsNeverStored) {
+TEST_F(BlobStoreTest, ContentThatDoesNotHashToItsNameIsNeverStored) {
   const Digest &d = contents.digests[1];
   std::string wrong = contents.blobs[1];
   wrong.back() ^= 1;
@@ -94,7 +94,7 @@ TEST_F(FarmBlobs, ContentThatDoesNotHashToItsNameIsNeverStored) {
 
 // Issue 35, item 4: mallory begins an upload and trickles; bob, another
 // tenant, neither waits for it nor meets its bytes.
-TEST_F(FarmBlobs, AnotherTenantsUploadNeitherBlocksNorSpoilsOne) {
+TEST_F(BlobStoreTest, AnotherTenantsUploadNeitherBlocksNorSpoilsOne) {
   const std::string &script = contents.blobs[0];
   const Digest &d = contents.digests[0];
   ASSERT_EQ(store->beginUpload(d, "mallory", 1), 0u);
@@ -117,7 +117,7 @@ TEST_F(FarmBlobs, AnotherTenantsUploadNeitherBlocksNorSpoilsOne) {
 
 // Two links of one tenant: the second waits while the first progresses,
 // and uploads alongside when asked to; a trickle is no progress.
-TEST_F(FarmBlobs, ALinkOfTheSameTenantWaitsOnlyForProgress) {
+TEST_F(BlobStoreTest, ALinkOfTheSameTenantWaitsOnlyForProgress) {
   const Digest &d = contents.digests[1];
   const std::string &blob = contents.blobs[1];
   ASSERT_EQ(store->beginUpload(d, "alice", 1), 0u);
@@ -128,7 +128,7 @@ TEST_F(FarmBlobs, ALinkOfTheSameTenantWaitsOnlyForProgress) {
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(store->append(d, 1, 0, blob.substr(0, 1)));
   EXPECT_EQ(store->uploadProgress(d, "alice"), began); // a byte is none
-  std::string quarter(FarmBlobStore::kProgressBytes, 'q');
+  std::string quarter(BlobStore::kProgressBytes, 'q');
   ASSERT_TRUE(store->append(d, 1, 1, quarter));
   EXPECT_GT(*store->uploadProgress(d, "alice"), *began);
   // Link 2 stops waiting: a file of its own, its bytes its own.
@@ -143,7 +143,7 @@ TEST_F(FarmBlobs, ALinkOfTheSameTenantWaitsOnlyForProgress) {
 
 // A broken upload resumes in the same tenant's next link, not another's;
 // a new process starts without partial files.
-TEST_F(FarmBlobs, ABrokenUploadResumesForItsTenantOnly) {
+TEST_F(BlobStoreTest, ABrokenUploadResumesForItsTenantOnly) {
   const Digest &d = contents.digests[1];
   const std::string &blob = contents.blobs[1];
   ASSERT_EQ(store->beginUpload(d, "alice", 1), 0u);
@@ -158,7 +158,7 @@ TEST_F(FarmBlobs, ABrokenUploadResumesForItsTenantOnly) {
   EXPECT_EQ(stored(d), blob);
   ASSERT_TRUE(store->append(d, 2, 0, blob.substr(0, 10)));
   store->releaseUploads(2);
-  FarmBlobStore again(root + "/store", 64 << 20);
+  BlobStore again(root + "/store", 64 << 20);
   ASSERT_EQ(again.open(), "");
   EXPECT_TRUE(std::filesystem::is_empty(root + "/store/partial"));
 }
@@ -166,7 +166,7 @@ TEST_F(FarmBlobs, ABrokenUploadResumesForItsTenantOnly) {
 // A partial file that cannot be made (here: its directory gone) fails the
 // upload at its first chunk, instead of reading as another link's upload
 // to wait for.
-TEST_F(FarmBlobs, AnUploadWhoseFileCannotBeMadeFailsAtOnce) {
+TEST_F(BlobStoreTest, AnUploadWhoseFileCannotBeMadeFailsAtOnce) {
   const Digest &d = contents.digests[1];
   std::filesystem::remove_all(root + "/store/partial");
   EXPECT_EQ(store->beginUpload(d, "alice", 1), 0u);
@@ -179,7 +179,7 @@ TEST_F(FarmBlobs, AnUploadWhoseFileCannotBeMadeFailsAtOnce) {
 // target upload_fuzzer searches further): 200 of them, each from a store
 // without the sequence's blobs, partial uploads or claims, every step
 // checked.
-TEST_F(FarmBlobs, RandomUploadSequencesKeepTheInvariant) {
+TEST_F(BlobStoreTest, RandomUploadSequencesKeepTheInvariant) {
   std::mt19937 rng(35);
   for (int sequence = 0; sequence < 200; ++sequence) {
     for (const Digest &d : contents.digests)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd/farm_node/farm_blobs.h"
+#include "daemon/linkd/blobs/blob_store.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 
 namespace linkd {
 
-FarmBlobStore::FarmBlobStore(std::string root, uint64_t maxBytes)
+BlobStore::BlobStore(std::string root, uint64_t maxBytes)
     : dir(std::move(root)), maxBytes(maxBytes) {}
 
-std::string FarmBlobStore::open() {
+std::string BlobStore::open() {
   std::vector<std::string> dirs = {dir, dir + "/partial"};
   // The 256 fan-out directories now rather than during a link's upload: on
   // ext4 an inode allocation can cost ~1 ms (the allocator skips recently
@@ -40,21 +40,20 @@ std::string FarmBlobStore::open() {
   return {};
 }
 
-std::string FarmBlobStore::pathOf(const Digest &d) const {
+std::string BlobStore::pathOf(const Digest &d) const {
   std::string hex = d.hex();
   return dir + "/" + hex.substr(0, 2) + "/" + hex;
 }
 
-bool FarmBlobStore::has(const Digest &d) {
+bool BlobStore::has(const Digest &d) {
   std::string p = pathOf(d);
   // Touch on use: eviction goes by modification time.
   return utimensat(AT_FDCWD, p.c_str(), nullptr, 0) == 0;
 }
 
-std::optional<uint64_t> FarmBlobStore::beginUpload(const Digest &d,
-                                                   const std::string &tenant,
-                                                   uint64_t owner,
-                                                   bool alongside) {
+std::optional<uint64_t> BlobStore::beginUpload(const Digest &d,
+                                               const std::string &tenant,
+                                               uint64_t owner, bool alongside) {
   std::lock_guard lock(mu);
   if (auto u = uploads.find({d, owner}); u != uploads.end())
     return u->second.size;
@@ -92,9 +91,8 @@ std::optional<uint64_t> FarmBlobStore::beginUpload(const Digest &d,
   return u.size;
 }
 
-std::optional<FarmBlobStore::Clock::time_point>
-FarmBlobStore::uploadProgress(const Digest &d,
-                              const std::string &tenant) const {
+std::optional<BlobStore::Clock::time_point>
+BlobStore::uploadProgress(const Digest &d, const std::string &tenant) const {
   std::lock_guard lock(mu);
   auto claim = claims.find({d, tenant});
   if (claim == claims.end())
@@ -105,14 +103,14 @@ FarmBlobStore::uploadProgress(const Digest &d,
   return u->second.progressAt;
 }
 
-uint64_t FarmBlobStore::partialSize(const Digest &d, uint64_t owner) const {
+uint64_t BlobStore::partialSize(const Digest &d, uint64_t owner) const {
   std::lock_guard lock(mu);
   auto u = uploads.find({d, owner});
   return u == uploads.end() ? 0 : u->second.size;
 }
 
-bool FarmBlobStore::append(const Digest &d, uint64_t owner, uint64_t offset,
-                           std::string_view data) {
+bool BlobStore::append(const Digest &d, uint64_t owner, uint64_t offset,
+                       std::string_view data) {
   std::string path;
   uint64_t size;
   {
@@ -160,17 +158,16 @@ bool FarmBlobStore::append(const Digest &d, uint64_t owner, uint64_t offset,
   return ok;
 }
 
-void FarmBlobStore::endUpload(const Digest &d, uint64_t owner,
-                              const Upload &u) {
+void BlobStore::endUpload(const Digest &d, uint64_t owner, const Upload &u) {
   auto claim = claims.find({d, u.tenant});
   if (claim != claims.end() && claim->second == owner)
     claims.erase(claim);
   uploads.erase({d, owner});
 }
 
-bool FarmBlobStore::commit(const Digest &d, uint64_t owner, std::string *error,
-                           const std::optional<Digest> &hashed,
-                           const std::function<void()> &published) {
+bool BlobStore::commit(const Digest &d, uint64_t owner, std::string *error,
+                       const std::optional<Digest> &hashed,
+                       const std::function<void()> &published) {
   Upload u;
   {
     std::lock_guard lock(mu);
@@ -216,7 +213,7 @@ bool FarmBlobStore::commit(const Digest &d, uint64_t owner, std::string *error,
   return true;
 }
 
-void FarmBlobStore::releaseUploads(uint64_t owner) {
+void BlobStore::releaseUploads(uint64_t owner) {
   std::lock_guard lock(mu);
   Clock::time_point now = Clock::now();
   for (auto it = uploads.begin(); it != uploads.end();) {
@@ -249,7 +246,7 @@ void FarmBlobStore::releaseUploads(uint64_t owner) {
   dropStaleResumable(now);
 }
 
-void FarmBlobStore::dropStaleResumable(Clock::time_point now) {
+void BlobStore::dropStaleResumable(Clock::time_point now) {
   std::erase_if(resumable, [&](const auto &r) {
     if (now - r.second.at < kResumableFor)
       return false;
@@ -267,7 +264,7 @@ void FarmBlobStore::dropStaleResumable(Clock::time_point now) {
   }
 }
 
-std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {
+std::string BlobStore::storeWhole(const Digest &d, std::string_view data) {
   std::string tmp = dir + "/partial/" + d.hex() + ".w" +
                     std::to_string(getpid()) + "-" + std::to_string(++wholeSeq);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
@@ -292,8 +289,8 @@ std::string FarmBlobStore::storeWhole(const Digest &d, std::string_view data) {
   return e;
 }
 
-std::string FarmBlobStore::publish(const std::string &from,
-                                   const std::string &final, const Digest &d) {
+std::string BlobStore::publish(const std::string &from,
+                               const std::string &final, const Digest &d) {
   // A blob in place was verified when it came; links may be reading it.
   // It is never replaced: a second upload of the same digest is dropped.
   if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, final.c_str(),
@@ -342,14 +339,14 @@ std::vector<BlobFile> listBlobs(const std::string &root) {
 
 } // namespace
 
-uint64_t FarmBlobStore::bytes() const {
+uint64_t BlobStore::bytes() const {
   uint64_t total = 0;
   for (const BlobFile &b : listBlobs(dir))
     total += b.size;
   return total;
 }
 
-uint64_t FarmBlobStore::evict() {
+uint64_t BlobStore::evict() {
   {
     std::lock_guard lock(mu);
     dropStaleResumable(Clock::now());

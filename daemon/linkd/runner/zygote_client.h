@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// The daemon's handle on the link zygote (daemon/linkd-lld/zygote.h): starts it, sends
-// it links, and turns its reports into per-link futures. Thread-safe; this
-// side never touches LLVM, so the gRPC process does not even map libLLVM.
+// The daemon's handle on the link zygote (daemon/linkd-lld/zygote.h): starts
+// it, sends it links, and turns its reports into per-link futures. Thread-safe;
+// this side never touches LLVM, so the gRPC process does not even map libLLVM.
 #pragma once
 
 #include <sys/resource.h>
@@ -65,21 +65,26 @@ public:
     std::shared_future<int> pid;        // the link child's pid, or -1
     std::shared_future<ChildExit> exit; // fulfilled when it is reaped
   };
-  // Sends one link to the zygote. `outFd`/`errFd` become the child's fds 1/2;
-  // with `recordFd` >= 0 the child reports its file accesses there
-  // (daemon/linkd-lld/access_recorder.h). The caller keeps ownership of its copies.
-  // With `sandboxFd` >= 0 as well (needs `recordFd`), the child runs in the
-  // farm sandbox and asks its file-system questions there
-  // (lib/child/sandbox_protocol.h). With `orderedFd` >= 0 the child writes
-  // its stdout and stderr there as ordered records
-  // (lib/child/ordered_output.h); only what bypasses LLVM's write reaches
-  // `outFd`/`errFd`.
-  // With `reusable` (needs `orderedFd`), the child may be a reusable
-  // worker that goes on after the link (daemon/linkd-lld/link_worker.h):
-  // the caller must then call release() once it has the child's report and
-  // will not signal its pid again.
-  Spawned spawn(const v1::LinkRequest &request, int outFd, int errFd,
-                int recordFd = -1, int sandboxFd = -1, int orderedFd = -1,
+  // The descriptors a link child is given; the caller keeps its copies.
+  struct ChildFds {
+    int out = -1, err = -1; // the child's fds 1 and 2
+    // The child reports its file accesses here
+    // (daemon/linkd-lld/access_recorder.h).
+    int records = -1;
+    // With `records`: the child runs in the farm sandbox and asks its
+    // file-system questions here (lib/child/sandbox_protocol.h).
+    int sandbox = -1;
+    // The child writes its stdout and stderr here as ordered records
+    // (lib/child/ordered_output.h); only what bypasses LLVM's write reaches
+    // `out`/`err`.
+    int ordered = -1;
+  };
+  // Sends one link to the zygote. With `reusable` (needs `fds.ordered`),
+  // the child may be a reusable worker that goes on after the link
+  // (daemon/linkd-lld/link_worker.h): the caller must then call release()
+  // once it has the child's report and will not signal its pid again.
+  // The daemon's one caller is ChildRunner (runner/child_runner.h).
+  Spawned spawn(const v1::LinkRequest &request, const ChildFds &fds,
                 bool reusable = false);
   // The link `id` ended as `reported` (the child's report): its exit future
   // gets that, and the zygote may give its process another link.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// A farm node's store of input blobs: the client's file contents, by SHA-256,
-// as plain read-only files that a sandboxed link child can open and mmap.
+// The store of input blobs a sandboxed link child reads: a farm node's (its
+// clients' file contents) and the kernel library's (its callers' inputs,
+// service/kernel_link.cpp), by SHA-256, as plain read-only files that the
+// child can open and mmap.
 //
 //   <root>/ab/abcdef...         a complete, verified blob (mode 0444)
 //   <root>/partial/abcdef...uN  upload N in progress (one file per upload)
@@ -43,9 +45,9 @@
 
 namespace linkd {
 
-class FarmBlobStore {
+class BlobStore {
 public:
-  FarmBlobStore(std::string root, uint64_t maxBytes);
+  BlobStore(std::string root, uint64_t maxBytes);
 
   using Clock = std::chrono::steady_clock;
   // An upload progresses in steps of this many bytes: a client that

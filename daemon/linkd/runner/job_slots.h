@@ -2,7 +2,8 @@
 
 // Counting semaphore for `--jobs N`: at most N links run at once, the rest
 // wait in arrival order. Waiters poll a cancellation predicate so that a
-// client that gives up never holds a place in the queue.
+// client that gives up never holds a place in the queue. Every path that
+// runs a link child holds its slot through a JobSlots::Hold.
 #pragma once
 
 #include <chrono>
@@ -48,6 +49,28 @@ public:
     ++free;
     cv.notify_all();
   }
+
+  // One slot, held from acquire() until release() or the holder's end.
+  class Hold {
+  public:
+    explicit Hold(JobSlots &slots) : slots(slots) {}
+    Hold(const Hold &) = delete;
+    Hold &operator=(const Hold &) = delete;
+    ~Hold() { release(); }
+    bool acquire(const std::function<bool()> &cancelled) {
+      held = slots.acquire(cancelled);
+      return held;
+    }
+    void release() {
+      if (held)
+        slots.release();
+      held = false;
+    }
+
+  private:
+    JobSlots &slots;
+    bool held = false;
+  };
 
   // Slots no link holds (a link arriving now starts at once).
   unsigned freeSlots() const {
