@@ -19,8 +19,8 @@
 #include "daemon/linkd/service/kernel_listener.h"
 #include "daemon/linkd/service/link_service.h"
 #include "daemon/linkd/service/local_link.h"
-#include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/log_limit.h"
+#include "log/log_format.h"
 #include "util/files.h"
 
 #include <absl/synchronization/mutex.h>
@@ -81,7 +81,7 @@ void setUpLogging(const RuntimePaths &paths, const std::string &level,
   }
   if (!logger)
     logger = spdlog::default_logger();
-  logger->set_formatter(makeLogFormatter(format)); // service/log_format.h
+  logger->set_formatter(makeLogFormatter(format)); // lib/log/log_format.h
   google::protobuf::SetLogHandler(protobufToLog);
   logger->set_level(spdlog::level::from_str(lvl));
   logger->flush_on(spdlog::level::info);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// Log lines (daemon/linkd/service/log_format.h): client strings quoted and
+// Log lines (lib/log/log_format.h): client strings quoted and
 // escaped as field values, whole messages kept to one line of UTF-8, and the
 // JSON form's fields read back from the text.
-#include "daemon/linkd/service/log_format.h"
+#include "log/log_format.h"
 
 #include <gtest/gtest.h>
 

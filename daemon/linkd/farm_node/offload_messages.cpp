@@ -3,7 +3,7 @@
 #include "daemon/linkd/farm_node/offload_messages.h"
 
 #include "daemon/linkd/farm_node/offload_request.h"
-#include "daemon/linkd/service/log_format.h"
+#include "log/log_format.h"
 
 #include <spdlog/spdlog.h>
 

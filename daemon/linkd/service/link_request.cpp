@@ -18,10 +18,10 @@
 #include "child/ordered_output.h"
 #include "daemon/linkd/runner/child_runner.h"
 #include "daemon/linkd/service/background_work.h"
-#include "daemon/linkd/service/log_format.h"
 #include "daemon/linkd/service/rewrite_cache.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
+#include "log/log_format.h"
 #include "rewrite/link_spec.h"
 #include "util/clock.h"
 
