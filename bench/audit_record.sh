@@ -9,7 +9,7 @@
 #
 #   bench/audit_record.sh [--runs N]
 #
-# Cases: the seed (clang's MinGW driver, -shared -s, a tiny DLL); an
+# Cases: a tiny MinGW DLL (clang's MinGW driver, -shared -s, a tiny DLL); an
 # MSVC-style lld-link DLL; a MinGW C++ program with libstdc++ linked in
 # statically (a mid-size PE link); an ELF -s shared object; an ELF C++
 # program (gcc passes --build-id, so it is recorded with =1).

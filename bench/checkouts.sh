@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# bench/checkouts.sh [BIN]: issue 26's figures. Real projects from Debian's
+# bench/checkouts.sh [BIN]: hits across checkouts. Real projects from Debian's
 # sources, each copied to checkout A and checkout B under one parent
 # directory, built in A and then in B through linkd (gcc -B BIN/gcc/,
 # AR=ar.linkd, RANLIB=ranlib.linkd) with LINKD_BASE_DIR = the parent, one

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# bench/content_keys.sh [BIN]: issue 12's figures for keys by content, with
+# bench/content_keys.sh [BIN]: the figures for keys by content, with
 # the binaries in BIN (default: build/bin; e.g. another branch's build/bin
 # for "before"). Each figure runs through a fresh daemon of its own:
 #   1. an autotools tree (bench/content_keys/configure.ac: 80 conftest links,

@@ -12,7 +12,7 @@
 #         evicted the result). Another output path would not do: content keys
 #         answer that relink from the cache. An extra line: the targets are
 #         judged on the two above.
-# Prints the ratios and the bytes uploaded on the warm run, with the issue's
+# Prints the ratios and the bytes uploaded on the warm run, with the
 # targets (cold <= 1.5x, warm <= 1.1x, warm upload <= 1% of the inputs).
 #   bash bench/farm.sh [--runs N]
 # Each run is a fresh client daemon with an empty local cache, so every link

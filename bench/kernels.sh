@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Kernel links as GPU/JIT compilers do them (issue 14, docs/kernels.md):
+# Kernel links as GPU/JIT compilers do them (docs/kernels.md):
 # N distinct tiny AMDGPU kernels (gfx90a), each linked `-shared k.o -o k.hsaco`
 #   stock     stock lld -flavor gnu as a subprocess with two temp files (Triton, IREE)
 #   ld.linkd  the same through a PATH symlink `lld` -> ld.linkd

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# What the metrics endpoint costs a build (issue 29: "adds < 1% to W2").
+# What the metrics endpoint costs a build ("adds < 1% to W2").
 #
 # W2 is bench/run.sh's small link: an iostream hello world, clang++-19's own
 # linker argv. Two private daemons, started the same way, differ in one thing:

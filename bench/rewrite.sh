@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Rewriting a large real archive: `linkd rewrite` vs `llvm-objcopy-19
-# --prefix-symbols`, measured in one run (issue 4's bench; target <= 1.0x).
+# --prefix-symbols`, measured in one run (target <= 1.0x).
 # linkd runs through a private daemon (its Rewrite RPC; the rewrite runs in
 # a child forked from the zygote) with the cache off for the figure that is
 # compared; the local run (no daemon) and a cache hit are printed for

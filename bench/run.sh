@@ -28,7 +28,7 @@ W1_RUNS=7
 LINKS=200
 M500_RUNS=9        # rounds of the 500-object link (stock, cache off, cache hit)
 M500_HITS=21       # + back-to-back hits of it, for the lookup_us median
-ARCHIVE_RUNS=7     # rounds of the archive of ~1,100 LLVM objects (issue 7)
+ARCHIVE_RUNS=7     # rounds of the archive of ~1,100 LLVM objects
 SCALE_HITS=101     # timed hits per store size in the store-scaling test
 SCALE_IDLE=3       # seconds of idle daemon CPU measured per store size
 REMOTE_RUNS=7      # timed rounds of W1 served from a remote tier (per tier)
@@ -77,22 +77,22 @@ while (($#)); do
 done
 
 # Targets (ratios are linkd median / stock median). Cache off and cache miss
-# keep the daemon's targets; a cache hit has its own (issue 3).
+# keep the daemon's targets; a cache hit has its own.
 W1_TARGET=1.03
 W2_TARGET=0.80
-# Small links against mold (issue 19): linkd cache off / mold.
+# Small links against mold: linkd cache off / mold.
 TRIVIAL_MOLD_TARGET=0.80
 W2_MOLD_TARGET=0.85
 W1_HIT_TARGET=0.20
-W2_HIT_TARGET=0.10       # issue 19 (was 0.30, issue 3; 0.20, issue 12)
-# W2 cache off / stock per job count (issue 19); a miss keeps W2_TARGET.
+W2_HIT_TARGET=0.10       # W2 hit / stock (was 0.30, then 0.20)
+# W2 cache off / stock per job count; a miss keeps W2_TARGET.
 W2_OFF_TARGET_J1=0.55
 W2_OFF_TARGET_J2=0.65
 M500_LOOKUP_TARGET=0.02   # lookup_us of a hit / cold (cache off) link, 500 inputs
 SCALE_TARGET=1.5          # hit lookup_us with 100,000 stored entries / with 100
-REMOTE_TARGET=0.35        # W1 hit from a remote tier, empty local store / stock (issue 5)
+REMOTE_TARGET=0.35        # W1 hit from a remote tier, empty local store / stock
 REMOTE_ALONE_TARGET=1.25  # that hit / (fetch the blob to /dev/null + write it to a new file)
-ARCHIVE_TARGET=1.05       # ar.linkd rcs of ~1,100 objects, cache off and cache miss / llvm-ar-19 (issue 7)
+ARCHIVE_TARGET=1.05       # ar.linkd rcs of ~1,100 objects, cache off and cache miss / llvm-ar-19
 ARCHIVE_HIT_TARGET=0.30   # the same, cache hit / llvm-ar-19
 STOCK_AR="${STOCK_AR:-/usr/lib/llvm-19/bin/llvm-ar}"
 # The archive workload: the members of these LLVM 19 archives (~1,100 objects, ~105 MB).
@@ -468,7 +468,7 @@ bench() {
 # field NAME K COLUMN (1-based, see benchlib.py analyze)
 field() { awk -F'|' -v k="$(($2 + 1))" -v c="$3" 'NR == k { print $c }' "$T/res/$1/analysis.tsv"; }
 # child_phases NAME K: the link child's phases for command K's links (the
-# daemon's outcome lines, child_*_ms; medians; issue 19).
+# daemon's outcome lines, child_*_ms; medians).
 child_phases() {
   python3 - "$T/res/$1/k$2.log" <<'PY' || true
 import re, statistics, sys
@@ -700,7 +700,7 @@ if ((DO_M500)) && hdr "M500: ${#M500_ARGS[@]}-argument link of 500 small C objec
   row "M500 cold link, cache off / stock" "$(fmt_s "$m_stock")" "$(fmt_s "$m_off")" "$(ratio "$m_off" "$m_stock")" "(info)" "-"
 fi
 
-# --- archive: ar.linkd against llvm-ar-19 (issue 7) ----------------------------------------
+# --- archive: ar.linkd against llvm-ar-19 ----------------------------------------
 # `rcs` of the members of several LLVM 19 archives (~1,100 objects, ~105 MB)
 # into a new archive, as a build does after `rm -f lib.a`: stock llvm-ar,
 # ar.linkd with the cache off, on a miss (an archive name of its own per
@@ -831,7 +831,7 @@ fi
 say "  links: $(status_field links_total) served (failed $(status_field links_failed), crashed $(status_field links_crashed))"
 say "  cache: $("$LINKD" stats 2>/dev/null | tr -s ' \n' ' ' | cut -c1-300)"
 
-# --- remote: W1 served from a remote tier with an empty local store (issue 5) ---------------
+# --- remote: W1 served from a remote tier with an empty local store ---------------
 # Per tier (HTTP: nginx WebDAV on loopback; Redis on a Unix socket), two
 # workers of their own (socket in a 0700 dir, log, local store): worker A
 # links W1 once (a miss) and pushes the result to the tier after the reply;

@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 // Envelope: "LKA2", flags (bit 0: signed), [32-byte HMAC], the 32-byte
 // action key the entry answers, payload. The key inside is what binds an
 // unsigned entry to its key: a reader without the fleet key checks it on
-// every read, so an entry copied over another key's (issue 42: a keyless
+// every read, so an entry copied over another key's (a keyless
 // reader wrote the other link's bytes) is rejected like a bad signature.
 // The HMAC covers the key too. "LKA1" entries (no key inside) are
 // accepted only signed and by a keyed reader.

@@ -153,7 +153,7 @@ private:
   void tell(Tier &t, const std::string &kind, const std::string &what);
   // Blob `d` of tier `t` did not hash to its name: the next write of `d`
   // (and for kSuspectFor of any blob) replaces it there instead of finding
-  // it present (issue 42: writers saw the corrupt blob, skipped the upload,
+  // it present (writers saw the corrupt blob, skipped the upload,
   // and the tier missed on it for good).
   void noteCorrupt(Tier &t, const Digest &d);
   bool seenCorrupt(Tier &t, const Digest &d);

@@ -282,7 +282,7 @@ TEST_F(Archiver, LibExeLikeLlvmLib) {
 TEST_F(Archiver, LldLinkLibModeIsAnArchiveRequest) {
   // `lld-link /lib` (and -lib, any case) runs llvm-lib: the same bytes and
   // diagnostics as stock lld-link, including its "lib failed" on an error
-  // (issue 40, item 2: before, a timestamped COFF link, never cached).
+  // (before, a timestamped COFF link, never cached).
   EXPECT_TRUE(sameAsStock(
       "lldlib",
       {"lld-link /lib /out:x.lib wa.obj wb.obj", "lld-link -lib /list x.lib",

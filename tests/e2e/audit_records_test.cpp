@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// Link records that tell the truth (issue 36, item 1). A record is made from
+// Link records that tell the truth. A record is made from
 // LLD's map, which names each state symbol and its input but not whether it
 // is a global or file-local: the link child reads that from the input (a
 // global is one entity by its name wherever it is; a local pairs only with
@@ -240,7 +240,7 @@ counter_tick:
   EXPECT_EQ(b.exitCode, 0) << describe(b);
 }
 
-// --- Separate debug files (issue 36, item 3) ---------------------------------
+// --- Separate debug files ---------------------------------
 
 TEST_F(AuditRecords, StrippedElfLibrariesAreReadFromTheirDebugFiles) {
   // Shared objects from elsewhere (GNU ld, no linkd record), packaged the
@@ -320,7 +320,7 @@ TEST_F(AuditRecords, StrippedElfLibrariesAreReadFromTheirDebugFiles) {
       << a.err;
 }
 
-// --- PDBs (issue 36, item 2)
+// --- PDBs
 // ---------------------------------------------------
 
 TEST_F(AuditRecords, LldLinkDebugDllsAreReadFromTheirPdbs) {

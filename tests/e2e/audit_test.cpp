@@ -528,7 +528,7 @@ TEST_F(Audit, BadInputIsNamedAndNeverCrashes) {
   EXPECT_NE(usage.err.find("missing PROGRAM"), std::string::npos) << usage.err;
 }
 
-// What the audit is given may be anything (issue 35, item 8): a FIFO as
+// What the audit is given may be anything: a FIFO as
 // PROGRAM, as a module or as the --allow file hung for good; /dev/zero
 // read until memory ran out; a module that names a thousand missing
 // libraries over a thousand-entry DT_RUNPATH took 10.8 s. Each is now

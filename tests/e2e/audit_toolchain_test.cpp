@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// `linkd audit` on programs built the way people build them (issue 27):
+// `linkd audit` on programs built the way people build them:
 // default driver flags, no flag a user would not pass; each case runs the
 // program (wine for PE) to show whether the state really is duplicated, and
 // checks that the audit says the same with the exit status a CI gate reads
@@ -70,7 +70,7 @@ protected:
   }
 };
 
-// --- PE: what the issue's user did -----------------------------------------
+// --- PE: a MinGW user's DLLs ------------------------------------------------
 
 TEST_F(AuditToolchain, ClangLldMingwDefaultFlagsAreRecordedAndFound) {
   ASSERT_TRUE(haveTool(tools::wine));

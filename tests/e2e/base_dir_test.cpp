@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// Second checkouts and subdirectory builds (issue 26), end to end through
+// Second checkouts and subdirectory builds, end to end through
 // make, gcc -B and ar.linkd: PWD keyed only where it names the working
 // directory (a stale PWD under `make -C lib` and a build started in lib/
 // hit the same entries), a base dir above several checkouts (ccache's

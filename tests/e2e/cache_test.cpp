@@ -154,7 +154,7 @@ TEST_F(LinkCacheTest, SecondLinkIsAHitWithStockBytesAndReplayedWarnings) {
             std::filesystem::status(path("prog.stock")).permissions());
 }
 
-// Issue 42, item 8: the store on a full disk (a 4 MiB tmpfs, max_size far
+// The store on a full disk (a 4 MiB tmpfs, max_size far
 // above it) evicts least recently used entries and stores each new result,
 // and says so once. Before, 9 of 18 results could not be stored.
 TEST_F(LinkCacheTest, AnArchiveFoundUnderDevShmIsAnInputOfTheLink) {
@@ -249,7 +249,7 @@ TEST_F(LinkCacheTest, ThinLtoLinksHit) {
 // A ThinLTO cache directory: the link that creates it is uncacheable (it
 // made a directory); one that finds it, writes new cache files and leaves
 // them to the next links is stored, and its hit names the -o output in the
-// log, not a cache file (issue 40, item 4).
+// log, not a cache file.
 TEST_F(LinkCacheTest, ThinLtoCacheDirLinksHitAndLogTheirOutput) {
   writeFile("a.c", "int f(int);\nint main(void) { return f(3) - 6; }\n");
   writeFile("b.c", "int f(int x) { return x * 2; }\n");

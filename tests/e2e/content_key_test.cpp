@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// Keys by content, not by name (issue 12), end to end with the real drivers:
+// Keys by content, not by name, end to end with the real drivers:
 // gcc with its linker plugin options and temp names, clang's one-step
 // compile-and-link, a JIT-style kernel link under fresh temp names, and
 // checkouts with base dirs that must never get each other's bytes when the
@@ -88,8 +88,8 @@ TEST_F(ContentKeyTest, ClangCompileAndLinkInOneStepHits) {
 
 TEST_F(ContentKeyTest, MingwCompileAndLinkInOneStepHits) {
   // clang's MinGW driver compiles to /tmp/hello-XXXXXX.o each time; with a
-  // fixed timestamp the PE image does not depend on that name (issue 40,
-  // item 1: miss, miss before).
+  // fixed timestamp the PE image does not depend on that name (two misses
+  // before the key took such inputs by content).
   ASSERT_TRUE(haveTool(tools::wine));
   writeFile("hello.c", "#include <stdio.h>\nint main(void) { "
                        "puts(\"hello from pe\"); return 0; }\n");
@@ -135,7 +135,7 @@ TEST_F(ContentKeyTest, MingwDllHitsOnlyUnderItsOwnName) {
 
 TEST_F(ContentKeyTest, LibtoolSharedLibrariesGoThroughLinkdByCompilerPath) {
   // libtool drops flags it does not know from shared-library links: -B in
-  // the link flags leaves libx.so to GNU ld, silently (issue 40, item 5).
+  // the link flags leaves libx.so to GNU ld, silently.
   // COMPILER_PATH, the documented way, reaches it; a rebuild hits.
   ASSERT_TRUE(haveTool(tools::gcc));
   ASSERT_TRUE(haveTool(tools::libtool));
@@ -237,7 +237,7 @@ TEST_F(CheckoutTest, CheckoutsShareWhatDoesNotEmbedThem) {
 }
 
 TEST_F(CheckoutTest, AbsoluteBuildRpathIsNeverTakenFromTheOtherCheckout) {
-  // The issue's case: checkout B got A's RUNPATH.
+  // A second checkout must not get the first one's RUNPATH.
   EXPECT_FALSE(inBoth(std::string(kLib) +
                           "clang-19 -shared f.o -o lib/libf.so",
                       "clang-19 main.o -Llib -lf -Wl,-rpath,$PWD/lib -o main "
@@ -430,7 +430,7 @@ TEST_F(ContentKeyTest, AMissSaysWhatDiffersFromTheLastKeyForTheOutput) {
 TEST_F(ContentKeyTest, MissesOfEveryKindOfRequestSayWhatDiffered) {
   // Links keyed on their arguments as given (COFF), MinGW links and
   // archive requests explain a miss against the last request of the same
-  // kind for the same output (issue 40, item 3), and ranlib is never
+  // kind for the same output, and ranlib is never
   // compared with the `ar` that made the archive.
   writeFile("a.c", "int fa(void) { return 1; }\n");
   writeFile("m.c", "int main(void) { return 0; }\n");
@@ -470,7 +470,7 @@ TEST_F(ContentKeyTest, MissesOfEveryKindOfRequestSayWhatDiffered) {
 TEST_F(ContentKeyTest, AMissForAnInputNameASectionsScriptRequiresSaysSo) {
   // SECTIONS patterns match file names, so such a link requires its input
   // names exactly; its miss under another name says that, not that the
-  // stored result "embeds" the name (issue 40, item 3).
+  // stored result "embeds" the name.
   writeFile("k.c", "int main(void) { return 0; }\n");
   writeFile("t.ld", "SECTIONS { .text : { *(.text*) } }\n");
   ASSERT_TRUE(exitedZero(run("clang-19 -c k.c -o k1.o && cp k1.o k2.o")));
@@ -490,7 +490,7 @@ TEST_F(ContentKeyTest, AMissForAnInputNameASectionsScriptRequiresSaysSo) {
 TEST_F(ContentKeyTest, ConfigureProbesWritingDevNullAreAnsweredFromTheCache) {
   // musl's configure (tryldflag): a fresh ./conf$$-$PPID-1.c each run,
   // compiled and linked `-shared -o /dev/null`; the answer is the exit
-  // status (issue 40, item 6). The object differs from run to run in its
+  // status. The object differs from run to run in its
   // STT_FILE name alone, which such links are keyed without.
   writeFile("probe.sh", R"(set -u
 tmpc="./conf$$-$PPID-1.c"

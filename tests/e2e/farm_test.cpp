@@ -538,7 +538,7 @@ while True:
   EXPECT_EQ(run("ls n1/cache/farm/blobs/partial").out, "");
 }
 
-// Issue 42, item 2: a node that goes silent (SIGSTOP: its TCP connection
+// A node that goes silent (SIGSTOP: its TCP connection
 // stays up and nothing answers) while the client waits for it, and while
 // the client uploads to it, with the default farm_timeout_ms (600 s): the
 // client gives it up within tens of seconds and links locally, with
@@ -590,7 +590,7 @@ TEST_F(FarmTest, ASilentNodeIsGivenUpWithinTensOfSeconds) {
   });
 }
 
-// Issue 42, item 7: a node whose certificate the client does not trust,
+// A node whose certificate the client does not trust,
 // and an empty token file, are said as such in the daemon's log, not as
 // an outage (before: "cannot connect to the farm", and every link refused
 // UNAUTHENTICATED for an empty token).
@@ -630,7 +630,7 @@ TEST_F(FarmTest, AnUntrustedNodeAndAnEmptyTokenAreSaidAsSuch) {
       << run("cat state/linkd.log").out;
 }
 
-// Issue 42, item 6: `linkd farm-health` on an address list reports every
+// `linkd farm-health` on an address list reports every
 // node (before: one, whichever the channel picked), and says which one does
 // not answer.
 TEST_F(FarmTest, FarmHealthReportsEveryNode) {

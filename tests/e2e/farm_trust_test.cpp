@@ -248,7 +248,7 @@ TEST_F(FarmTrustTest, AStoredBlobServesOnlyTheTokenThatSentIt) {
   EXPECT_EQ(link("tok2", "d"), 0);
 }
 
-// Issue 35, item 4: mallory (alice's token) starts a link that needs p.o
+// Mallory (alice's token) starts a link that needs p.o
 // and sends its content a byte a second. bob's link of the same p.o does
 // not wait for that upload (before: 43.9 s, then a failed digest check on
 // mallory's partial file); alice's own next link waits while it makes no
@@ -301,7 +301,7 @@ TEST_F(FarmTrustTest, ATricklingUploadStallsNoOtherLinkAndIsDropped) {
   EXPECT_TRUE(processAlive(nodePid));
 }
 
-// Issue 35, item 5: a client that stops reading its outputs holds no job
+// A client that stops reading its outputs holds no job
 // slot (bob's link runs meanwhile on the node's only one), and its call is
 // cancelled once a write to it blocks for the stall timeout.
 TEST_F(FarmTrustTest, AClientThatStopsReadingHoldsNoSlot) {
@@ -335,7 +335,7 @@ TEST_F(FarmTrustTest, AClientThatStopsReadingHoldsNoSlot) {
   EXPECT_TRUE(processAlive(nodePid));
 }
 
-// Issue 35, item 6: facts are counted on the wire. Two million nameless
+// Facts are counted on the wire. Two million nameless
 // directory facts (8 MB in one message) are refused before they are parsed;
 // before, 2.5 M took a node to 1.58 GB.
 TEST_F(FarmTrustTest, AFirstMessageWithMillionsOfFactsIsRefusedCheaply) {

@@ -795,7 +795,7 @@ print("ok", linkd.version())
 }
 
 // A link without a daemon writes only in its private directory, whatever
-// names the output (issue 35, item 9): `-o /abs` inside a response file, or
+// names the output: `-o /abs` inside a response file, or
 // a linker script's OUTPUT(/abs), are inputs no check of the arguments
 // reads. The view refuses the write (EACCES), LLD says so, and nothing
 // appears at the name; the daemon's view refuses the same links.

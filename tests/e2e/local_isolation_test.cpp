@@ -107,7 +107,7 @@ TEST_F(LocalIsolationTest, TheDaemonServesOnlyItsOwnUser) {
   EXPECT_EQ(after->linksTotal, before->linksTotal);
 }
 
-// Refused peers do not write the log at will (issue 35, item 7): the
+// Refused peers do not write the log at will: the
 // other user opens and closes 300 connections to the daemon's socket; each
 // is refused, at most LogLimit::kBurst of them are logged in a minute, and
 // the daemon goes on serving its user.
@@ -181,7 +181,7 @@ TEST_F(LocalIsolationTest, TheClientSendsNothingToASocketAnotherUserServes) {
   EXPECT_EQ(run("cat other/received 2>/dev/null | wc -c").out, "0\n");
 }
 
-// liblinkd and a blob socket another user serves (issue 35, item 2): a
+// liblinkd and a blob socket another user serves: a
 // shared runtime directory (XDG_RUNTIME_DIR, LINKD_SOCKET in /tmp) where the
 // other user listens on linkd.sock.blob. The library must not connect to a
 // socket file that is not its user's, nor send anything to a peer of
@@ -255,7 +255,7 @@ print(r.served)
 }
 
 // liblinkd's no-daemon links keep their private directory between links
-// (issue 35, item 3). A temp cleaner removes it; the other user makes one
+//. A temp cleaner removes it; the other user makes one
 // of the same name whose work/k.o is a symbolic link to a file of ours.
 // The next link must not write through it: the directory is not the one
 // given back, so a new one is made and the planted one left alone.
@@ -346,11 +346,11 @@ TEST_F(LocalIsolationTest, ACacheDirectoryOthersCanWriteIsNotUsed) {
   EXPECT_EQ(run("ls -A shared").out, "");
 }
 
-// A cache directory named through another user's symbolic link (issue 35,
-// item 11): the link in a shared directory points at the user's own
-// private directory when the daemon checks it, and at the other user's
-// once the daemon runs. The daemon refuses such a link (cache off, said in
-// the log), and nothing of the user's ever lands in the other's directory.
+// A cache directory named through another user's symbolic link: the link in a
+// shared directory points at the user's own private directory when the daemon
+// checks it, and at the other user's once the daemon runs. The daemon refuses
+// such a link (cache off, said in the log), and nothing of the user's ever
+// lands in the other's directory.
 TEST_F(LocalIsolationTest, ACacheDirectoryThroughAnotherUsersLinkIsNotUsed) {
   ASSERT_TRUE(exitedZero(run("mkdir -m 1777 shared && mkdir -m 700 mine")));
   ASSERT_TRUE(
@@ -469,7 +469,7 @@ print(len(held))
   EXPECT_EQ(links, 2u) << readFile(log);
 }
 
-// Issue 35, item 10: a per-user daemon's metrics on loopback serve its own
+// A per-user daemon's metrics on loopback serve its own
 // user's scrapes; another local user's get 403 (the peer's socket owner,
 // asked of the kernel), unless metrics_allow names loopback.
 TEST_F(LocalIsolationTest, ADaemonsMetricsServeOnlyItsOwnUser) {

@@ -206,7 +206,7 @@ std::string outsideAddress(E2eTest &, const std::string &ipOutput) {
 
 // The shipped rules (deploy/farm-example/linkd-rules.yml) load, and their
 // alerts fire on the series that should fire them, a flapping remote tier
-// included (issue 42, item 6: its breaker never stayed open the 5 minutes
+// included (its breaker never stayed open the 5 minutes
 // the breaker alert waits).
 TEST_F(OperationsTest, TheShippedAlertRulesFire) {
   ASSERT_TRUE(haveTool(promtool));
@@ -414,7 +414,7 @@ TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
   };
   // Four peers that say nothing take every scrape slot; scrapes are still
   // answered, every one: the oldest silent peer gives its slot up to a new
-  // connection (issue 35, item 10: four idle connections failed 15 of 15
+  // connection (four idle connections failed 15 of 15
   // scrapes).
   std::vector<int> silent;
   for (int i = 0; i < 4; ++i)
@@ -453,7 +453,7 @@ TEST_F(OperationsTest, MetricsBoundSilentPeersAndBigRequests) {
       exitedZero(run(binPath("ld.linkd") + " main.o lib.o -e main -o p2")));
 }
 
-// Issue 42, item 5: with two nodes, links that start while one of them
+// With two nodes, links that start while one of them
 // drains all go to the other: none links locally. Before, 4 of 12 links in
 // rounds of 3 were refused by the draining node, retried on it again, and
 // linked locally; now the client's channel heeds the node's health status

@@ -105,7 +105,7 @@ TEST_F(Settings, ConfigShowsEachValueAndItsSource) {
       << status.out;
 }
 
-// Issue 42, item 9: the passwords in remote URLs (Redis, HTTP basic auth)
+// The passwords in remote URLs (Redis, HTTP basic auth)
 // are not printed, with or without a daemon; the rest of the URL is.
 TEST_F(Settings, ConfigMasksPasswords) {
   std::string remotes =

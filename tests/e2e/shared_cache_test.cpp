@@ -109,9 +109,9 @@ protected:
     EXPECT_EQ(run("./outB").out, "42\n");
   }
 
-  // The replay of issue 42, item 1 against the tier at `url`: `keys()`
-  // lists its action keys ("ac:<hex>" lines), `copy(from, to)` copies one
-  // entry over another key's (non-empty on success).
+  // The replay of one entry over another key's against the tier at `url`:
+  // `keys()` lists its action keys ("ac:<hex>" lines), `copy(from, to)` copies
+  // one entry over another key's (non-empty on success).
   void replayedEntry(
       const std::string &url, const std::function<std::string()> &keys,
       const std::function<std::string(const std::string &, const std::string &)>
@@ -240,7 +240,7 @@ TEST_F(SharedCacheTest, UnsignedEntriesAreRejectedByKeyedReaders) {
   EXPECT_GE(stats(other)["remote_rejected"], 1);
 }
 
-// Issue 42, item 1: a writer links two commands that differ in their
+// A writer links two commands that differ in their
 // build-id; the first one's action entry is copied over the second's key
 // in the tier (as anyone who may write to it can); a reader without the
 // fleet key must not answer the second command with the first's bytes.
@@ -268,7 +268,7 @@ TEST_F(SharedCacheTest, AnEntryCopiedOverAnotherKeyIsRejectedHttp) {
   });
 }
 
-// Issue 42, item 4: the Redis ACL users of docs/shared-cache.md, applied
+// The Redis ACL users of docs/shared-cache.md, applied
 // from the doc's own lines: the writer publishes, the reader (read-only)
 // hits, and neither meets an error. Before, the documented reader ACL
 // (+get +exists) gave 0 hits: linkd also sends GETRANGE and STRLEN.
@@ -330,7 +330,7 @@ TEST_F(SharedCacheTest, TheDocumentedRedisAclsWork) {
   EXPECT_EQ(sr["hits"], 1);
   EXPECT_EQ(sr["remote_errors"], 0);
   // The ACL the docs gave before (+get +exists): no hit, and the log says
-  // why, naming the tier (issue 42, item 6), where before only
+  // why, naming the tier, where before only
   // remote_errors moved.
   std::string old = worker(
       "old", std::regex_replace(base, std::regex("\\{u\\}"), "old:o-pass") +
@@ -369,7 +369,7 @@ TEST_F(SharedCacheTest, WrongBlobFromTheRemoteIsDetectedAndIgnored) {
   EXPECT_GE(sb["remote_corrupt"], 1);
 }
 
-// Issue 42, item 3: blobs flipped in the tier are healed by the next worker
+// Blobs flipped in the tier are healed by the next worker
 // that detects them and has the right bytes (its own link's), so that the
 // worker after it hits again. Before, writers saw them present and never
 // replaced them: every reader missed on them for good.
@@ -406,7 +406,7 @@ TEST_F(SharedCacheTest, CorruptBlobsInATierAreReplaced) {
     EXPECT_EQ(sb["hits"], 0);
     EXPECT_GE(sb["remote_corrupt"], 1);
     EXPECT_EQ(workerLog("b" + tag, "does not hash to its name"), 1u);
-    // Per tier in the metrics (issue 42, item 6).
+    // Per tier in the metrics.
     RunResult metrics = run(b + binPath("linkd") + " metrics");
     EXPECT_TRUE(std::regex_search(
         metrics.out,
@@ -422,7 +422,7 @@ TEST_F(SharedCacheTest, CorruptBlobsInATierAreReplaced) {
   }
 }
 
-// Issue 42, item 3: a first tier that lost everything (a Redis restarted
+// A first tier that lost everything (a Redis restarted
 // empty) is refilled from the second on a hit.
 TEST_F(SharedCacheTest, AnEmptiedFirstTierIsRefilledFromTheNext) {
   std::string redis = startRedis(), http = startNginx();
@@ -490,7 +490,7 @@ TEST_F(SharedCacheTest, DeadRemotesCostNothingButTheirTimeoutOnce) {
   auto ss = stats(silent);
   EXPECT_EQ(ss["remote_timeouts"], 1);
   EXPECT_GE(ss["remote_skipped_breaker_open"], 1);
-  // Each said once in the log, naming the tier (issue 42, item 6).
+  // Each said once in the log, naming the tier.
   std::string tier =
       "remote tier http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) +
       "/x: ";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Farm tenant soak (issue 35): one farm node, two tokens. alice builds
+# Farm tenant soak: one farm node, two tokens. alice builds
 # through her daemon as the node's client (every miss offloaded), compares
 # every output with stock ld.lld's for the same command and runs it. mallory,
 # with a valid token of her own, attacks the same node all the while, with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-// A farm node's blob store against an uploader that lies (issue 35, item 1):
+// A farm node's blob store against an uploader that lies:
 // chunks that overlap what was already written, a digest that does not
 // match the bytes, a second upload of a blob already in place. The
 // invariant: a stored blob always hashes to its name. And against one that
@@ -92,7 +92,7 @@ TEST_F(BlobStoreTest, ContentThatDoesNotHashToItsNameIsNeverStored) {
   EXPECT_FALSE(std::filesystem::exists(store->pathOf(d)));
 }
 
-// Issue 35, item 4: mallory begins an upload and trickles; bob, another
+// Mallory begins an upload and trickles; bob, another
 // tenant, neither waits for it nor meets its bytes.
 TEST_F(BlobStoreTest, AnotherTenantsUploadNeitherBlocksNorSpoilsOne) {
   const std::string &script = contents.blobs[0];

@@ -225,7 +225,7 @@ TEST(LinkKey, BaseDirMakesCheckoutsShareKeysForElfOnly) {
 }
 
 // ccache's base dir: one base dir above many checkouts, paths under it
-// keyed relative to the working directory (issue 26).
+// keyed relative to the working directory.
 TEST(LinkKey, CommonParentBaseDirKeysPathsRelativeToTheWorkingDirectory) {
   KeyContext ctx{"v", "lld", "/ws", {}};
   auto in = [](const std::string &co, const std::string &sub) {

@@ -314,7 +314,7 @@ TEST(RemoteTiers, ActionEnvelopeSignatures) {
   EXPECT_EQ(plain->unwrapAction(key2, signedEntry), std::nullopt);
   std::string unsignedEntry = plain->wrapAction(key, "manifest");
   EXPECT_EQ(a->unwrapAction(key, unsignedEntry), std::nullopt);
-  // Issue 42: an unsigned entry answers only the key it was written for.
+  // An unsigned entry answers only the key it was written for.
   EXPECT_EQ(plain->unwrapAction(key, unsignedEntry), "manifest");
   EXPECT_EQ(plain->unwrapAction(key2, unsignedEntry), std::nullopt);
   // An entry of the first format (no key inside) binds to nothing a

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 // A farm link's caps on what its client describes, counted on the wire
-// before parsing (issue 35, item 6: 2.5 M directory facts in one message
+// before parsing (2.5 M directory facts in one message
 // took a node to 1.58 GB).
 #include "daemon/linkd/farm_client/output_policy.h"
 #include "daemon/linkd/farm_node/offload_wire.h"
@@ -76,7 +76,7 @@ TEST(OffloadBudget, RefusesWhatIsNotAMessage) {
   EXPECT_NE(admit(c, std::string("\x0a\xff\xff\xff\xff\x0f", 6)), "");
 }
 
-// The issue's shape at a scale a unit test affords: 300,000 nameless
+// A flood of directory facts at a scale a unit test affords: 300,000 nameless
 // directory facts (1.2 MB on the wire) are refused before any is parsed.
 TEST(OffloadBudget, ManyTinyFactsAreRefusedOnTheWire) {
   OffloadBudget b({OffloadCaps{}.maxFacts, OffloadCaps{}.maxPathBytes});

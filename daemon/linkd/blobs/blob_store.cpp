@@ -124,7 +124,7 @@ bool BlobStore::append(const Digest &d, uint64_t owner, uint64_t offset,
   // Append-only: a chunk lands at the file's end, or at 0 to start over.
   // A chunk at an offset in between would overwrite bytes that the
   // uploader's streamed digest already covers, and the file would then hold
-  // other content than the digest commit() is given (issue 35: a stored
+  // other content than the digest commit() is given (a stored
   // libc.so replaced by an upload whose chunks overlapped).
   if (offset != 0 && offset != size)
     return false;

@@ -216,11 +216,10 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
   // A node that stops answering (partitioned, SIGSTOPped, a dead host) is
   // given up within kKeepaliveMs + kKeepaliveTimeoutMs in any phase: HTTP/2
-  // pings while a call is open, however long nothing else moves (issue 42:
-  // the client waited the whole farm_timeout_ms mid-link, and blocked in a
-  // write mid-upload for good). The transport then closes and the link goes
-  // to the next node or runs here. Nodes allow pings this often
-  // (serve.cpp).
+  // pings while a call is open, however long nothing else moves (the client
+  // waited the whole farm_timeout_ms mid-link, and blocked in a write
+  // mid-upload for good). The transport then closes and the link goes to the
+  // next node or runs here. Nodes allow pings this often (serve.cpp).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);

@@ -5,7 +5,7 @@
 // name, done with OpenSSL once the channel has failed to connect. An
 // untrusted node certificate then reads as such (the node's address, why
 // the check failed, the certificate's subject and issuer), not as an
-// outage (issue 42: "cannot connect to the farm", and only gRPC's stderr
+// outage ("cannot connect to the farm", and only gRPC's stderr
 // naming no node said "certificate verify failed").
 #pragma once
 

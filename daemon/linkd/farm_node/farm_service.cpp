@@ -38,7 +38,7 @@ namespace {
 // Cancels the call when a guarded read or write blocks past its time: a
 // client that stops reading holds a write for good (HTTP/2 flow control),
 // and with it the node's thread, the token's link and, before outputs,
-// the job slot (issue 35: two clients that did not read 200 MB outputs held
+// the job slot (two clients that did not read 200 MB outputs held
 // both slots of a node).
 class Watchdog {
 public:

@@ -4,7 +4,7 @@
 // a message is parsed. A parsed protobuf message takes several times its
 // encoded size (an empty PathFact is 2 bytes on the wire and ~80 in
 // memory): a 151 MB first message with 2.5 M directory facts took a node to
-// 1.58 GB (issue 35), and a cap counted after parsing comes too late. The
+// 1.58 GB, and a cap counted after parsing comes too late. The
 // farm node reads OffloadUp messages as bytes (farm_service.cpp) and hands
 // each to admit() first; only an admitted message is parsed.
 #pragma once

@@ -5,7 +5,7 @@
 // exact lookup by the connection's two ends, as `ss -e` does). A per-user
 // daemon's metrics say what its user builds and when; on loopback every
 // local user is a peer, so the endpoint serves its own user's scrapes and
-// refuses the others' unless metrics_allow names loopback (issue 35).
+// refuses the others' unless metrics_allow names loopback.
 #pragma once
 
 #include <sys/types.h>

@@ -914,7 +914,7 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   done->set_max_rss_kib(r.maxRssKib);
   done->set_cache_result(cacheResult);
   // The same words as a local link's line: what the cache said and why
-  // (issue 42: farm links logged cache=CACHE_MISS and no reason).
+  // (farm links logged cache=CACHE_MISS and no reason).
   spdlog::info(
       "link id={} flavor={} farm={} rc={} cache={}{} wall_ms={:.1f} "
       "remote_ms={:.1f} cwd={} argc={}",

@@ -3,7 +3,7 @@
 // Log lines about what others send — a peer of another user refused, a
 // metrics scrape from an address not allowed, a farm call without a valid
 // token — are limited per cause: anyone who can connect could otherwise
-// write to the daemon's disk at will (issue 35: one thread in another
+// write to the daemon's disk at will (one thread in another
 // network namespace grew the log by 2.57 MB in 20 s). Per cause, the first
 // kBurst occurrences of a window are logged; the rest are counted and said
 // in the next line logged ("... (N more since ...)"). The counters the
