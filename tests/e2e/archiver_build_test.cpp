@@ -80,10 +80,7 @@ TEST_F(ArchiverBuild, GoogletestBuildsWithTheArchiversLikeStock) {
       << samples.out;
 
   // The archives again, as after a clean of the library targets: hits.
-  for (int i = 0;
-       i < 400 && cacheStats()["results_stored"] < built["results_stored"] + 8;
-       ++i)
-    usleep(25000);
+  waitForStored(built["results_stored"] + 8);
   auto stored = cacheStats();
   ASSERT_TRUE(exitedZero(
       run("rm gt/lib/*.a && ninja -C gt -j2 >rebuild.log", kBuildTimeout)))

@@ -169,16 +169,6 @@ W<long> wl;
       d[k] = after[k] - before[k];
     return d;
   }
-
-  // Waits until the daemon has stored `n` results (after the answer).
-  void waitForStored(long long n) {
-    for (int i = 0; i < 400; ++i) {
-      if (cacheStats()["results_stored"] >= n)
-        return;
-      usleep(25000);
-    }
-    FAIL() << "the daemon did not store " << n << " results";
-  }
 };
 
 TEST_F(Archiver, CreateCAndCxxArchivesLikeLlvmAr) {

@@ -19,11 +19,7 @@ protected:
   }
 
   // Records of links the cache does not keep are stored after the answer.
-  void waitForRecords(long long n) {
-    for (int i = 0; i < 400 && cacheStats()["audit_records_stored"] < n; ++i)
-      run("sleep 0.05");
-    ASSERT_GE(cacheStats()["audit_records_stored"], n);
-  }
+  void waitForRecords(long long n) { waitForStat("audit_records_stored", n); }
 
   std::string runPe(const std::string &exe) {
     RunResult r = run(wine(exe), std::chrono::seconds(180));

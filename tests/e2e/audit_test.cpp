@@ -83,13 +83,6 @@ protected:
                                " -Wl,-rpath,'$ORIGIN' -o main")));
   }
 
-  // Link records are stored after the client has its answer.
-  void waitForStores(long long n) {
-    for (int i = 0; i < 400 && cacheStats()["results_stored"] < n; ++i)
-      run("sleep 0.05");
-    ASSERT_GE(cacheStats()["results_stored"], n);
-  }
-
   static std::string withoutCarriageReturns(std::string s) {
     std::erase(s, '\r');
     return s;
@@ -198,7 +191,7 @@ TEST_F(Audit, ElfStrippedModulesLinkedByLinkdAreStillFound) {
   long long before = cacheStats()["results_stored"];
   // -s: no symbol table; the link child records the state (same bytes).
   linkElf("-s", "-s");
-  waitForStores(before + 3);
+  waitForStored(before + 3);
   RunResult syms = run(tools::nm.path + " libA.so");
   EXPECT_NE(syms.err.find("no symbols"), std::string::npos) << describe(syms);
   RunResult a = audit("./main");
@@ -331,7 +324,7 @@ TEST_F(AuditPe, MingwDllsEachWithARuntimeCopyAreReported) {
     SCOPED_TRACE("link flags: " + strip);
     long long before = cacheStats()["results_stored"];
     linkMingw(false, strip);
-    waitForStores(before + 3);
+    waitForStored(before + 3);
     RunResult r = run(wine("./main.exe"), 180s);
     ASSERT_EQ(r.exitCode, 0) << describe(r);
     EXPECT_EQ(withoutCarriageReturns(r.out), "a sees 8, b sees 0\n");
@@ -354,7 +347,7 @@ TEST_F(AuditPe, MingwOneRuntimeDllImportedByBothIsClean) {
   compileMingw(true);
   long long before = cacheStats()["results_stored"];
   linkMingw(true, "-s");
-  waitForStores(before + 4);
+  waitForStored(before + 4);
   RunResult r = run(wine("./main.exe"), 180s);
   ASSERT_EQ(r.exitCode, 0) << describe(r);
   EXPECT_EQ(withoutCarriageReturns(r.out), "a sees 8, b sees 8\n");
@@ -425,7 +418,7 @@ TEST_F(AuditPe, LldLinkDllsEachWithARuntimeCopyAreReported) {
                          "/entry:mainCRTStartup msvcmain.o a.lib b.lib " +
                              kernel32 + " /out:main.exe",
                          {"main.exe"}));
-    waitForStores(before + (shared ? 4 : 3));
+    waitForStored(before + (shared ? 4 : 3));
     RunResult r = run(wine("./main.exe"), 180s);
     ASSERT_EQ(r.exitCode, 0) << describe(r);
     EXPECT_EQ(withoutCarriageReturns(r.out),

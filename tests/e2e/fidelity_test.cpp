@@ -135,9 +135,7 @@ TEST_F(Fidelity, WarningThenMapLiveAndFromCache) {
   // One link stores the result (after answering: wait for it), then 20 hits
   // replay the order.
   ASSERT_TRUE(exitedZero(run(linkd() + cmd)));
-  for (int i = 0; i < 200 && stat("results_stored") < 1; ++i)
-    usleep(20000);
-  ASSERT_EQ(stat("results_stored"), 1);
+  ASSERT_EQ(statReaching("results_stored", 1), 1);
   EXPECT_EQ(repeatAndCompare(cmd, "o", "stock.o", s), 0);
   EXPECT_TRUE(sameBytes("h.stock", "h.out"));
   EXPECT_EQ(stat("hits"), kRepetitions);

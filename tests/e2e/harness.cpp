@@ -715,6 +715,21 @@ E2eTest::cacheStats(const std::string &envPrefix) {
   return out;
 }
 
+long long E2eTest::statReaching(const std::string &key, long long atLeast,
+                                std::chrono::milliseconds within) {
+  auto end = std::chrono::steady_clock::now() + within;
+  long long v = 0;
+  while ((v = cacheStats()[key]) < atLeast &&
+         std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(25ms);
+  return v;
+}
+
+void E2eTest::waitForStat(const std::string &key, long long n) {
+  long long v = statReaching(key, n);
+  ASSERT_GE(v, n) << "linkd stats: " << key << " stayed at " << v;
+}
+
 void E2eTest::waitForSettledResults(long long n) {
   for (int i = 0; i < 400; ++i) {
     std::map<std::string, long long> s = cacheStats();

@@ -188,6 +188,15 @@ protected:
   // Waits (up to 10 s) until the daemon has settled `n` results, stored or
   // not stored: storing happens after the client got its answer.
   void waitForSettledResults(long long n);
+  // cacheStats()[key] once it reaches `atLeast` (polled within `within`),
+  // else its last value: the daemon stores, holds and counts some things
+  // after the client has its answer.
+  long long statReaching(const std::string &key, long long atLeast,
+                         std::chrono::milliseconds within = 20s);
+  // Fails the test unless cacheStats()[key] reaches `n` within 20 s.
+  void waitForStat(const std::string &key, long long n);
+  // waitForStat("results_stored", n): a miss is stored after its answer.
+  void waitForStored(long long n) { waitForStat("results_stored", n); }
 
   // The daemon serving this test's socket, or nullopt if none answers.
   std::optional<DaemonStatus> daemonStatus();

@@ -35,16 +35,15 @@ protected:
            " main.o blob.o -o big && mv big " + output;
   }
 
-  void waitForStored(long long n) {
-    for (int i = 0; i < 200 && cacheStats()["results_stored"] < n; ++i)
-      std::this_thread::sleep_for(50ms);
-    ASSERT_EQ(cacheStats()["results_stored"], n);
+  // Exactly `n` results stored, once the stores after the answers ended.
+  void storedExactly(long long n) {
+    ASSERT_EQ(statReaching("results_stored", n), n);
   }
 };
 
 TEST_F(LargeResult, CountersAreCurrentWhenTheClientReturns) {
   ASSERT_TRUE(exitedZero(run(linkCommand("big1"))));
-  waitForStored(1);
+  storedExactly(1);
   for (int i = 2; i <= 4; ++i) {
     std::string out = "big" + std::to_string(i);
     RunResult hit = run(linkCommand(out));
@@ -76,7 +75,7 @@ TEST_F(LargeResult, ATwinDuringTheStoreIsServedFromIt) {
 
 TEST_F(LargeResult, LogLinesSayWhatTheCacheDid) {
   ASSERT_TRUE(exitedZero(run(linkCommand("miss"))));
-  waitForStored(1);
+  storedExactly(1);
   ASSERT_TRUE(exitedZero(run(linkCommand("hit"))));
   // (After the daemon started: in the environment of the client that starts
   // it, LINKD_NOCACHE=1 turns its cache off.)
