@@ -88,11 +88,11 @@ int remoteLinkMain(int argc, char **argv) {
   if (argc != 4)
     return fail("usage: linkd-lld remote-link INPUT-DIR OUTPUT-DIR");
   std::string in = absolute(argv[2]), out = argv[3];
-  std::string why;
-  auto bytes = readFile(in + "/request", 1ull << 30, &why);
+  Result<std::string> bytes = readFile(in + "/request", 1ull << 30);
   v1::OffloadStart start;
   if (!bytes || !start.ParseFromString(*bytes))
-    return fail("cannot read the request " + (bytes ? in + "/request" : why));
+    return fail("cannot read the request " +
+                (bytes ? in + "/request" : bytes.error()));
   if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
     return fail("cannot create " + out + ": " + std::strerror(errno));
   out = absolute(out);
@@ -166,9 +166,9 @@ int remoteLinkMain(int argc, char **argv) {
   } else {
     done.set_exit_code(WEXITSTATUS(status));
   }
-  auto recorded = readFile(out + "/records", 1ull << 30, &why);
+  Result<std::string> recorded = readFile(out + "/records", 1ull << 30);
   if (!recorded)
-    return fail("cannot read the link's records " + why);
+    return fail("cannot read the link's records " + recorded.error());
   done.set_access_records(*recorded);
   ::unlink((out + "/records").c_str());
 
@@ -178,6 +178,7 @@ int remoteLinkMain(int argc, char **argv) {
     std::string file = out + "/files/" + std::to_string(i);
     if (::rename(o.real.c_str(), file.c_str()) != 0)
       return fail("cannot move " + o.real + ": " + std::strerror(errno));
+    std::string why;
     auto digest = sha256File(file, &why);
     struct stat st{};
     if (!digest || ::stat(file.c_str(), &st) != 0)

@@ -129,7 +129,7 @@ std::optional<ObjectIdentity> identityWithoutFileSymbols(std::string_view b) {
 
 std::optional<ObjectIdentity>
 fileIdentityWithoutFileSymbols(const std::string &path, size_t maxBytes) {
-  std::optional<std::string> bytes = readFile(path, maxBytes);
+  Result<std::string> bytes = readFile(path, maxBytes);
   if (!bytes)
     return std::nullopt;
   return identityWithoutFileSymbols(*bytes);

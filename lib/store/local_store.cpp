@@ -366,7 +366,7 @@ bool LocalStore::hasBlob(const Digest &d) {
 }
 
 bool LocalStore::readBlob(const Digest &d, std::string &out, Lookup &why) {
-  std::optional<std::string> read = readFile(blobPath(d));
+  Result<std::string> read = readFile(blobPath(d));
   if (!read) {
     why = Lookup::Miss;
     return false;

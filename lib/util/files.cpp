@@ -18,47 +18,40 @@ void UniqueFd::reset(int fd) {
   fd_ = fd;
 }
 
-int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
-                    std::string *error) {
-  auto fail = [&](int fd, const std::string &why) {
-    if (fd >= 0)
-      ::close(fd);
-    if (error)
-      *error = path + ": " + why;
-    return -1;
+Result<OpenFile> openRegularFile(const std::string &path, uint64_t maxBytes) {
+  auto fail = [&](const std::string &why) {
+    return Failure{path + ": " + why};
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(-1, std::strerror(errno));
+  OpenFile f;
+  f.fd.reset(
+      ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!f.fd.valid())
+    return fail(std::strerror(errno));
   struct stat st{};
-  if (::fstat(fd, &st) != 0)
-    return fail(fd, std::strerror(errno));
+  if (::fstat(f.fd.get(), &st) != 0)
+    return fail(std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return fail(fd, "not a regular file");
+    return fail("not a regular file");
   if (static_cast<uint64_t>(st.st_size) > maxBytes)
-    return fail(fd, "larger than " + std::to_string(maxBytes) + " bytes");
-  size = static_cast<uint64_t>(st.st_size);
-  return fd;
+    return fail("larger than " + std::to_string(maxBytes) + " bytes");
+  f.size = static_cast<uint64_t>(st.st_size);
+  return f;
 }
 
-std::optional<std::string> readFile(const std::string &path, uint64_t maxBytes,
-                                    std::string *error) {
-  uint64_t size = 0;
-  UniqueFd fd(openRegularFile(path, maxBytes, size, error));
-  if (!fd.valid())
-    return std::nullopt;
-  std::string out(size, '\0');
+Result<std::string> readFile(const std::string &path, uint64_t maxBytes) {
+  Result<OpenFile> file = openRegularFile(path, maxBytes);
+  if (!file)
+    return Failure{file.error()};
+  const UniqueFd &fd = file->fd;
+  std::string out(file->size, '\0');
   size_t got = 0;
   while (got < out.size()) {
     ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got,
                         static_cast<off_t>(got));
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0) {
-      if (error)
-        *error = path + ": " + std::strerror(errno);
-      return std::nullopt;
-    }
+    if (n < 0)
+      return Failure{path + ": " + std::strerror(errno)};
     if (n == 0)
       break;
     got += static_cast<size_t>(n);

@@ -6,6 +6,8 @@
 // tree goes without following a symbolic link out of it.
 #pragma once
 
+#include "util/result.h"
+
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -43,18 +45,21 @@ private:
 
 constexpr uint64_t kAnySize = std::numeric_limits<uint64_t>::max();
 
+// A regular file open for reading, and its size.
+struct OpenFile {
+  UniqueFd fd;
+  uint64_t size = 0;
+};
+
 // `path` opened for reading if it is a regular file of at most `maxBytes`
 // (O_NONBLOCK: a FIFO nobody writes is refused at once, a device is never
-// read), its size in `size`; -1 and "PATH: why" in `error` otherwise.
-int openRegularFile(const std::string &path, uint64_t maxBytes, uint64_t &size,
-                    std::string *error = nullptr);
+// read); "PATH: why" otherwise.
+Result<OpenFile> openRegularFile(const std::string &path, uint64_t maxBytes);
 
-// The content of the regular file `path` (openRegularFile's rules); nullopt
-// and "PATH: why" in `error`. A file that shrinks while it is read gives
-// what it held.
-std::optional<std::string> readFile(const std::string &path,
-                                    uint64_t maxBytes = kAnySize,
-                                    std::string *error = nullptr);
+// The content of the regular file `path` (openRegularFile's rules), or
+// "PATH: why" not. A file that shrinks while it is read gives what it held.
+Result<std::string> readFile(const std::string &path,
+                             uint64_t maxBytes = kAnySize);
 
 // Writes all of `data` (partial writes and EINTR continued); false on an
 // error, with errno set.

@@ -196,11 +196,10 @@ audit::AuditModule toAuditModule(audit::LoadedModule &lm, Source source) {
 bool loadAllowList(const std::string &file, audit::AllowList &allow) {
   if (file.empty())
     return true;
-  std::string why;
-  std::optional<std::string> text = readFile(file, 64u << 20, &why);
+  Result<std::string> text = readFile(file, 64u << 20);
   if (!text) {
     std::fprintf(stderr, "linkd audit: cannot read allow file %s\n",
-                 why.c_str());
+                 text.error().c_str());
     return false;
   }
   std::string error;

@@ -37,13 +37,14 @@ bool isRegularFile(const std::string &path) {
 
 std::unique_ptr<MemoryBuffer> readModuleFile(const std::string &path,
                                              std::string *error) {
-  uint64_t size = 0;
-  int fd = openRegularFile(path, kMaxModuleBytes, size, error);
-  if (fd < 0)
+  Result<OpenFile> file = openRegularFile(path, kMaxModuleBytes);
+  if (!file) {
+    if (error)
+      *error = file.error();
     return nullptr;
-  auto buf = MemoryBuffer::getOpenFile(fd, path, size,
+  }
+  auto buf = MemoryBuffer::getOpenFile(file->fd.get(), path, file->size,
                                        /*RequiresNullTerminator=*/false);
-  close(fd);
   if (!buf) {
     if (error)
       *error = path + ": " + buf.getError().message();

@@ -168,10 +168,10 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
     return nullptr;
   }
   if (!settings.farmTokenFile.empty()) {
-    std::string why;
-    auto token = readFile(settings.farmTokenFile, 1 << 20, &why);
+    linkd::Result<std::string> token =
+        readFile(settings.farmTokenFile, 1 << 20);
     if (!token) {
-      *error = "cannot read the farm token file " + why;
+      *error = "cannot read the farm token file " + token.error();
       return nullptr;
     }
     c->token = trimmed(*token);
@@ -192,9 +192,9 @@ std::unique_ptr<FarmClient> FarmClient::create(const Config &settings,
           std::pair{&settings.farmKey, &ssl.pem_private_key}}) {
       if (file->empty())
         continue;
-      auto pem = readFile(*file);
+      linkd::Result<std::string> pem = readFile(*file);
       if (!pem) {
-        *error = "cannot read " + *file;
+        *error = "cannot read " + pem.error();
         return nullptr;
       }
       *field = *pem;

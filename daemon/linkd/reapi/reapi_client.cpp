@@ -229,9 +229,9 @@ bool endpointSettings(const Config &settings, Endpoint &base,
     return false;
   }
   if (!settings.remoteHeaderFile.empty()) {
-    auto text = readFile(settings.remoteHeaderFile, 1 << 20, &why);
+    Result<std::string> text = readFile(settings.remoteHeaderFile, 1 << 20);
     if (!text) {
-      *error = "cannot read the remote_header_file " + why;
+      *error = "cannot read the remote_header_file " + text.error();
       return false;
     }
     if (!parseHeaderLines(*text, base.headers, &why)) {
@@ -271,10 +271,9 @@ std::unique_ptr<Client> Client::create(const Endpoint &endpoint,
           std::pair{&endpoint.tlsKey, &ssl.pem_private_key}}) {
       if (file->empty())
         continue;
-      std::string why;
-      auto pem = readFile(*file, 1 << 20, &why);
+      Result<std::string> pem = readFile(*file, 1 << 20);
       if (!pem) {
-        *error = "cannot read " + why;
+        *error = "cannot read " + pem.error();
         return nullptr;
       }
       *field = *pem;
@@ -474,14 +473,13 @@ grpc::Status Client::batchUpload(const std::vector<const UploadBlob *> &blobs,
     if (b->path.empty()) {
       r->set_data(b->data);
     } else {
-      std::string why;
-      auto data = readFile(
-          b->path, static_cast<uint64_t>(b->digest.size_bytes()) + 1, &why);
+      Result<std::string> data =
+          readFile(b->path, static_cast<uint64_t>(b->digest.size_bytes()) + 1);
       if (!data ||
           data->size() != static_cast<uint64_t>(b->digest.size_bytes()))
         return {grpc::StatusCode::FAILED_PRECONDITION,
                 data ? b->path + " changed while it was uploaded"
-                     : "cannot read " + why};
+                     : "cannot read " + data.error()};
       r->set_data(std::move(*data));
     }
   }

@@ -163,9 +163,7 @@ v1::PathFact outsideFact(Session &s, const std::string &path) {
   s.readDaemonFiles = true;
   if (!regular)
     return f;
-  std::string error;
-  std::optional<std::string> data =
-      readFile(path, s.ctx.config.maxRequestBytes, &error);
+  Result<std::string> data = readFile(path, s.ctx.config.maxRequestBytes);
   if (!data) {
     f.set_kind(v1::PathFact::UNREADABLE);
     f.set_error(EACCES);
