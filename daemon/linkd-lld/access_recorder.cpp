@@ -2,8 +2,8 @@
 
 #include "daemon/linkd-lld/access_recorder.h"
 
-#include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/local_view.h"
+#include "daemon/linkd-lld/report_sender.h"
 #include "daemon/linkd-lld/sandbox_child.h"
 #include "store/temp_journal.h"
 

@@ -28,7 +28,7 @@ constexpr int kWorkerFdNumber = 7;
 // `sandboxFd` (farm nodes, with a record fd): the link sees the client's
 // file system through the node's daemon (daemon/linkd-lld/sandbox_child.h).
 // `orderedFd`: stdout and stderr writes go there as ordered records
-// (daemon/linkd-lld/ordered_output.h).
+// (daemon/linkd-lld/ordered_writer.h).
 // `journalFd`: the daemon's temporaries journal (access_recorder.h).
 struct LinkChannels {
   int outFd = -1;

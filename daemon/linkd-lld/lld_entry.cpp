@@ -2,8 +2,8 @@
 
 #include "daemon/linkd-lld/lld_entry.h"
 
-#include "daemon/linkd-lld/child_report.h"
 #include "daemon/linkd-lld/client_stderr.h"
+#include "daemon/linkd-lld/report_sender.h"
 #include "daemon/linkd-lld/stock_process.h"
 #include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"

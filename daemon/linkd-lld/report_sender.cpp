@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd-lld/child_report.h"
+#include "daemon/linkd-lld/report_sender.h"
 
 #include "child/child_report.h"
-#include "daemon/linkd-lld/ordered_output.h"
+#include "daemon/linkd-lld/ordered_writer.h"
 #include "daemon/linkd-lld/proc_entries.h"
 
 #include <sched.h>

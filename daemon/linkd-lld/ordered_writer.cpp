@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
-#include "daemon/linkd-lld/ordered_output.h"
+#include "daemon/linkd-lld/ordered_writer.h"
 
 #include "child/ordered_output.h"
 
@@ -50,8 +50,8 @@ bool ordered(int fd) {
 }
 
 ssize_t cookieWrite(void *cookie, const char *buf, size_t n) {
-  return writeRecords(static_cast<int>(reinterpret_cast<intptr_t>(cookie)),
-                      buf, n);
+  return writeRecords(static_cast<int>(reinterpret_cast<intptr_t>(cookie)), buf,
+                      n);
 }
 
 // stdio's stdout and stderr, writing through the channel. Buffering as
