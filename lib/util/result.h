@@ -42,7 +42,7 @@ public:
   T *operator->() { return &*value_; }
   const T *operator->() const { return &*value_; }
   // The value, or `fallback` after a failure.
-  T value_or(T fallback) const & { return value_ ? *value_ : fallback; }
+  T value_or(const T &fallback) const & { return value_ ? *value_ : fallback; }
   // Why the step failed ("" when it did not).
   const std::string &error() const { return error_; }
 

@@ -78,7 +78,7 @@ struct PeReader {
     auto e = reinterpret_cast<uintptr_t>(data.end());
     if (p < b || p > e || e - p < need)
       return nullptr;
-    return reinterpret_cast<const char *>(p);
+    return data.begin() + (p - b); // within the file's bytes, checked above
   }
 
   std::optional<std::string> rvaString(uint32_t rva) {

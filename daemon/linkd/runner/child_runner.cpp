@@ -225,11 +225,13 @@ void ChildRunner::end(Pipes &p, ChildHooks &hooks, ZygoteClient::Spawned &child,
         std::future_status::ready)
       kill(run.pid, SIGKILL);
   }
-  if (run.report && !run.stopped) {
+  if (run.report) {
     // Its exit and reaping go on meanwhile; a reusable worker takes another
-    // link once released (its pid is not signalled again).
+    // link once released (its pid is not signalled again). One that was
+    // signalled is not released: the zygote reaps it.
     run.exit = reportedExit(*run.report);
-    zygote.release(child.id, run.exit);
+    if (!run.stopped)
+      zygote.release(child.id, run.exit);
     return;
   }
   run.exit = child.exit.get();
