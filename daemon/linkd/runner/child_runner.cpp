@@ -110,7 +110,6 @@ ChildRun ChildRunner::attempt(const v1::LinkRequest &request,
   run.spawned = Clock::now();
   ZygoteClient::Spawned child =
       zygote.spawn(request, p.childFds(), channels.reusable);
-  run.spawnId = child.id;
   p.closeChildEnds();
   sandboxFd = p.sandbox.get();
   run.stopped = !pump(p, hooks, run);
@@ -188,7 +187,7 @@ bool ChildRunner::pump(Pipes &p, ChildHooks &hooks, ChildRun &run) {
     if (hooks.tick && !hooks.tick())
       return false;
     if (fds[kExtra].fd >= 0 && (fds[kExtra].revents & POLLIN) &&
-        !hooks.extraReadable())
+        hooks.extraReadable && !hooks.extraReadable())
       return false;
     // The ordered channel first: the plain pipes carry only what bypassed
     // it, which has no order against it anyway.

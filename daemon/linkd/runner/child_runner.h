@@ -64,7 +64,6 @@ struct ChildRun {
   int pid = -1;           // -1 if it never started
   ChildExit exit;
   std::optional<ChildReport> report; // its own, sent before it exited
-  uint64_t spawnId = 0;              // the zygote's id of the link
   std::chrono::steady_clock::time_point spawned;  // the request was sent
   std::chrono::steady_clock::time_point pumped;   // the pump ended
   std::chrono::steady_clock::time_point reported; // its report arrived
