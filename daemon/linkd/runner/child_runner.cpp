@@ -135,8 +135,8 @@ bool ChildRunner::pump(Pipes &p, ChildHooks &hooks, ChildRun &run) {
   std::string pending;
   bool pendingStderr = false;
   auto flush = [&] {
-    if (!pending.empty() && hooks.output)
-      go = hooks.output(pendingStderr, pending) && go;
+    if (go && !pending.empty() && hooks.output)
+      go = hooks.output(pendingStderr, pending);
     pending.clear();
   };
   auto forward = [&](bool isStderr, std::string_view data) {
