@@ -112,9 +112,18 @@ std::string symbolName(const Object &o, const ELFT::Sym &sym,
   return name->str();
 }
 
-// Every symbol's shape, and the names by index (for relocations).
-bool readSymbols(const Object &o, std::vector<SymbolShape> &shapes,
-                 std::vector<std::string> &names, std::string &why) {
+// What an object's symbol table says: each symbol's shape (sorted, for the
+// comparison), and by index its name and whether it is undefined (for the
+// relocations).
+struct Symbols {
+  std::vector<SymbolShape> shapes;
+  std::vector<std::string> names;
+  std::vector<bool> undefined;
+};
+
+bool readSymbols(const Object &o, Symbols &out, std::string &why) {
+  std::vector<SymbolShape> &shapes = out.shapes;
+  std::vector<std::string> &names = out.names;
   const Shdr *symtab = symbolTable(o);
   if (!symtab)
     return true;
@@ -131,6 +140,7 @@ bool readSymbols(const Object &o, std::vector<SymbolShape> &shapes,
   for (const ELFT::Sym &s : *syms) {
     std::string name = symbolName(o, s, *strtab);
     names.push_back(name);
+    out.undefined.push_back(s.st_shndx == ELF::SHN_UNDEF);
     // A ".L" local in a mergeable section (a string's label) never reaches
     // the output's symbol table: LLD drops it. Its piece is compared with
     // the section.
@@ -186,21 +196,9 @@ const char *needOf(uint32_t type, bool allocated, bool undefined) {
 
 // The entries the object's relocations need, and how many relocations
 // each section has.
-bool readNeeds(const Object &o, const std::vector<std::string> &symbols,
-               std::set<Need> &entries, std::multiset<Need> &absolute,
+bool readNeeds(const Object &o, const Symbols &symbols, std::set<Need> &entries,
+               std::multiset<Need> &absolute,
                std::map<uint32_t, uint64_t> &relocsOf, std::string &why) {
-  const Shdr *symtab = symbolTable(o);
-  std::vector<bool> undefined;
-  if (symtab) {
-    auto syms = o.file.symbols(symtab);
-    if (!syms) {
-      consumeError(syms.takeError());
-      why = "unreadable symbol table";
-      return false;
-    }
-    for (const ELFT::Sym &s : *syms)
-      undefined.push_back(s.st_shndx == ELF::SHN_UNDEF);
-  }
   for (const Shdr &s : o.sections) {
     if (s.sh_type == ELF::SHT_REL) {
       why = "REL relocations in an x86-64 object";
@@ -221,15 +219,15 @@ bool readNeeds(const Object &o, const std::vector<std::string> &symbols,
     relocsOf[s.sh_info] += relas->size();
     for (const ELFT::Rela &r : *relas) {
       uint32_t sym = r.getSymbol(false);
-      if (sym >= symbols.size()) {
+      if (sym >= symbols.names.size()) {
         why = "a relocation names a symbol that does not exist";
         return false;
       }
-      const char *need = needOf(r.getType(false), allocated,
-                                sym < undefined.size() && undefined[sym]);
+      const char *need =
+          needOf(r.getType(false), allocated, symbols.undefined[sym]);
       if (!*need)
         continue;
-      Need n{need, symbols[sym]};
+      Need n{need, symbols.names[sym]};
       if (std::string_view(need) == "absolute")
         absolute.insert(n);
       else
@@ -330,11 +328,10 @@ RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
 
   // The symbols first: a new function also grows .text and .eh_frame, but
   // the symbol is what a full link is needed for.
-  std::vector<SymbolShape> shapesA, shapesB;
-  std::vector<std::string> namesA, namesB;
-  if (!readSymbols(*a, shapesA, namesA, why) ||
-      !readSymbols(*b, shapesB, namesB, why))
+  Symbols symA, symB;
+  if (!readSymbols(*a, symA, why) || !readSymbols(*b, symB, why))
     return refuse("unreadable", why);
+  const std::vector<SymbolShape> &shapesA = symA.shapes, &shapesB = symB.shapes;
   if (shapesA != shapesB) {
     std::vector<SymbolShape> added, removed;
     std::set_difference(shapesB.begin(), shapesB.end(), shapesA.begin(),
@@ -355,8 +352,8 @@ RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
   std::set<Need> entriesA, entriesB;
   std::multiset<Need> absA, absB;
   std::map<uint32_t, uint64_t> relocsA, relocsB;
-  if (!readNeeds(*a, namesA, entriesA, absA, relocsA, why) ||
-      !readNeeds(*b, namesB, entriesB, absB, relocsB, why))
+  if (!readNeeds(*a, symA, entriesA, absA, relocsA, why) ||
+      !readNeeds(*b, symB, entriesB, absB, relocsB, why))
     return refuse("unreadable", why);
   if (entriesA != entriesB)
     return refuse("linker_entries_changed",

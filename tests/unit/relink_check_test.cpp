@@ -6,12 +6,12 @@
 // instead (a new or renamed function, a new string, a new GOT entry, more
 // absolute relocations, a section that outgrew its slot, debug names).
 #include "incremental/relink_check.h"
+#include "util/files.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 namespace linkd::incremental {
@@ -24,7 +24,7 @@ protected:
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir = tmpl;
   }
-  void TearDown() override { (void)!std::system(("rm -rf " + dir).c_str()); }
+  void TearDown() override { removeTree(dir); }
 
   // `source` compiled by clang-19 with `flags` (as a build would: -c, no
   // section-per-function unless asked).
@@ -38,10 +38,7 @@ protected:
     std::string cmd = "clang-19 " + flags + " -c " + c + " -o " + o;
     if (std::system(cmd.c_str()) != 0)
       return {};
-    std::ifstream in(o, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return readFile(o).value_or("");
   }
 
   RelinkCheck check(const std::string &before, const std::string &after,

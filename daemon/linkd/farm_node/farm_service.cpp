@@ -245,6 +245,20 @@ private:
 
 } // namespace
 
+namespace {
+
+grpc::Status clientWentAway() {
+  return {grpc::StatusCode::CANCELLED, "client went away"};
+}
+
+// A hook's way to stop the link: `why` becomes the link's status.
+bool stopWith(grpc::Status &st, grpc::Status why) {
+  st = std::move(why);
+  return false;
+}
+
+} // namespace
+
 // One offloaded link, from the first message to OffloadDone: the stream,
 // the link child and its pipes; what the messages mean is in
 // offload_messages.h.
@@ -321,10 +335,7 @@ grpc::Status OffloadSession::start() {
 // the client's messages are taken as they come.
 ChildHooks OffloadSession::linkHooks(ChildRunner &runner, grpc::Status &st) {
   ChildHooks hooks;
-  auto gone = [&st] {
-    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    return false;
-  };
+  auto gone = [&st] { return stopWith(st, clientWentAway()); };
   hooks.question = [this, &runner, gone](std::string_view q) {
     return reply(runner, msgs.ask(q)) || gone();
   };
@@ -346,35 +357,30 @@ ChildHooks OffloadSession::linkHooks(ChildRunner &runner, grpc::Status &st) {
 // and not stalled on a question or an upload; a blob another link was
 // uploading is looked for (at most the turn's 100 ms after its commit).
 bool OffloadSession::stillWanted(ChildRunner &runner, grpc::Status &st) {
-  if (ctx->IsCancelled()) {
-    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    return false;
-  }
+  if (ctx->IsCancelled())
+    return stopWith(st, clientWentAway());
   if (Clock::now() >
-      begin + std::chrono::seconds(node.config.linkTimeoutSeconds)) {
-    st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "link timeout (" +
-                  std::to_string(node.config.linkTimeoutSeconds) + " s)");
-    return false;
-  }
+      begin + std::chrono::seconds(node.config.linkTimeoutSeconds))
+    return stopWith(
+        st, fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 "link timeout (" +
+                     std::to_string(node.config.linkTimeoutSeconds) + " s)"));
   // Progress, not any message: an answer, or blob bytes in steps of
   // BlobStore::kProgressBytes (a client trickling a byte every few
   // seconds held a job slot for as long as the link timeout).
   bool waiting = msgs.waiting();
   lastHeard = std::max(lastHeard, msgs.lastProgress());
   if (waiting && Clock::now() - lastHeard >
-                     std::chrono::seconds(node.config.stallTimeoutSeconds)) {
-    st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "the client left a question or upload without progress for " +
-                  std::to_string(node.config.stallTimeoutSeconds) + " s");
-    return false;
-  }
+                     std::chrono::seconds(node.config.stallTimeoutSeconds))
+    return stopWith(
+        st, fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 "the client left a question or upload without progress "
+                 "for " +
+                     std::to_string(node.config.stallTimeoutSeconds) + " s"));
   if (!waiting)
     lastHeard = Clock::now(); // the link's own time is not the client's
-  if (msgs.awaitingOtherUploads() && !reply(runner, msgs.answerPending())) {
-    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    return false;
-  }
+  if (msgs.awaitingOtherUploads() && !reply(runner, msgs.answerPending()))
+    return stopWith(st, clientWentAway());
   return true;
 }
 
@@ -386,19 +392,13 @@ bool OffloadSession::takeMessages(ChildRunner &runner, grpc::Status &st) {
     if (st = msgs.take(m); !st.ok())
       return false;
   if (clientClosed)
-    if (std::string why = stream->refusal(); !why.empty()) {
-      st = fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
-      return false;
-    }
-  if (!reply(runner, msgs.answerPending())) {
-    st = grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
-    return false;
-  }
-  if (clientClosed && msgs.questionOpen()) {
-    st = fail(grpc::StatusCode::INVALID_ARGUMENT,
-              "the client closed its side with questions open");
-    return false;
-  }
+    if (std::string why = stream->refusal(); !why.empty())
+      return stopWith(st, fail(grpc::StatusCode::RESOURCE_EXHAUSTED, why));
+  if (!reply(runner, msgs.answerPending()))
+    return stopWith(st, clientWentAway());
+  if (clientClosed && msgs.questionOpen())
+    return stopWith(st, fail(grpc::StatusCode::INVALID_ARGUMENT,
+                             "the client closed its side with questions open"));
   return true;
 }
 
@@ -499,7 +499,7 @@ grpc::Status OffloadSession::finish(const ChildExit &exit) {
   if (done->not_offloadable().empty() && !done->term_signal()) {
     for (const SandboxView::Output &o : msgs.view().outputs()) {
       if (!sendOutput(stream, o, !isLoopbackPeer(ctx->peer()), outBytes))
-        return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+        return clientWentAway();
       ++outputs;
     }
   }
@@ -559,7 +559,7 @@ grpc::Status OffloadSession::runLink() {
   // reads them slowly (or not at all) holds no slot of the node.
   JobSlots::Hold slot(node.slots);
   if (!slot.acquire([this] { return ctx->IsCancelled(); }))
-    return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+    return clientWentAway();
   // Whatever the client sent under these keys is replaced.
   v1::LinkRequest &link = msgs.link();
   (*link.mutable_env())[sandbox::kReadDirKey] = node.blobs.root();
