@@ -7,7 +7,8 @@
 //     execs when it cannot use the daemon, and
 //   * the rewriter (`rewrite ...`, daemon/linkd-lld/rewrite_command.cpp), and
 //   * the auditor (`audit ...`, daemon/linkd-lld/audit/audit_command.h), and
-//   * the incremental relink check (`relink-check`, relink_check_command.h).
+//   * the incremental relink check and patch (`relink-check`,
+//     `relink-patch`, relink_commands.h).
 // Keeping LLD out of `linkd` means the gRPC process never maps libLLVM: it
 // stays small (idle RSS) and cannot be disturbed by anything LLD does.
 #include "child/rewrite_plan.h"
@@ -16,7 +17,7 @@
 #include "daemon/linkd-lld/link_rewrite.h"
 #include "daemon/linkd-lld/lld_entry.h"
 #include "daemon/linkd-lld/local_view.h"
-#include "daemon/linkd-lld/relink_check_command.h"
+#include "daemon/linkd-lld/relink_commands.h"
 #include "daemon/linkd-lld/remote_link.h"
 #include "daemon/linkd-lld/rewrite_command.h"
 #include "daemon/linkd-lld/stock_process.h"
@@ -158,6 +159,8 @@ int main(int argc, char **argv) {
     return linkd::cmdAudit(argc, argv);
   if (cmd == "relink-check")
     return linkd::cmdRelinkCheck(argc, argv);
+  if (cmd == "relink-patch")
+    return linkd::cmdRelinkPatch(argc, argv);
   if (cmd == "version" || cmd == "--version") {
     std::printf("%s\n", linkd::lldVersionString().c_str());
     return 0;

@@ -2,9 +2,9 @@
 
 #include "incremental/relink_check.h"
 
+#include "incremental/elf_object.h"
+
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Object/ELF.h"
-#include "llvm/Object/ELFTypes.h"
 
 #include <algorithm>
 #include <map>
@@ -14,8 +14,6 @@
 namespace linkd::incremental {
 
 using namespace llvm;
-using ELFT = object::ELF64LE;
-using File = object::ELFFile<ELFT>;
 using Shdr = ELFT::Shdr;
 
 uint64_t SlackPolicy::slot(uint64_t size, uint64_t align) const {
@@ -28,14 +26,6 @@ uint64_t SlackPolicy::slot(uint64_t size, uint64_t align) const {
 }
 
 namespace {
-
-// One object, read for the comparison.
-struct Object {
-  File file;
-  std::vector<Shdr> sections;
-  std::vector<std::string> names; // per section
-  std::vector<ArrayRef<uint8_t>> contents;
-};
 
 // What a symbol is to the link, whatever its value and size.
 using SymbolShape = std::tuple<std::string, uint8_t, uint8_t, std::string>;
@@ -50,68 +40,6 @@ RelinkCheck refuse(std::string kind, std::string reason) {
   return c;
 }
 
-std::optional<Object> readObject(MemoryBufferRef buf, std::string &why) {
-  auto f = File::create(buf.getBuffer());
-  if (!f) {
-    why = buf.getBufferIdentifier().str() + ": " + toString(f.takeError());
-    return std::nullopt;
-  }
-  if (f->getHeader().e_type != ELF::ET_REL ||
-      f->getHeader().e_machine != ELF::EM_X86_64) {
-    why =
-        buf.getBufferIdentifier().str() + ": not an x86-64 relocatable object";
-    return std::nullopt;
-  }
-  Object o{std::move(*f), {}, {}, {}};
-  auto secs = o.file.sections();
-  if (!secs) {
-    why = toString(secs.takeError());
-    return std::nullopt;
-  }
-  for (const Shdr &s : *secs) {
-    auto name = o.file.getSectionName(s);
-    ArrayRef<uint8_t> data;
-    if (s.sh_type != ELF::SHT_NOBITS && s.sh_type != ELF::SHT_NULL) {
-      auto c = o.file.getSectionContents(s);
-      if (!c) {
-        why = toString(c.takeError());
-        return std::nullopt;
-      }
-      data = *c;
-    }
-    if (!name) {
-      why = toString(name.takeError());
-      return std::nullopt;
-    }
-    o.sections.push_back(s);
-    o.names.push_back(name->str());
-    o.contents.push_back(data);
-  }
-  return o;
-}
-
-const Shdr *symbolTable(const Object &o) {
-  for (const Shdr &s : o.sections)
-    if (s.sh_type == ELF::SHT_SYMTAB)
-      return &s;
-  return nullptr;
-}
-
-// The name a relocation or a comparison gives symbol `i`: its own, or its
-// section's for a section symbol.
-std::string symbolName(const Object &o, const ELFT::Sym &sym,
-                       StringRef strtab) {
-  if (sym.getType() == ELF::STT_SECTION)
-    return sym.st_shndx < o.names.size() ? "section " + o.names[sym.st_shndx]
-                                         : "section ?";
-  auto name = sym.getName(strtab);
-  if (!name) {
-    consumeError(name.takeError());
-    return "?";
-  }
-  return name->str();
-}
-
 // What an object's symbol table says: each symbol's shape (sorted, for the
 // comparison), and by index its name and whether it is undefined (for the
 // relocations).
@@ -121,24 +49,11 @@ struct Symbols {
   std::vector<bool> undefined;
 };
 
-bool readSymbols(const Object &o, Symbols &out, std::string &why) {
+void readSymbols(const ElfObject &o, Symbols &out) {
   std::vector<SymbolShape> &shapes = out.shapes;
   std::vector<std::string> &names = out.names;
-  const Shdr *symtab = symbolTable(o);
-  if (!symtab)
-    return true;
-  auto syms = o.file.symbols(symtab);
-  auto strtab = o.file.getStringTableForSymtab(*symtab);
-  if (!syms || !strtab) {
-    why = "unreadable symbol table";
-    if (!syms)
-      consumeError(syms.takeError());
-    if (!strtab)
-      consumeError(strtab.takeError());
-    return false;
-  }
-  for (const ELFT::Sym &s : *syms) {
-    std::string name = symbolName(o, s, *strtab);
+  for (const ELFT::Sym &s : o.symbols) {
+    std::string name = symbolName(o, s);
     names.push_back(name);
     out.undefined.push_back(s.st_shndx == ELF::SHN_UNDEF);
     // A ".L" local in a mergeable section (a string's label) never reaches
@@ -156,7 +71,6 @@ bool readSymbols(const Object &o, Symbols &out, std::string &why) {
     shapes.emplace_back(name, s.st_info, s.st_other, section);
   }
   std::sort(shapes.begin(), shapes.end());
-  return true;
 }
 
 // The class of linker-made entry an x86-64 relocation may need, or "".
@@ -195,34 +109,17 @@ const char *needOf(uint32_t type, bool allocated, bool undefined) {
 }
 
 // The entries the object's relocations need, and how many relocations
-// each section has.
-bool readNeeds(const Object &o, const Symbols &symbols, std::set<Need> &entries,
-               std::multiset<Need> &absolute,
-               std::map<uint32_t, uint64_t> &relocsOf, std::string &why) {
-  for (const Shdr &s : o.sections) {
-    if (s.sh_type == ELF::SHT_REL) {
-      why = "REL relocations in an x86-64 object";
-      return false;
-    }
-    if (s.sh_type != ELF::SHT_RELA)
-      continue;
-    if (s.sh_info >= o.sections.size()) {
-      why = "a relocation section for a section that does not exist";
-      return false;
-    }
-    bool allocated = o.sections[s.sh_info].sh_flags & ELF::SHF_ALLOC;
-    auto relas = o.file.relas(s);
-    if (!relas) {
-      why = toString(relas.takeError());
-      return false;
-    }
-    relocsOf[s.sh_info] += relas->size();
-    for (const ELFT::Rela &r : *relas) {
+// each section has; "" or what is wrong with them.
+std::string readNeeds(const ElfObject &o, const Symbols &symbols,
+                      std::set<Need> &entries, std::multiset<Need> &absolute,
+                      std::map<uint32_t, uint64_t> &relocsOf) {
+  for (size_t sec = 0; sec < o.sections.size(); ++sec) {
+    bool allocated = o.sections[sec].sh_flags & ELF::SHF_ALLOC;
+    relocsOf[static_cast<uint32_t>(sec)] += o.relocs[sec].size();
+    for (const ELFT::Rela &r : o.relocs[sec]) {
       uint32_t sym = r.getSymbol(false);
-      if (sym >= symbols.names.size()) {
-        why = "a relocation names a symbol that does not exist";
-        return false;
-      }
+      if (sym >= symbols.names.size())
+        return "a relocation names a symbol that does not exist";
       const char *need =
           needOf(r.getType(false), allocated, symbols.undefined[sym]);
       if (!*need)
@@ -234,7 +131,7 @@ bool readNeeds(const Object &o, const Symbols &symbols, std::set<Need> &entries,
         entries.insert(n);
     }
   }
-  return true;
+  return "";
 }
 
 // The first entry in one set and not the other, as words.
@@ -248,13 +145,6 @@ std::string firstDifference(const std::set<Need> &a, const std::set<Need> &b) {
   return "";
 }
 
-bool isDebug(const std::string &name) { return name.starts_with(".debug_"); }
-
-// Sections the output carries, which a patch would rewrite.
-bool isPatched(const Shdr &s, const std::string &name) {
-  return (s.sh_flags & ELF::SHF_ALLOC) || isDebug(name);
-}
-
 uint64_t differingBytes(ArrayRef<uint8_t> a, ArrayRef<uint8_t> b) {
   uint64_t n = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
   for (size_t i = 0, e = std::min(a.size(), b.size()); i < e; ++i)
@@ -263,7 +153,7 @@ uint64_t differingBytes(ArrayRef<uint8_t> a, ArrayRef<uint8_t> b) {
 }
 
 // The section rules; fills the changed sections of `c`.
-RelinkCheck compareSections(const Object &a, const Object &b,
+RelinkCheck compareSections(const ElfObject &a, const ElfObject &b,
                             const SlackPolicy &slack, RelinkCheck c) {
   if (a.sections.size() != b.sections.size())
     return refuse("sections_changed", std::to_string(b.sections.size()) +
@@ -318,19 +208,23 @@ RelinkCheck compareSections(const Object &a, const Object &b,
 
 RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
                         const SlackPolicy &slack) {
-  std::string why;
-  std::optional<Object> a = readObject(oldObject, why);
+  for (MemoryBufferRef buf : {oldObject, newObject})
+    if (std::string why = notAnX8664Object(buf); !why.empty())
+      return refuse("not_x86_64_object", why);
+  auto a = readElfObject(oldObject);
   if (!a)
-    return refuse("not_x86_64_object", why);
-  std::optional<Object> b = readObject(newObject, why);
+    return refuse("unreadable", oldObject.getBufferIdentifier().str() + ": " +
+                                    toString(a.takeError()));
+  auto b = readElfObject(newObject);
   if (!b)
-    return refuse("not_x86_64_object", why);
+    return refuse("unreadable", newObject.getBufferIdentifier().str() + ": " +
+                                    toString(b.takeError()));
 
   // The symbols first: a new function also grows .text and .eh_frame, but
   // the symbol is what a full link is needed for.
   Symbols symA, symB;
-  if (!readSymbols(*a, symA, why) || !readSymbols(*b, symB, why))
-    return refuse("unreadable", why);
+  readSymbols(*a, symA);
+  readSymbols(*b, symB);
   const std::vector<SymbolShape> &shapesA = symA.shapes, &shapesB = symB.shapes;
   if (shapesA != shapesB) {
     std::vector<SymbolShape> added, removed;
@@ -352,9 +246,10 @@ RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
   std::set<Need> entriesA, entriesB;
   std::multiset<Need> absA, absB;
   std::map<uint32_t, uint64_t> relocsA, relocsB;
-  if (!readNeeds(*a, symA, entriesA, absA, relocsA, why) ||
-      !readNeeds(*b, symB, entriesB, absB, relocsB, why))
-    return refuse("unreadable", why);
+  for (const std::string &why : {readNeeds(*a, symA, entriesA, absA, relocsA),
+                          readNeeds(*b, symB, entriesB, absB, relocsB)})
+    if (!why.empty())
+      return refuse("unreadable", why);
   if (entriesA != entriesB)
     return refuse("linker_entries_changed",
                   firstDifference(entriesA, entriesB));

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// One x86-64 ELF relocatable object as the incremental relink's check and
+// patch read it: its sections with their names and bytes, its symbol
+// table, and each section's relocations. Every offset and size is checked
+// by LLVM's ELFFile before it is used.
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/Object/ELFTypes.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
+#include <string>
+#include <vector>
+
+namespace linkd::incremental {
+
+using ELFT = llvm::object::ELF64LE;
+
+struct ElfObject {
+  llvm::object::ELFFile<ELFT> file;
+  std::vector<ELFT::Shdr> sections;
+  std::vector<std::string> names; // per section
+  std::vector<llvm::ArrayRef<uint8_t>> contents;
+  std::vector<ELFT::Sym> symbols;
+  llvm::StringRef strtab;
+  llvm::ArrayRef<uint8_t> symtabBytes;
+  // Per section: its relocations and their raw bytes.
+  std::vector<std::vector<ELFT::Rela>> relocs;
+  std::vector<llvm::ArrayRef<uint8_t>> relocBytes;
+};
+
+// Whether `buf` is an x86-64 relocatable ELF object (the only kind either
+// step reads); "" when it is, else why not, naming the file.
+std::string notAnX8664Object(llvm::MemoryBufferRef buf);
+
+// Reads an object notAnX8664Object accepted.
+llvm::Expected<ElfObject> readElfObject(llvm::MemoryBufferRef buf);
+
+// The name a relocation or a message gives symbol `s`: its own, or its
+// section's for a section symbol.
+std::string symbolName(const ElfObject &o, const ELFT::Sym &s);
+
+// Whether a section is one the output carries and a patch may rewrite.
+bool isPatched(const ELFT::Shdr &s, const std::string &name);
+
+} // namespace linkd::incremental

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// LLD's link map (-Map) as the patcher reads it: where each input section
+// of each file went. One line per output section, input section and
+// symbol, each after a fixed header of VMA, LMA, size and alignment:
+//              VMA              LMA     Size Align Out     In      Symbol
+//             1730             1730       15    16 .text
+//             1730             1730       15    16         a.o:(.text)
+//             1730             1730        0     1                 f
+// For a section that is not allocated the VMA is the offset in its output
+// section. The patcher needs the input sections only.
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace linkd::incremental {
+
+struct Placement {
+  std::string outputSection;
+  uint64_t address = 0; // VMA, or offset in a non-allocated output section
+  uint64_t size = 0;
+};
+
+class LinkMap {
+public:
+  static llvm::Expected<LinkMap> parse(llvm::StringRef text);
+
+  // Where `file`'s section `section` went (the file as the map names it:
+  // the path given to the linker, `lib.a(member.o)` for an archive
+  // member). Empty when the link dropped it (--gc-sections, a COMDAT group
+  // another file gave); more than one when the file has several sections
+  // of that name.
+  std::vector<Placement> find(llvm::StringRef file,
+                              llvm::StringRef section) const;
+
+private:
+  // "file:(section)" -> placements, in map order.
+  std::map<std::string, std::vector<Placement>, std::less<>> inputs_;
+};
+
+} // namespace linkd::incremental

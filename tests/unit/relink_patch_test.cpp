@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// patchOutput against its oracle: a program of several files is linked by
+// the real driver (`clang-19 -fuse-ld=lld`, its default PIE, --build-id
+// and --eh-frame-hdr) with -Map; one file is edited and recompiled; the
+// patch of the old output must be byte for byte what LLD links in full
+// from the same inputs, and it must run. Then every reason a patch gives
+// way to a full link, and hostile maps and outputs.
+#include "incremental/link_map.h"
+#include "incremental/patcher.h"
+#include "util/files.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace linkd::incremental {
+namespace {
+
+// The edited file: state, a thread-local, a string, a table of pointers,
+// a call through the PLT, a relaxable GOT load of a global another file
+// defines.
+const std::string kCounter = R"(
+#include <stdio.h>
+#include <string.h>
+extern int shared_limit;
+extern int helper(int);
+int g = 3;
+static int counter;
+__thread int tcount;
+static const char *names[] = {"alpha", "beta", "gamma"};
+int step(int x) {
+  counter += x;
+  tcount++;
+  return x * 7 + g + helper(x) + 11 + shared_limit + (int)strlen(names[x % 3]);
+}
+const char *who(void) { return names[counter % 3]; }
+void show(void) { printf("%s %d %d\n", who(), counter, tcount); }
+)";
+
+const std::string kHelper = R"(
+int shared_limit = 40;
+int helper(int x) { return x ^ shared_limit; }
+)";
+
+const std::string kMain = R"(
+#include <stdio.h>
+extern int step(int);
+extern void show(void);
+int main(void) {
+  int sum = 0;
+  for (int i = 0; i < 5; ++i)
+    sum += step(i);
+  printf("%d\n", sum);
+  show();
+  return 0;
+}
+)";
+
+// C++: inline functions and templates are COMDAT groups both objects
+// carry; the edited object's copies are discarded, and its debug info
+// points at them (tombstones).
+const std::string kShapes = R"(
+#include <string>
+#include <vector>
+#include <stdexcept>
+template <class T> T twice(T v) { return v + v; }
+inline int area(int w, int h) { return w * h; }
+int scale = 3;
+int measure(int n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back(twice(i) * scale + area(i, 2) + 17);
+  if (n > 1000)
+    throw std::runtime_error("too many");
+  int s = 0;
+  for (int x : v)
+    s += x;
+  return s;
+}
+)";
+
+const std::string kShapesMain = R"(
+#include <cstdio>
+#include <string>
+template <class T> T twice(T v) { return v + v; }
+inline int area(int w, int h) { return w * h; }
+int measure(int);
+int main() {
+  std::string s = "n";
+  std::printf("%s %d %d %d\n", s.c_str(), measure(10), twice(4), area(2, 3));
+  return 0;
+}
+)";
+
+std::string edited(std::string from, const std::string &what,
+                   const std::string &with) {
+  size_t at = from.find(what);
+  EXPECT_NE(at, std::string::npos) << what;
+  if (at != std::string::npos)
+    from.replace(at, what.size(), with);
+  return from;
+}
+
+class RelinkPatchTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/linkd-patch-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+  }
+  void TearDown() override { removeTree(dir); }
+
+  int sh(const std::string &cmd) {
+    return std::system(("cd " + dir + " && " + cmd).c_str());
+  }
+  void write(const std::string &name, const std::string &text) {
+    std::ofstream(dir + "/" + name) << text;
+  }
+  std::string read(const std::string &name) {
+    return readFile(dir + "/" + name).value_or("");
+  }
+
+  struct Program {
+    std::string compiler = "clang-19";
+    std::string flags = "-O2";
+    std::string linkFlags;
+    std::vector<std::pair<std::string, std::string>> files; // name, source
+    std::string output = "prog";
+  };
+
+  // Compiles each file, links them all, and keeps the map and the edited
+  // file's object as it was.
+  bool build(const Program &p, const std::string &mapName) {
+    std::string objects;
+    for (const auto &[name, source] : p.files) {
+      write(name, source);
+      std::string obj = name.substr(0, name.rfind('.')) + ".o";
+      if (sh(p.compiler + " " + p.flags + " -c " + name + " -o " + obj) != 0)
+        return false;
+      objects += " " + obj;
+    }
+    return sh(p.compiler + " -fuse-ld=lld " + p.linkFlags + " -Wl,-Map," +
+              mapName + objects + " -o " + p.output) == 0;
+  }
+
+  // Builds `p`, edits its first file to `after`, patches, links in full,
+  // and returns the patch (its output compared with LLD's by the caller).
+  PatchResult patchEdit(Program p, const std::string &after) {
+    EXPECT_TRUE(build(p, "old.map"));
+    std::string first = p.files.front().first;
+    std::string obj = first.substr(0, first.rfind('.')) + ".o";
+    std::string oldObject = read(obj), oldOutput = read(p.output);
+    auto map = LinkMap::parse(read("old.map"));
+    EXPECT_TRUE(static_cast<bool>(map));
+    if (!map) {
+      llvm::consumeError(map.takeError());
+      return {};
+    }
+    p.files.front().second = after;
+    // The full link of the new inputs: LLD's answer.
+    EXPECT_TRUE(build(p, "new.map"));
+    full = read(p.output);
+    PatchInputs in;
+    in.oldOutput = llvm::MemoryBufferRef(oldOutput, "old-output");
+    in.map = &*map;
+    in.objectName = obj;
+    in.oldObject = llvm::MemoryBufferRef(oldObject, "old.o");
+    std::string newObject = read(obj);
+    in.newObject = llvm::MemoryBufferRef(newObject, "new.o");
+    PatchResult r = patchOutput(in);
+    if (r.patched) {
+      std::ofstream(dir + "/patched", std::ios::binary) << r.output;
+      sh("chmod +x patched");
+    }
+    return r;
+  }
+
+  // The patched output is LLD's, byte for byte, and runs as LLD's does.
+  void expectLldsBytes(const PatchResult &r) {
+    ASSERT_TRUE(r.patched) << r.kind << ": " << r.reason;
+    EXPECT_GT(r.sectionsWritten, 0u);
+    ASSERT_EQ(r.output.size(), full.size());
+    size_t first = 0;
+    while (first < full.size() && r.output[first] == full[first])
+      ++first;
+    EXPECT_EQ(first, full.size()) << "the patch differs from LLD's full link "
+                                     "from byte "
+                                  << first;
+  }
+
+  static PatchResult patch(const std::string &output, const LinkMap &map,
+                           const std::string &objectName,
+                           const std::string &before,
+                           const std::string &after) {
+    PatchInputs in;
+    in.oldOutput = llvm::MemoryBufferRef(output, "prog");
+    in.map = &map;
+    in.objectName = objectName;
+    in.oldObject = llvm::MemoryBufferRef(before, "old.o");
+    in.newObject = llvm::MemoryBufferRef(after, "new.o");
+    return patchOutput(in);
+  }
+
+  Program counterProgram(const std::string &flags,
+                         const std::string &linkFlags = "") {
+    Program p;
+    p.flags = flags;
+    p.linkFlags = linkFlags;
+    p.files = {
+        {"counter.c", kCounter}, {"helper.c", kHelper}, {"main.c", kMain}};
+    return p;
+  }
+
+  std::string dir;
+  std::string full;
+};
+
+TEST_F(RelinkPatchTest, AChangedConstantIsLldsFullLinkInEveryLayout) {
+  const std::string after = edited(kCounter, "+ 11 +", "+ 13 +");
+  struct Case {
+    const char *flags, *linkFlags;
+  } cases[] = {
+      {"-O2", ""},
+      {"-O2", "-no-pie"},
+      {"-O2 -g", ""},
+      {"-O2 -g", "-no-pie"},
+      {"-O1 -g -ffunction-sections -fdata-sections", "-Wl,--gc-sections"},
+      {"-O2 -fno-pic", "-no-pie -Wl,--build-id=md5"},
+      {"-O2 -g", "-Wl,--build-id=fast -Wl,-z,now"},
+      {"-O2 -g", "-Wl,--build-id=none"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
+    PatchResult r = patchEdit(counterProgram(c.flags, c.linkFlags), after);
+    expectLldsBytes(r);
+    EXPECT_GT(r.relocationsApplied, 0u);
+    EXPECT_EQ(sh("./patched > patched.out && ./prog > full.out && cmp "
+                 "patched.out full.out"),
+              0);
+    EXPECT_NE(read("patched.out").find("beta 10 5"), std::string::npos)
+        << read("patched.out");
+  }
+}
+
+TEST_F(RelinkPatchTest, AChangedInitializerWritesData) {
+  PatchResult r =
+      patchEdit(counterProgram("-O2 -g"), edited(kCounter, "g = 3", "g = 9"));
+  expectLldsBytes(r);
+  EXPECT_EQ(sh("./patched | grep -q 'beta 10 5'"), 0);
+}
+
+TEST_F(RelinkPatchTest, CxxWithDiscardedComdatCopiesAndExceptions) {
+  Program p;
+  p.compiler = "clang++-19";
+  p.flags = "-O1 -g";
+  p.files = {{"shapes.cc", kShapes}, {"main.cc", kShapesMain}};
+  PatchResult r = patchEdit(p, edited(kShapes, "+ 17", "+ 19"));
+  expectLldsBytes(r);
+  EXPECT_EQ(sh("./patched | grep -q 'n '"), 0);
+}
+
+TEST_F(RelinkPatchTest, ASharedObjectReachesItsOwnGlobalsThroughThePlt) {
+  Program p = counterProgram("-O2 -fPIC", "-shared");
+  p.files.pop_back(); // no main
+  p.output = "libcounter.so";
+  PatchResult r = patchEdit(p, edited(kCounter, "+ 11 +", "+ 13 +"));
+  expectLldsBytes(r);
+}
+
+TEST_F(RelinkPatchTest, EachReasonForAFullLink) {
+  // A section that changes size moves what follows it.
+  PatchResult grown =
+      patchEdit(counterProgram("-O2"),
+                edited(kCounter, "counter += x;", "counter += x * x - 1;"));
+  EXPECT_FALSE(grown.patched);
+  EXPECT_TRUE(grown.kind == "section_resized" ||
+              grown.kind == "section_outgrew" ||
+              grown.kind == "eh_frame_changed")
+      << grown.kind << ": " << grown.reason;
+  // A string is a piece of a merged section.
+  PatchResult str = patchEdit(counterProgram("-O2"),
+                              edited(kCounter, "\"alpha\"", "\"omega\""));
+  EXPECT_EQ(str.kind, "merged_changed") << str.reason;
+  // A build-id that is not a hash of the output.
+  PatchResult uuid = patchEdit(counterProgram("-O2", "-Wl,--build-id=uuid"),
+                               edited(kCounter, "+ 11 +", "+ 13 +"));
+  EXPECT_EQ(uuid.kind, "build_id") << uuid.reason;
+  EXPECT_NE(uuid.reason.find("uuid"), std::string::npos) << uuid.reason;
+}
+
+TEST_F(RelinkPatchTest, AnObjectTheMapDoesNotNameIsNotPlaced) {
+  Program p = counterProgram("-O2");
+  ASSERT_TRUE(build(p, "old.map"));
+  std::string object = read("counter.o"), output = read("prog");
+  auto map = LinkMap::parse(read("old.map"));
+  ASSERT_TRUE(static_cast<bool>(map));
+  write("counter.c", edited(kCounter, "+ 11 +", "+ 13 +"));
+  ASSERT_EQ(sh("clang-19 -O2 -c counter.c -o counter.o"), 0);
+  PatchResult r =
+      patch(output, *map, "elsewhere/counter.o", object, read("counter.o"));
+  EXPECT_EQ(r.kind, "not_placed") << r.reason;
+  EXPECT_NE(r.reason.find("elsewhere/counter.o"), std::string::npos)
+      << r.reason;
+}
+
+// Maps and outputs are read as hostile: a lie is a reason, never a write
+// outside the output.
+TEST_F(RelinkPatchTest, HostileMapsAndOutputsAreReasons) {
+  EXPECT_FALSE(static_cast<bool>(LinkMap::parse("")));
+  auto bad = LinkMap::parse("garbage\n");
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("not an LLD link map"),
+            std::string::npos);
+  auto shortLine = LinkMap::parse(
+      "             VMA              LMA     Size Align Out     In      "
+      "Symbol\n  12 short\n");
+  EXPECT_FALSE(static_cast<bool>(shortLine));
+  llvm::consumeError(shortLine.takeError());
+
+  Program p = counterProgram("-O2");
+  ASSERT_TRUE(build(p, "old.map"));
+  std::string object = read("counter.o"), output = read("prog");
+  write("counter.c", edited(kCounter, "+ 11 +", "+ 13 +"));
+  ASSERT_EQ(sh("clang-19 -O2 -c counter.c -o counter.o"), 0);
+  std::string after = read("counter.o");
+  // The map moves counter.o's .text far past the end of the output.
+  std::string text = read("old.map");
+  size_t line = text.find("counter.o:(.text)");
+  ASSERT_NE(line, std::string::npos);
+  size_t start = text.rfind('\n', line) + 1;
+  text.replace(start, 16, "    7fffffff0000");
+  auto lying = LinkMap::parse(text);
+  ASSERT_TRUE(static_cast<bool>(lying));
+  PatchResult r = patch(output, *lying, "counter.o", object, after);
+  EXPECT_FALSE(r.patched);
+  EXPECT_EQ(r.kind, "not_placed") << r.reason;
+  // An output cut short.
+  auto map = LinkMap::parse(read("old.map"));
+  ASSERT_TRUE(static_cast<bool>(map));
+  PatchResult c = patch(output.substr(0, output.size() / 3), *map, "counter.o",
+                        object, after);
+  EXPECT_FALSE(c.patched);
+  EXPECT_TRUE(c.kind == "unreadable" || c.kind == "not_placed") << c.kind;
+}
+
+} // namespace
+} // namespace linkd::incremental
