@@ -8,7 +8,14 @@
 #include "util/files.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <cstdlib>
@@ -62,13 +69,94 @@ int cmdRelinkCheck(int argc, char **argv) {
   return 0;
 }
 
+namespace {
+
+// Writes the bytes of each edit at its offset of `fd`; "" or why not.
+std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
+  for (const incremental::Edit &e : edits)
+    for (size_t done = 0; done < e.bytes.size();) {
+      ssize_t n = pwrite(fd, e.bytes.data() + done, e.bytes.size() - done,
+                         static_cast<off_t>(e.offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return std::strerror(n < 0 ? errno : EIO);
+      done += static_cast<size_t>(n);
+    }
+  return "";
+}
+
+// The new output: a copy of the previous one (the kernel copies, and
+// shares blocks where the file system can) with the edits over it, through
+// a temporary beside `out` and a rename: never a half-written output.
+std::string writePatchedCopy(const std::string &old, const std::string &out,
+                             const std::vector<incremental::Edit> &edits) {
+  int in = open(old.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (in < 0 || fstat(in, &st) != 0) {
+    std::string e = old + ": " + std::strerror(errno);
+    if (in >= 0)
+      close(in);
+    return e;
+  }
+  auto tmp = llvm::sys::fs::TempFile::create(
+      out + ".tmp%%%%%%", static_cast<unsigned>(st.st_mode & 07777));
+  if (!tmp) {
+    close(in);
+    return out + ": " + llvm::toString(tmp.takeError());
+  }
+  std::string error;
+  for (off_t left = st.st_size; left > 0 && error.empty();) {
+    ssize_t n = copy_file_range(in, nullptr, tmp->FD, nullptr,
+                                static_cast<size_t>(left), 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      error =
+          out + ": copying " + old + ": " + std::strerror(n < 0 ? errno : EIO);
+    else
+      left -= n;
+  }
+  close(in);
+  if (error.empty())
+    if (std::string e = writeEdits(tmp->FD, edits); !e.empty())
+      error = out + ": " + e;
+  if (!error.empty()) {
+    llvm::consumeError(tmp->discard());
+    return error;
+  }
+  if (llvm::Error e = tmp->keep(out))
+    return out + ": " + llvm::toString(std::move(e));
+  return "";
+}
+
+// Only the edits, over the previous output itself (--in-place).
+std::string writePatchedInPlace(const std::string &path,
+                                const std::vector<incremental::Edit> &edits) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return path + ": " + std::strerror(errno) +
+           (errno == ETXTBSY ? " (the program is running)" : "");
+  std::string e = writeEdits(fd, edits);
+  close(fd);
+  return e.empty() ? "" : path + ": " + e;
+}
+
+} // namespace
+
 int cmdRelinkPatch(int argc, char **argv) {
-  const char *usage = "usage: linkd-lld relink-patch --map MAP [--object "
-                      "NAME] OLD_OUTPUT OLD.o NEW.o -o NEW_OUTPUT\n";
+  const char *usage =
+      "usage: linkd-lld relink-patch --map MAP [--object NAME] OLD_OUTPUT "
+      "OLD.o NEW.o {-o NEW_OUTPUT | --in-place}\n";
   std::string mapPath, objectName, outPath;
   std::vector<std::string> files;
+  bool inPlace = false;
   for (int i = 2; i < argc; ++i) {
     std::string_view a = argv[i];
+    if (a == "--in-place") {
+      inPlace = true;
+      continue;
+    }
     std::string *value = a == "--map"      ? &mapPath
                          : a == "--object" ? &objectName
                          : a == "-o"       ? &outPath
@@ -81,27 +169,36 @@ int cmdRelinkPatch(int argc, char **argv) {
     } else
       files.emplace_back(a);
   }
-  if (files.size() != 3 || mapPath.empty() || outPath.empty()) {
+  if (files.size() != 3 || mapPath.empty() || outPath.empty() == !inPlace) {
     std::fputs(usage, stderr);
     return 2;
   }
   if (objectName.empty())
     objectName = files[1];
-  Result<std::string> map = readFile(mapPath), oldOut = readFile(files[0]),
-                      oldObj = readFile(files[1]), newObj = readFile(files[2]);
-  for (const Result<std::string> *r : {&map, &oldOut, &oldObj, &newObj})
+  Result<std::string> map = readFile(mapPath), oldObj = readFile(files[1]),
+                      newObj = readFile(files[2]);
+  for (const Result<std::string> *r : {&map, &oldObj, &newObj})
     if (!*r) {
       std::fprintf(stderr, "linkd-lld relink-patch: %s\n", r->error().c_str());
       return 2;
     }
-  auto linkMap = incremental::LinkMap::parse(*map);
+  // Mapped, not read: the patch reads what it changes and the build-id's
+  // hash reads the rest once.
+  auto oldOut = llvm::MemoryBuffer::getFile(files[0], /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!oldOut) {
+    std::fprintf(stderr, "linkd-lld relink-patch: %s: %s\n", files[0].c_str(),
+                 oldOut.getError().message().c_str());
+    return 2;
+  }
+  auto linkMap = incremental::LinkMap::parse(*map, objectName);
   if (!linkMap) {
     std::fprintf(stderr, "linkd-lld relink-patch: %s: %s\n", mapPath.c_str(),
                  llvm::toString(linkMap.takeError()).c_str());
     return 2;
   }
   incremental::PatchInputs in;
-  in.oldOutput = llvm::MemoryBufferRef(*oldOut, files[0]);
+  in.oldOutput = (*oldOut)->getMemBufferRef();
   in.map = &*linkMap;
   in.objectName = objectName;
   in.oldObject = llvm::MemoryBufferRef(*oldObj, files[1]);
@@ -112,25 +209,10 @@ int cmdRelinkPatch(int argc, char **argv) {
                 r.reason.c_str());
     return 1;
   }
-  // Through a temporary beside it and a rename: never a half-written
-  // output.
-  auto tmp = llvm::sys::fs::TempFile::create(outPath + ".tmp%%%%%%",
-                                             llvm::sys::fs::all_read |
-                                                 llvm::sys::fs::all_write |
-                                                 llvm::sys::fs::all_exe);
-  llvm::Error e = tmp ? llvm::Error::success() : tmp.takeError();
-  if (!e) {
-    llvm::raw_fd_ostream os(tmp->FD, /*shouldClose=*/false);
-    os << r.output;
-    os.flush();
-    e = os.has_error() ? llvm::errorCodeToError(os.error())
-                       : tmp->keep(outPath);
-    if (e)
-      llvm::consumeError(tmp->discard());
-  }
-  if (e) {
-    std::fprintf(stderr, "linkd-lld relink-patch: %s: %s\n", outPath.c_str(),
-                 llvm::toString(std::move(e)).c_str());
+  std::string error = inPlace ? writePatchedInPlace(files[0], r.edits)
+                              : writePatchedCopy(files[0], outPath, r.edits);
+  if (!error.empty()) {
+    std::fprintf(stderr, "linkd-lld relink-patch: %s\n", error.c_str());
     return 2;
   }
   std::printf("patched sections=%llu bytes=%llu relocations=%llu\n",

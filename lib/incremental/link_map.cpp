@@ -15,11 +15,12 @@ constexpr size_t kHeader = 16 + 1 + 16 + 1 + 8 + 1 + 5 + 1;
 
 } // namespace
 
-Expected<LinkMap> LinkMap::parse(StringRef text) {
+Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
   LinkMap map;
   std::string output;
   size_t lineNo = 0;
   bool sawHeader = false;
+  std::string prefix = onlyFile.empty() ? "" : (onlyFile + ":(").str();
   while (!text.empty()) {
     auto [line, rest] = text.split('\n');
     text = rest;
@@ -37,6 +38,15 @@ Expected<LinkMap> LinkMap::parse(StringRef text) {
     if (line.size() <= kHeader)
       return createStringError(inconvertibleErrorCode(),
                                "link map line %zu is too short", lineNo);
+    StringRef what = line.substr(kHeader);
+    size_t indent = what.find_first_not_of(' ');
+    if (indent != 0 && indent != 8) // a symbol
+      continue;
+    what = what.substr(indent);
+    // An .eh_frame piece ("a.o:(.eh_frame+0x10)") is not a section.
+    if (indent == 8 && ((!prefix.empty() && !what.starts_with(prefix)) ||
+                        !what.ends_with(")") || what.contains("+0x")))
+      continue;
     uint64_t vma = 0, size = 0;
     if (line.substr(0, 16).trim().getAsInteger(16, vma) ||
         line.substr(34, 8).trim().getAsInteger(16, size))
@@ -44,18 +54,10 @@ Expected<LinkMap> LinkMap::parse(StringRef text) {
                                "link map line %zu: unreadable address or "
                                "size",
                                lineNo);
-    StringRef what = line.substr(kHeader);
-    size_t indent = what.find_first_not_of(' ');
     if (indent == 0) { // an output section (or a linker script command)
       output = what.str();
       continue;
     }
-    if (indent != 8) // a symbol
-      continue;
-    what = what.substr(8);
-    // An .eh_frame piece ("a.o:(.eh_frame+0x10)") is not a section.
-    if (!what.ends_with(")") || what.contains("+0x"))
-      continue;
     map.inputs_[what.str()].push_back(Placement{output, vma, size});
   }
   if (!sawHeader)

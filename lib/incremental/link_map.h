@@ -29,7 +29,11 @@ struct Placement {
 
 class LinkMap {
 public:
-  static llvm::Expected<LinkMap> parse(llvm::StringRef text);
+  // With `onlyFile`, only that file's input sections are kept: a big
+  // program's map has a line for each of its hundreds of thousands of
+  // sections, and a patch needs those of the objects it replaces.
+  static llvm::Expected<LinkMap> parse(llvm::StringRef text,
+                                       llvm::StringRef onlyFile = "");
 
   // Where `file`'s section `section` went (the file as the map names it:
   // the path given to the linker, `lib.a(member.o)` for an archive

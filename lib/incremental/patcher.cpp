@@ -5,17 +5,18 @@
 #include "incremental/elf_object.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -44,19 +45,60 @@ std::string errorText(Error e) { return toString(std::move(e)); }
 
 // The output of the previous link.
 struct Output {
+  explicit Output(File f) : file(std::move(f)) {}
   File file;
   std::vector<Shdr> sections;
   std::vector<std::string> names;
   bool sharedObject = false; // ET_DYN without DF_1_PIE: symbols preemptible
   bool dynamic = false;      // ET_DYN: absolute relocations become dynamic
-  std::map<std::string, uint64_t> globals; // defined, by name (unique ones)
+  // The address of the one defined global named `name`, from .symtab
+  // (read when first asked: a big program has hundreds of thousands).
+  std::optional<uint64_t> global(StringRef name) const;
+
+private:
+  mutable std::optional<StringMap<std::optional<uint64_t>>> globals_;
 };
+
+std::optional<uint64_t> Output::global(StringRef name) const {
+  if (!globals_) {
+    globals_.emplace();
+    for (const Shdr &s : sections) {
+      if (s.sh_type != ELF::SHT_SYMTAB)
+        continue;
+      auto syms = file.symbols(&s);
+      auto strtab = file.getStringTableForSymtab(s);
+      if (!syms || !strtab) {
+        if (!syms)
+          consumeError(syms.takeError());
+        if (!strtab)
+          consumeError(strtab.takeError());
+        break;
+      }
+      for (const Sym &sym : *syms) {
+        if (sym.getBinding() == ELF::STB_LOCAL ||
+            sym.st_shndx == ELF::SHN_UNDEF)
+          continue;
+        auto n = sym.getName(*strtab);
+        if (!n) {
+          consumeError(n.takeError());
+          continue;
+        }
+        // A name defined twice (versions, a local alias) answers nothing.
+        auto [it, fresh] = globals_->try_emplace(*n, sym.st_value);
+        if (!fresh)
+          it->second.reset();
+      }
+    }
+  }
+  auto it = globals_->find(name);
+  return it == globals_->end() ? std::nullopt : it->second;
+}
 
 Expected<Output> readOutput(MemoryBufferRef buf) {
   auto f = File::create(buf.getBuffer());
   if (!f)
     return f.takeError();
-  Output out{std::move(*f), {}, {}, false, false, {}};
+  Output out(std::move(*f));
   const auto &h = out.file.getHeader();
   if (h.e_machine != ELF::EM_X86_64 ||
       (h.e_type != ELF::ET_EXEC && h.e_type != ELF::ET_DYN))
@@ -81,33 +123,6 @@ Expected<Output> readOutput(MemoryBufferRef buf) {
     for (const auto &d : *dyn)
       if (d.d_tag == ELF::DT_FLAGS_1 && (d.d_un.d_val & ELF::DF_1_PIE))
         out.sharedObject = false;
-  }
-  std::map<std::string, int> seen;
-  for (const Shdr &s : out.sections) {
-    if (s.sh_type != ELF::SHT_SYMTAB)
-      continue;
-    auto syms = out.file.symbols(&s);
-    auto strtab = out.file.getStringTableForSymtab(s);
-    if (!syms || !strtab) {
-      if (!syms)
-        consumeError(syms.takeError());
-      if (!strtab)
-        consumeError(strtab.takeError());
-      break;
-    }
-    for (const Sym &sym : *syms) {
-      if (sym.getBinding() == ELF::STB_LOCAL || sym.st_shndx == ELF::SHN_UNDEF)
-        continue;
-      auto name = sym.getName(*strtab);
-      if (!name) {
-        consumeError(name.takeError());
-        continue;
-      }
-      if (++seen[name->str()] == 1)
-        out.globals[name->str()] = sym.st_value;
-      else
-        out.globals.erase(name->str());
-    }
   }
   return out;
 }
@@ -187,8 +202,8 @@ struct Resolution {
 class Patcher {
 public:
   Patcher(const PatchInputs &in, const Object &oldObj, const Object &newObj,
-          const Output &out, std::string &buffer)
-      : in_(in), old_(oldObj), new_(newObj), out_(out), buf_(buffer) {}
+          const Output &out)
+      : in_(in), old_(oldObj), new_(newObj), out_(out) {}
 
   PatchResult run();
 
@@ -217,9 +232,12 @@ private:
   static void record(std::map<std::string, Resolution> &into,
                      const std::string &key, Resolution r);
 
-  // One relocation of the new object, applied; "" or why not.
-  std::string apply(size_t sec, const Place &p, const Rela &r);
-  std::string buildId();
+  // One relocation of the new object, applied to `bytes`, the section as
+  // it will be written; "" or why not.
+  std::string apply(size_t sec, const Place &p, const Rela &r,
+                    std::string &bytes);
+  // The build-id of the output `edits` make, as one more edit.
+  std::string buildId(std::vector<Edit> &edits) const;
 
   uint64_t readValue(uint64_t fileOffset, unsigned width) const {
     const char *p = in_.oldOutput.getBufferStart() + fileOffset;
@@ -229,7 +247,6 @@ private:
   const PatchInputs &in_;
   const Object &old_, &new_;
   const Output &out_;
-  std::string &buf_;
   std::map<std::string, Resolution> resolved_;   // (target, via, op) -> base
   std::map<std::string, Resolution> pieces_;     // merged piece -> its address
   std::map<std::string, Resolution> tombstones_; // (section, type) -> value
@@ -388,7 +405,8 @@ void Patcher::learn() {
   }
 }
 
-std::string Patcher::apply(size_t sec, const Place &p, const Rela &r) {
+std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
+                           std::string &bytes) {
   uint32_t type = r.getType(false);
   if (type == ELF::R_X86_64_NONE)
     return "";
@@ -410,10 +428,9 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r) {
     return "a relocation at " + where + " is outside its section";
   const Sym &s = new_.symbols[symIndex];
   std::string name = symbolName(new_, s);
-  uint64_t at = p.fileOffset + r.r_offset;
   uint64_t pc = p.address + r.r_offset;
   bool alloc = new_.sections[sec].sh_flags & ELF::SHF_ALLOC;
-  char *loc = buf_.data() + at;
+  char *loc = bytes.data() + r.r_offset;
 
   if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
     auto it =
@@ -487,9 +504,8 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r) {
       computed = static_cast<int64_t>(tp->address + s.st_value);
   } else if (!known && (via == "S" || via == "PLT") &&
              s.st_shndx == ELF::SHN_UNDEF && !out_.sharedObject) {
-    auto it = out_.globals.find(name);
-    if (it != out_.globals.end())
-      computed = static_cast<int64_t>(it->second);
+    if (std::optional<uint64_t> at = out_.global(name))
+      computed = static_cast<int64_t>(*at);
   }
   if (learned && computed && learned->base != *computed)
     return "the map and the previous link disagree on where " + name + " is";
@@ -497,6 +513,9 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r) {
     if (!learned && !computed)
       return "the reference to " + name + " (" + via + ") at " + where +
              " is not one the previous link resolved";
+    if (learned && learned->relaxed && r.r_offset < 2)
+      return "a relaxed GOT load of " + name + " at " + where +
+             " starts before its section";
     if (learned && learned->relaxed) {
       // Only the two rewrites LLD makes in place of the load: mov to lea
       // (8b -> 8d) and an indirect call to addr32 call (ff 15 -> 67 e8).
@@ -528,21 +547,6 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r) {
   return "";
 }
 
-// LLD's build-id: the hash of each 1 MiB chunk of the file (with the
-// build-id itself zero), then the hash of those hashes.
-void hashChunks(MutableArrayRef<uint8_t> into, ArrayRef<uint8_t> data,
-                const std::function<void(uint8_t *, ArrayRef<uint8_t>)> &fn) {
-  const size_t chunk = size_t{1} << 20; // 1 MiB
-  size_t n = std::max<size_t>(1, (data.size() + chunk - 1) / chunk);
-  std::vector<uint8_t> hashes(n * into.size());
-  for (size_t i = 0; i < n; ++i) {
-    size_t begin = std::min(i * chunk, data.size());
-    size_t len = std::min(chunk, data.size() - begin);
-    fn(hashes.data() + i * into.size(), data.slice(begin, len));
-  }
-  fn(into.data(), hashes);
-}
-
 void hashFast(uint8_t *dest, ArrayRef<uint8_t> a) {
   endian::write64le(dest, xxh3_64bits(a));
 }
@@ -556,44 +560,86 @@ void hashSha1(uint8_t *dest, ArrayRef<uint8_t> a) {
   std::memcpy(dest, h.data(), h.size());
 }
 
-std::string Patcher::buildId() {
+// LLD's build-id: the hash of each 1 MiB chunk of the file (with the
+// build-id itself zero), in parallel, then the hash of those hashes.
+constexpr size_t kChunk = size_t{1} << 20;
+
+using HashFn = void (*)(uint8_t *, ArrayRef<uint8_t>);
+
+std::string Patcher::buildId(std::vector<Edit> &edits) const {
+  ArrayRef<uint8_t> old = arrayRefFromStringRef(in_.oldOutput.getBuffer());
   for (size_t i = 0; i < out_.sections.size(); ++i) {
     const Shdr &s = out_.sections[i];
     if (s.sh_type != ELF::SHT_NOTE || out_.names[i] != ".note.gnu.build-id")
       continue;
-    if (s.sh_offset > buf_.size() || s.sh_size > buf_.size() - s.sh_offset ||
+    if (s.sh_offset > old.size() || s.sh_size > old.size() - s.sh_offset ||
         s.sh_size < 16)
       return "the build-id note is outside the file";
-    const char *note = buf_.data() + s.sh_offset;
+    const uint8_t *note = old.data() + s.sh_offset;
     uint32_t nameSize = endian::read32le(note);
     uint32_t descSize = endian::read32le(note + 4);
     uint64_t descAt = 12 + alignTo(nameSize, 4);
     if (descAt > s.sh_size || descSize > s.sh_size - descAt)
       return "the build-id note is malformed";
     uint64_t at = s.sh_offset + descAt;
-    std::function<void(uint8_t *, ArrayRef<uint8_t>)> fns[] = {
-        hashFast, hashMd5, hashSha1};
-    size_t sizes[] = {8, 16, 20};
-    std::vector<uint8_t> oldId(in_.oldOutput.getBufferStart() + at,
-                               in_.oldOutput.getBufferStart() + at + descSize);
-    std::memset(buf_.data() + at, 0, descSize);
+    HashFn fn = descSize == 8    ? hashFast
+                : descSize == 16 ? hashMd5
+                : descSize == 20 ? hashSha1
+                                 : nullptr;
+    const char *notHash = "the build-id is not a hash of the output "
+                          "(--build-id=uuid or a fixed value): a patch "
+                          "cannot recompute it";
+    if (!fn)
+      return notHash;
+    // Chunk `c` with the build-id zero and, for the new file, the edits.
+    auto chunkOf = [&](size_t c, bool withEdits,
+                       std::string &scratch) -> ArrayRef<uint8_t> {
+      uint64_t begin = c * kChunk,
+               end = std::min<uint64_t>(old.size(), begin + kChunk);
+      auto overlaps = [&](uint64_t off, uint64_t len) {
+        return off < end && off + len > begin;
+      };
+      bool touched = overlaps(at, descSize);
+      if (withEdits)
+        for (const Edit &e : edits)
+          touched = touched || overlaps(e.offset, e.bytes.size());
+      if (!touched)
+        return old.slice(begin, end - begin);
+      scratch.assign(reinterpret_cast<const char *>(old.data()) + begin,
+                     end - begin);
+      auto lay = [&](uint64_t off, const char *data, uint64_t len) {
+        uint64_t from = std::max(off, begin), to = std::min(off + len, end);
+        if (from < to)
+          std::memcpy(scratch.data() + (from - begin), data + (from - off),
+                      to - from);
+      };
+      if (withEdits)
+        for (const Edit &e : edits)
+          lay(e.offset, e.bytes.data(), e.bytes.size());
+      std::string zeros(descSize, '\0');
+      lay(at, zeros.data(), descSize);
+      return arrayRefFromStringRef(scratch);
+    };
+    size_t chunks = (old.size() + kChunk - 1) / kChunk;
+    std::vector<uint8_t> hashes(chunks * descSize), id(descSize);
     // The hash the previous link used, recognised by recomputing it over
-    // the previous output (a uuid or a fixed string is none of them).
-    std::string oldZeroed(in_.oldOutput.getBuffer());
-    std::memset(oldZeroed.data() + at, 0, descSize);
-    for (size_t k = 0; k < 3; ++k) {
-      if (sizes[k] != descSize)
-        continue;
-      std::vector<uint8_t> id(descSize);
-      hashChunks(id, arrayRefFromStringRef(oldZeroed), fns[k]);
-      if (id != oldId)
-        continue;
-      hashChunks(id, arrayRefFromStringRef(buf_), fns[k]);
-      std::memcpy(buf_.data() + at, id.data(), descSize);
-      return "";
+    // the previous output: a uuid or a fixed string is none of them.
+    parallelFor(0, chunks, [&](size_t c) {
+      std::string scratch;
+      fn(hashes.data() + c * descSize, chunkOf(c, false, scratch));
+    });
+    fn(id.data(), hashes);
+    if (!std::equal(id.begin(), id.end(), old.data() + at))
+      return notHash;
+    for (size_t c = 0; c < chunks; ++c) {
+      std::string scratch;
+      ArrayRef<uint8_t> bytes = chunkOf(c, true, scratch);
+      if (!scratch.empty())
+        fn(hashes.data() + c * descSize, bytes);
     }
-    return "the build-id is not a hash of the output (--build-id=uuid or a "
-           "fixed value): a patch cannot recompute it";
+    fn(id.data(), hashes);
+    edits.push_back(Edit{at, std::string(id.begin(), id.end())});
+    return "";
   }
   return "";
 }
@@ -655,17 +701,25 @@ PatchResult Patcher::run() {
                                       " has content but its output section "
                                       "has none");
     ArrayRef<uint8_t> data = new_.contents[sec];
-    std::memcpy(buf_.data() + p->fileOffset, data.data(), data.size());
+    std::string bytes(reinterpret_cast<const char *>(data.data()), data.size());
     for (const Rela &r : new_.relocs[sec]) {
-      if (std::string e = apply(sec, *p, r); !e.empty())
+      if (std::string e = apply(sec, *p, r, bytes); !e.empty())
         return refuse("unexplained_reference", e);
       ++res.relocationsApplied;
     }
     ++res.sectionsWritten;
-    res.bytesWritten += data.size();
+    res.bytesWritten += bytes.size();
+    res.edits.push_back(Edit{p->fileOffset, std::move(bytes)});
   }
-  if (std::string e = buildId(); !e.empty())
+  if (std::string e = buildId(res.edits); !e.empty())
     return refuse("build_id", e);
+  std::sort(res.edits.begin(), res.edits.end(),
+            [](const Edit &a, const Edit &b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < res.edits.size(); ++i)
+    if (res.edits[i - 1].offset + res.edits[i - 1].bytes.size() >
+        res.edits[i].offset)
+      return refuse("not_placed", "two patched sections overlap in the "
+                                  "output");
   res.patched = true;
   return res;
 }
@@ -690,11 +744,15 @@ PatchResult patchOutput(const PatchInputs &in) {
   if (!out)
     return refuse("unreadable", in.oldOutput.getBufferIdentifier().str() +
                                     ": " + errorText(out.takeError()));
-  std::string buffer(in.oldOutput.getBuffer());
-  PatchResult r = Patcher(in, *oldObj, *newObj, *out, buffer).run();
-  if (r.patched)
-    r.output = std::move(buffer);
-  return r;
+  return Patcher(in, *oldObj, *newObj, *out).run();
+}
+
+std::string applyEdits(StringRef oldOutput, const std::vector<Edit> &edits) {
+  std::string out(oldOutput);
+  for (const Edit &e : edits)
+    if (e.offset <= out.size() && e.bytes.size() <= out.size() - e.offset)
+      std::memcpy(out.data() + e.offset, e.bytes.data(), e.bytes.size());
+  return out;
 }
 
 } // namespace linkd::incremental

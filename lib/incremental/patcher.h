@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace linkd::incremental {
 
@@ -39,6 +40,12 @@ struct PatchInputs {
   llvm::MemoryBufferRef newObject; // what this link reads instead
 };
 
+// Bytes the patch writes over the previous output.
+struct Edit {
+  uint64_t offset = 0;
+  std::string bytes;
+};
+
 struct PatchResult {
   bool patched = false;
   // Why not, naming the section, symbol or relocation; "" when patched.
@@ -47,12 +54,19 @@ struct PatchResult {
   // eh_frame_changed, not_placed, unexplained_reference, dynamic_changed,
   // build_id, unreadable.
   std::string kind;
-  std::string output; // the new output, when patched
+  // What turns the previous output into the new one, when patched: in
+  // file order, none overlapping, all within the file (the build-id last
+  // in the order it is computed, but sorted with the rest).
+  std::vector<Edit> edits;
   uint64_t sectionsWritten = 0;
   uint64_t bytesWritten = 0;
   uint64_t relocationsApplied = 0;
 };
 
 PatchResult patchOutput(const PatchInputs &in);
+
+// The previous output with `edits` laid over it.
+std::string applyEdits(llvm::StringRef oldOutput,
+                       const std::vector<Edit> &edits);
 
 } // namespace linkd::incremental
