@@ -296,8 +296,10 @@ std::optional<Place> Patcher::place(size_t section, std::string &why) const {
   p.nobits = os->sh_type == ELF::SHT_NOBITS;
   p.fileOffset = os->sh_offset + inSection;
   p.room = os->sh_size - inSection;
-  if (!p.nobits && (os->sh_offset > in_.oldOutput.getBufferSize() ||
-                    p.room > in_.oldOutput.getBufferSize() - p.fileOffset)) {
+  uint64_t fileSize = in_.oldOutput.getBufferSize();
+  if (!p.nobits &&
+      (os->sh_offset > fileSize || inSection > fileSize - os->sh_offset ||
+       p.room > fileSize - p.fileOffset)) {
     why = "output section " + pl.outputSection + " runs past the file";
     return std::nullopt;
   }
@@ -342,7 +344,9 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
   TypeInfo t = typeInfo(type);
   uint32_t symIndex = r.getSymbol(false);
   if (t.form == Form::Unsupported || symIndex >= old_.symbols.size() ||
-      p.nobits || r.r_offset > p.room || t.width > p.room - r.r_offset)
+      p.nobits || r.r_offset > p.room || t.width > p.room - r.r_offset ||
+      r.r_offset > old_.contents[sec].size() ||
+      t.width > old_.contents[sec].size() - r.r_offset)
     return;
   const Sym &s = old_.symbols[symIndex];
   uint64_t at = p.fileOffset + r.r_offset;
@@ -424,7 +428,7 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
   if (symIndex >= new_.symbols.size())
     return "a relocation at " + where + " names no symbol";
   if (r.r_offset > p.room || t.width > p.room - r.r_offset ||
-      r.r_offset + t.width > new_.sections[sec].sh_size)
+      r.r_offset > bytes.size() || t.width > bytes.size() - r.r_offset)
     return "a relocation at " + where + " is outside its section";
   const Sym &s = new_.symbols[symIndex];
   std::string name = symbolName(new_, s);
@@ -715,11 +719,16 @@ PatchResult Patcher::run() {
     return refuse("build_id", e);
   std::sort(res.edits.begin(), res.edits.end(),
             [](const Edit &a, const Edit &b) { return a.offset < b.offset; });
-  for (size_t i = 1; i < res.edits.size(); ++i)
-    if (res.edits[i - 1].offset + res.edits[i - 1].bytes.size() >
-        res.edits[i].offset)
+  uint64_t fileSize = in_.oldOutput.getBufferSize();
+  for (size_t i = 0; i < res.edits.size(); ++i) {
+    const Edit &e = res.edits[i];
+    if (e.offset > fileSize || e.bytes.size() > fileSize - e.offset)
+      return refuse("not_placed", "a patched section lies past the output");
+    if (i > 0 &&
+        res.edits[i - 1].offset + res.edits[i - 1].bytes.size() > e.offset)
       return refuse("not_placed", "two patched sections overlap in the "
                                   "output");
+  }
   res.patched = true;
   return res;
 }

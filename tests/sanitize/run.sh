@@ -23,7 +23,8 @@ slice+='|LocalIsolationTest|HostileInputTest'
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
   -DLINKD_SANITIZE=ON >/dev/null
-ninja -C "$build" unit_tests rewrite_unit_tests e2e_tests linkd linkd-lld \
+ninja -C "$build" unit_tests rewrite_unit_tests incremental_unit_tests e2e_tests \
+  linkd linkd-lld \
   ld.linkd linkd_shared farm_peer
 
 logs=$(mktemp -d /tmp/linkd-sanitize.XXXXXX)
