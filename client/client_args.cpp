@@ -33,6 +33,9 @@ struct LinkdOption {
 constexpr LinkdOption kOptions[] = {
     {"--linkd-no-cache", "neither look up nor store this link "
                          "(LINKD_NOCACHE=1)"},
+    {"--linkd-incremental", "patch the last output of this link when only "
+                            "objects changed (LINKD_INCREMENTAL=1; "
+                            "docs/incremental.md)"},
     {"--linkd-rewrite=", "rewrite the inputs FILE names before linking "
                          "(docs/rewrite.md)"},
     {"--linkd-version", "print linkd's version, the daemon and socket this "
@@ -70,11 +73,14 @@ std::string linkdOptionsHelp() {
 ClientArgs parseClientArgs(const std::vector<std::string> &argv) {
   ClientArgs out;
   out.noCache = envFlag("LINKD_NOCACHE");
+  out.incremental = envFlag("LINKD_INCREMENTAL");
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string_view a = argv[i];
     if (i > 0 && a.starts_with("--linkd-")) {
       if (a == "--linkd-no-cache")
         out.noCache = true;
+      else if (a == "--linkd-incremental")
+        out.incremental = true;
       else if (a.starts_with("--linkd-rewrite=") && a.size() > 16)
         out.rewriteSpecs.push_back(absolute(a.substr(16)));
       else if (a == "--linkd-version")

@@ -5,6 +5,8 @@
 // Options spelled `--linkd-<name>` are linkd's and never reach LLD (a build
 // can pass them through the compiler driver with -Wl,--linkd-no-cache):
 //   --linkd-no-cache   do not look up or store this link (as LINKD_NOCACHE=1)
+//   --linkd-incremental  patch this link's last output when only objects
+//                      changed (as LINKD_INCREMENTAL=1; docs/incremental.md)
 //   --linkd-rewrite=FILE  rewrite the inputs FILE names before linking
 //                         (docs/rewrite.md, "Link-time rewriting");
 //                         repeatable: each spec rewrites its own inputs
@@ -26,6 +28,9 @@ namespace linkd {
 struct ClientArgs {
   std::vector<std::string> linkerArgv; // argv[0] and LLD's arguments
   bool noCache = false;
+  // --linkd-incremental or LINKD_INCREMENTAL=1: patch the last output when
+  // only objects changed (docs/incremental.md).
+  bool incremental = false;
   // Absolute, in the order given; empty: no link-time rewriting.
   std::vector<std::string> rewriteSpecs;
   std::optional<std::string> error;

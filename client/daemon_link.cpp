@@ -62,6 +62,7 @@ v1::LinkRequest buildRequest(Flavor flavor, const ClientArgs &args) {
   for (const std::string &a : args.linkerArgv)
     req.add_argv(a);
   req.set_no_cache(args.noCache);
+  req.set_incremental(args.incremental);
   for (size_t i = 0; i < args.rewriteSpecs.size(); ++i)
     if (i == 0)
       req.set_rewrite_spec(args.rewriteSpecs[0]);

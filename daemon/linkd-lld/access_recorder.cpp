@@ -103,6 +103,15 @@ void writeRecords(const char *p, size_t n) {
   }
 }
 
+// ignoreAccessesUnder's directory with a '/' after it; empty: none.
+char gIgnored[PATH_MAX + 1];
+size_t gIgnoredLen = 0;
+
+// Whether the absolute path at `p` (NUL-terminated) is under gIgnored.
+bool ignored(const char *p) {
+  return gIgnoredLen && std::strncmp(p, gIgnored, gIgnoredLen) == 0;
+}
+
 // kind, absolute path(s), NUL after each path; into the buffer whole.
 void record(char kind, const char *path, const char *path2 = nullptr) {
   char buf[4096];
@@ -132,6 +141,9 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
     buf[0] = 'E';
     n = 1;
     buf[n++] = '\0';
+  } else if (ignored(buf + 1) &&
+             (!path2 || ignored(buf + 1 + std::strlen(buf + 1) + 1))) {
+    return;
   }
   int saved = errno;
   {
@@ -352,6 +364,15 @@ void endLinkRecording(int status) {
 }
 
 bool readsRedirected() { return !gRedirects.empty(); }
+
+void ignoreAccessesUnder(const std::string &dir) {
+  if (dir.empty() || dir[0] != '/' || dir.size() + 1 >= sizeof(gIgnored))
+    return;
+  std::memcpy(gIgnored, dir.data(), dir.size());
+  gIgnored[dir.size()] = '/';
+  gIgnored[dir.size() + 1] = '\0';
+  gIgnoredLen = dir.size() + 1;
+}
 
 void recordText(char kind, std::string_view text) {
   if (!recording() || tHoldsBuf)

@@ -64,6 +64,12 @@ void startTempJournal(int fd, const std::string &cwd);
 std::string redirectReads(const std::string &original,
                           const std::string &target);
 
+// From now on, nothing under `dir` (absolute, as the link spells paths
+// there) is recorded: the incremental relink's state (its copies, LLD's map
+// and dependency file there) is linkd's, neither input nor output of the
+// link (incremental_link.h).
+void ignoreAccessesUnder(const std::string &dir);
+
 // Runs `hook(status)` once, on the process's way out, before the last
 // records are written (the audit's state record, state_record_child.h).
 void setExitHook(void (*hook)(int status));

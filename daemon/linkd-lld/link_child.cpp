@@ -7,6 +7,7 @@
 #include "child/sandbox_protocol.h"
 #include "daemon/linkd-lld/access_recorder.h"
 #include "daemon/linkd-lld/archiver_main.h"
+#include "daemon/linkd-lld/incremental_link.h"
 #include "daemon/linkd-lld/link_rewrite.h"
 #include "daemon/linkd-lld/ordered_writer.h"
 #include "daemon/linkd-lld/report_sender.h"
@@ -269,6 +270,8 @@ void runTool(const v1::LinkRequest &req, const LinkChannels &ch,
   auto flavor = static_cast<Flavor>(req.flavor());
   if (flavor == Flavor::Rewrite || isArchiver(flavor))
     becomeOtherTool(req, flavor);
+  if (flavor == Flavor::Elf && !req.incremental_plan().state_dir().empty())
+    runIncrementalLinkAndExit(req, lldInvocation(req, ch, records));
   runLldAndExit(lldInvocation(req, ch, records));
 }
 

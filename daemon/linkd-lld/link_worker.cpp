@@ -224,7 +224,7 @@ void placeWorkerSocket(int fd, int &journalFd) {
 bool mayRunInWorker(const v1::LinkRequest &req) {
   if (static_cast<Flavor>(req.flavor()) != Flavor::Elf ||
       req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0 ||
-      req.has_stdin_data() || req.argv_size() < 1)
+      req.has_stdin_data() || req.argv_size() < 1 || req.has_incremental_plan())
     return false;
   for (std::string_view name : kEnvironment)
     if (req.env().count(std::string(name)) != 0)

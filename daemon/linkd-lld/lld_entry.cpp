@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -97,26 +98,36 @@ unsigned inTestVerbosity() {
   exitAsStockReturns(*mainRet, err);
 }
 
+// LLD's argv for `inv`, as the stock tool gets it (its name, -flavor, the
+// user's arguments), with `extra` after them; the strings it points into
+// live here.
+struct LldArgs {
+  LldArgs(const LldInvocation &inv, const std::vector<std::string> &extra)
+      : progName(lldProgramName(inv.argv.at(0), inv.flavor)),
+        flavorArg(lldFlavorArgument(inv.flavor)) {
+    // What the stock tool sees: its name and the user's arguments. Its crash
+    // banner prints them ("Program arguments: ...").
+    stockArgv = {progName};
+    stockArgv.insert(stockArgv.end(), inv.argv.begin() + 1, inv.argv.end());
+    args = {progName.c_str(), "-flavor", flavorArg.c_str()};
+    if (!inv.leadingOption.empty())
+      args.push_back(inv.leadingOption.c_str());
+    for (size_t i = 1; i < inv.argv.size(); ++i)
+      args.push_back(inv.argv[i].c_str());
+    for (const std::string &a : extra)
+      args.push_back(a.c_str());
+  }
+  std::string progName, flavorArg;
+  std::vector<std::string> stockArgv;
+  std::vector<const char *> args;
+};
+
 } // namespace
 
 void runLldAndExit(const LldInvocation &inv) {
-  std::string progName = lldProgramName(inv.argv.at(0), inv.flavor);
-  // What the stock tool sees: its name and the user's arguments. Its crash
-  // banner prints them ("Program arguments: ...").
-  std::vector<std::string> stockArgv = {progName};
-  stockArgv.insert(stockArgv.end(), inv.argv.begin() + 1, inv.argv.end());
-  StockProcess process(stockArgv);
-
-  std::vector<const char *> args;
-  args.reserve(inv.argv.size() + 2);
-  args.push_back(progName.c_str());
-  args.push_back("-flavor");
-  std::string flavorArg(lldFlavorArgument(inv.flavor));
-  args.push_back(flavorArg.c_str());
-  if (!inv.leadingOption.empty())
-    args.push_back(inv.leadingOption.c_str());
-  for (size_t i = 1; i < inv.argv.size(); ++i)
-    args.push_back(inv.argv[i].c_str());
+  LldArgs lld(inv, {});
+  StockProcess process(lld.stockArgv);
+  std::vector<const char *> &args = lld.args;
 
   // Stock lld writes diagnostics to llvm::errs() (fd 2, unbuffered) and
   // normal output to llvm::outs() (fd 1). Only the colour decision differs
@@ -130,6 +141,62 @@ void runLldAndExit(const LldInvocation &inv) {
     err = &colored.emplace(true);
   child_report::noteTool();
   lldMainAndExit(args, *err);
+}
+
+namespace {
+
+// fd 1 or 2 as LLD writes to it, noting whether anything was written; the
+// colours are the client's terminal's (client_stderr.h).
+class NotingStream : public llvm::raw_ostream {
+public:
+  NotingStream(int fd, bool colorTty, bool &wrote)
+      : raw_ostream(/*unbuffered=*/true), fd(fd), colorTty(colorTty),
+        wrote(wrote) {}
+  ~NotingStream() override { flush(); }
+  bool has_colors() const override { return colorTty; }
+  bool is_displayed() const override { return colorTty; }
+
+private:
+  void write_impl(const char *p, size_t n) override {
+    wrote = wrote || n > 0;
+    pos += n;
+    while (n > 0) {
+      ssize_t w = ::write(fd, p, n);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        return; // as raw_fd_ostream on a closed pipe: the link goes on
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  uint64_t current_pos() const override { return pos; }
+  int fd;
+  bool colorTty;
+  bool &wrote;
+  uint64_t pos = 0;
+};
+
+} // namespace
+
+int runLldReturning(const LldInvocation &inv,
+                    const std::vector<std::string> &extraArgs, bool *printed) {
+  LldArgs lld(inv, extraArgs);
+  StockProcess process(lld.stockArgv);
+  std::vector<const char *> &args = lld.args;
+  bool wrote = false;
+  int rc = 1;
+  {
+    bool color = inv.stderrIsColorTty || isatty(STDERR_FILENO);
+    NotingStream out(STDOUT_FILENO, isatty(STDOUT_FILENO), wrote);
+    NotingStream err(STDERR_FILENO, color, wrote);
+    child_report::noteTool();
+    lld::Result r = lld::lldMain(args, out, err, LLD_ALL_DRIVERS);
+    rc = r.retCode;
+  }
+  if (printed)
+    *printed = wrote;
+  return rc;
 }
 
 // LLD 19's ELF driver keeps 22 pointers in static members (lld::elf::ElfSym

@@ -34,6 +34,14 @@ struct LldInvocation {
 
 [[noreturn]] void runLldAndExit(const LldInvocation &inv);
 
+// One link by LLD in this process that returns, for a caller with work to
+// do after it (the incremental relink keeps the link's state): the same
+// argv, streams and colours as runLldAndExit, with `extraArgs` after the
+// user's (never shown as theirs). `printed`: whether LLD wrote anything to
+// stdout or stderr. Returns LLD's exit status.
+int runLldReturning(const LldInvocation &inv,
+                    const std::vector<std::string> &extraArgs, bool *printed);
+
 // LLD in a reusable worker (daemon/linkd-lld/link_worker.h), which runs ELF
 // links one after another. Each runs as runLldAndExit runs it, through
 // LLD's ELF driver with exitEarly (the stock tool's path: the error limit

@@ -618,6 +618,8 @@ void configure(Daemon &d) {
   c.socketPath = d.paths.socketPath;
   c.logPath = d.paths.logPath;
   c.workDir = d.paths.runtimeDir;
+  c.incrementalDir = d.paths.stateDir + "/incremental";
+  c.incrementalVerify = d.settings.incrementalVerify;
   printConfigWarnings(d.settings, d.paths);
   c.settings = effectiveSettings(d.settings, o, c);
   c.configWarnings = d.settings.warnings;

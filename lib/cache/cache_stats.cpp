@@ -29,6 +29,7 @@ constexpr std::pair<const char *, const char *> kMissKinds[] = {
 constexpr const char *kReasonPrefix = "uncacheable_reason.";
 constexpr const char *kArchiveReasonPrefix = "archive_uncacheable_reason.";
 constexpr const char *kNotStoredPrefix = "not_stored_reason.";
+constexpr const char *kIncrementalFallbackPrefix = "incremental_fallback_";
 
 // "skipped_breaker_open" -> "skipped breaker open".
 std::string label(std::string name) {
@@ -254,6 +255,19 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
     }
     o << "}";
   };
+  // Incremental relinks (docs/incremental.md).
+  for (const char *k :
+       {"incremental_links", "incremental_patches", "incremental_full_links",
+        "incremental_verified", "incremental_verify_differences",
+        "incremental_patch_micros", "incremental_saved_micros"})
+    o << jsonString(k) << ": " << get(k) << ", ";
+  std::map<std::string, uint64_t> fallbacks;
+  for (const auto &[k, v] : counters)
+    if (k.starts_with(kIncrementalFallbackPrefix))
+      fallbacks[k.substr(std::string_view(kIncrementalFallbackPrefix).size())] =
+          v;
+  reasons("incremental_fallbacks", fallbacks);
+  o << ", ";
   reasons("archive_uncacheable_reasons", archiveUncacheableReasons);
   o << ", ";
   reasons("uncacheable_reasons", uncacheableReasons);
@@ -312,6 +326,22 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
         line(o, 2, label, std::to_string(n));
     if (!lastMiss.empty())
       o << "  last: " << lastMiss << "\n";
+  }
+  if (uint64_t n = get("incremental_links"); n || all) {
+    char saved[32];
+    std::snprintf(saved, sizeof(saved), "%.3f s",
+                  static_cast<double>(get("incremental_saved_micros")) / 1e6);
+    o << "incremental links    " << n << " (patched "
+      << get("incremental_patches") << ", in full "
+      << get("incremental_full_links") << ", verified "
+      << get("incremental_verified") << ", differences "
+      << get("incremental_verify_differences") << ", time saved " << saved
+      << ")\n";
+    for (const auto &[k, v] : counters)
+      if (k.starts_with(kIncrementalFallbackPrefix))
+        o << "    in full, "
+          << k.substr(std::string_view(kIncrementalFallbackPrefix).size())
+          << ": " << v << "\n";
   }
   line(o, 0, "results stored", std::to_string(get("results_stored")));
   if (all || get("results_not_stored")) {

@@ -110,6 +110,8 @@ const KeyInfo kKeys[] = {
      }},
     {"watch_inputs", "LINKD_WATCH_INPUTS",
      [](const Config &c) -> std::string { return flag(c.watchInputs); }},
+    {"incremental_verify", "LINKD_INCREMENTAL_VERIFY",
+     [](const Config &c) -> std::string { return flag(c.incrementalVerify); }},
     {"idle_timeout", "LINKD_IDLE_TIMEOUT",
      [](const Config &c) -> std::string {
        return number(c.idleTimeoutSeconds);
@@ -262,6 +264,11 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
   } else if (key == "watch_inputs") {
     if (auto b = parseBool(value))
       c.watchInputs = *b;
+    else
+      bad();
+  } else if (key == "incremental_verify") {
+    if (auto b = parseBool(value))
+      c.incrementalVerify = *b;
     else
       bad();
   } else if (key == "idle_timeout") {

@@ -38,6 +38,8 @@
 //   remote_platform LINKD_REMOTE_PLATFORM (none; NAME=VALUE,... platform
 //                  properties of the actions)
 //   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)
+//   incremental_verify LINKD_INCREMENTAL_VERIFY false (LLD links in full
+//                  beside each incremental patch; docs/incremental.md)
 //   farm           LINKD_FARM           (none; gRPC target of a link farm,
 //                                        see docs/farm.md)
 //   farm_policy    LINKD_FARM_POLICY    auto  (remote, local, auto)
@@ -74,6 +76,8 @@ struct Config {
   std::string baseDir;
   std::set<std::string> sloppiness;
   bool watchInputs = true; // inotify on held inputs (cache/input_watch.h)
+  // Incremental relinks: a full link beside each patch, compared with it.
+  bool incrementalVerify = false;
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";

@@ -247,7 +247,7 @@ RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
   std::multiset<Need> absA, absB;
   std::map<uint32_t, uint64_t> relocsA, relocsB;
   for (const std::string &why : {readNeeds(*a, symA, entriesA, absA, relocsA),
-                          readNeeds(*b, symB, entriesB, absB, relocsB)})
+                                 readNeeds(*b, symB, entriesB, absB, relocsB)})
     if (!why.empty())
       return refuse("unreadable", why);
   if (entriesA != entriesB)

@@ -364,7 +364,11 @@ TEST(CacheStatsText, NotStoredReasonsByKindAndOnlySectionsInUse) {
 
 TEST(ConfigSettings, EveryKeyListedWithItsSource) {
   Config c;
-  EXPECT_EQ(listSettings(c).size(), 39u);
+  EXPECT_EQ(listSettings(c).size(), 40u);
+  auto verify = settingFromVariable("LINKD_INCREMENTAL_VERIFY", "1");
+  ASSERT_TRUE(verify.has_value());
+  EXPECT_EQ(verify->key, "incremental_verify");
+  EXPECT_EQ(verify->value, "true");
   auto s = settingFromVariable("LINKD_MAX_SIZE", "3072M");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->key, "max_size");

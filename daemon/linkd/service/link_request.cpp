@@ -16,6 +16,7 @@
 #include "cache/link_output.h"
 #include "child/child_report.h"
 #include "child/ordered_output.h"
+#include "config/runtime_paths.h"
 #include "daemon/linkd/runner/child_runner.h"
 #include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
@@ -24,6 +25,7 @@
 #include "log/log_format.h"
 #include "rewrite/link_spec.h"
 #include "util/clock.h"
+#include "util/files.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -45,6 +47,8 @@ std::string validate(const v1::LinkRequest &req, bool rewriteCall) {
     return "unknown linker flavor " + std::to_string(f);
   if (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)
     return "rewrite_plan is the daemon's to set";
+  if (req.has_incremental_plan())
+    return "incremental_plan is the daemon's to set";
   if (rewriteCall && (req.argv_size() < 2 || req.argv(1) != "rewrite"))
     return "a Rewrite call runs `rewrite ...`";
   if (!req.rewrite_spec().empty() && req.rewrite_spec()[0] != '/')
@@ -220,6 +224,11 @@ struct LinkService::Request {
   std::vector<PreparedRewrite> rewrites; // one per --linkd-rewrite spec
   v1::LinkRequest withPlan;
   const v1::LinkRequest *childReq; // what the link child is given
+  // An incremental relink: where the child writes its outcome, and whether
+  // it patched (LLD did not run: the cache cannot know what it would have
+  // read, and keeps nothing).
+  std::string incrementalResult;
+  bool incrementalPatched = false;
 };
 
 // What one link child did, and what the answer and the store make of it.
@@ -269,6 +278,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req, ReplyStream &out,
   if (std::string error = prepareLinkRewrite(r); !error.empty())
     return failEarly(out, "linkd: error: link-time rewriting: " + error,
                      linkId);
+  prepareIncremental(r);
   LinkRun run;
   JobSlots::Hold slot(slots);
   if (!waitForSlot(out, slot, run))
@@ -277,6 +287,7 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req, ReplyStream &out,
       !st.ok())
     return st;
   classifyExit(r, run); // exit status, signal, or linkd's own failure
+  noteIncremental(r);   // patched, or why the link ran in full
   timing.localLinks.observeMicros(run.reply.done().wall_micros());
   decideCaching(r, run); // before answering: reply and counters agree
   if (run.storeIt)
@@ -351,6 +362,66 @@ std::string LinkService::prepareLinkRewrite(Request &r) {
     *r.withPlan.add_more_rewrite_plans() = r.rewrites[i].plan;
   r.childReq = &r.withPlan;
   return {};
+}
+
+void LinkService::prepareIncremental(Request &r) {
+  // ELF links without link-time rewriting (whose inputs the child makes).
+  if (!r.req.incremental() || r.inv.flavor != Flavor::Elf ||
+      !r.inv.rewriteSpecs.empty() || config.incrementalDir.empty())
+    return;
+  if (std::string e = ensureDirectoryTree(config.incrementalDir); !e.empty()) {
+    spdlog::warn("link id={} incremental: {}; linking in full", r.linkId, e);
+    return;
+  }
+  r.withPlan = r.req;
+  r.childReq = &r.withPlan;
+  r.incrementalResult =
+      config.incrementalDir + "/result-" + std::to_string(r.linkId);
+  v1::IncrementalPlan *plan = r.withPlan.mutable_incremental_plan();
+  plan->set_state_dir(config.incrementalDir);
+  plan->set_verify(config.incrementalVerify);
+  plan->set_result_file(r.incrementalResult);
+}
+
+void LinkService::noteIncremental(Request &r) {
+  if (r.incrementalResult.empty())
+    return;
+  Result<std::string> text = readFile(r.incrementalResult, 4096);
+  unlink(r.incrementalResult.c_str());
+  if (!text)
+    return; // the child did not get that far (killed, or no link ran)
+  std::string line = text->substr(0, text->find('\n'));
+  auto field = [&line](const std::string &name) -> uint64_t {
+    size_t at = line.find(" " + name + "=");
+    return at == std::string::npos
+               ? 0
+               : std::strtoull(line.c_str() + at + name.size() + 2, nullptr,
+                               10);
+  };
+  auto count = [this](const std::string &name, uint64_t n = 1) {
+    if (cache.stats && n)
+      cache.stats->addCounter(name.c_str(), n);
+  };
+  count("incremental_links");
+  if (line.starts_with("patched ")) {
+    r.incrementalPatched = true;
+    count("incremental_patches");
+    count("incremental_patch_micros", field("micros"));
+    count("incremental_saved_micros", field("saved"));
+  } else if (line.starts_with("verified ")) {
+    count("incremental_verified");
+  } else if (line.starts_with("verify_differs ")) {
+    count("incremental_verify_differences");
+    spdlog::error("link id={} incremental: the patch differs from LLD's full "
+                  "link ({}); LLD's output was written",
+                  r.linkId, logText(line));
+  } else if (line.starts_with("full ")) {
+    std::string kind = line.substr(10, line.find(' ', 10) - 10);
+    count("incremental_full_links");
+    count("incremental_fallback_" + kind);
+  }
+  r.log.log(spdlog::level::info, "link id={} incremental: {}", r.linkId,
+            logText(line));
 }
 
 void LinkService::wantStateRecord(Request &r) const {
@@ -560,6 +631,9 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
     log = parseAccessLog(run.streams.records);
     for (const PreparedRewrite &rw : r.rewrites)
       log.read.insert(rw.dependsOn.begin(), rw.dependsOn.end());
+    if (r.incrementalPatched)
+      log.uncacheable.push_back("an incremental patch (LLD did not run, so "
+                                "what it would have read is not known)");
     if (r.kind == RequestKind::Archive)
       for (const std::string &p : log.overwritten)
         if (!r.analysis.replacedInputs.count(p))
@@ -858,8 +932,9 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   // would pay most for the map.
   // Links that write into /dev/null stay too (link_key.h, nullOutputs).
   bool recordHere = rq.stateRecord && recordPolicy == audit::RecordPolicy::All;
+  // An incremental link patches this machine's last output: it stays.
   if (!farm || recordHere || rq.cacheResult != v1::CACHE_MISS ||
-      rq.analysis.nullOutputs || out.cancelled() ||
+      rq.req.incremental() || rq.analysis.nullOutputs || out.cancelled() ||
       !rq.req.rewrite_spec().empty() || rq.req.more_rewrite_specs_size() > 0 ||
       rq.req.flavor() < v1::FLAVOR_ELF || rq.req.flavor() > v1::FLAVOR_WASM)
     return false;

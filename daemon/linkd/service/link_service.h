@@ -35,6 +35,10 @@ struct ServiceConfig {
   std::string socketPath;
   std::string logPath;
   std::string workDir; // private scratch space (link-time rewriting)
+  // Incremental relinks (docs/incremental.md): the outputs' states, and
+  // whether LLD links in full beside each patch (incremental_verify).
+  std::string incrementalDir;
+  bool incrementalVerify = false;
   // For `linkd config` and `linkd status` (InfoReply), and for telling a
   // client whose environment asks for other settings.
   std::vector<Setting> settings;
@@ -121,6 +125,10 @@ private:
   bool offloadToFarm(const Request &r, ReplyStream &out);
   // The link-time rewrite's plan and cached inputs; an error message if the
   // spec cannot be used (the link then fails before LLD runs).
+  // Incremental relinks: the child's plan, then what came of it (counted
+  // and logged).
+  void prepareIncremental(Request &r);
+  void noteIncremental(Request &r);
   std::string prepareLinkRewrite(Request &r);
   // Whether the link gets the audit's record (docs/audit.md), also when
   // the cache will not keep it: then the child records just the same.

@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "daemon/linkd-lld/incremental_link.h"
+
+#include "daemon/linkd-lld/access_recorder.h"
+#include "daemon/linkd-lld/report_sender.h"
+
+#include "incremental/link_map.h"
+#include "incremental/patcher.h"
+#include "util/files.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace linkd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Options that make a link one the patch cannot follow: another output LLD
+// writes (a map, a dependency file, a reproducer), a layout of the user's
+// (linker scripts, section addresses), relocatable output, code LLD makes
+// (LTO: a bitcode input is never an object the patch takes, and these
+// options change its code), or sections it folds or compresses. Exact
+// names, or prefixes ending in '*'. gcc's -plugin options are LLD's to
+// ignore, and are not here.
+constexpr const char *kNotIncremental[] = {"-M",
+                                           "--print-map",
+                                           "-Map*",
+                                           "--Map*",
+                                           "--dependency-file*",
+                                           "--reproduce*",
+                                           "-r",
+                                           "--relocatable",
+                                           "-T*",
+                                           "--script*",
+                                           "--emit-relocs",
+                                           "-q",
+                                           "--icf=all",
+                                           "--icf=safe",
+                                           "--icf",
+                                           "--lto*",
+                                           "-lto*",
+                                           "--thinlto*",
+                                           "-thinlto*",
+                                           "--compress-debug-sections=z*",
+                                           "--gdb-index",
+                                           "--why-extract*",
+                                           "--print-archive-stats*",
+                                           "--time-trace*"};
+
+bool matches(std::string_view arg, std::string_view pattern) {
+  if (pattern.ends_with('*'))
+    return arg.starts_with(pattern.substr(0, pattern.size() - 1));
+  return arg == pattern;
+}
+
+// Why this link is not one to patch ("" if it may be), and its output.
+std::string eligibility(const std::vector<std::string> &argv,
+                        std::string &output) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    std::string_view a = argv[i];
+    if (a.starts_with("@"))
+      return "a response file (" + std::string(a) + ")";
+    for (const char *p : kNotIncremental)
+      if (matches(a, p))
+        return "option " + std::string(a);
+    if ((a == "-o" || a == "--output") && i + 1 < argv.size())
+      output = argv[++i];
+    else if (a.starts_with("--output="))
+      output = a.substr(9);
+    else if (a.starts_with("-o") && a.size() > 2 && a != "-o")
+      output = a.substr(2);
+  }
+  if (output.empty())
+    return "no -o";
+  if (output == "-")
+    return "the output goes to stdout";
+  for (const std::string &a : argv)
+    if (a.find_first_of("\t\n") != std::string::npos)
+      return "an argument with a tab or newline";
+  return "";
+}
+
+std::string hexDigest(std::string_view text) {
+  llvm::SHA256 h;
+  h.update(llvm::StringRef(text.data(), text.size()));
+  auto d = h.final();
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(d.data(), 16), true);
+}
+
+// A file's identity, as the manifest keeps it.
+struct Identity {
+  uint64_t size = 0, ino = 0, dev = 0;
+  int64_t mtimeNs = 0, ctimeNs = 0;
+  bool operator==(const Identity &) const = default;
+};
+
+std::optional<Identity> identityOf(const std::string &path) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) != 0)
+    return std::nullopt;
+  Identity id;
+  id.size = static_cast<uint64_t>(st.st_size);
+  id.ino = st.st_ino;
+  id.dev = st.st_dev;
+  id.mtimeNs = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+  id.ctimeNs = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+  return id;
+}
+
+int64_t nowNs() {
+  struct timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// What the last link was, and what it read.
+struct Manifest {
+  std::vector<std::string> head; // cwd, args, env, umask: compared whole
+  bool quiet = false;            // LLD printed nothing
+  int64_t recordedNs = 0;
+  int64_t linkMicros = 0; // the full link's wall time (for time saved)
+  struct Input {
+    std::string path;
+    Identity id;
+    std::string copy; // objects/N for an object, "" for anything else
+  };
+  std::vector<Input> inputs;
+};
+
+std::vector<std::string> headOf(const v1::LinkRequest &req) {
+  std::vector<std::string> head = {"cwd\t" + req.cwd(),
+                                   "umask\t" + std::to_string(req.umask())};
+  // gcc names a temporary file of its own in each link
+  // (-plugin-opt=-fresolution=/tmp/ccXXXXXX.res), which LLD ignores.
+  for (const std::string &a : req.argv())
+    if (!llvm::StringRef(a).starts_with("-plugin-opt=-fresolution="))
+      head.push_back("arg\t" + a);
+  std::map<std::string, std::string> env(req.env().begin(), req.env().end());
+  for (const auto &[k, v] : env)
+    head.push_back("env\t" + k + "=" + v);
+  return head;
+}
+
+std::string formatManifest(const Manifest &m) {
+  std::string out = "linkd-incremental 1\n";
+  for (const std::string &h : m.head)
+    out += h + "\n";
+  out += "quiet\t" + std::string(m.quiet ? "1" : "0") + "\n";
+  out += "recorded\t" + std::to_string(m.recordedNs) + "\n";
+  out += "link_micros\t" + std::to_string(m.linkMicros) + "\n";
+  for (const Manifest::Input &in : m.inputs) {
+    const Identity &id = in.id;
+    out += "input\t" + in.path + "\t" + std::to_string(id.size) + "\t" +
+           std::to_string(id.mtimeNs) + "\t" + std::to_string(id.ctimeNs) +
+           "\t" + std::to_string(id.ino) + "\t" + std::to_string(id.dev) +
+           "\t" + (in.copy.empty() ? "-" : in.copy) + "\n";
+  }
+  return out;
+}
+
+std::optional<Manifest> parseManifest(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != "linkd-incremental 1")
+    return std::nullopt;
+  Manifest m;
+  while (std::getline(in, line)) {
+    llvm::SmallVector<llvm::StringRef, 8> f;
+    llvm::StringRef(line).split(f, '\t');
+    if (f.empty())
+      return std::nullopt;
+    if (f[0] == "quiet" && f.size() == 2) {
+      m.quiet = f[1] == "1";
+    } else if (f[0] == "recorded" && f.size() == 2) {
+      if (f[1].getAsInteger(10, m.recordedNs))
+        return std::nullopt;
+    } else if (f[0] == "link_micros" && f.size() == 2) {
+      if (f[1].getAsInteger(10, m.linkMicros))
+        return std::nullopt;
+    } else if (f[0] == "input" && f.size() == 8) {
+      Manifest::Input i;
+      i.path = f[1].str();
+      if (f[2].getAsInteger(10, i.id.size) ||
+          f[3].getAsInteger(10, i.id.mtimeNs) ||
+          f[4].getAsInteger(10, i.id.ctimeNs) ||
+          f[5].getAsInteger(10, i.id.ino) || f[6].getAsInteger(10, i.id.dev))
+        return std::nullopt;
+      i.copy = f[7] == "-" ? "" : f[7].str();
+      m.inputs.push_back(std::move(i));
+    } else {
+      m.head.push_back(line);
+    }
+  }
+  return m;
+}
+
+// The inputs LLD's --dependency-file names: "OUT: \" then one escaped path
+// per line ("  a\ b.o \"), until the line without the backslash.
+std::vector<std::string> parseDependencies(const std::string &text) {
+  std::vector<std::string> deps;
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || !llvm::StringRef(line).ends_with(" \\"))
+    return deps;
+  while (std::getline(in, line)) {
+    llvm::StringRef l = llvm::StringRef(line).ltrim(' ');
+    bool more = l.ends_with(" \\");
+    if (more)
+      l = l.drop_back(2);
+    std::string path;
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (l[i] == '\\' && i + 1 < l.size()) {
+        path += l[++i];
+      } else if (l[i] == '$' && i + 1 < l.size() && l[i + 1] == '$') {
+        path += '$';
+        ++i;
+      } else {
+        path += l[i];
+      }
+    }
+    if (!path.empty())
+      deps.push_back(path);
+    if (!more)
+      break;
+  }
+  return deps;
+}
+
+bool isX8664Object(const std::string &bytes) {
+  return bytes.size() >= 20 &&
+         bytes.compare(0, 4,
+                       "\x7f"
+                       "ELF") == 0 &&
+         bytes[4] == llvm::ELF::ELFCLASS64 &&
+         bytes[5] == llvm::ELF::ELFDATA2LSB &&
+         static_cast<uint8_t>(bytes[16]) == llvm::ELF::ET_REL &&
+         static_cast<uint8_t>(bytes[18]) == llvm::ELF::EM_X86_64;
+}
+
+// Writes `data` to `path` through a temporary beside it and a rename, with
+// the mode LLD gives an output (0777 under the umask). The temporary has
+// LLD's own form (`<out>.tmp` and seven hex digits, store/temp_journal.h):
+// journaled before it is created, so a link killed in between leaves no
+// litter the daemon does not remove.
+std::string lldTemporaryName(const std::string &path) {
+  char digits[8];
+  std::snprintf(digits, sizeof(digits), "%07x",
+                static_cast<unsigned>(std::random_device{}()) & 0xfffffff);
+  return path + ".tmp" + digits;
+}
+
+std::string writeOutput(const std::string &path, llvm::StringRef data) {
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = lldTemporaryName(path);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0777);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return path + ": " + std::strerror(errno);
+  bool ok = writeAll(fd, std::string_view(data.data(), data.size()));
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string e = path + ": " + std::strerror(errno);
+    unlink(tmp.c_str());
+    return e;
+  }
+  return "";
+}
+
+// Writes each edit's bytes at its offset of `fd`; "" or why not.
+std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
+  for (const incremental::Edit &e : edits)
+    for (size_t done = 0; done < e.bytes.size();) {
+      ssize_t n = pwrite(fd, e.bytes.data() + done, e.bytes.size() - done,
+                         static_cast<off_t>(e.offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return std::strerror(n < 0 ? errno : EIO);
+      done += static_cast<size_t>(n);
+    }
+  return "";
+}
+
+// `to`: a copy of `from` (the kernel copies, sharing blocks where the file
+// system can) with the edits over it, written as writeOutput writes.
+std::string writePatchedCopy(const std::string &from, const std::string &to,
+                             const std::vector<incremental::Edit> &edits) {
+  int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (in < 0 || fstat(in, &st) != 0) {
+    std::string e = from + ": " + std::strerror(errno);
+    if (in >= 0)
+      close(in);
+    return e;
+  }
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = lldTemporaryName(to);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0777);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0) {
+    std::string e = to + ": " + std::strerror(errno);
+    close(in);
+    return e;
+  }
+  std::string error;
+  for (off_t left = st.st_size; left > 0 && error.empty();) {
+    ssize_t n =
+        copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left), 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      error = std::strerror(n < 0 ? errno : EIO);
+    else
+      left -= n;
+  }
+  close(in);
+  if (error.empty())
+    error = writeEdits(fd, edits);
+  if (close(fd) != 0 && error.empty())
+    error = std::strerror(errno);
+  if (error.empty() && rename(tmp.c_str(), to.c_str()) != 0)
+    error = std::strerror(errno);
+  if (!error.empty()) {
+    unlink(tmp.c_str());
+    return to + ": " + error;
+  }
+  return "";
+}
+
+// Only the edits, over `path` itself (the state's private copy).
+std::string writeEditsInPlace(const std::string &path,
+                              const std::vector<incremental::Edit> &edits) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return path + ": " + std::strerror(errno);
+  std::string e = writeEdits(fd, edits);
+  close(fd);
+  return e;
+}
+
+// How many outputs keep a state: each holds a copy of its output and
+// objects. The least recently linked go first; one another link holds
+// (its lock) stays.
+constexpr size_t kMaxStates = 16;
+
+void pruneStates(const std::string &base, const std::string &keep) {
+  DIR *d = opendir(base.c_str());
+  if (!d)
+    return;
+  std::vector<std::pair<int64_t, std::string>> states;
+  while (dirent *e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() != 32 ||
+        name.find_first_not_of("0123456789abcdef") != std::string::npos)
+      continue;
+    std::string path = base + "/" + name;
+    std::optional<Identity> id = identityOf(path + "/lock");
+    if (path != keep)
+      states.emplace_back(id ? id->mtimeNs : 0, path);
+  }
+  closedir(d);
+  if (states.size() < kMaxStates)
+    return;
+  std::sort(states.begin(), states.end());
+  for (size_t i = 0; i + kMaxStates - 1 < states.size(); ++i) {
+    int fd = open((states[i].second + "/lock").c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+      removeTree(states[i].second);
+    if (fd >= 0)
+      close(fd);
+  }
+}
+
+class IncrementalLink {
+public:
+  IncrementalLink(const v1::LinkRequest &req, const LldInvocation &inv)
+      : req(req), inv(inv), plan(req.incremental_plan()) {}
+
+  [[noreturn]] void run();
+
+private:
+  // The changed objects (path, copy) or why a patch cannot be tried.
+  std::string
+  changedObjects(std::vector<std::pair<std::string, std::string>> &changed);
+  // The patched output, or why not.
+  std::string patch(const std::vector<std::pair<std::string, std::string>> &,
+                    std::vector<incremental::Edit> &edits);
+  // LLD's full link; keeps the state when it succeeds.
+  int fullLink();
+  std::string keepState(bool quiet);
+  void result(const std::string &line);
+  [[noreturn]] void finish(int rc);
+
+  int64_t micros() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                                 start)
+        .count();
+  }
+
+  const v1::LinkRequest &req;
+  const LldInvocation &inv;
+  const v1::IncrementalPlan &plan;
+  std::string output, dir;
+  Clock::time_point start = Clock::now();
+  std::optional<Manifest> last; // the state's manifest, when readable
+  std::string patchSummary;
+  int lock = -1; // the state's lock, held from run() to finish()
+  std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
+};
+
+void IncrementalLink::result(const std::string &line) {
+  if (!plan.result_file().empty())
+    std::ofstream(plan.result_file()) << line << "\n";
+}
+
+void IncrementalLink::finish(int rc) {
+  llvm::outs().flush();
+  llvm::errs().flush();
+  // The next link of this output may come as soon as the daemon has this
+  // one's report, before this process is gone: the state is free now.
+  if (lock >= 0)
+    close(lock);
+  _exit(rc);
+}
+
+std::string IncrementalLink::changedObjects(
+    std::vector<std::pair<std::string, std::string>> &changed) {
+  Result<std::string> text = readFile(dir + "/manifest");
+  if (!text)
+    return "new_output\tno state for this output yet";
+  last = parseManifest(*text);
+  std::optional<Manifest> &m = last;
+  if (!m)
+    return "unreadable\tthe state's manifest is unreadable";
+  if (m->head != headOf(req))
+    return "argv\tthe command line, environment or umask changed";
+  if (!m->quiet)
+    return "diagnostics\tthe last link printed diagnostics (a patch would "
+           "not repeat them)";
+  for (const Manifest::Input &in : m->inputs) {
+    std::optional<Identity> now = identityOf(in.path);
+    if (!now)
+      return "input_changed\t" + in.path + " is gone";
+    // Written within two seconds before the manifest: the same identity
+    // may hide a second write (a time stamp's granularity).
+    bool racy = in.id.ctimeNs + 2000000000LL > m->recordedNs;
+    if (*now == in.id && !racy)
+      continue;
+    if (in.copy.empty())
+      return "input_changed\t" + in.path + " changed (not an object)";
+    Result<std::string> before = readFile(dir + "/" + in.copy);
+    Result<std::string> after = readFile(in.path);
+    if (!before || !after)
+      return "unreadable\t" + (before ? after.error() : before.error());
+    if (*before != *after)
+      changed.emplace_back(in.path, in.copy);
+  }
+  return "";
+}
+
+std::string IncrementalLink::patch(
+    const std::vector<std::pair<std::string, std::string>> &changed,
+    std::vector<incremental::Edit> &edits) {
+  auto last = llvm::MemoryBuffer::getFile(dir + "/output", /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  Result<std::string> mapText = readFile(dir + "/map");
+  if (!last || !mapText)
+    return "unreadable\tthe state's output or map is unreadable";
+  lastOutput = std::move(*last);
+  llvm::StringRef base = lastOutput->getBuffer();
+  // Each object's patch reads the output the ones before it made (its
+  // build-id): a copy, made only when there is more than one.
+  std::string current;
+  std::map<uint64_t, std::string> all; // by offset; the last build-id wins
+  uint64_t bytes = 0, relocations = 0;
+  for (size_t k = 0; k < changed.size(); ++k) {
+    const auto &[path, copy] = changed[k];
+    Result<std::string> before = readFile(dir + "/" + copy);
+    Result<std::string> after = readFile(path);
+    if (!before || !after)
+      return "unreadable\t" + (before ? after.error() : before.error());
+    auto map = incremental::LinkMap::parse(*mapText, path);
+    if (!map)
+      return "unreadable\tthe state's map: " + toString(map.takeError());
+    incremental::PatchInputs in;
+    in.oldOutput =
+        llvm::MemoryBufferRef(k == 0 ? base : current, "the last output");
+    in.map = &*map;
+    in.objectName = path;
+    in.oldObject = llvm::MemoryBufferRef(*before, path + " (last)");
+    in.newObject = llvm::MemoryBufferRef(*after, path);
+    incremental::PatchResult r = incremental::patchOutput(in);
+    if (!r.patched)
+      return r.kind + "\t" + path + ": " + r.reason;
+    for (incremental::Edit &e : r.edits)
+      all[e.offset] = std::move(e.bytes);
+    if (k + 1 < changed.size()) {
+      if (k == 0)
+        current = base.str();
+      for (const auto &[offset, b] : all)
+        std::memcpy(current.data() + offset, b.data(), b.size());
+    }
+    bytes += r.bytesWritten;
+    relocations += r.relocationsApplied;
+  }
+  for (auto &[offset, b] : all)
+    edits.push_back(incremental::Edit{offset, std::move(b)});
+  patchSummary = "objects=" + std::to_string(changed.size()) +
+                 " bytes=" + std::to_string(bytes) +
+                 " relocations=" + std::to_string(relocations);
+  return "";
+}
+
+std::string IncrementalLink::keepState(bool quiet) {
+  Result<std::string> deps = readFile(dir + "/deps.new");
+  unlink((dir + "/deps.new").c_str());
+  if (!deps)
+    return deps.error();
+  Manifest m;
+  m.head = headOf(req);
+  m.quiet = quiet;
+  m.linkMicros = micros();
+  size_t n = 0;
+  for (const std::string &path : parseDependencies(*deps)) {
+    std::optional<Identity> id = identityOf(path);
+    if (!id)
+      return path + ": " + std::strerror(errno);
+    Manifest::Input in{path, *id, ""};
+    // An object is kept whole (the next patch needs it as it was); any
+    // other input by its identity.
+    char head[20] = {};
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool object =
+        fd >= 0 &&
+        read(fd, head, sizeof(head)) == static_cast<ssize_t>(sizeof(head)) &&
+        isX8664Object(std::string(head, sizeof(head)));
+    if (fd >= 0)
+      close(fd);
+    if (object) {
+      Result<std::string> bytes = readFile(path);
+      if (!bytes)
+        return bytes.error();
+      in.copy = "objects/" + std::to_string(n++) + ".o";
+      if (std::string e = writeOutput(dir + "/" + in.copy, *bytes); !e.empty())
+        return e;
+    }
+    m.inputs.push_back(std::move(in));
+  }
+  Result<std::string> out = readFile(output);
+  if (!out)
+    return out.error();
+  if (std::string e = writeOutput(dir + "/output", *out); !e.empty())
+    return e;
+  // The map as the next patch reads it: the output sections and the
+  // objects' input sections; a big program's map is tens of MB of lines
+  // for its archives' members and symbols.
+  Result<std::string> map = readFile(dir + "/map.new");
+  if (!map)
+    return map.error();
+  std::vector<std::string> prefixes;
+  for (const Manifest::Input &in : m.inputs)
+    if (!in.copy.empty())
+      prefixes.push_back("        " + in.path + ":(");
+  std::string kept;
+  constexpr size_t kHeader = 16 + 1 + 16 + 1 + 8 + 1 + 5 + 1; // link_map.h
+  for (llvm::StringRef text = *map; !text.empty();) {
+    auto [line, rest] = text.split('\n');
+    text = rest;
+    llvm::StringRef what = line.size() > kHeader ? line.substr(kHeader) : "";
+    bool keep = kept.empty() || (!what.empty() && what[0] != ' ');
+    for (size_t i = 0; !keep && i < prefixes.size(); ++i)
+      keep = what.starts_with(prefixes[i]);
+    if (keep)
+      kept.append(line.data(), line.size()).push_back('\n');
+  }
+  if (std::string e = writeOutput(dir + "/map", kept); !e.empty())
+    return e;
+  m.recordedNs = nowNs();
+  return writeOutput(dir + "/manifest", formatManifest(m));
+}
+
+int IncrementalLink::fullLink() {
+  // The state says nothing while the link runs: a failed link leaves none.
+  unlink((dir + "/manifest").c_str());
+  std::vector<std::string> extra = {"-Map=" + dir + "/map.new",
+                                    "--dependency-file=" + dir + "/deps.new"};
+  bool printed = false;
+  start = Clock::now();
+  int rc = runLldReturning(inv, extra, &printed);
+  if (rc == 0)
+    if (std::string e = keepState(!printed); !e.empty())
+      unlink((dir + "/manifest").c_str()); // next time: a full link again
+  unlink((dir + "/map.new").c_str());
+  return rc;
+}
+
+void IncrementalLink::run() {
+  ignoreAccessesUnder(plan.state_dir());
+  std::string why = eligibility(inv.argv, output);
+  if (why.empty() && !inv.leadingOption.empty())
+    why = "the audit's record writes its own map";
+  if (!why.empty()) {
+    result("full kind=not_eligible reason=" + why);
+    runLldAndExit(inv);
+  }
+  dir = plan.state_dir() + "/" + hexDigest(req.cwd() + '\0' + output);
+  if ((mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) ||
+      (mkdir((dir + "/objects").c_str(), 0700) != 0 && errno != EEXIST)) {
+    result("full kind=unreadable reason=" + dir + ": " + std::strerror(errno));
+    runLldAndExit(inv);
+  }
+  // One link of an output at a time uses its state; another one at the
+  // same moment links in full and leaves the state alone (no wait). The
+  // lock's time stamp says when the output was last linked.
+  lock = open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    result("full kind=busy reason=another link of this output is running");
+    runLldAndExit(inv);
+  }
+  futimens(lock, nullptr);
+  pruneStates(plan.state_dir(), dir);
+  child_report::noteTool(); // the patch, or LLD: the tool starts
+  std::vector<std::pair<std::string, std::string>> changed;
+  std::vector<incremental::Edit> edits;
+  std::string reason = changedObjects(changed);
+  if (reason.empty())
+    reason = patch(changed, edits);
+  if (!reason.empty()) {
+    size_t tab = reason.find('\t');
+    int rc = fullLink();
+    result("full kind=" + reason.substr(0, tab) +
+           " reason=" + reason.substr(tab + 1));
+    finish(rc);
+  }
+  int64_t saved = last ? last->linkMicros : 0;
+  if (plan.verify()) {
+    int64_t patchMicros = micros();
+    std::string patched =
+        incremental::applyEdits(lastOutput->getBuffer(), edits);
+    lastOutput.reset();
+    int rc = fullLink();
+    if (rc != 0) {
+      result("verify_differs offset=-1 reason=LLD's full link failed");
+      finish(rc);
+    }
+    Result<std::string> full = readFile(output);
+    size_t at = 0;
+    while (full && at < full->size() && at < patched.size() &&
+           (*full)[at] == patched[at])
+      ++at;
+    if (full && *full == patched)
+      result("verified " + patchSummary +
+             " micros=" + std::to_string(patchMicros));
+    else
+      result("verify_differs offset=" + std::to_string(at) + " " +
+             patchSummary);
+    finish(0);
+  }
+  // The patched output (the state's copy with the edits, through a
+  // temporary and a rename), then the state that matches it: the edits
+  // over its own copy.
+  if (std::string e = writePatchedCopy(dir + "/output", output, edits);
+      !e.empty()) {
+    result("full kind=unreadable reason=" + e);
+    finish(fullLink());
+  }
+  lastOutput.reset();
+  bool kept = writeEditsInPlace(dir + "/output", edits).empty();
+  Manifest m = *last;
+  for (const auto &[path, copy] : changed) {
+    Result<std::string> bytes = readFile(path);
+    kept = kept && bytes && writeOutput(dir + "/" + copy, *bytes).empty();
+  }
+  for (Manifest::Input &in : m.inputs)
+    if (std::optional<Identity> id = identityOf(in.path))
+      in.id = *id;
+  m.recordedNs = nowNs();
+  if (!kept || !writeOutput(dir + "/manifest", formatManifest(m)).empty())
+    unlink((dir + "/manifest").c_str());
+  result("patched " + patchSummary + " micros=" + std::to_string(micros()) +
+         " saved=" + std::to_string(std::max<int64_t>(0, saved - micros())));
+  finish(0);
+}
+
+} // namespace
+
+void runIncrementalLinkAndExit(const v1::LinkRequest &req,
+                               const LldInvocation &inv) {
+  IncrementalLink(req, inv).run();
+}
+
+} // namespace linkd

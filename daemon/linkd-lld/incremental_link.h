@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// An incremental relink in the link child (docs/incremental.md): when the
+// link is the same as this output's last one but for objects whose new
+// versions move nothing (lib/incremental/patcher.h), the last output is
+// patched; else LLD links in full, with -Map and --dependency-file into the
+// output's state directory, and the state is kept for the next time. In
+// verify mode LLD links in full beside every patch, writes the output, and
+// the patch is compared with it.
+//
+// The state, one directory per output under the daemon's plan
+// (<state_dir>/<hash of the working directory and the output>):
+//   output     the last output, as LLD wrote it
+//   map        its link map
+//   manifest   argv, environment, umask, and each input's identity
+//              (LLD's dependency file: path, size, mtime, ctime, inode),
+//              with the copy of each object input
+//   objects/N  the objects as the last link read them
+// The outcome goes to the plan's result file, one line for the daemon:
+//   patched objects=N bytes=B relocations=R micros=T
+//   full kind=K reason=...       (and the link ran in full)
+//   verified micros=T | verify_differs offset=O   (verify mode)
+// Exits the process with the link's status.
+#pragma once
+
+#include "daemon/linkd-lld/lld_entry.h"
+#include "linkd/v1/linkd.pb.h"
+
+namespace linkd {
+
+[[noreturn]] void runIncrementalLinkAndExit(const v1::LinkRequest &req,
+                                            const LldInvocation &inv);
+
+} // namespace linkd

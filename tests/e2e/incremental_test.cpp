@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// Incremental relinks through the daemon (docs/incremental.md), driven as a
+// build would: clang-19 and gcc link through the client with
+// -Wl,--linkd-incremental, one file is edited and recompiled, the program
+// is linked again. A patched output must be stock LLD's link of the same
+// objects, byte for byte, and run; every other link runs in full and says
+// why; without the option nothing changes.
+#include "harness.h"
+
+namespace linkd::e2e {
+namespace {
+
+const char *kCounter = R"(#include <stdio.h>
+int g = 3;
+static int counter;
+static const char *names[] = {"alpha", "beta", "gamma"};
+int step(int x) {
+  counter += x;
+  return x * 7 + g + 11 + (int)names[x % 3][0];
+}
+void show(void) { printf("%s %d\n", names[counter % 3], counter); }
+)";
+
+const char *kMain = R"(#include <stdio.h>
+int step(int);
+void show(void);
+int main(void) {
+  int sum = 1000;
+  for (int i = 0; i < 4; ++i)
+    sum += step(i);
+  printf("%d\n", sum);
+  show();
+  return 0;
+}
+)";
+
+class IncrementalTest : public E2eTest {
+protected:
+  long long stat(const std::string &key) { return cacheStats()[key]; }
+
+  void SetUp() override {
+    E2eTest::SetUp();
+    writeFile("counter.c", kCounter);
+    writeFile("main.c", kMain);
+    ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c counter.c main.c")));
+  }
+
+  // Edits counter.c (`from` -> `to`) and compiles it again.
+  void edit(const std::string &from, const std::string &to) {
+    std::string text = readFile("counter.c");
+    size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    writeFile("counter.c", text.replace(at, from.size(), to));
+    ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c counter.c")));
+  }
+
+  // The link through the client with the option, then stock LLD's link of
+  // the same objects: the same bytes, and the program runs.
+  void linkAndCompare(const std::string &extra = "",
+                      const std::string &env = "") {
+    RunResult r =
+        run(env + "clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+            " -Wl,--linkd-incremental " + extra + " counter.o main.o -o prog");
+    ASSERT_TRUE(exitedZero(r));
+    EXPECT_EQ(r.err, "");
+    ASSERT_TRUE(exitedZero(
+        run("clang-19 -fuse-ld=lld " + extra + " counter.o main.o -o stock")));
+    EXPECT_TRUE(sameBytes("stock", "prog"));
+    RunResult p = run("./prog"), s = run("./stock");
+    EXPECT_TRUE(exitedZero(p));
+    EXPECT_EQ(p.out, s.out);
+  }
+};
+
+TEST_F(IncrementalTest, AChangedConstantIsPatchedAndIsStockLldsLink) {
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_links"), 1);
+  EXPECT_EQ(stat("incremental_full_links"), 1);
+  EXPECT_EQ(stat("new_output"), 1) << "incremental_fallbacks";
+  edit("+ 11 +", "+ 13 +");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_patches"), 1);
+  EXPECT_GT(stat("incremental_patch_micros"), 0);
+  // The state follows the patch: the next edit patches the patched output.
+  edit("g = 3", "g = 8");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_patches"), 2);
+  EXPECT_EQ(stat("incremental_full_links"), 1);
+  auto lines = logLines("incremental: \"patched objects=1");
+  EXPECT_EQ(lines.size(), 2u);
+  // Two objects at once: each patch reads what the one before made.
+  edit("g = 8", "g = 5");
+  writeFile("main.c", replaceAll(kMain, "sum = 1000", "sum = 2000"));
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c main.c")));
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_patches"), 3);
+  EXPECT_EQ(logLines("incremental: \"patched objects=2").size(), 1u);
+}
+
+TEST_F(IncrementalTest, VerifyModeLinksInFullBesideEachPatch) {
+  writeFile("linkd.conf", "incremental_verify = true\n");
+  linkAndCompare();
+  edit("+ 11 +", "+ 17 +");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_verified"), 1);
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+  EXPECT_EQ(stat("incremental_patches"), 0) << "LLD's output is written";
+}
+
+// The same from the daemon's environment (the first client starts it).
+TEST_F(IncrementalTest, VerifyModeFromTheVariable) {
+  linkAndCompare("", "LINKD_INCREMENTAL_VERIFY=1 ");
+  edit("+ 11 +", "+ 17 +");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_verified"), 1);
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+}
+
+TEST_F(IncrementalTest, EditsThatMoveCodeLinkInFullAndSayWhy) {
+  linkAndCompare();
+  edit("counter += x;", "counter += x * x - 1;");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_patches"), 0);
+  EXPECT_EQ(stat("incremental_full_links"), 2);
+  auto why = logLines("incremental: \"full kind=");
+  ASSERT_EQ(why.size(), 2u);
+  // The reason names what moved: a section's size, .eh_frame, a symbol,
+  // or (with -g) the location lists the new code needs.
+  bool named = false;
+  for (const char *kind :
+       {"section_resized", "eh_frame_changed", "symbols_moved",
+        "symbols_changed", "sections_changed"})
+    named = named ||
+            why[1].find(std::string("full kind=") + kind) != std::string::npos;
+  EXPECT_TRUE(named) << why[1];
+  // The full link left fresh state: the next small edit patches.
+  edit("+ 11 +", "+ 12 +");
+  linkAndCompare();
+  EXPECT_EQ(stat("incremental_patches"), 1);
+  // A string is a merged piece: a full link.
+  edit("\"alpha\"", "\"omega\"");
+  linkAndCompare();
+  EXPECT_EQ(stat("merged_changed"), 1) << "incremental_fallbacks";
+}
+
+TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
+  // The user's own map: written as LLD writes it, and never patched.
+  linkAndCompare("-Wl,-Map,user.map");
+  edit("+ 11 +", "+ 13 +");
+  linkAndCompare("-Wl,-Map,user.map");
+  EXPECT_TRUE(exists("user.map"));
+  EXPECT_EQ(stat("incremental_patches"), 0);
+  EXPECT_EQ(stat("not_eligible"), 2) << "incremental_fallbacks";
+  // A changed option: a full link.
+  linkAndCompare("-Wl,-z,now");
+  EXPECT_EQ(stat("incremental_patches"), 0);
+}
+
+TEST_F(IncrementalTest, WithoutTheOptionNothingChangesAndTheVariableAsks) {
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+                     " counter.o main.o -o prog")));
+  EXPECT_EQ(stat("incremental_links"), 0);
+  EXPECT_FALSE(exists("state/incremental")) << "no state without the option";
+  edit("+ 11 +", "+ 13 +");
+  linkAndCompare("", "LINKD_INCREMENTAL=1 ");
+  edit("+ 13 +", "+ 15 +");
+  RunResult r = run("LINKD_INCREMENTAL=1 clang-19 -fuse-ld=lld --ld-path=" +
+                    binPath("ld.linkd") + " counter.o main.o -o prog");
+  ASSERT_TRUE(exitedZero(r));
+  EXPECT_EQ(stat("incremental_patches"), 1);
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -fuse-ld=lld counter.o main.o -o stock")));
+  EXPECT_TRUE(sameBytes("stock", "prog"));
+}
+
+TEST_F(IncrementalTest, WithTheDaemonOffTheOptionNeverReachesLld) {
+  RunResult r = run(
+      "LINKD_DISABLE=1 clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+      " -Wl,--linkd-incremental counter.o main.o -o prog");
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -fuse-ld=lld counter.o main.o -o stock")));
+  EXPECT_TRUE(sameBytes("stock", "prog"));
+}
+
+// Each output's state holds a copy of it: the sixteen most recently linked
+// outputs keep theirs.
+TEST_F(IncrementalTest, OnlyTheLastSixteenOutputsKeepAState) {
+  for (int i = 0; i < 18; ++i)
+    ASSERT_TRUE(exitedZero(
+        run("clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+            " -Wl,--linkd-incremental counter.o main.o -o "
+            "prog" +
+            std::to_string(i))));
+  EXPECT_EQ(stat("incremental_full_links"), 18);
+  RunResult states = run("ls state/incremental | grep -c -v '^result-'");
+  EXPECT_EQ(states.out, "16\n");
+  // The newest stayed: its next link patches.
+  edit("+ 11 +", "+ 13 +");
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+                     " -Wl,--linkd-incremental counter.o main.o -o "
+                     "prog17")));
+  EXPECT_EQ(stat("incremental_patches"), 1);
+}
+
+// gcc's driver, as builds run it: -B with linkd's `ld`, the LTO plugin
+// options gcc passes by default (a temporary resolution file each time).
+TEST_F(IncrementalTest, GccDriverPatchesToo) {
+  ASSERT_TRUE(haveTool(tools::gcc));
+  ASSERT_TRUE(exitedZero(run("gcc -O2 -c counter.c main.c")));
+  std::string link = "gcc -B" + binDir() +
+                     "/gcc/ -Wl,--linkd-incremental "
+                     "counter.o main.o -o prog";
+  ASSERT_TRUE(exitedZero(run(link)));
+  std::string text = readFile("counter.c");
+  writeFile("counter.c",
+            text.replace(text.find("+ 11 +"), 6, std::string("+ 19 +")));
+  ASSERT_TRUE(exitedZero(run("gcc -O2 -c counter.c")));
+  RunResult r = run(link);
+  ASSERT_TRUE(exitedZero(r)) << describe(r);
+  EXPECT_EQ(stat("incremental_patches"), 1)
+      << (logLines("incremental:").empty() ? ""
+                                           : logLines("incremental:").back());
+  ASSERT_TRUE(exitedZero(run("mkdir -p stockgcc && ln -sf " +
+                             tools::ldLld.path + " stockgcc/ld")));
+  ASSERT_TRUE(exitedZero(
+      run("gcc -B" + path("stockgcc") + "/ counter.o main.o -o stock")));
+  EXPECT_TRUE(sameBytes("stock", "prog"));
+  EXPECT_TRUE(exitedZero(run("./prog")));
+}
+
+} // namespace
+} // namespace linkd::e2e
