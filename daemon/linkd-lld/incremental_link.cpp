@@ -138,6 +138,12 @@ int64_t nowNs() {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+// Whether `id` may have changed after `startedNs`: file times come from
+// the kernel's coarse clock, a few milliseconds behind the wall clock.
+bool changedSince(const Identity &id, int64_t startedNs) {
+  return id.ctimeNs + 10000000LL >= startedNs;
+}
+
 // What the last link was, and what it read.
 struct Manifest {
   std::vector<std::string> head; // cwd, args, env, umask: compared whole
@@ -438,6 +444,10 @@ private:
   std::optional<Manifest> last; // the state's manifest, when readable
   std::string patchSummary;
   int lock = -1; // the state's lock, held from run() to finish()
+  // When this link began to read its inputs (the wall clock): an input
+  // changed after it may not be what the link read, and no state is kept.
+  int64_t startedNs = nowNs();
+  std::vector<std::string> changedBytes; // the changed objects, as patched
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
 };
 
@@ -525,6 +535,7 @@ std::string IncrementalLink::patch(
     incremental::PatchResult r = incremental::patchOutput(in);
     if (!r.patched)
       return r.kind + "\t" + path + ": " + r.reason;
+    changedBytes.push_back(std::move(*after));
     for (incremental::Edit &e : r.edits)
       all[e.offset] = std::move(e.bytes);
     if (k + 1 < changed.size()) {
@@ -558,6 +569,8 @@ std::string IncrementalLink::keepState(bool quiet) {
     std::optional<Identity> id = identityOf(path);
     if (!id)
       return path + ": " + std::strerror(errno);
+    if (changedSince(*id, startedNs))
+      return path + " changed while LLD linked";
     Manifest::Input in{path, *id, ""};
     // An object is kept whole (the next patch needs it as it was); any
     // other input by its identity.
@@ -608,7 +621,13 @@ std::string IncrementalLink::keepState(bool quiet) {
   }
   if (std::string e = writeOutput(dir + "/map", kept); !e.empty())
     return e;
-  m.recordedNs = nowNs();
+  // The object copies were taken after the link: an object changed since
+  // it began is not what LLD read, and the state would lie.
+  for (const Manifest::Input &in : m.inputs)
+    if (std::optional<Identity> id = identityOf(in.path);
+        !id || !(*id == in.id))
+      return in.path + " changed while its state was kept";
+  m.recordedNs = startedNs;
   return writeOutput(dir + "/manifest", formatManifest(m));
 }
 
@@ -619,6 +638,7 @@ int IncrementalLink::fullLink() {
                                     "--dependency-file=" + dir + "/deps.new"};
   bool printed = false;
   start = Clock::now();
+  startedNs = nowNs();
   int rc = runLldReturning(inv, extra, &printed);
   if (rc == 0)
     if (std::string e = keepState(!printed); !e.empty())
@@ -700,14 +720,18 @@ void IncrementalLink::run() {
   lastOutput.reset();
   bool kept = writeEditsInPlace(dir + "/output", edits).empty();
   Manifest m = *last;
-  for (const auto &[path, copy] : changed) {
-    Result<std::string> bytes = readFile(path);
-    kept = kept && bytes && writeOutput(dir + "/" + copy, *bytes).empty();
-  }
-  for (Manifest::Input &in : m.inputs)
-    if (std::optional<Identity> id = identityOf(in.path))
+  for (size_t k = 0; k < changed.size(); ++k)
+    kept = kept &&
+           writeOutput(dir + "/" + changed[k].second, changedBytes[k]).empty();
+  // Each input as it is now; one that changed after this link began may
+  // not be what the patch read: no state then.
+  for (Manifest::Input &in : m.inputs) {
+    std::optional<Identity> id = identityOf(in.path);
+    kept = kept && id && !changedSince(*id, startedNs);
+    if (id)
       in.id = *id;
-  m.recordedNs = nowNs();
+  }
+  m.recordedNs = startedNs;
   if (!kept || !writeOutput(dir + "/manifest", formatManifest(m)).empty())
     unlink((dir + "/manifest").c_str());
   result("patched " + patchSummary + " micros=" + std::to_string(micros()) +
