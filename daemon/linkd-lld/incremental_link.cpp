@@ -316,67 +316,6 @@ std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
   return "";
 }
 
-// `to`: a copy of `from` (the kernel copies, sharing blocks where the file
-// system can) with the edits over it, written as writeOutput writes.
-std::string writePatchedCopy(const std::string &from, const std::string &to,
-                             const std::vector<incremental::Edit> &edits) {
-  int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st{};
-  if (in < 0 || fstat(in, &st) != 0) {
-    std::string e = from + ": " + std::strerror(errno);
-    if (in >= 0)
-      close(in);
-    return e;
-  }
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
-    tmp = lldTemporaryName(to);
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0777);
-    if (fd < 0 && errno != EEXIST)
-      break;
-  }
-  if (fd < 0) {
-    std::string e = to + ": " + std::strerror(errno);
-    close(in);
-    return e;
-  }
-  std::string error;
-  for (off_t left = st.st_size; left > 0 && error.empty();) {
-    ssize_t n =
-        copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left), 0);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      error = std::strerror(n < 0 ? errno : EIO);
-    else
-      left -= n;
-  }
-  close(in);
-  if (error.empty())
-    error = writeEdits(fd, edits);
-  if (close(fd) != 0 && error.empty())
-    error = std::strerror(errno);
-  if (error.empty() && rename(tmp.c_str(), to.c_str()) != 0)
-    error = std::strerror(errno);
-  if (!error.empty()) {
-    unlink(tmp.c_str());
-    return to + ": " + error;
-  }
-  return "";
-}
-
-// Only the edits, over `path` itself (the state's private copy).
-std::string writeEditsInPlace(const std::string &path,
-                              const std::vector<incremental::Edit> &edits) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return path + ": " + std::strerror(errno);
-  std::string e = writeEdits(fd, edits);
-  close(fd);
-  return e;
-}
-
 // How many outputs keep a state: each holds a copy of its output and
 // objects. The least recently linked go first; one another link holds
 // (its lock) stays.
@@ -740,6 +679,67 @@ void IncrementalLink::run() {
 }
 
 } // namespace
+
+// `to`: a copy of `from` (the kernel copies, sharing blocks where the file
+// system can) with the edits over it, written as writeOutput writes.
+std::string writePatchedCopy(const std::string &from, const std::string &to,
+                             const std::vector<incremental::Edit> &edits) {
+  int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st{};
+  if (in < 0 || fstat(in, &st) != 0) {
+    std::string e = from + ": " + std::strerror(errno);
+    if (in >= 0)
+      close(in);
+    return e;
+  }
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = lldTemporaryName(to);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0777);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0) {
+    std::string e = to + ": " + std::strerror(errno);
+    close(in);
+    return e;
+  }
+  std::string error;
+  for (off_t left = st.st_size; left > 0 && error.empty();) {
+    ssize_t n =
+        copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left), 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      error = std::strerror(n < 0 ? errno : EIO);
+    else
+      left -= n;
+  }
+  close(in);
+  if (error.empty())
+    error = writeEdits(fd, edits);
+  if (close(fd) != 0 && error.empty())
+    error = std::strerror(errno);
+  if (error.empty() && rename(tmp.c_str(), to.c_str()) != 0)
+    error = std::strerror(errno);
+  if (!error.empty()) {
+    unlink(tmp.c_str());
+    return to + ": " + error;
+  }
+  return "";
+}
+
+std::string writeEditsInPlace(const std::string &path,
+                              const std::vector<incremental::Edit> &edits) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return path + ": " + std::strerror(errno) +
+           (errno == ETXTBSY ? " (the program is running)" : "");
+  std::string e = writeEdits(fd, edits);
+  close(fd);
+  return e;
+}
 
 void runIncrementalLinkAndExit(const v1::LinkRequest &req,
                                const LldInvocation &inv) {

@@ -24,9 +24,22 @@
 #pragma once
 
 #include "daemon/linkd-lld/lld_entry.h"
+#include "incremental/patcher.h"
 #include "linkd/v1/linkd.pb.h"
 
+#include <string>
+#include <vector>
+
 namespace linkd {
+
+// `to`: a copy of `from` (the kernel copies, sharing blocks where the
+// file system can) with the edits over it, through a temporary in LLD's
+// form (journaled) and a rename, with LLD's output mode; "" or why not.
+std::string writePatchedCopy(const std::string &from, const std::string &to,
+                             const std::vector<incremental::Edit> &edits);
+// Only the edits, over `path` itself; "" or why not.
+std::string writeEditsInPlace(const std::string &path,
+                              const std::vector<incremental::Edit> &edits);
 
 [[noreturn]] void runIncrementalLinkAndExit(const v1::LinkRequest &req,
                                             const LldInvocation &inv);

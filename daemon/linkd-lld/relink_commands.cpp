@@ -2,6 +2,7 @@
 
 #include "daemon/linkd-lld/relink_commands.h"
 
+#include "daemon/linkd-lld/incremental_link.h"
 #include "incremental/link_map.h"
 #include "incremental/patcher.h"
 #include "incremental/relink_check.h"
@@ -69,81 +70,6 @@ int cmdRelinkCheck(int argc, char **argv) {
   return 0;
 }
 
-namespace {
-
-// Writes the bytes of each edit at its offset of `fd`; "" or why not.
-std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
-  for (const incremental::Edit &e : edits)
-    for (size_t done = 0; done < e.bytes.size();) {
-      ssize_t n = pwrite(fd, e.bytes.data() + done, e.bytes.size() - done,
-                         static_cast<off_t>(e.offset + done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return std::strerror(n < 0 ? errno : EIO);
-      done += static_cast<size_t>(n);
-    }
-  return "";
-}
-
-// The new output: a copy of the previous one (the kernel copies, and
-// shares blocks where the file system can) with the edits over it, through
-// a temporary beside `out` and a rename: never a half-written output.
-std::string writePatchedCopy(const std::string &old, const std::string &out,
-                             const std::vector<incremental::Edit> &edits) {
-  int in = open(old.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st{};
-  if (in < 0 || fstat(in, &st) != 0) {
-    std::string e = old + ": " + std::strerror(errno);
-    if (in >= 0)
-      close(in);
-    return e;
-  }
-  auto tmp = llvm::sys::fs::TempFile::create(
-      out + ".tmp%%%%%%", static_cast<unsigned>(st.st_mode & 07777));
-  if (!tmp) {
-    close(in);
-    return out + ": " + llvm::toString(tmp.takeError());
-  }
-  std::string error;
-  for (off_t left = st.st_size; left > 0 && error.empty();) {
-    ssize_t n = copy_file_range(in, nullptr, tmp->FD, nullptr,
-                                static_cast<size_t>(left), 0);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      error =
-          out + ": copying " + old + ": " + std::strerror(n < 0 ? errno : EIO);
-    else
-      left -= n;
-  }
-  close(in);
-  if (error.empty())
-    if (std::string e = writeEdits(tmp->FD, edits); !e.empty())
-      error = out + ": " + e;
-  if (!error.empty()) {
-    llvm::consumeError(tmp->discard());
-    return error;
-  }
-  if (llvm::Error e = tmp->keep(out))
-    return out + ": " + llvm::toString(std::move(e));
-  return "";
-}
-
-// Only the edits, over the previous output itself (--in-place).
-std::string writePatchedInPlace(const std::string &path,
-                                const std::vector<incremental::Edit> &edits) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return path + ": " + std::strerror(errno) +
-           (errno == ETXTBSY ? " (the program is running)" : "");
-  std::string e = writeEdits(fd, edits);
-  close(fd);
-  return e.empty() ? "" : path + ": " + e;
-}
-
-} // namespace
-
 int cmdRelinkPatch(int argc, char **argv) {
   const char *usage =
       "usage: linkd-lld relink-patch --map MAP [--object NAME] OLD_OUTPUT "
@@ -209,7 +135,7 @@ int cmdRelinkPatch(int argc, char **argv) {
                 r.reason.c_str());
     return 1;
   }
-  std::string error = inPlace ? writePatchedInPlace(files[0], r.edits)
+  std::string error = inPlace ? writeEditsInPlace(files[0], r.edits)
                               : writePatchedCopy(files[0], outPath, r.edits);
   if (!error.empty()) {
     std::fprintf(stderr, "linkd-lld relink-patch: %s\n", error.c_str());
