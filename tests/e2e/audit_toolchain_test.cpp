@@ -347,8 +347,7 @@ TEST_F(AuditElfBinding, StrippedAfterTheLinkIsFoundByBuildId) {
   ASSERT_TRUE(exitedZero(run("strip libA.so libB.so")));
   RunResult nm = run(tools::nm.path + " libA.so");
   EXPECT_NE(nm.err.find("no symbols"), std::string::npos) << describe(nm);
-  for (int i = 0; i < 400 && cacheStats()["results_stored"] < 3; ++i)
-    run("sleep 0.05");
+  waitForStored(3);
   RunResult r = run("./main");
   EXPECT_EQ(r.out, kTwoCopies);
   RunResult a = audit("./main");

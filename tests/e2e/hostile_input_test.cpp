@@ -331,8 +331,7 @@ TEST_F(HostileInputTest, TemporariesOfAKilledDaemonAreRemovedByTheNext) {
   ASSERT_TRUE(exitedZero(
       run("clang-19 -c big.c && " + ld() + " big.o -o out && rm out")));
   DaemonStatus d = warmDaemon();
-  for (int i = 0; i < 200 && cacheStats()["results_stored"] < 2; ++i)
-    std::this_thread::sleep_for(100ms); // stored after the answer
+  waitForStored(2); // stored after the answer
   ASSERT_EQ(cacheStats()["results_stored"], 2);
   Background client = start("exec " + ld() + " big.o -o out");
   bool copying = false;

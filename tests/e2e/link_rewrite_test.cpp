@@ -15,16 +15,6 @@ class LinkRewrite : public E2eTest {
 protected:
   std::map<std::string, long long> stats() { return cacheStats(); }
 
-  // Results and rewritten objects are stored after the client's answer.
-  void waitFor(const char *counter, long long n) {
-    for (int i = 0; i < 200; ++i) {
-      if (stats()[counter] >= n)
-        return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    FAIL() << "counter " << counter << " never reached " << n;
-  }
-
   // A runtime with private state (a global, a static, a helper) behind
   // halide_ entry points, and a kernel that uses it.
   void writeProgram(int kernelValue) {
@@ -80,7 +70,7 @@ TEST_F(LinkRewrite, StockBytesAndRewrittenInputsComeFromTheCache) {
   ASSERT_TRUE(exitedZero(first));
   EXPECT_TRUE(sameBytes("stock", "p"));
   EXPECT_EQ(run("./p").exitCode, 7);
-  waitFor("rewrites_stored", 2);
+  waitForStat("rewrites_stored", 2);
   EXPECT_EQ(stats()["rewrites_cached"], 0);
 
   // The same link again: a hit of the whole link, nothing rewritten.
@@ -95,7 +85,7 @@ TEST_F(LinkRewrite, StockBytesAndRewrittenInputsComeFromTheCache) {
   ASSERT_TRUE(exitedZero(run(linkCommand("p9"))));
   EXPECT_TRUE(sameBytes("stock9", "p9"));
   EXPECT_EQ(run("./p9").exitCode, 9);
-  waitFor("rewrites_stored", 3);
+  waitForStat("rewrites_stored", 3);
   auto s = stats();
   EXPECT_EQ(s["rewrites_cached"], 1);
   EXPECT_EQ(s["rewrites_stored"], 3);
@@ -131,7 +121,7 @@ TEST_F(LinkRewrite, NoCacheLeavesTheRewrittenObjectCacheAlone) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(stats()["rewrites_stored"], 0);
   ASSERT_TRUE(exitedZero(run(linkCommand("p2"))));
-  waitFor("rewrites_stored", 2);
+  waitForStat("rewrites_stored", 2);
   auto s = stats();
   EXPECT_EQ(s["cache_disabled"], 1);
   EXPECT_EQ(s["rewrites_cached"], 0);
@@ -287,8 +277,7 @@ TEST_F(TwoRewriteSpecs, BothCopiesStayIndependentAndMatchStock) {
   EXPECT_TRUE(sameBytes("stock", "p"));
   EXPECT_EQ(run("./p").exitCode, 42);
   // Four rewritten objects (two per spec) went to the store.
-  for (int i = 0; i < 200 && cacheStats()["rewrites_stored"] < 4; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  waitForStat("rewrites_stored", 4);
   EXPECT_EQ(cacheStats()["rewrites_stored"], 4);
 
   // The same link again: a hit of the whole link.

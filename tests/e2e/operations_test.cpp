@@ -236,8 +236,7 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
       elfLinkers(), farm + "clang-19 --ld-path={ld} main.o lib.o -o p", {"p"}));
   EXPECT_EQ(run("./p").exitCode, 0);
   // The offloaded result is stored after the client has its answer.
-  for (int i = 0; i < 500 && cacheStats()["results_stored"] < 1; ++i)
-    std::this_thread::sleep_for(10ms);
+  waitForStored(1);
   ASSERT_TRUE(exitedZero(run("rm p && " + farm + "clang-19 --ld-path=" +
                              binPath("ld.linkd") + " main.o lib.o -o p")));
   EXPECT_TRUE(sameBytes("p.stock", "p"));
@@ -246,9 +245,8 @@ TEST_F(OperationsTest, PrometheusScrapesTheDaemonAndANodeAndAgreesWithStats) {
   ASSERT_TRUE(exitedZero(run(farm + binPath("ld.linkd") +
                              " main.o lib.o -e main --linkd-no-cache -o n")));
   for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 500 && i == 1 && cacheStats()["results_stored"] < 2;
-         ++j)
-      std::this_thread::sleep_for(10ms);
+    if (i == 1)
+      waitForStored(2);
     ASSERT_TRUE(exitedZero(
         run("rm -f liba.a && " + binPath("ar.linkd") + " rcs liba.a lib.o")));
   }

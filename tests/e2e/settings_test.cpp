@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <thread>
 
 namespace linkd::e2e {
 namespace {
@@ -256,8 +255,7 @@ TEST_F(Settings, AClientsLogLevelAppliesToItsOwnLines) {
   RunResult r = link("LINKD_LOG=debug", "hello2");
   expectStockLink(r, "hello2", "\x01"); // applied, so nothing to warn about
   // The store (and its line) comes after the answer.
-  for (int i = 0; i < 100 && cacheStats()["results_stored"] < 2; ++i)
-    std::this_thread::sleep_for(50ms);
+  waitForStored(2);
   EXPECT_EQ(logLines(" debug ").size(), logLines("link id=2 ").size() - 1)
       << readFile(stateDir + "/linkd.log");
   EXPECT_EQ(logLines("link id=2 cache miss key=").size(), 1u)

@@ -5,6 +5,7 @@
 #include "config/runtime_paths.h"
 #include "daemon/linkd/service/kernel_link.h"
 #include "kernel/kernel_wire.h"
+#include "util/files.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -66,8 +67,7 @@ size_t sweepDeadScratch(const std::string &linksDir) {
       if (!pid || (pid != getpid() && (kill(pid, 0) == 0 || errno != ESRCH)) ||
           !unusedForAnHour(e->path()))
         continue;
-      std::error_code rm;
-      if (fs::remove_all(e->path(), rm) > 0 && !rm)
+      if (removeTree(e->path().string()))
         ++n;
     }
   }

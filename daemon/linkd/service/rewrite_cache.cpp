@@ -3,13 +3,13 @@
 #include "daemon/linkd/service/rewrite_cache.h"
 
 #include "child/rewrite_plan.h"
+#include "util/files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <utility>
 
 namespace linkd {
@@ -51,8 +51,7 @@ PreparedRewrite::~PreparedRewrite() { removeDir(); }
 
 void PreparedRewrite::removeDir() {
   if (!dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
+    removeTree(dir);
     dir.clear();
   }
 }
