@@ -14,8 +14,15 @@
 #          (reset, untimed, before each round);
 #   lld    stock ld.lld, the full link of the same inputs;
 #   mold   mold, the same link (when installed).
+#   daemon `ld.linkd --linkd-incremental` through a daemon of this run (step
+#          three: the client, the daemon, the link child's state check,
+#          the patch with the kept chunk hashes, and its write over the
+#          spare; the first relink after the full link copies), the edit
+#          alternating each relink;
+#          then a few relinks in verify mode (incremental_verify: LLD links
+#          in full beside each patch), whose differences must be 0.
 # Every patched output is compared with LLD's, byte for byte (the oracle);
-# a difference fails the bench. Prints the ratios patch/lld and patch/mold.
+# a difference fails the bench. Prints the ratios against lld and mold.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUNS=5
@@ -34,7 +41,7 @@ LLVM_CONFIG=llvm-config-19
 STOCK="${STOCK_LLD:-/usr/lib/llvm-19/bin/ld.lld}"
 MOLD="${MOLD-$(command -v mold || true)}"
 T=$(mktemp -d /tmp/linkd-relink-patch.XXXXXX)
-((KEEP)) && echo "keeping $T" || trap 'rm -rf "$T"' EXIT
+((KEEP)) && echo "keeping $T" >&2 || trap 'rm -rf "$T"' EXIT
 die() { echo "relink_patch: $*" >&2; exit 2; }
 say() { echo "$*"; }
 
@@ -97,6 +104,44 @@ for ((i = 0; i < RUNS; i++)); do
   cmp -s "$T/w1.patched" "$T/w1.lld" || die "round $i: the patch differs from LLD's"
   cmp -s "$T/w1.inplace" "$T/w1.lld" || die "round $i: the patch in place differs from LLD's"
 done
+
+# The daemon path: a daemon of this run, its state and cache under $T.
+export LINKD_SOCKET="$T/run/linkd.sock" LINKD_STATE_DIR="$T/state"
+export LINKD_CACHE_DIR="$T/cache" LINKD_CONFIG="$T/linkd.conf"
+export LINKD_IDLE_TIMEOUT=900 # a safety net if this script is killed
+unset LINKD_DISABLE LINKD_BIN LINKD_QUIET LINKD_NOCACHE LINKD_LOG \
+  LINKD_INCREMENTAL LINKD_INCREMENTAL_VERIFY LINKD_REMOTE || true
+: >"$LINKD_CONFIG"
+trap '"$BIN/linkd" stop >/dev/null 2>&1 || true; ((KEEP)) || rm -rf "$T"' EXIT
+stat_of() { "$BIN/linkd" stats --json | python3 -c \
+  "import json,sys; print(json.load(sys.stdin).get('$1', 0))"; }
+inc() { "$BIN/ld.linkd" --linkd-incremental "${ARGS[@]}" -o "$T/w1.inc"; }
+cp "$T/before.o" "$T/big.o"
+inc || die "the daemon's first link failed"
+cmp -s "$T/w1.inc" "$T/w1.old" || die "the daemon's first link differs from LLD's"
+for ((i = 0; i < RUNS; i++)); do
+  for edit in after before; do
+    cp "$T/$edit.o" "$T/big.o"
+    python3 "$LIB" time "$T/d$i.$edit.json" daemon "$(q "$BIN/ld.linkd" \
+      --linkd-incremental "${ARGS[@]}" -o "$T/w1.inc")" || die "daemon failed"
+    want=$([[ $edit == after ]] && echo w1.lld || echo w1.old)
+    cmp -s "$T/w1.inc" "$T/$want" || die "round $i: the daemon's relink differs from LLD's"
+  done
+done
+patches=$(stat_of incremental_patches)
+((patches == 2 * RUNS)) || die "$patches of $((2 * RUNS)) daemon relinks patched (linkd stats)"
+say "daemon      $patches of $((2 * RUNS)) relinks patched: $(grep -c 'write=spare' \
+  "$T/state/linkd.log") over the spare, $(grep -c 'write=copy' "$T/state/linkd.log") as a copy"
+"$BIN/linkd" stop >/dev/null
+echo "incremental_verify = true" >"$LINKD_CONFIG"
+for edit in after before after before; do
+  cp "$T/$edit.o" "$T/big.o"
+  inc || die "a relink in verify mode failed"
+done
+verified=$(stat_of incremental_verified) differ=$(stat_of incremental_verify_differences)
+((verified == 4 && differ == 0)) || die "verify mode: $verified verified, $differ differences"
+say "verify      $verified relinks patched and linked in full beside: $differ differences"
+
 python3 - "$T" "$RUNS" "${labels[@]}" <<'EOF'
 import json, statistics, sys
 d, runs, labels = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -106,7 +151,11 @@ for k, name in enumerate(labels):
           for i in range(runs)]
     med[name] = statistics.median(xs)
     print(f"{name:15s} median {med[name] * 1000:8.1f} ms over {runs} runs")
-for p in ("patch", "patch-in-place"):
+xs = [json.load(open(f"{d}/d{i}.{e}.json"))["results"][0]["mean"]
+      for i in range(runs) for e in ("after", "before")]
+med["daemon"] = statistics.median(xs)
+print(f"{'daemon':15s} median {med['daemon'] * 1000:8.1f} ms over {len(xs)} relinks")
+for p in ("patch", "patch-in-place", "daemon"):
     print(f"ratio       {p}/lld {med[p] / med['lld']:.3f}"
           + (f", {p}/mold {med[p] / med['mold']:.3f}" if "mold" in med else ""))
 EOF

@@ -7,10 +7,12 @@
 
 #include "incremental/link_map.h"
 #include "incremental/patcher.h"
+#include "link/flavor.h"
 #include "util/files.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,6 +27,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -156,6 +159,9 @@ struct Manifest {
     std::string copy; // objects/N for an object, "" for anything else
   };
   std::vector<Input> inputs;
+  // The state's output and spare (see IncrementalLink::publish), as last
+  // left: a file whose identity differs is not used.
+  std::optional<Identity> output, spare;
 };
 
 std::vector<std::string> headOf(const v1::LinkRequest &req) {
@@ -166,33 +172,52 @@ std::vector<std::string> headOf(const v1::LinkRequest &req) {
   for (const std::string &a : req.argv())
     if (!llvm::StringRef(a).starts_with("-plugin-opt=-fresolution="))
       head.push_back("arg\t" + a);
-  std::map<std::string, std::string> env(req.env().begin(), req.env().end());
+  // The variables LLD reads (a build's PATH differs between make and a
+  // shell, and LLD never looks at it).
+  std::map<std::string, std::string> env;
+  for (const auto &[k, v] : req.env())
+    for (std::string_view name : flavorEnvironment(Flavor::Elf))
+      if (k == name)
+        env.emplace(k, v);
   for (const auto &[k, v] : env)
     head.push_back("env\t" + k + "=" + v);
   return head;
 }
 
+std::string formatIdentity(const Identity &id) {
+  return std::to_string(id.size) + "\t" + std::to_string(id.mtimeNs) + "\t" +
+         std::to_string(id.ctimeNs) + "\t" + std::to_string(id.ino) + "\t" +
+         std::to_string(id.dev);
+}
+
+bool parseIdentity(llvm::ArrayRef<llvm::StringRef> f, Identity &id) {
+  return f.size() == 5 && !f[0].getAsInteger(10, id.size) &&
+         !f[1].getAsInteger(10, id.mtimeNs) &&
+         !f[2].getAsInteger(10, id.ctimeNs) && !f[3].getAsInteger(10, id.ino) &&
+         !f[4].getAsInteger(10, id.dev);
+}
+
 std::string formatManifest(const Manifest &m) {
-  std::string out = "linkd-incremental 1\n";
+  std::string out = "linkd-incremental 2\n";
   for (const std::string &h : m.head)
     out += h + "\n";
   out += "quiet\t" + std::string(m.quiet ? "1" : "0") + "\n";
   out += "recorded\t" + std::to_string(m.recordedNs) + "\n";
   out += "link_micros\t" + std::to_string(m.linkMicros) + "\n";
-  for (const Manifest::Input &in : m.inputs) {
-    const Identity &id = in.id;
-    out += "input\t" + in.path + "\t" + std::to_string(id.size) + "\t" +
-           std::to_string(id.mtimeNs) + "\t" + std::to_string(id.ctimeNs) +
-           "\t" + std::to_string(id.ino) + "\t" + std::to_string(id.dev) +
-           "\t" + (in.copy.empty() ? "-" : in.copy) + "\n";
-  }
+  for (const Manifest::Input &in : m.inputs)
+    out += "input\t" + in.path + "\t" + formatIdentity(in.id) + "\t" +
+           (in.copy.empty() ? "-" : in.copy) + "\n";
+  if (m.output)
+    out += "output\t" + formatIdentity(*m.output) + "\n";
+  if (m.spare)
+    out += "spare\t" + formatIdentity(*m.spare) + "\n";
   return out;
 }
 
 std::optional<Manifest> parseManifest(const std::string &text) {
   std::istringstream in(text);
   std::string line;
-  if (!std::getline(in, line) || line != "linkd-incremental 1")
+  if (!std::getline(in, line) || line != "linkd-incremental 2")
     return std::nullopt;
   Manifest m;
   while (std::getline(in, line)) {
@@ -211,13 +236,15 @@ std::optional<Manifest> parseManifest(const std::string &text) {
     } else if (f[0] == "input" && f.size() == 8) {
       Manifest::Input i;
       i.path = f[1].str();
-      if (f[2].getAsInteger(10, i.id.size) ||
-          f[3].getAsInteger(10, i.id.mtimeNs) ||
-          f[4].getAsInteger(10, i.id.ctimeNs) ||
-          f[5].getAsInteger(10, i.id.ino) || f[6].getAsInteger(10, i.id.dev))
+      if (!parseIdentity(llvm::ArrayRef(f).slice(2, 5), i.id))
         return std::nullopt;
       i.copy = f[7] == "-" ? "" : f[7].str();
       m.inputs.push_back(std::move(i));
+    } else if ((f[0] == "output" || f[0] == "spare") && f.size() == 6) {
+      Identity id;
+      if (!parseIdentity(llvm::ArrayRef(f).slice(1), id))
+        return std::nullopt;
+      (f[0] == "output" ? m.output : m.spare) = id;
     } else {
       m.head.push_back(line);
     }
@@ -316,6 +343,39 @@ std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
   return "";
 }
 
+// The edits that made the state's output from its spare, as kept in
+// `spare.edits`: each an offset and a length (8 bytes each, little
+// endian) and the bytes; nullopt if malformed or outside a file of `size`.
+std::string formatEdits(const std::vector<incremental::Edit> &edits) {
+  std::string out = "linkd-edits 1\n";
+  for (const incremental::Edit &e : edits) {
+    char head[16];
+    llvm::support::endian::write64le(head, e.offset);
+    llvm::support::endian::write64le(head + 8, e.bytes.size());
+    out.append(head, sizeof(head)).append(e.bytes);
+  }
+  return out;
+}
+
+std::optional<std::vector<incremental::Edit>> parseEdits(llvm::StringRef text,
+                                                         uint64_t size) {
+  if (!text.consume_front("linkd-edits 1\n"))
+    return std::nullopt;
+  std::vector<incremental::Edit> edits;
+  while (!text.empty()) {
+    if (text.size() < 16)
+      return std::nullopt;
+    uint64_t offset = llvm::support::endian::read64le(text.data());
+    uint64_t length = llvm::support::endian::read64le(text.data() + 8);
+    text = text.drop_front(16);
+    if (length > text.size() || offset > size || length > size - offset)
+      return std::nullopt;
+    edits.push_back({offset, text.take_front(length).str()});
+    text = text.drop_front(length);
+  }
+  return edits;
+}
+
 // How many outputs keep a state: each holds a copy of its output and
 // objects. The least recently linked go first; one another link holds
 // (its lock) stays.
@@ -363,6 +423,12 @@ private:
   // The patched output, or why not.
   std::string patch(const std::vector<std::pair<std::string, std::string>> &,
                     std::vector<incremental::Edit> &edits);
+  // Writes the patched output and turns the state's output and spare
+  // around (`kept`: the state matches it); "" or why nothing was written.
+  std::string publish(const std::vector<incremental::Edit> &edits, bool &kept);
+  // The spare with its edits and `edits` over it, if nothing else can see
+  // it change.
+  bool writeSpare(const std::vector<incremental::Edit> &edits);
   // LLD's full link; keeps the state when it succeeds.
   int fullLink();
   std::string keepState(bool quiet);
@@ -388,6 +454,10 @@ private:
   int64_t startedNs = nowNs();
   std::vector<std::string> changedBytes; // the changed objects, as patched
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
+  std::vector<uint8_t> chunkHashes; // behind the patched output's build-id
+  // How publish() wrote the output: over the spare, as a copy of the
+  // state's output, or a copy of the state's own (another file system).
+  const char *written = "copy";
 };
 
 void IncrementalLink::result(const std::string &line) {
@@ -443,9 +513,19 @@ std::string IncrementalLink::changedObjects(
 std::string IncrementalLink::patch(
     const std::vector<std::pair<std::string, std::string>> &changed,
     std::vector<incremental::Edit> &edits) {
+  // The state's output is the user's output too (a second name): one
+  // written or removed since is no base for a patch.
+  std::optional<Identity> now = identityOf(dir + "/output");
+  if (!now || !this->last->output || !(*now == *this->last->output))
+    return "output_changed\tthe output was changed or removed after the "
+           "last link";
   auto last = llvm::MemoryBuffer::getFile(dir + "/output", /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   Result<std::string> mapText = readFile(dir + "/map");
+  // The chunk hashes behind the build-id, as the last link left them.
+  Result<std::string> chunks = readFile(dir + "/chunks");
+  if (chunks)
+    chunkHashes.assign(chunks->begin(), chunks->end());
   if (!last || !mapText)
     return "unreadable\tthe state's output or map is unreadable";
   lastOutput = std::move(*last);
@@ -471,9 +551,11 @@ std::string IncrementalLink::patch(
     in.objectName = path;
     in.oldObject = llvm::MemoryBufferRef(*before, path + " (last)");
     in.newObject = llvm::MemoryBufferRef(*after, path);
+    in.oldChunkHashes = chunkHashes;
     incremental::PatchResult r = incremental::patchOutput(in);
     if (!r.patched)
       return r.kind + "\t" + path + ": " + r.reason;
+    chunkHashes = std::move(r.chunkHashes);
     changedBytes.push_back(std::move(*after));
     for (incremental::Edit &e : r.edits)
       all[e.offset] = std::move(e.bytes);
@@ -531,11 +613,23 @@ std::string IncrementalLink::keepState(bool quiet) {
     }
     m.inputs.push_back(std::move(in));
   }
-  Result<std::string> out = readFile(output);
-  if (!out)
-    return out.error();
-  if (std::string e = writeOutput(dir + "/output", *out); !e.empty())
-    return e;
+  // The state's output: a second name of the output LLD wrote (nothing
+  // copied), or a copy where the state is on another file system. No
+  // spare: the last output is no longer a patch away.
+  for (const char *stale : {"/spare", "/spare.edits", "/chunks"})
+    unlink((dir + stale).c_str());
+  std::string next = dir + "/output.new";
+  unlink(next.c_str());
+  if (link(output.c_str(), next.c_str()) != 0) {
+    Result<std::string> out = readFile(output);
+    if (!out)
+      return out.error();
+    if (std::string e = writeOutput(next, *out); !e.empty())
+      return e;
+  }
+  if (rename(next.c_str(), (dir + "/output").c_str()) != 0)
+    return dir + "/output: " + std::strerror(errno);
+  m.output = identityOf(dir + "/output");
   // The map as the next patch reads it: the output sections and the
   // objects' input sections; a big program's map is tens of MB of lines
   // for its archives' members and symbols.
@@ -568,6 +662,84 @@ std::string IncrementalLink::keepState(bool quiet) {
       return in.path + " changed while its state was kept";
   m.recordedNs = startedNs;
   return writeOutput(dir + "/manifest", formatManifest(m));
+}
+
+// The state's output is the output itself (a second name, so the state
+// copies nothing), and its spare is the output before it, with the edits
+// that made the last one from it. The patched output is the spare with
+// those edits and this link's, written in place and renamed over the
+// output, when nothing else can see it change: no other name, no process
+// running, mapping or holding it open (a write lease is granted only
+// then). Else the output is a copy of the state's with the edits. Either
+// way the last output becomes the spare. Where the state cannot name the
+// output (another file system), it keeps a copy of its own, patched too.
+std::string
+IncrementalLink::publish(const std::vector<incremental::Edit> &edits,
+                         bool &kept) {
+  std::string out = dir + "/output", spare = dir + "/spare",
+              next = dir + "/output.new";
+  unlink(next.c_str());
+  bool fromSpare = writeSpare(edits);
+  if (fromSpare) {
+    std::string tmp = lldTemporaryName(output);
+    if (link(spare.c_str(), tmp.c_str()) != 0 ||
+        rename(tmp.c_str(), output.c_str()) != 0) {
+      unlink(tmp.c_str());
+      unlink(spare.c_str());
+      fromSpare = false;
+    }
+  }
+  if (!fromSpare)
+    if (std::string e = writePatchedCopy(out, output, edits, next); !e.empty())
+      return e;
+  written = fromSpare ? "spare" : "copy";
+  lastOutput.reset();
+  struct stat st{};
+  if (fromSpare)
+    kept = renameat2(AT_FDCWD, out.c_str(), AT_FDCWD, spare.c_str(),
+                     RENAME_EXCHANGE) == 0;
+  else if (lstat(next.c_str(), &st) == 0)
+    kept = rename(out.c_str(), spare.c_str()) == 0 &&
+           rename(next.c_str(), out.c_str()) == 0;
+  else {
+    unlink(spare.c_str());
+    kept = writeEditsInPlace(out, edits).empty();
+    written = "copy_own_state";
+  }
+  if (lstat(spare.c_str(), &st) == 0)
+    kept =
+        kept && writeOutput(dir + "/spare.edits", formatEdits(edits)).empty();
+  std::string_view hashes(reinterpret_cast<const char *>(chunkHashes.data()),
+                          chunkHashes.size());
+  if (hashes.empty())
+    unlink((dir + "/chunks").c_str());
+  else
+    kept = kept && writeOutput(dir + "/chunks", hashes).empty();
+  return "";
+}
+
+bool IncrementalLink::writeSpare(const std::vector<incremental::Edit> &edits) {
+  std::string spare = dir + "/spare";
+  std::optional<Identity> id = identityOf(spare);
+  if (!last->spare || !id || !(*id == *last->spare))
+    return false;
+  Result<std::string> text = readFile(dir + "/spare.edits", id->size);
+  std::optional<std::vector<incremental::Edit>> before;
+  if (text)
+    before = parseEdits(*text, id->size);
+  // ETXTBSY: a program of the spare still runs.
+  UniqueFd fd(open(spare.c_str(), O_WRONLY | O_CLOEXEC));
+  struct stat st{};
+  if (!before || !fd.valid() || fstat(fd.get(), &st) != 0 || st.st_nlink != 1 ||
+      st.st_ino != id->ino || fcntl(fd.get(), F_SETLEASE, F_WRLCK) != 0)
+    return false;
+  bool ok = writeEdits(fd.get(), *before).empty() &&
+            writeEdits(fd.get(), edits).empty() &&
+            futimens(fd.get(), nullptr) == 0;
+  fcntl(fd.get(), F_SETLEASE, F_UNLCK);
+  if (!ok)
+    unlink(spare.c_str());
+  return ok;
 }
 
 int IncrementalLink::fullLink() {
@@ -648,17 +820,15 @@ void IncrementalLink::run() {
              patchSummary);
     finish(0);
   }
-  // The patched output (the state's copy with the edits, through a
-  // temporary and a rename), then the state that matches it: the edits
-  // over its own copy.
-  if (std::string e = writePatchedCopy(dir + "/output", output, edits);
-      !e.empty()) {
+  bool kept = false;
+  if (std::string e = publish(edits, kept); !e.empty()) {
     result("full kind=unreadable reason=" + e);
     finish(fullLink());
   }
-  lastOutput.reset();
-  bool kept = writeEditsInPlace(dir + "/output", edits).empty();
   Manifest m = *last;
+  m.output = identityOf(dir + "/output");
+  m.spare = identityOf(dir + "/spare");
+  kept = kept && m.output;
   for (size_t k = 0; k < changed.size(); ++k)
     kept = kept &&
            writeOutput(dir + "/" + changed[k].second, changedBytes[k]).empty();
@@ -673,7 +843,8 @@ void IncrementalLink::run() {
   m.recordedNs = startedNs;
   if (!kept || !writeOutput(dir + "/manifest", formatManifest(m)).empty())
     unlink((dir + "/manifest").c_str());
-  result("patched " + patchSummary + " micros=" + std::to_string(micros()) +
+  result("patched " + patchSummary + " write=" + written +
+         " micros=" + std::to_string(micros()) +
          " saved=" + std::to_string(std::max<int64_t>(0, saved - micros())));
   finish(0);
 }
@@ -683,7 +854,8 @@ void IncrementalLink::run() {
 // `to`: a copy of `from` (the kernel copies, sharing blocks where the file
 // system can) with the edits over it, written as writeOutput writes.
 std::string writePatchedCopy(const std::string &from, const std::string &to,
-                             const std::vector<incremental::Edit> &edits) {
+                             const std::vector<incremental::Edit> &edits,
+                             const std::string &keepAs) {
   int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st{};
   if (in < 0 || fstat(in, &st) != 0) {
@@ -706,9 +878,26 @@ std::string writePatchedCopy(const std::string &from, const std::string &to,
     return e;
   }
   std::string error;
+  bool byKernel = true; // copy_file_range; read and write across devices
+  std::vector<char> buffer;
   for (off_t left = st.st_size; left > 0 && error.empty();) {
-    ssize_t n =
-        copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left), 0);
+    ssize_t n = -1;
+    if (byKernel) {
+      n = copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left),
+                          0);
+      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
+                    errno == ENOSYS)) {
+        byKernel = false;
+        continue;
+      }
+    } else {
+      buffer.resize(size_t{1} << 20);
+      n = read(in, buffer.data(),
+               std::min<size_t>(buffer.size(), static_cast<size_t>(left)));
+      if (n > 0 && !writeAll(fd, std::string_view(buffer.data(),
+                                                  static_cast<size_t>(n))))
+        n = -1;
+    }
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -721,6 +910,9 @@ std::string writePatchedCopy(const std::string &from, const std::string &to,
     error = writeEdits(fd, edits);
   if (close(fd) != 0 && error.empty())
     error = std::strerror(errno);
+  // A second name before the rename (another file system: none).
+  if (error.empty() && !keepAs.empty())
+    (void)link(tmp.c_str(), keepAs.c_str());
   if (error.empty() && rename(tmp.c_str(), to.c_str()) != 0)
     error = std::strerror(errno);
   if (!error.empty()) {

@@ -10,14 +10,18 @@
 //
 // The state, one directory per output under the daemon's plan
 // (<state_dir>/<hash of the working directory and the output>):
-//   output     the last output, as LLD wrote it
+//   output     the last output: a second name of the user's output file
+//              (a copy where the state is on another file system)
+//   spare      the output before it, and spare.edits: what made the last
+//              one from it (see IncrementalLink::publish)
+//   chunks     the chunk hashes behind the last output's build-id
 //   map        its link map
 //   manifest   argv, environment, umask, and each input's identity
 //              (LLD's dependency file: path, size, mtime, ctime, inode),
 //              with the copy of each object input
 //   objects/N  the objects as the last link read them
 // The outcome goes to the plan's result file, one line for the daemon:
-//   patched objects=N bytes=B relocations=R micros=T
+//   patched objects=N bytes=B relocations=R write=W micros=T
 //   full kind=K reason=...       (and the link ran in full)
 //   verified micros=T | verify_differs offset=O   (verify mode)
 // Exits the process with the link's status.
@@ -35,8 +39,11 @@ namespace linkd {
 // `to`: a copy of `from` (the kernel copies, sharing blocks where the
 // file system can) with the edits over it, through a temporary in LLD's
 // form (journaled) and a rename, with LLD's output mode; "" or why not.
+// `keepAs`: a second name of the new file, made before the rename where
+// the file system allows.
 std::string writePatchedCopy(const std::string &from, const std::string &to,
-                             const std::vector<incremental::Edit> &edits);
+                             const std::vector<incremental::Edit> &edits,
+                             const std::string &keepAs = "");
 // Only the edits, over `path` itself; "" or why not.
 std::string writeEditsInPlace(const std::string &path,
                               const std::vector<incremental::Edit> &edits);

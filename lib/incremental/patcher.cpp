@@ -236,8 +236,10 @@ private:
   // it will be written; "" or why not.
   std::string apply(size_t sec, const Place &p, const Rela &r,
                     std::string &bytes);
-  // The build-id of the output `edits` make, as one more edit.
-  std::string buildId(std::vector<Edit> &edits) const;
+  // The build-id of the output `edits` make, as one more edit, and the
+  // chunk hashes behind it.
+  std::string buildId(std::vector<Edit> &edits,
+                      std::vector<uint8_t> &hashes) const;
 
   uint64_t readValue(uint64_t fileOffset, unsigned width) const {
     const char *p = in_.oldOutput.getBufferStart() + fileOffset;
@@ -570,7 +572,8 @@ constexpr size_t kChunk = size_t{1} << 20;
 
 using HashFn = void (*)(uint8_t *, ArrayRef<uint8_t>);
 
-std::string Patcher::buildId(std::vector<Edit> &edits) const {
+std::string Patcher::buildId(std::vector<Edit> &edits,
+                             std::vector<uint8_t> &hashes) const {
   ArrayRef<uint8_t> old = arrayRefFromStringRef(in_.oldOutput.getBuffer());
   for (size_t i = 0; i < out_.sections.size(); ++i) {
     const Shdr &s = out_.sections[i];
@@ -625,16 +628,28 @@ std::string Patcher::buildId(std::vector<Edit> &edits) const {
       return arrayRefFromStringRef(scratch);
     };
     size_t chunks = (old.size() + kChunk - 1) / kChunk;
-    std::vector<uint8_t> hashes(chunks * descSize), id(descSize);
+    std::vector<uint8_t> id(descSize);
     // The hash the previous link used, recognised by recomputing it over
-    // the previous output: a uuid or a fixed string is none of them.
-    parallelFor(0, chunks, [&](size_t c) {
-      std::string scratch;
-      fn(hashes.data() + c * descSize, chunkOf(c, false, scratch));
-    });
-    fn(id.data(), hashes);
-    if (!std::equal(id.begin(), id.end(), old.data() + at))
-      return notHash;
+    // the previous output (a uuid or a fixed string is none of them): from
+    // the kept chunk hashes if they give it, else from every chunk.
+    ArrayRef<uint8_t> kept = in_.oldChunkHashes;
+    if (kept.size() == chunks * descSize) {
+      fn(id.data(), kept);
+      if (std::equal(id.begin(), id.end(), old.data() + at))
+        hashes.assign(kept.begin(), kept.end());
+    }
+    if (hashes.empty()) {
+      hashes.resize(chunks * descSize);
+      parallelFor(0, chunks, [&](size_t c) {
+        std::string scratch;
+        fn(hashes.data() + c * descSize, chunkOf(c, false, scratch));
+      });
+      fn(id.data(), hashes);
+      if (!std::equal(id.begin(), id.end(), old.data() + at)) {
+        hashes.clear();
+        return notHash;
+      }
+    }
     for (size_t c = 0; c < chunks; ++c) {
       std::string scratch;
       ArrayRef<uint8_t> bytes = chunkOf(c, true, scratch);
@@ -715,7 +730,7 @@ PatchResult Patcher::run() {
     res.bytesWritten += bytes.size();
     res.edits.push_back(Edit{p->fileOffset, std::move(bytes)});
   }
-  if (std::string e = buildId(res.edits); !e.empty())
+  if (std::string e = buildId(res.edits, res.chunkHashes); !e.empty())
     return refuse("build_id", e);
   std::sort(res.edits.begin(), res.edits.end(),
             [](const Edit &a, const Edit &b) { return a.offset < b.offset; });

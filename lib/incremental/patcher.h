@@ -24,6 +24,7 @@
 #include "incremental/link_map.h"
 #include "incremental/relink_check.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
@@ -38,6 +39,11 @@ struct PatchInputs {
   std::string objectName;          // the object, as the map names it
   llvm::MemoryBufferRef oldObject; // what the previous link read
   llvm::MemoryBufferRef newObject; // what this link reads instead
+  // The hashes of the previous output's 1 MiB chunks behind its build-id
+  // (a PatchResult's chunkHashes), when kept: only the chunks the edits
+  // touch are hashed again. Used only if they hash to the build-id the
+  // previous output holds; empty or stale, every chunk is hashed.
+  llvm::ArrayRef<uint8_t> oldChunkHashes;
 };
 
 // Bytes the patch writes over the previous output.
@@ -58,6 +64,9 @@ struct PatchResult {
   // file order, none overlapping, all within the file (the build-id last
   // in the order it is computed, but sorted with the rest).
   std::vector<Edit> edits;
+  // The chunk hashes behind the new output's build-id, for the next patch
+  // (empty without a build-id).
+  std::vector<uint8_t> chunkHashes;
   uint64_t sectionsWritten = 0;
   uint64_t bytesWritten = 0;
   uint64_t relocationsApplied = 0;

@@ -8,6 +8,8 @@
 // why; without the option nothing changes.
 #include "harness.h"
 
+#include <csignal>
+
 namespace linkd::e2e {
 namespace {
 
@@ -23,9 +25,12 @@ void show(void) { printf("%s %d\n", names[counter % 3], counter); }
 )";
 
 const char *kMain = R"(#include <stdio.h>
+#include <unistd.h>
 int step(int);
 void show(void);
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1)
+    sleep(60); // a program that keeps running
   int sum = 1000;
   for (int i = 0; i < 4; ++i)
     sum += step(i);
@@ -38,6 +43,13 @@ int main(void) {
 class IncrementalTest : public E2eTest {
 protected:
   long long stat(const std::string &key) { return cacheStats()[key]; }
+  // The daemon's lines about incremental links, for a failure's message.
+  std::string incrementalLog() {
+    std::string all;
+    for (const std::string &l : logLines("incremental:"))
+      all += l.substr(l.find("incremental:")) + "\n";
+    return all;
+  }
 
   void SetUp() override {
     E2eTest::SetUp();
@@ -204,6 +216,131 @@ TEST_F(IncrementalTest, OnlyTheLastSixteenOutputsKeepAState) {
                      " -Wl,--linkd-incremental counter.o main.o -o "
                      "prog17")));
   EXPECT_EQ(stat("incremental_patches"), 1);
+}
+
+// The state shares the output's file, and a patch past the first one
+// writes the output before last (the spare) and renames it over the
+// output: nothing is copied. A file something else can see is never
+// written: a program of it still running, a descriptor open on it,
+// another name for it. An output written or removed after its link is no
+// base for a patch.
+TEST_F(IncrementalTest, TheSpareIsWrittenOnlyWhenNothingElseSeesIt) {
+  auto written = [&] {
+    auto lines = logLines("incremental: \"patched");
+    if (lines.empty())
+      return std::string("none");
+    const std::string &l = lines.back();
+    size_t at = l.find("write=") + 6;
+    return l.substr(at, l.find(' ', at) - at);
+  };
+  linkAndCompare();
+  edit("+ 11 +", "+ 13 +");
+  linkAndCompare(); // no spare yet: a copy
+  EXPECT_EQ(written(), "copy");
+  edit("+ 13 +", "+ 15 +");
+  linkAndCompare(); // LLD's output (no other name, unused) is the spare
+  EXPECT_EQ(written(), "spare");
+  edit("+ 15 +", "+ 17 +");
+  linkAndCompare();
+  EXPECT_EQ(written(), "spare");
+  EXPECT_EQ(stat("incremental_patches"), 3);
+
+  // A program of the file still runs (ETXTBSY), a descriptor is open on
+  // it, a process maps it with no descriptor left (a loaded library): when
+  // it is the spare, the output is a copy and the held file keeps its
+  // bytes.
+  struct Case {
+    const char *what, *hold, *check;
+  } cases[] = {
+      {"running", "exec ./prog --wait",
+       "cmp /proc/$(cat held.pid)/exe held.bytes"},
+      {"open", "exec 3<prog; exec sleep 60",
+       "cmp /proc/$(cat held.pid)/fd/3 held.bytes"},
+      {"mapped",
+       "exec python3 -c \"import mmap, os, time\n"
+       "f = open('prog', 'rb')\n"
+       "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+       "f.close()\n"
+       "while not os.path.exists('go'): time.sleep(0.02)\n"
+       "same = m[:] == open('held.bytes', 'rb').read()\n"
+       "open('mapped.result', 'w').write('same' if same else 'differs')\n"
+       "time.sleep(60)\"",
+       "touch go && for i in $(seq 250); do test -s mapped.result && break; "
+       "sleep 0.02; done; grep -qx same mapped.result"},
+  };
+  int value = 17;
+  auto nextEdit = [&] {
+    std::string from = "+ " + std::to_string(value) + " +";
+    value += 2;
+    edit(from, "+ " + std::to_string(value) + " +");
+    linkAndCompare();
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    ASSERT_TRUE(exitedZero(run("rm -f held.pid && cp prog held.bytes")));
+    Background held = start(std::string("echo $$ > held.pid; ") + c.hold);
+    ASSERT_TRUE(exitedZero(run("for i in $(seq 100); do test -s held.pid && "
+                               "break; sleep 0.05; done; sleep 0.3")));
+    // The held file is the spare after one relink; the next one would
+    // write it.
+    nextEdit();
+    nextEdit();
+    EXPECT_EQ(written(), "copy");
+    EXPECT_TRUE(exitedZero(run(c.check))) << "the held file was written";
+    kill(held.pid, SIGKILL);
+    wait(held);
+    nextEdit();
+    nextEdit();
+    EXPECT_EQ(written(), "spare") << "once nothing holds it";
+  }
+  EXPECT_EQ(stat("incremental_full_links"), 1) << incrementalLog();
+
+  // One name more for the output: its file changed after the link (its
+  // link count), a full link; the other name keeps its bytes.
+  ASSERT_TRUE(exitedZero(run("ln prog prog.other && cp prog held.bytes")));
+  nextEdit();
+  EXPECT_EQ(stat("output_changed"), 1) << incrementalLog();
+  nextEdit();
+  nextEdit();
+  EXPECT_TRUE(exitedZero(run("cmp prog.other held.bytes")));
+
+  // The output written in place after its link: a full link.
+  long long full = stat("incremental_full_links");
+  ASSERT_TRUE(exitedZero(
+      run("printf X | dd of=prog bs=1 seek=200 conv=notrunc 2>/dev/null")));
+  edit("g = 3", "g = 4");
+  linkAndCompare();
+  EXPECT_EQ(stat("output_changed"), 2) << incrementalLog();
+  EXPECT_EQ(stat("incremental_full_links"), full + 1);
+  // Removed: a full link too.
+  ASSERT_TRUE(exitedZero(run("rm prog")));
+  edit("g = 4", "g = 5");
+  linkAndCompare();
+  EXPECT_EQ(stat("output_changed"), 3) << incrementalLog();
+}
+
+// An output on another file system than the state (/dev/shm): the state
+// keeps a copy of its own, and patches follow it.
+TEST_F(IncrementalTest, AnOutputOnAnotherFileSystemKeepsAStateCopy) {
+  std::string shm = run("mktemp -d /dev/shm/linkd-inc.XXXXXX").out;
+  ASSERT_FALSE(shm.empty());
+  shm.pop_back();
+  atTeardown([this, shm] { run("rm -rf " + shm); });
+  auto linkTo = [&] {
+    ASSERT_TRUE(exitedZero(
+        run("clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+            " -Wl,--linkd-incremental counter.o main.o -o " + shm + "/prog")));
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 -fuse-ld=lld counter.o main.o -o stock")));
+    EXPECT_TRUE(exitedZero(run("cmp stock " + shm + "/prog")));
+  };
+  linkTo();
+  edit("+ 11 +", "+ 13 +");
+  linkTo();
+  edit("+ 13 +", "+ 15 +");
+  linkTo();
+  EXPECT_EQ(stat("incremental_patches"), 2) << incrementalLog();
+  EXPECT_EQ(logLines("write=copy_own_state").size(), 2u);
 }
 
 // gcc's driver, as builds run it: -B with linkd's `ld`, the LTO plugin

@@ -275,6 +275,66 @@ TEST_F(RelinkPatchTest, ASharedObjectReachesItsOwnGlobalsThroughThePlt) {
   expectLldsBytes(r);
 }
 
+// A program of several 1 MiB chunks: the first patch hashes every chunk
+// and returns the hashes; the next patch, given them, hashes only the
+// chunks its edits touch, and both give LLD's build-id. Kept hashes are
+// used only when they hash to the build-id: a stale set is ignored.
+TEST_F(RelinkPatchTest, KeptChunkHashesGiveLldsBuildId) {
+  for (const char *kind : {"sha1", "fast"}) {
+    SCOPED_TRACE(kind);
+    Program p = counterProgram("-O2", std::string("-Wl,--build-id=") + kind);
+    p.files.push_back({"pad.c", "const char pad[3 << 20] = {1};\n"});
+    PatchResult first = patchEdit(p, edited(kCounter, "+ 11 +", "+ 13 +"));
+    expectLldsBytes(first);
+    size_t chunks = (full.size() + (1u << 20) - 1) >> 20;
+    ASSERT_GE(chunks, 4u);
+    ASSERT_EQ(first.chunkHashes.size(), chunks * (kind[0] == 'f' ? 8 : 20));
+    // The next edit, from the patched output (same layout, same map).
+    std::string base = patched, before = read("counter.o");
+    p.files.front().second = edited(kCounter, "+ 11 +", "+ 17 +");
+    ASSERT_TRUE(build(p, "unused.map"));
+    std::string want = read(p.output), after = read("counter.o");
+    auto map = LinkMap::parse(read("old.map"));
+    ASSERT_TRUE(static_cast<bool>(map));
+    auto patchWith = [&](const std::string &output,
+                         const std::vector<uint8_t> &kept) {
+      PatchInputs in;
+      in.oldOutput = llvm::MemoryBufferRef(output, "prog");
+      in.map = &*map;
+      in.objectName = "counter.o";
+      in.oldObject = llvm::MemoryBufferRef(before, "old.o");
+      in.newObject = llvm::MemoryBufferRef(after, "new.o");
+      in.oldChunkHashes = kept;
+      return patchOutput(in);
+    };
+    PatchResult second = patchWith(base, first.chunkHashes);
+    ASSERT_TRUE(second.patched) << second.kind << ": " << second.reason;
+    EXPECT_TRUE(applyEdits(base, second.edits) == want);
+    EXPECT_EQ(second.chunkHashes.size(), first.chunkHashes.size());
+    // A stale set (one hash changed) is not used: every chunk is hashed.
+    std::vector<uint8_t> stale = first.chunkHashes;
+    stale[stale.size() / 2] ^= 1;
+    PatchResult fresh = patchWith(base, stale);
+    ASSERT_TRUE(fresh.patched) << fresh.kind << ": " << fresh.reason;
+    EXPECT_TRUE(applyEdits(base, fresh.edits) == want);
+    EXPECT_EQ(fresh.chunkHashes, second.chunkHashes);
+    // The kept hashes are what the patch uses: with a byte of the padding
+    // changed behind the build-id's back, hashing every chunk finds the id
+    // is no hash of the file, while the kept hashes still give LLD's id.
+    std::string tampered = base;
+    size_t padAt = tampered.find("\1" + std::string(4096, '\0'));
+    ASSERT_NE(padAt, std::string::npos);
+    size_t at = padAt + (3u << 19); // mid-pad: a chunk no edit touches
+    tampered[at] = 7;
+    EXPECT_EQ(patchWith(tampered, {}).kind, "build_id");
+    PatchResult kept = patchWith(tampered, first.chunkHashes);
+    ASSERT_TRUE(kept.patched) << kept.kind << ": " << kept.reason;
+    std::string out = applyEdits(tampered, kept.edits);
+    out[at] = 0;
+    EXPECT_TRUE(out == want) << "the build-id differs from LLD's";
+  }
+}
+
 TEST_F(RelinkPatchTest, EachReasonForAFullLink) {
   // A section that changes size moves what follows it.
   PatchResult grown =
