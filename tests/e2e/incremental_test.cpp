@@ -94,10 +94,11 @@ TEST_F(IncrementalTest, AChangedConstantIsPatchedAndIsStockLldsLink) {
   linkAndCompare();
   EXPECT_EQ(stat("incremental_patches"), 1);
   EXPECT_GT(stat("incremental_patch_micros"), 0);
-  // The state follows the patch: the next edit patches the patched output.
+  // The state follows the patch: the next edit patches the patched output,
+  // from a PATH of another length (a variable LLD never reads).
   edit("g = 3", "g = 8");
-  linkAndCompare();
-  EXPECT_EQ(stat("incremental_patches"), 2);
+  linkAndCompare("", "PATH=/usr/local/bin:$PATH ");
+  EXPECT_EQ(stat("incremental_patches"), 2) << incrementalLog();
   EXPECT_EQ(stat("incremental_full_links"), 1);
   auto lines = logLines("incremental: \"patched objects=1");
   EXPECT_EQ(lines.size(), 2u);
