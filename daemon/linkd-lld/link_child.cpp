@@ -270,7 +270,10 @@ void runTool(const v1::LinkRequest &req, const LinkChannels &ch,
   auto flavor = static_cast<Flavor>(req.flavor());
   if (flavor == Flavor::Rewrite || isArchiver(flavor))
     becomeOtherTool(req, flavor);
-  if (flavor == Flavor::Elf && !req.incremental_plan().state_dir().empty())
+  // Only a local link keeps an incremental state: a sandboxed one (a farm
+  // node's, a kernel link's) writes nowhere but its scratch directory.
+  if (flavor == Flavor::Elf && !req.incremental_plan().state_dir().empty() &&
+      ch.sandboxFd < 0)
     runIncrementalLinkAndExit(req, lldInvocation(req, ch, records));
   runLldAndExit(lldInvocation(req, ch, records));
 }

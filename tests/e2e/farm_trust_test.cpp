@@ -128,6 +128,13 @@ TEST_F(FarmTrustTest, TheNodeRefusesEveryFieldOnlyALocalDaemonMaySet) {
     std::string extra;
   } cases[] = {
       {"rewrite_plan", plan},
+      // An incremental state in a directory of the node's: the link child
+      // would keep (and later read) the state, the output and the objects
+      // there, outside the sandbox.
+      {"incremental_plan", "\"incrementalPlan\": {\"stateDir\": \"" +
+                               path("plan") + "\", \"resultFile\": \"" +
+                               path("plan/result") + "\"}"},
+      {"incremental", "\"incremental\": true"},
       {"rewrite_spec", "\"rewriteSpec\": \"" + path("spec") + "\""},
       {"stdin_data", "\"stdinData\": \"aGVsbG8=\""},
       {"no_cache", "\"noCache\": true"},

@@ -344,6 +344,44 @@ TEST_F(IncrementalTest, AnOutputOnAnotherFileSystemKeepsAStateCopy) {
   EXPECT_EQ(logLines("write=copy_own_state").size(), 2u);
 }
 
+// The state directory, the result file and verify mode are the daemon's
+// to choose: a client that sends a plan of its own (or a rewrite plan) is
+// refused before anything runs, and the daemon keeps serving.
+TEST_F(IncrementalTest, AClientsOwnPlanIsRefused) {
+  linkAndCompare(); // the daemon runs
+  ASSERT_TRUE(exitedZero(run("mkdir -p planted")));
+  auto request = [&](const std::string &extra) {
+    return R"({"protocolVersion": 1, "flavor": "FLAVOR_ELF", "argv": ["ld.lld",
+        "-e", "main", "counter.o", "main.o", "-o", "out"], "cwd": ")" +
+           path("") + "\", \"incremental\": true, " + extra + "}";
+  };
+  struct Case {
+    const char *what;
+    std::string extra;
+  } cases[] = {
+      {"incremental_plan is the daemon's to set",
+       "\"incrementalPlan\": {\"stateDir\": \"" + path("planted") +
+           "\", \"resultFile\": \"" + path("planted/result") + "\"}"},
+      {"rewrite_plan is the daemon's to set",
+       "\"rewritePlan\": {\"match\": \"*\", \"dir\": \"" + path("planted") +
+           "\"}"},
+  };
+  for (const Case &c : cases) {
+    writeFile("request.json", request(c.extra));
+    RunResult r =
+        run(binPath("farm_peer") + " local " + socketPath + " request.json");
+    EXPECT_EQ(r.out, std::string("error=") + c.what + "\n") << describe(r);
+  }
+  EXPECT_EQ(run("ls -A planted").out, "") << "a plan of the client's ran";
+  EXPECT_FALSE(exists("out"));
+  // The same request without a plan is a link like any other.
+  writeFile("request.json", request("\"umask\": 18"));
+  RunResult r =
+      run(binPath("farm_peer") + " local " + socketPath + " request.json");
+  EXPECT_EQ(r.out, "exit=1\n") << describe(r); // no libc: main's printf
+  EXPECT_EQ(stat("incremental_links"), 2);
+}
+
 // gcc's driver, as builds run it: -B with linkd's `ld`, the LTO plugin
 // options gcc passes by default (a temporary resolution file each time).
 TEST_F(IncrementalTest, GccDriverPatchesToo) {

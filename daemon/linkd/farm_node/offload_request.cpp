@@ -40,6 +40,11 @@ std::string checkFlavorAndShape(const v1::LinkRequest &req) {
 std::string checkLocalOnly(const v1::LinkRequest &req) {
   if (req.has_rewrite_plan() || req.more_rewrite_plans_size() > 0)
     return "rewrite_plan is the daemon's to set, never a farm client's";
+  if (req.has_incremental_plan())
+    return "incremental_plan is the daemon's to set, never a farm client's";
+  if (req.incremental())
+    return "incremental links keep their state where they run; they are "
+           "not offloaded";
   if (!req.rewrite_spec().empty() || req.more_rewrite_specs_size() > 0)
     return "rewrite_spec names a file of the client; links with link-time "
            "rewriting are not offloaded";

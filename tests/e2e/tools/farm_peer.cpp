@@ -34,6 +34,11 @@
 //   farm_peer info TARGET
 //       One Linkd.Info call to a local daemon (e.g. unix:/path/linkd.sock),
 //       as whoever runs it; prints `status=CODE message`.
+//   farm_peer local SOCKET REQUEST.json
+//       A thin client of a local daemon, on its framed wire
+//       (lib/wire/link_wire.h): sends the LinkRequest read from REQUEST.json
+//       as it is, prints `error=MESSAGE` for a refusal or `exit=CODE` when
+//       the link is done.
 //   farm_peer fake-node PORT MODE
 //       A farm node on 127.0.0.1:PORT (plaintext) that runs nothing and
 //       answers every link with one output and exit status 0. MODE says
@@ -41,11 +46,15 @@
 //       output, mode 04755), `path:REL` (cwd/REL). Runs until killed.
 #include "linkd/v1/farm.grpc.pb.h"
 #include "linkd/v1/linkd.grpc.pb.h"
+#include "wire/link_wire.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <openssl/sha.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -313,6 +322,43 @@ int info(const std::string &target) {
 
 } // namespace
 
+int local(const std::string &socketPath, const std::string &requestFile) {
+  v1::LinkRequest req;
+  auto st =
+      google::protobuf::util::JsonStringToMessage(slurp(requestFile), &req);
+  if (!st.ok()) {
+    std::fprintf(stderr, "farm_peer: %s: %s\n", requestFile.c_str(),
+                 std::string(st.message()).c_str());
+    return 2;
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  socketPath.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+  if (fd < 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+      !linkd::wire::sendRequest(fd, req)) {
+    std::perror("farm_peer: connect");
+    return 2;
+  }
+  for (;;) {
+    v1::LinkReply reply;
+    std::string error;
+    if (!linkd::wire::readReply(fd, 60000, reply, error)) {
+      std::printf("hangup\n");
+      return 0;
+    }
+    if (!error.empty()) {
+      std::printf("error=%s\n", error.c_str());
+      return 0;
+    }
+    if (reply.has_done()) {
+      std::printf("exit=%d\n", reply.done().exit_code());
+      return 0;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
   if ((cmd == "offload" || cmd == "stall" || cmd == "trickle" ||
@@ -328,6 +374,8 @@ int main(int argc, char **argv) {
   }
   if (cmd == "facts" && argc == 5)
     return facts(argv[2], argv[3], std::atol(argv[4]));
+  if (cmd == "local" && argc == 4)
+    return local(argv[2], argv[3]);
   if (cmd == "info" && argc == 3)
     return info(argv[2]);
   if (cmd == "fake-node" && argc == 4)
