@@ -8,7 +8,7 @@
 // way to a full link, and hostile maps and outputs.
 #include "incremental/link_map.h"
 #include "incremental/patcher.h"
-#include "util/files.h"
+#include "scratch_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -107,25 +107,8 @@ std::string edited(std::string from, const std::string &what,
   return from;
 }
 
-class RelinkPatchTest : public ::testing::Test {
+class RelinkPatchTest : public ScratchDirTest {
 protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/linkd-patch-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir = tmpl;
-  }
-  void TearDown() override { removeTree(dir); }
-
-  int sh(const std::string &cmd) {
-    return std::system(("cd " + dir + " && " + cmd).c_str());
-  }
-  void write(const std::string &name, const std::string &text) {
-    std::ofstream(dir + "/" + name) << text;
-  }
-  std::string read(const std::string &name) {
-    return readFile(dir + "/" + name).value_or("");
-  }
-
   struct Program {
     std::string compiler = "clang-19";
     std::string flags = "-O2";
@@ -218,7 +201,6 @@ protected:
     return p;
   }
 
-  std::string dir;
   std::string full;    // LLD's full link of the new inputs
   std::string patched; // the previous output with the patch's edits
 };

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "incremental/padding.h"
+
+#include "incremental/elf_object.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <map>
+
+namespace linkd::incremental {
+
+using namespace llvm;
+
+namespace {
+
+Error fail(MemoryBufferRef object, const Twine &why) {
+  return createStringError(inconvertibleErrorCode(),
+                           object.getBufferIdentifier() + ": " + why);
+}
+
+// Whether padding section `i` keeps what the section means to LLD.
+bool paddable(const ElfObject &o, size_t i,
+              const std::map<std::string, int> &names) {
+  const ELFT::Shdr &s = o.sections[i];
+  const std::string &name = o.names[i];
+  return (s.sh_flags & ELF::SHF_ALLOC) && s.sh_type == ELF::SHT_PROGBITS &&
+         !(s.sh_flags & (ELF::SHF_MERGE | ELF::SHF_STRINGS)) &&
+         name != ".eh_frame" && !name.empty() && names.at(name) == 1;
+}
+
+Expected<ElfObject> readObject(MemoryBufferRef object) {
+  if (std::string why = notAnX8664Object(object); !why.empty())
+    return createStringError(inconvertibleErrorCode(), why);
+  return readElfObject(object);
+}
+
+std::map<std::string, int> nameCounts(const ElfObject &o) {
+  std::map<std::string, int> n;
+  for (const std::string &name : o.names)
+    ++n[name];
+  return n;
+}
+
+} // namespace
+
+Expected<std::vector<Slot>> slotsOf(MemoryBufferRef object,
+                                    const SlackPolicy &policy) {
+  Expected<ElfObject> o = readObject(object);
+  if (!o)
+    return o.takeError();
+  std::map<std::string, int> names = nameCounts(*o);
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < o->sections.size(); ++i)
+    if (paddable(*o, i, names))
+      slots.push_back(
+          Slot{o->names[i], policy.slot(o->sections[i].sh_size,
+                                        o->sections[i].sh_addralign)});
+  return slots;
+}
+
+// The object is laid out again: the ELF header, then each section's bytes
+// in their file order (a padded one followed by its room) at offsets
+// keeping their alignment, then the section headers with the new offsets
+// and sizes. Section indices, symbols and relocations (offsets within
+// their sections) stay as they are.
+Expected<std::string> padObject(MemoryBufferRef object,
+                                const std::vector<Slot> &slots) {
+  Expected<ElfObject> o = readObject(object);
+  if (!o)
+    return o.takeError();
+  std::map<std::string, int> names = nameCounts(*o);
+  std::vector<ELFT::Shdr> headers = o->sections;
+  std::vector<std::string> room(headers.size()); // bytes after each
+  bool padded = false;
+  for (const Slot &slot : slots) {
+    auto at = std::find(o->names.begin(), o->names.end(), slot.section);
+    if (at == o->names.end())
+      return fail(object, "no section " + slot.section + " to pad");
+    size_t i = static_cast<size_t>(at - o->names.begin());
+    if (!paddable(*o, i, names))
+      return fail(object, "section " + slot.section + " cannot be padded");
+    uint64_t size = headers[i].sh_size;
+    if (size > slot.size)
+      return fail(object, "section " + slot.section + " (" + Twine(size) +
+                              " bytes) outgrew its slot (" + Twine(slot.size) +
+                              " bytes)");
+    // Code is padded with int3: a jump into the room traps.
+    char fill = (headers[i].sh_flags & ELF::SHF_EXECINSTR) ? '\xcc' : 0;
+    room[i].assign(slot.size - size, fill);
+    headers[i].sh_size = slot.size;
+    padded = padded || slot.size != size;
+  }
+  if (!padded)
+    return object.getBuffer().str();
+  StringRef in = object.getBuffer();
+  if (o->file.getHeader().e_phnum != 0)
+    return fail(object, "a relocatable object with program headers");
+  std::string out(in.substr(0, sizeof(ELFT::Ehdr)));
+  std::vector<size_t> order;
+  for (size_t i = 1; i < headers.size(); ++i)
+    if (o->sections[i].sh_type != ELF::SHT_NOBITS)
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(o->sections[a].sh_offset, a) <
+           std::pair(o->sections[b].sh_offset, b);
+  });
+  for (size_t i : order) {
+    const ELFT::Shdr &old = o->sections[i];
+    uint64_t align = std::max<uint64_t>(old.sh_addralign, 1);
+    if (align > (uint64_t{1} << 16))
+      return fail(object, "section " + o->names[i] + " has an alignment of " +
+                              Twine(align));
+    out.resize(alignTo(out.size(), align), '\0');
+    if (old.sh_offset > in.size() || old.sh_size > in.size() - old.sh_offset)
+      return fail(object, "section " + o->names[i] + " lies past the file");
+    headers[i].sh_offset = out.size();
+    out.append(in.substr(old.sh_offset, old.sh_size).str()).append(room[i]);
+  }
+  out.resize(alignTo(out.size(), 8), '\0');
+  uint64_t shoff = out.size();
+  for (const ELFT::Shdr &h : headers)
+    out.append(reinterpret_cast<const char *>(&h), sizeof(h));
+  ELFT::Ehdr ehdr = o->file.getHeader();
+  ehdr.e_ehsize = sizeof(ELFT::Ehdr);
+  ehdr.e_shoff = shoff;
+  std::memcpy(out.data(), &ehdr, sizeof(ehdr));
+  return out;
+}
+
+} // namespace linkd::incremental

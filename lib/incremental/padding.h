@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// Incremental relinks, the room a first link leaves (docs/design.md,
+// "Incremental relinks", step 1): an object whose sections are padded to
+// slots, so that a later version of it whose code or data grew still fits
+// the place LLD gave the first one. LLD links the padded objects as it
+// links any; the patch of a later version pads it to the same slots, and
+// the oracle is LLD's link of those padded inputs.
+//
+// Only sections a patch may write and a padding cannot change the meaning
+// of get a slot: allocated sections with bytes (code gets int3, data
+// zeros), each the only section of its name in the object. Mergeable
+// sections (LLD splits them into pieces), .eh_frame (LLD parses its
+// records), notes and uninitialised data keep their size.
+#pragma once
+
+#include "incremental/relink_check.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linkd::incremental {
+
+struct Slot {
+  std::string section; // its name, unique in the object
+  uint64_t size = 0;   // the padded size
+  bool operator==(const Slot &) const = default;
+};
+
+// The slots `policy` gives the sections of `object` a later edit may grow,
+// in section order.
+llvm::Expected<std::vector<Slot>> slotsOf(llvm::MemoryBufferRef object,
+                                          const SlackPolicy &policy);
+
+// `object` with each section of `slots` grown to its slot: its relocations,
+// symbols and other sections as they were. A section larger than its slot
+// (the object outgrew the room), or a slot naming no such section, is an
+// error naming it.
+llvm::Expected<std::string> padObject(llvm::MemoryBufferRef object,
+                                      const std::vector<Slot> &slots);
+
+} // namespace linkd::incremental

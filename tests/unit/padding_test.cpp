@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+// The padder of an incremental first link against LLD: objects compiled by
+// clang-19 and g++ from C and C++ (COMDAT groups, exceptions, TLS,
+// -ffunction-sections, -g) are padded to their slots; each padded section
+// has its slot's size and keeps its bytes, relocations and symbols; LLD
+// links the padded objects into a program that prints what the original
+// prints. A later version whose code grew fits the first version's slots;
+// one that grew past them is refused by name.
+#include "incremental/elf_object.h"
+#include "incremental/padding.h"
+#include "scratch_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace linkd::incremental {
+namespace {
+
+const std::string kCounter = R"(
+#include <stdio.h>
+int g = 3;
+static int counter;
+__thread int tcount;
+static const char *names[] = {"alpha", "beta", "gamma"};
+int step(int x) {
+  counter += x;
+  ++tcount;
+  return x * 7 + g + 11 + (int)names[x % 3][0];
+}
+void show(void) { printf("%s %d %d\n", names[counter % 3], counter, tcount); }
+)";
+
+const std::string kCxx = R"(
+#include <stdexcept>
+#include <string>
+template <class T> T twice(T v) { return v + v; }
+inline int shared(int x) { return x * 5; }
+extern "C" int measure(int n) {
+  try {
+    if (n > 100)
+      throw std::runtime_error("too big: " + std::to_string(n));
+    return twice(n) + shared(n);
+  } catch (const std::exception &e) {
+    return -static_cast<int>(std::string(e.what()).size());
+  }
+}
+)";
+
+const std::string kMain = R"(
+#include <stdio.h>
+int step(int);
+void show(void);
+int measure(int);
+int main(void) {
+  int sum = 1000;
+  for (int i = 0; i < 4; ++i)
+    sum += step(i);
+  printf("%d %d %d\n", sum, measure(7), measure(1000));
+  show();
+  return 0;
+}
+)";
+
+class PaddingTest : public ScratchDirTest {
+protected:
+  // Pads `object` to `slots` into `out`; the error's text, or "".
+  std::string pad(const std::string &object, const std::vector<Slot> &slots,
+                  const std::string &out) {
+    std::string bytes = read(object);
+    auto padded = padObject(llvm::MemoryBufferRef(bytes, object), slots);
+    if (!padded)
+      return llvm::toString(padded.takeError());
+    write(out, *padded);
+    return "";
+  }
+
+  std::vector<Slot> slots(const std::string &object,
+                          const SlackPolicy &policy) {
+    std::string bytes = read(object);
+    auto s = slotsOf(llvm::MemoryBufferRef(bytes, object), policy);
+    EXPECT_TRUE(static_cast<bool>(s)) << llvm::toString(s.takeError());
+    return s ? *s : std::vector<Slot>{};
+  }
+
+  // What LLD sees of an object besides its sections' sizes: every symbol
+  // (name, info, section name, value, size), every relocation by section.
+  using Shape =
+      std::tuple<std::vector<std::tuple<std::string, uint8_t, std::string,
+                                        uint64_t, uint64_t>>,
+                 std::map<std::string, std::vector<uint8_t>>>;
+  Shape shape(const std::string &object) {
+    std::string bytes = read(object);
+    auto o = readElfObject(llvm::MemoryBufferRef(bytes, object));
+    EXPECT_TRUE(static_cast<bool>(o));
+    Shape s;
+    if (!o) {
+      llvm::consumeError(o.takeError());
+      return s;
+    }
+    for (const auto &sym : o->symbols)
+      std::get<0>(s).emplace_back(
+          symbolName(*o, sym), sym.st_info,
+          sym.st_shndx < o->names.size() ? o->names[sym.st_shndx] : "",
+          sym.st_value, sym.st_size);
+    for (size_t i = 0; i < o->sections.size(); ++i)
+      if (!o->relocBytes[i].empty())
+        std::get<1>(s)[o->names[i]].assign(o->relocBytes[i].begin(),
+                                           o->relocBytes[i].end());
+    return s;
+  }
+
+  // Section name -> (size, bytes).
+  std::map<std::string, std::pair<uint64_t, std::string>>
+  sections(const std::string &object) {
+    std::string bytes = read(object);
+    auto o = readElfObject(llvm::MemoryBufferRef(bytes, object));
+    std::map<std::string, std::pair<uint64_t, std::string>> m;
+    if (!o) {
+      llvm::consumeError(o.takeError());
+      return m;
+    }
+    for (size_t i = 0; i < o->sections.size(); ++i)
+      m[o->names[i]] = {
+          o->sections[i].sh_size,
+          std::string(reinterpret_cast<const char *>(o->contents[i].data()),
+                      o->contents[i].size())};
+    return m;
+  }
+
+  std::string dir;
+};
+
+TEST_F(PaddingTest, PaddedObjectsLinkAndRunAsTheirOriginals) {
+  write("counter.c", kCounter);
+  write("measure.cpp", kCxx);
+  write("main.c", kMain);
+  const SlackPolicy policy{25, 64};
+  for (const char *flags :
+       {"-O2", "-O2 -g", "-O1 -ffunction-sections -fdata-sections", "-O0"}) {
+    SCOPED_TRACE(flags);
+    std::string f = flags;
+    ASSERT_EQ(sh("clang-19 " + f + " -c counter.c main.c && clang++-19 " + f +
+                 " -c measure.cpp"),
+              0);
+    ASSERT_EQ(sh("clang++-19 -fuse-ld=lld counter.o measure.o main.o -o "
+                 "plain && ./plain > plain.out"),
+              0);
+    for (const char *obj : {"counter.o", "measure.o", "main.o"}) {
+      std::vector<Slot> s = slots(obj, policy);
+      ASSERT_FALSE(s.empty()) << obj;
+      std::string out = std::string("padded-") + obj;
+      ASSERT_EQ(pad(obj, s, out), "") << obj;
+      EXPECT_TRUE(shape(obj) == shape(out)) << obj
+                                            << ": symbols or "
+                                               "relocations changed";
+      auto before = sections(obj), after = sections(out);
+      EXPECT_EQ(before.size(), after.size()) << obj;
+      for (const Slot &slot : s) {
+        SCOPED_TRACE(std::string(obj) + " " + slot.section);
+        const auto &[size, bytes] = before[slot.section];
+        EXPECT_GE(slot.size, size + size / 4 + 64);
+        EXPECT_EQ(after[slot.section].first, slot.size);
+        EXPECT_TRUE(after[slot.section].second.substr(0, bytes.size()) ==
+                    bytes);
+      }
+      // Everything without a slot keeps its size and bytes.
+      for (const auto &[name, sec] : before)
+        if (std::none_of(s.begin(), s.end(),
+                         [&](const Slot &x) { return x.section == name; }))
+          EXPECT_TRUE(after[name] == sec) << obj << " " << name;
+    }
+    EXPECT_EQ(sh("clang++-19 -fuse-ld=lld padded-counter.o padded-measure.o "
+                 "padded-main.o -o padded && ./padded > padded.out && cmp "
+                 "plain.out padded.out"),
+              0)
+        << read("padded.out");
+  }
+  EXPECT_NE(read("plain.out").find("1493 49 -13\nalpha 6 4"), std::string::npos)
+      << read("plain.out");
+}
+
+// The next version of an object pads to the first one's slots: the same
+// section sizes, so LLD places every section where it placed the first.
+TEST_F(PaddingTest, AGrownEditFitsTheFirstSlotsAndOneTooBigIsNamed) {
+  write("counter.c", kCounter);
+  write("main.c", "int measure(int n) { return n; }\n" + kMain);
+  ASSERT_EQ(sh("clang-19 -O2 -c main.c -o main.o && clang-19 -O2 -c "
+               "counter.c -o counter.o"),
+            0);
+  std::vector<Slot> first = slots("counter.o", SlackPolicy{25, 64});
+  ASSERT_EQ(pad("counter.o", first, "counter.padded.o"), "");
+  // A new statement: the code grows by some bytes.
+  std::string grown = kCounter;
+  grown.replace(grown.find("  ++tcount;"), 11,
+                "  ++tcount;\n  if (x == 2)\n    g += x * x;");
+  write("counter.c", grown);
+  ASSERT_EQ(sh("clang-19 -O2 -c counter.c -o grown.o"), 0);
+  auto plain = sections("counter.o"), bigger = sections("grown.o");
+  ASSERT_GT(bigger[".text"].first, plain[".text"].first) << "no growth";
+  ASSERT_EQ(pad("grown.o", first, "grown.padded.o"), "");
+  auto a = sections("counter.padded.o"), b = sections("grown.padded.o");
+  for (const Slot &slot : first)
+    EXPECT_EQ(a[slot.section].first, b[slot.section].first) << slot.section;
+  ASSERT_EQ(sh("clang-19 -fuse-ld=lld grown.padded.o main.o -o grown && "
+               "./grown > grown.out && clang-19 -fuse-ld=lld grown.o main.o "
+               "-o want && ./want > want.out && cmp grown.out want.out"),
+            0);
+
+  // Past the slot: refused, naming the object and the section.
+  std::string huge = kCounter;
+  std::string body;
+  for (int i = 0; i < 200; ++i)
+    body += "  if (x == " + std::to_string(i) +
+            ") g += " + std::to_string(i * 7) + ";\n";
+  huge.replace(huge.find("  ++tcount;"), 11, "  ++tcount;\n" + body);
+  write("counter.c", huge);
+  ASSERT_EQ(sh("clang-19 -O0 -c counter.c -o huge.o"), 0);
+  std::string e = pad("huge.o", first, "huge.padded.o");
+  EXPECT_NE(e.find("huge.o: section .text ("), std::string::npos) << e;
+  EXPECT_NE(e.find("outgrew its slot"), std::string::npos) << e;
+}
+
+TEST_F(PaddingTest, WhatCannotBePaddedIsAnError) {
+  write("counter.c", kCounter);
+  ASSERT_EQ(sh("clang-19 -O2 -c counter.c"), 0);
+  std::vector<Slot> s = slots("counter.o", SlackPolicy{25, 64});
+  // Mergeable strings, .eh_frame and .bss keep their size: never a slot.
+  for (const Slot &slot : s) {
+    EXPECT_NE(slot.section.rfind(".rodata.str", 0), 0u) << slot.section;
+    EXPECT_NE(slot.section, ".eh_frame");
+    EXPECT_NE(slot.section, ".bss");
+    EXPECT_NE(slot.section, ".tbss");
+  }
+  EXPECT_NE(pad("counter.o", {{".nothing", 64}}, "x.o")
+                .find("no section "
+                      ".nothing"),
+            std::string::npos);
+  EXPECT_NE(
+      pad("counter.o", {{".eh_frame", 4096}}, "x.o").find("cannot be padded"),
+      std::string::npos);
+  write("junk.o", std::string("\x7f"
+                              "ELF garbage",
+                              12));
+  EXPECT_FALSE(pad("junk.o", {}, "x.o").empty());
+  // No slack: the slots are the sizes, and the padded object is the same.
+  std::vector<Slot> none = slots("counter.o", SlackPolicy{});
+  ASSERT_EQ(pad("counter.o", none, "same.o"), "");
+  EXPECT_EQ(read("same.o"), read("counter.o"));
+}
+
+// Hostile objects: random bytes changed in a real one. The padder refuses
+// or pads; whatever it writes is an object LLVM reads again, never a
+// crash (the sanitizer build runs this too).
+TEST_F(PaddingTest, MutatedObjectsNeverCrash) {
+  write("counter.c", kCounter);
+  ASSERT_EQ(sh("clang-19 -O2 -g -c counter.c"), 0);
+  const std::string original = read("counter.o");
+  std::vector<Slot> s = slots("counter.o", SlackPolicy{25, 64});
+  std::mt19937 rng(20261207);
+  int padded = 0, refused = 0;
+  for (int i = 0; i < 500; ++i) {
+    std::string bytes = original;
+    int changes = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < changes; ++c) {
+      // Mostly the headers (where the offsets and sizes are).
+      size_t at = rng() % 2 ? rng() % 64
+                            : (rng() % 2 ? bytes.size() - 1 - rng() % 1024
+                                         : rng() % bytes.size());
+      bytes[at] = static_cast<char>(rng());
+    }
+    llvm::MemoryBufferRef ref(bytes, "mutated.o");
+    auto out = padObject(ref, s);
+    if (!out) {
+      llvm::consumeError(out.takeError());
+      ++refused;
+      continue;
+    }
+    ++padded;
+    auto again = readElfObject(llvm::MemoryBufferRef(*out, "padded.o"));
+    if (!again)
+      llvm::consumeError(again.takeError());
+    auto slotted = slotsOf(ref, SlackPolicy{10, 8});
+    if (!slotted)
+      llvm::consumeError(slotted.takeError());
+  }
+  std::printf("[ mutated  ] %d padded, %d refused\n", padded, refused);
+  EXPECT_GT(padded + refused, 0);
+}
+
+} // namespace
+} // namespace linkd::incremental
