@@ -21,7 +21,9 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -112,6 +114,11 @@ bool ignored(const char *p) {
   return gIgnoredLen && std::strncmp(p, gIgnored, gIgnoredLen) == 0;
 }
 
+// keepMissingProbes: the paths probed and not found, kept in the process
+// too (under gBufMu).
+bool gKeepMissing = false;
+std::vector<std::string> gMissing;
+
 // kind, absolute path(s), NUL after each path; into the buffer whole.
 void record(char kind, const char *path, const char *path2 = nullptr) {
   char buf[4096];
@@ -148,6 +155,8 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
   int saved = errno;
   {
     BufLock lock;
+    if (gKeepMissing && kind == 'M')
+      gMissing.emplace_back(buf + 1);
     if (gUnbuffered) {
       writeRecords(buf, n);
     } else {
@@ -372,6 +381,18 @@ void ignoreAccessesUnder(const std::string &dir) {
   gIgnored[dir.size()] = '/';
   gIgnored[dir.size() + 1] = '\0';
   gIgnoredLen = dir.size() + 1;
+}
+
+void keepMissingProbes() {
+  BufLock lock;
+  gKeepMissing = true;
+}
+
+std::optional<std::vector<std::string>> takeMissingProbes() {
+  if (!recording())
+    return std::nullopt;
+  BufLock lock;
+  return std::exchange(gMissing, {});
 }
 
 void recordText(char kind, std::string_view text) {

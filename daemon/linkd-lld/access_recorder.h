@@ -34,8 +34,10 @@
 //   A  the audit's state record of the output (text instead of a path)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace linkd {
 
@@ -69,6 +71,15 @@ std::string redirectReads(const std::string &original,
 // and dependency file there) is linkd's, neither input nor output of the
 // link (incremental_link.h).
 void ignoreAccessesUnder(const std::string &dir);
+
+// From now on, the paths this process probes and does not find (the `M`
+// records) are also kept in it, for takeMissingProbes: the incremental
+// relink's manifest (a file appearing at one of them, say a library in an
+// earlier -L directory, would change the link).
+void keepMissingProbes();
+// Those paths, in the order probed (the kept list is emptied); nullopt when
+// nothing is recorded in this process.
+std::optional<std::vector<std::string>> takeMissingProbes();
 
 // Runs `hook(status)` once, on the process's way out, before the last
 // records are written (the audit's state record, state_record_child.h).

@@ -162,6 +162,9 @@ struct Manifest {
   // The state's output and spare (see IncrementalLink::publish), as last
   // left: a file whose identity differs is not used.
   std::optional<Identity> output, spare;
+  // The paths the last link looked for and did not find (a library in an
+  // earlier -L directory): one that exists now changes the link.
+  std::vector<std::string> probes;
 };
 
 std::vector<std::string> headOf(const v1::LinkRequest &req) {
@@ -207,6 +210,8 @@ std::string formatManifest(const Manifest &m) {
   for (const Manifest::Input &in : m.inputs)
     out += "input\t" + in.path + "\t" + formatIdentity(in.id) + "\t" +
            (in.copy.empty() ? "-" : in.copy) + "\n";
+  for (const std::string &p : m.probes)
+    out += "probe\t" + p + "\n";
   if (m.output)
     out += "output\t" + formatIdentity(*m.output) + "\n";
   if (m.spare)
@@ -240,6 +245,8 @@ std::optional<Manifest> parseManifest(const std::string &text) {
         return std::nullopt;
       i.copy = f[7] == "-" ? "" : f[7].str();
       m.inputs.push_back(std::move(i));
+    } else if (f[0] == "probe" && f.size() == 2) {
+      m.probes.push_back(f[1].str());
     } else if ((f[0] == "output" || f[0] == "spare") && f.size() == 6) {
       Identity id;
       if (!parseIdentity(llvm::ArrayRef(f).slice(1), id))
@@ -489,6 +496,11 @@ std::string IncrementalLink::changedObjects(
   if (!m->quiet)
     return "diagnostics\tthe last link printed diagnostics (a patch would "
            "not repeat them)";
+  struct stat st{};
+  for (const std::string &p : m->probes)
+    if (lstat(p.c_str(), &st) == 0)
+      return "input_changed\t" + p +
+             " exists now (the last link looked for it and found nothing)";
   for (const Manifest::Input &in : m->inputs) {
     std::optional<Identity> now = identityOf(in.path);
     if (!now)
@@ -585,6 +597,15 @@ std::string IncrementalLink::keepState(bool quiet) {
   m.head = headOf(req);
   m.quiet = quiet;
   m.linkMicros = micros();
+  std::optional<std::vector<std::string>> probes = takeMissingProbes();
+  if (!probes)
+    return "the link's file accesses were not recorded";
+  // The output and LLD's temporaries beside it are the link's own.
+  std::string absOutput = output[0] == '/' ? output : req.cwd() + "/" + output;
+  for (std::string &p : *probes)
+    if (p != absOutput && !llvm::StringRef(p).starts_with(absOutput + ".tmp") &&
+        std::find(m.probes.begin(), m.probes.end(), p) == m.probes.end())
+      m.probes.push_back(std::move(p));
   size_t n = 0;
   for (const std::string &path : parseDependencies(*deps)) {
     std::optional<Identity> id = identityOf(path);
@@ -750,6 +771,8 @@ int IncrementalLink::fullLink() {
   bool printed = false;
   start = Clock::now();
   startedNs = nowNs();
+  takeMissingProbes(); // only this link's
+  keepMissingProbes();
   int rc = runLldReturning(inv, extra, &printed);
   if (rc == 0)
     if (std::string e = keepState(!printed); !e.empty())

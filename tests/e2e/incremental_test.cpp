@@ -344,6 +344,35 @@ TEST_F(IncrementalTest, AnOutputOnAnotherFileSystemKeepsAStateCopy) {
   EXPECT_EQ(logLines("write=copy_own_state").size(), 2u);
 }
 
+// A library that appears in an earlier -L directory than the one the last
+// link used is what LLD would take now (a vendored zlib before Debian's):
+// the paths the last link looked for and did not find are in the state,
+// and one that exists now ends the patch.
+TEST_F(IncrementalTest, ALibraryAppearingEarlierOnTheSearchPathLinksInFull) {
+  writeFile("main.c",
+            replaceAll(replaceAll(kMain, "  show();",
+                                  "  show();\n  puts(zlibVersion());"),
+                       "int step(int);",
+                       "int step(int);\nconst char *zlibVersion(void);"));
+  writeFile("fake.c",
+            "const char *zlibVersion(void) { return \"vendored\"; }\n");
+  ASSERT_TRUE(
+      exitedZero(run("clang-19 -O2 -g -c main.c fake.c && mkdir -p vendor")));
+  std::string libs = "-Lvendor -lz";
+  linkAndCompare(libs);
+  edit("+ 11 +", "+ 13 +");
+  linkAndCompare(libs);
+  EXPECT_EQ(stat("incremental_patches"), 1) << incrementalLog();
+  // libz.a in the earlier directory: LLD takes it, so the link is full.
+  ASSERT_TRUE(exitedZero(run("ar rcs vendor/libz.a fake.o")));
+  edit("+ 13 +", "+ 15 +");
+  linkAndCompare(libs);
+  EXPECT_EQ(stat("incremental_patches"), 1) << incrementalLog();
+  EXPECT_EQ(logLines("vendor/libz.a exists now").size(), 1u)
+      << incrementalLog();
+  EXPECT_NE(run("./prog").out.find("vendored"), std::string::npos);
+}
+
 // The state directory, the result file and verify mode are the daemon's
 // to choose: a client that sends a plan of its own (or a rewrite plan) is
 // refused before anything runs, and the daemon keeps serving.
