@@ -147,6 +147,16 @@ bool changedSince(const Identity &id, int64_t startedNs) {
   return id.ctimeNs + 10000000LL >= startedNs;
 }
 
+// How long before a link an input's last change must be for its identity
+// to prove it unchanged since: a second write within one tick of the file
+// system's clock leaves the same times. Times with nanoseconds (ext4, xfs,
+// btrfs, tmpfs) tick with the kernel's coarse clock (at most 10 ms): 100
+// ms. Whole seconds (FAT, some network file systems): two seconds.
+int64_t racyWindowNs(const Identity &id) {
+  bool fine = id.mtimeNs % 1000000000LL != 0 || id.ctimeNs % 1000000000LL != 0;
+  return fine ? 100000000LL : 2000000000LL;
+}
+
 // What the last link was, and what it read.
 struct Manifest {
   std::vector<std::string> head; // cwd, args, env, umask: compared whole
@@ -505,9 +515,9 @@ std::string IncrementalLink::changedObjects(
     std::optional<Identity> now = identityOf(in.path);
     if (!now)
       return "input_changed\t" + in.path + " is gone";
-    // Written within two seconds before the manifest: the same identity
-    // may hide a second write (a time stamp's granularity).
-    bool racy = in.id.ctimeNs + 2000000000LL > m->recordedNs;
+    // Written just before the manifest: the same identity may hide a
+    // second write within one tick of the file system's clock.
+    bool racy = in.id.ctimeNs + racyWindowNs(in.id) > m->recordedNs;
     if (*now == in.id && !racy)
       continue;
     if (in.copy.empty())
