@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -475,6 +476,8 @@ private:
   // How publish() wrote the output: over the spare, as a copy of the
   // state's output, or a copy of the state's own (another file system).
   const char *written = "copy";
+  int64_t lldMicros = 0; // a full link: LLD's part of micros()
+  std::string stateNote; // a full link: the state it left, or why none
 };
 
 void IncrementalLink::result(const std::string &line) {
@@ -616,7 +619,7 @@ std::string IncrementalLink::keepState(bool quiet) {
     if (p != absOutput && !llvm::StringRef(p).starts_with(absOutput + ".tmp") &&
         std::find(m.probes.begin(), m.probes.end(), p) == m.probes.end())
       m.probes.push_back(std::move(p));
-  size_t n = 0;
+  size_t copied = 0;
   for (const std::string &path : parseDependencies(*deps)) {
     std::optional<Identity> id = identityOf(path);
     if (!id)
@@ -635,12 +638,26 @@ std::string IncrementalLink::keepState(bool quiet) {
     if (fd >= 0)
       close(fd);
     if (object) {
-      Result<std::string> bytes = readFile(path);
-      if (!bytes)
-        return bytes.error();
-      in.copy = "objects/" + std::to_string(n++) + ".o";
-      if (std::string e = writeOutput(dir + "/" + in.copy, *bytes); !e.empty())
-        return e;
+      // A copy per path. The last link's copy stays when the object is the
+      // same file, unchanged since (its identity, not changed just before
+      // that link): most objects of a full link are.
+      in.copy = "objects/" + hexDigest(path) + ".o";
+      bool same = false;
+      if (last)
+        for (const Manifest::Input &was : last->inputs)
+          same = same ||
+                 (was.path == path && was.copy == in.copy && was.id == *id &&
+                  was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
+                  identityOf(dir + "/" + in.copy));
+      if (!same) {
+        Result<std::string> bytes = readFile(path);
+        if (!bytes)
+          return bytes.error();
+        if (std::string e = writeOutput(dir + "/" + in.copy, *bytes);
+            !e.empty())
+          return e;
+        ++copied;
+      }
     }
     m.inputs.push_back(std::move(in));
   }
@@ -692,7 +709,22 @@ std::string IncrementalLink::keepState(bool quiet) {
         !id || !(*id == in.id))
       return in.path + " changed while its state was kept";
   m.recordedNs = startedNs;
-  return writeOutput(dir + "/manifest", formatManifest(m));
+  if (std::string e = writeOutput(dir + "/manifest", formatManifest(m));
+      !e.empty())
+    return e;
+  // Copies of objects this link did not read go.
+  std::set<std::string> copies;
+  for (const Manifest::Input &in : m.inputs)
+    if (!in.copy.empty())
+      copies.insert(in.copy.substr(8));
+  if (DIR *d = opendir((dir + "/objects").c_str())) {
+    while (dirent *e = readdir(d))
+      if (e->d_name[0] != '.' && !copies.count(e->d_name))
+        unlink((dir + "/objects/" + e->d_name).c_str());
+    closedir(d);
+  }
+  stateNote = "objects_copied=" + std::to_string(copied);
+  return "";
 }
 
 // The state's output is the output itself (a second name, so the state
@@ -784,9 +816,15 @@ int IncrementalLink::fullLink() {
   takeMissingProbes(); // only this link's
   keepMissingProbes();
   int rc = runLldReturning(inv, extra, &printed);
-  if (rc == 0)
-    if (std::string e = keepState(!printed); !e.empty())
+  lldMicros = micros();
+  if (rc == 0) {
+    if (std::string e = keepState(!printed); !e.empty()) {
       unlink((dir + "/manifest").c_str()); // next time: a full link again
+      stateNote = "no_state (" + e + ")";
+    }
+  } else {
+    stateNote = "no_state (LLD failed)";
+  }
   unlink((dir + "/map.new").c_str());
   return rc;
 }
@@ -825,8 +863,9 @@ void IncrementalLink::run() {
   if (!reason.empty()) {
     size_t tab = reason.find('\t');
     int rc = fullLink();
-    result("full kind=" + reason.substr(0, tab) +
-           " reason=" + reason.substr(tab + 1));
+    result("full kind=" + reason.substr(0, tab) + " lld_micros=" +
+           std::to_string(lldMicros) + " micros=" + std::to_string(micros()) +
+           " " + stateNote + " reason=" + reason.substr(tab + 1));
     finish(rc);
   }
   int64_t saved = last ? last->linkMicros : 0;
