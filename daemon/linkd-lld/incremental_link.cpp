@@ -5,6 +5,7 @@
 #include "daemon/linkd-lld/access_recorder.h"
 #include "daemon/linkd-lld/report_sender.h"
 
+#include "incremental/elf_object.h"
 #include "incremental/link_map.h"
 #include "incremental/patcher.h"
 #include "link/flavor.h"
@@ -12,8 +13,10 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/Archive.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -361,6 +364,24 @@ std::string writeEdits(int fd, const std::vector<incremental::Edit> &edits) {
   return "";
 }
 
+// The lines of LLD's map `keep` takes (given what follows the address
+// columns), with the header and the output sections' lines: a big
+// program's map is tens of MB of lines for its archives' members and
+// symbols, and a patch reads the lines of the files it replaces.
+std::string filterMap(llvm::StringRef map,
+                      llvm::function_ref<bool(llvm::StringRef)> keep) {
+  std::string kept;
+  constexpr size_t kHeader = 16 + 1 + 16 + 1 + 8 + 1 + 5 + 1; // link_map.h
+  for (llvm::StringRef text = map; !text.empty();) {
+    auto [line, rest] = text.split('\n');
+    text = rest;
+    llvm::StringRef what = line.size() > kHeader ? line.substr(kHeader) : "";
+    if (kept.empty() || (!what.empty() && what[0] != ' ') || keep(what))
+      kept.append(line.data(), line.size()).push_back('\n');
+  }
+  return kept;
+}
+
 // The edits that made the state's output from its spare, as kept in
 // `spare.edits`: each an offset and a length (8 bytes each, little
 // endian) and the bytes; nullopt if malformed or outside a file of `size`.
@@ -427,6 +448,20 @@ void pruneStates(const std::string &base, const std::string &keep) {
   }
 }
 
+// An object the relink replaces: a plain object, or a member of an archive
+// (`lib.a(member.o)`, as LLD's map names it).
+struct Change {
+  std::string name;    // as the map names it
+  std::string before;  // what the last link read
+  std::string after;   // what this link reads
+  std::string copy;    // objects/N.o for a plain object, "" for a member
+  std::string mapFile; // the state's map lines of its file
+};
+
+bool isArchive(const char *head, size_t n) {
+  return n >= 8 && std::memcmp(head, "!<arch>\n", 8) == 0;
+}
+
 class IncrementalLink {
 public:
   IncrementalLink(const v1::LinkRequest &req, const LldInvocation &inv)
@@ -436,11 +471,18 @@ public:
 
 private:
   // The changed objects (path, copy) or why a patch cannot be tried.
-  std::string
-  changedObjects(std::vector<std::pair<std::string, std::string>> &changed);
+  std::string changedObjects(std::vector<Change> &changed);
+  // The changed members of archive input `in` the last link extracted, or
+  // why the archive's change needs a full link.
+  std::string changedMembers(const Manifest::Input &in,
+                             std::vector<Change> &changed);
   // The patched output, or why not.
-  std::string patch(const std::vector<std::pair<std::string, std::string>> &,
+  std::string patch(const std::vector<Change> &changed,
                     std::vector<incremental::Edit> &edits);
+  // The state's second name of archive `path` (its last version), and its
+  // map lines, as `copy`; "" or why not.
+  std::string keepArchive(const std::string &path, const std::string &copy,
+                          llvm::StringRef map = "");
   // Writes the patched output and turns the state's output and spare
   // around (`kept`: the state matches it); "" or why nothing was written.
   std::string publish(const std::vector<incremental::Edit> &edits, bool &kept);
@@ -470,7 +512,7 @@ private:
   // When this link began to read its inputs (the wall clock): an input
   // changed after it may not be what the link read, and no state is kept.
   int64_t startedNs = nowNs();
-  std::vector<std::string> changedBytes; // the changed objects, as patched
+  std::vector<std::string> changedArchives; // inputs whose members changed
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
   std::vector<uint8_t> chunkHashes; // behind the patched output's build-id
   // How publish() wrote the output: over the spare, as a copy of the
@@ -495,8 +537,7 @@ void IncrementalLink::finish(int rc) {
   _exit(rc);
 }
 
-std::string IncrementalLink::changedObjects(
-    std::vector<std::pair<std::string, std::string>> &changed) {
+std::string IncrementalLink::changedObjects(std::vector<Change> &changed) {
   Result<std::string> text = readFile(dir + "/manifest");
   if (!text)
     return "new_output\tno state for this output yet";
@@ -523,6 +564,12 @@ std::string IncrementalLink::changedObjects(
     bool racy = in.id.ctimeNs + racyWindowNs(in.id) > m->recordedNs;
     if (*now == in.id && !racy)
       continue;
+    if (in.copy.starts_with("archives/")) {
+      if (std::string why = changedMembers(in, changed); !why.empty())
+        return why;
+      changedArchives.push_back(in.path);
+      continue;
+    }
     if (in.copy.empty())
       return "input_changed\t" + in.path + " changed (not an object)";
     Result<std::string> before = readFile(dir + "/" + in.copy);
@@ -530,14 +577,109 @@ std::string IncrementalLink::changedObjects(
     if (!before || !after)
       return "unreadable\t" + (before ? after.error() : before.error());
     if (*before != *after)
-      changed.emplace_back(in.path, in.copy);
+      changed.push_back(Change{in.path, std::move(*before), std::move(*after),
+                               in.copy, dir + "/map"});
   }
   return "";
 }
 
-std::string IncrementalLink::patch(
-    const std::vector<std::pair<std::string, std::string>> &changed,
-    std::vector<incremental::Edit> &edits) {
+// The members of an archive, by name and content; why not, if it is not
+// one the patch follows (thin, unreadable, two members of one name).
+std::string
+archiveMembers(llvm::StringRef bytes, const std::string &name,
+               std::vector<std::pair<std::string, llvm::StringRef>> &members) {
+  auto archive =
+      llvm::object::Archive::create(llvm::MemoryBufferRef(bytes, name));
+  if (!archive)
+    return name + ": " + toString(archive.takeError());
+  if ((*archive)->isThin())
+    return name + " is a thin archive";
+  llvm::Error err = llvm::Error::success();
+  std::set<std::string> seen;
+  for (const llvm::object::Archive::Child &c : (*archive)->children(err)) {
+    auto memberName = c.getName();
+    auto data = c.getBuffer();
+    if (!memberName || !data) {
+      llvm::consumeError(memberName.takeError());
+      llvm::consumeError(data.takeError());
+      return name + ": a member is unreadable";
+    }
+    if (!seen.insert(memberName->str()).second)
+      return name + " has two members named " + memberName->str();
+    members.emplace_back(memberName->str(), *data);
+  }
+  if (err)
+    return name + ": " + toString(std::move(err));
+  return "";
+}
+
+// What a member not in the link offers it: its defined global symbols.
+std::optional<std::set<std::string>> definitions(llvm::StringRef bytes) {
+  llvm::MemoryBufferRef ref(bytes, "member");
+  if (!incremental::notAnX8664Object(ref).empty())
+    return std::nullopt;
+  auto o = incremental::readElfObject(ref);
+  if (!o) {
+    llvm::consumeError(o.takeError());
+    return std::nullopt;
+  }
+  std::set<std::string> defs;
+  for (const auto &sym : o->symbols)
+    if (sym.getBinding() != llvm::ELF::STB_LOCAL &&
+        sym.st_shndx != llvm::ELF::SHN_UNDEF)
+      defs.insert(incremental::symbolName(*o, sym) + "\t" +
+                  std::to_string(sym.st_info));
+  return defs;
+}
+
+std::string IncrementalLink::changedMembers(const Manifest::Input &in,
+                                            std::vector<Change> &changed) {
+  std::string copy = dir + "/" + in.copy;
+  Result<std::string> before = readFile(copy), after = readFile(in.path);
+  Result<std::string> map = readFile(copy + ".map");
+  if (!before || !after || !map)
+    return "unreadable\t" + (!before  ? before.error()
+                             : !after ? after.error()
+                                      : map.error());
+  std::vector<std::pair<std::string, llvm::StringRef>> old, now;
+  std::string why = archiveMembers(*before, in.path, old);
+  if (why.empty())
+    why = archiveMembers(*after, in.path, now);
+  if (!why.empty())
+    return "input_changed\t" + why;
+  if (old.size() != now.size())
+    return "input_changed\t" + in.path + ": members added or removed";
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i].first != now[i].first)
+      return "input_changed\t" + in.path + ": members renamed or reordered";
+    if (old[i].second == now[i].second)
+      continue;
+    // In the link: a line of the map names it, as `<archive>(<member>)`
+    // with the map's spelling of the archive.
+    std::string member = "(" + old[i].first + "):(";
+    size_t at = map->find(member);
+    std::string name = in.path + "(" + old[i].first + ")";
+    if (at != std::string::npos) {
+      size_t begin = map->rfind("        ", at);
+      if (begin == std::string::npos)
+        return "unreadable\tthe state's map of " + in.path;
+      name = map->substr(begin + 8, at + member.size() - 2 - (begin + 8));
+      changed.push_back(Change{name, old[i].second.str(), now[i].second.str(),
+                               "", copy + ".map"});
+      continue;
+    }
+    // Not in the link: still not, if it defines what it defined (LLD
+    // takes a member for a symbol it defines).
+    auto a = definitions(old[i].second), b = definitions(now[i].second);
+    if (!a || !b || *a != *b)
+      return "input_changed\t" + name +
+             " (not in the last link) defines other symbols";
+  }
+  return "";
+}
+
+std::string IncrementalLink::patch(const std::vector<Change> &changed,
+                                   std::vector<incremental::Edit> &edits) {
   // The state's output is the user's output too (a second name): one
   // written or removed since is no base for a patch.
   std::optional<Identity> now = identityOf(dir + "/output");
@@ -546,13 +688,12 @@ std::string IncrementalLink::patch(
            "last link";
   auto last = llvm::MemoryBuffer::getFile(dir + "/output", /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
-  Result<std::string> mapText = readFile(dir + "/map");
   // The chunk hashes behind the build-id, as the last link left them.
   Result<std::string> chunks = readFile(dir + "/chunks");
   if (chunks)
     chunkHashes.assign(chunks->begin(), chunks->end());
-  if (!last || !mapText)
-    return "unreadable\tthe state's output or map is unreadable";
+  if (!last)
+    return "unreadable\tthe state's output is unreadable";
   lastOutput = std::move(*last);
   llvm::StringRef base = lastOutput->getBuffer();
   // Each object's patch reads the output the ones before it made (its
@@ -561,27 +702,25 @@ std::string IncrementalLink::patch(
   std::map<uint64_t, std::string> all; // by offset; the last build-id wins
   uint64_t bytes = 0, relocations = 0;
   for (size_t k = 0; k < changed.size(); ++k) {
-    const auto &[path, copy] = changed[k];
-    Result<std::string> before = readFile(dir + "/" + copy);
-    Result<std::string> after = readFile(path);
-    if (!before || !after)
-      return "unreadable\t" + (before ? after.error() : before.error());
-    auto map = incremental::LinkMap::parse(*mapText, path);
+    const Change &c = changed[k];
+    Result<std::string> mapText = readFile(c.mapFile);
+    if (!mapText)
+      return "unreadable\tthe state's map: " + mapText.error();
+    auto map = incremental::LinkMap::parse(*mapText, c.name);
     if (!map)
       return "unreadable\tthe state's map: " + toString(map.takeError());
     incremental::PatchInputs in;
     in.oldOutput =
         llvm::MemoryBufferRef(k == 0 ? base : current, "the last output");
     in.map = &*map;
-    in.objectName = path;
-    in.oldObject = llvm::MemoryBufferRef(*before, path + " (last)");
-    in.newObject = llvm::MemoryBufferRef(*after, path);
+    in.objectName = c.name;
+    in.oldObject = llvm::MemoryBufferRef(c.before, c.name + " (last)");
+    in.newObject = llvm::MemoryBufferRef(c.after, c.name);
     in.oldChunkHashes = chunkHashes;
     incremental::PatchResult r = incremental::patchOutput(in);
     if (!r.patched)
-      return r.kind + "\t" + path + ": " + r.reason;
+      return r.kind + "\t" + c.name + ": " + r.reason;
     chunkHashes = std::move(r.chunkHashes);
-    changedBytes.push_back(std::move(*after));
     for (incremental::Edit &e : r.edits)
       all[e.offset] = std::move(e.bytes);
     if (k + 1 < changed.size()) {
@@ -631,12 +770,14 @@ std::string IncrementalLink::keepState(bool quiet) {
     // other input by its identity.
     char head[20] = {};
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool object =
-        fd >= 0 &&
-        read(fd, head, sizeof(head)) == static_cast<ssize_t>(sizeof(head)) &&
-        isX8664Object(std::string(head, sizeof(head)));
+    ssize_t n = fd >= 0 ? read(fd, head, sizeof(head)) : -1;
+    bool object = n == static_cast<ssize_t>(sizeof(head)) &&
+                  isX8664Object(std::string(head, sizeof(head)));
     if (fd >= 0)
       close(fd);
+    // An archive: its last version by a second name (after the map).
+    if (n > 0 && isArchive(head, static_cast<size_t>(n)))
+      in.copy = "archives/" + hexDigest(path) + ".a";
     if (object) {
       // A copy per path. The last link's copy stays when the object is the
       // same file, unchanged since (its identity, not changed just before
@@ -678,30 +819,26 @@ std::string IncrementalLink::keepState(bool quiet) {
   if (rename(next.c_str(), (dir + "/output").c_str()) != 0)
     return dir + "/output: " + std::strerror(errno);
   m.output = identityOf(dir + "/output");
-  // The map as the next patch reads it: the output sections and the
-  // objects' input sections; a big program's map is tens of MB of lines
-  // for its archives' members and symbols.
+  // The map as the next patch reads it: the objects' input sections (an
+  // archive's members' go beside its copy).
   Result<std::string> map = readFile(dir + "/map.new");
   if (!map)
     return map.error();
   std::vector<std::string> prefixes;
   for (const Manifest::Input &in : m.inputs)
-    if (!in.copy.empty())
+    if (in.copy.starts_with("objects/"))
       prefixes.push_back("        " + in.path + ":(");
-  std::string kept;
-  constexpr size_t kHeader = 16 + 1 + 16 + 1 + 8 + 1 + 5 + 1; // link_map.h
-  for (llvm::StringRef text = *map; !text.empty();) {
-    auto [line, rest] = text.split('\n');
-    text = rest;
-    llvm::StringRef what = line.size() > kHeader ? line.substr(kHeader) : "";
-    bool keep = kept.empty() || (!what.empty() && what[0] != ' ');
-    for (size_t i = 0; !keep && i < prefixes.size(); ++i)
-      keep = what.starts_with(prefixes[i]);
-    if (keep)
-      kept.append(line.data(), line.size()).push_back('\n');
-  }
+  std::string kept = filterMap(*map, [&](llvm::StringRef what) {
+    return std::any_of(
+        prefixes.begin(), prefixes.end(),
+        [&](const std::string &p) { return what.starts_with(p); });
+  });
   if (std::string e = writeOutput(dir + "/map", kept); !e.empty())
     return e;
+  for (Manifest::Input &in : m.inputs)
+    if (in.copy.starts_with("archives/") &&
+        !keepArchive(in.path, in.copy, *map).empty())
+      in.copy.clear(); // by its identity only: a change links in full
   // The object copies were taken after the link: an object changed since
   // it began is not what LLD read, and the state would lie.
   for (const Manifest::Input &in : m.inputs)
@@ -712,19 +849,70 @@ std::string IncrementalLink::keepState(bool quiet) {
   if (std::string e = writeOutput(dir + "/manifest", formatManifest(m));
       !e.empty())
     return e;
-  // Copies of objects this link did not read go.
+  // Copies of objects and archives this link did not read go.
   std::set<std::string> copies;
   for (const Manifest::Input &in : m.inputs)
     if (!in.copy.empty())
-      copies.insert(in.copy.substr(8));
-  if (DIR *d = opendir((dir + "/objects").c_str())) {
-    while (dirent *e = readdir(d))
-      if (e->d_name[0] != '.' && !copies.count(e->d_name))
-        unlink((dir + "/objects/" + e->d_name).c_str());
-    closedir(d);
-  }
+      copies.insert(in.copy);
+  for (const char *sub : {"objects", "archives"})
+    if (DIR *d = opendir((dir + "/" + sub).c_str())) {
+      while (dirent *e = readdir(d)) {
+        std::string name = std::string(sub) + "/" + e->d_name;
+        if (e->d_name[0] != '.' && !copies.count(name) &&
+            !(name.ends_with(".map") &&
+              copies.count(name.substr(0, name.size() - 4))))
+          unlink((dir + "/" + name).c_str());
+      }
+      closedir(d);
+    }
   stateNote = "objects_copied=" + std::to_string(copied);
   return "";
+}
+
+// A copy of the archive (the state's last version of it), and, with
+// `map`, the map's lines for its members (with the output sections')
+// beside it. Not a second name: binutils' ar writes an archive that has
+// one in place, and the state's would change with it. A system library
+// (under /usr or /lib) is kept by its identity only: a changed one links
+// in full.
+std::string IncrementalLink::keepArchive(const std::string &path,
+                                         const std::string &copy,
+                                         llvm::StringRef map) {
+  std::string abs = path[0] == '/' ? path : req.cwd() + "/" + path;
+  if (llvm::StringRef(abs).starts_with("/usr/") ||
+      llvm::StringRef(abs).starts_with("/lib"))
+    return "a system library";
+  std::string at = dir + "/" + copy;
+  bool same = false;
+  if (last && !map.empty())
+    for (const Manifest::Input &was : last->inputs)
+      same =
+          same || (was.path == path && was.copy == copy &&
+                   identityOf(path) == std::optional<Identity>(was.id) &&
+                   was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
+                   identityOf(at));
+  if (!same)
+    if (std::string e = writePatchedCopy(path, at, {}); !e.empty()) {
+      unlink(at.c_str());
+      return e;
+    }
+  if (map.empty())
+    return "";
+  // The map spells the archive as LLD found it (`./libfoo.a` for -L.),
+  // the dependency file without dots: lines whose archive is this one.
+  llvm::SmallString<256> want(path);
+  llvm::sys::path::remove_dots(want);
+  std::string kept = filterMap(map, [&](llvm::StringRef what) {
+    llvm::StringRef file = what.drop_front(8).split(":(").first;
+    size_t open = file.rfind('(');
+    if (!what.starts_with("        ") || !file.ends_with(")") ||
+        open == llvm::StringRef::npos)
+      return false;
+    llvm::SmallString<256> archive(file.take_front(open));
+    llvm::sys::path::remove_dots(archive);
+    return archive == want;
+  });
+  return writeOutput(at + ".map", kept);
 }
 
 // The state's output is the output itself (a second name, so the state
@@ -840,7 +1028,8 @@ void IncrementalLink::run() {
   }
   dir = plan.state_dir() + "/" + hexDigest(req.cwd() + '\0' + output);
   if ((mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) ||
-      (mkdir((dir + "/objects").c_str(), 0700) != 0 && errno != EEXIST)) {
+      (mkdir((dir + "/objects").c_str(), 0700) != 0 && errno != EEXIST) ||
+      (mkdir((dir + "/archives").c_str(), 0700) != 0 && errno != EEXIST)) {
     result("full kind=unreadable reason=" + dir + ": " + std::strerror(errno));
     runLldAndExit(inv);
   }
@@ -855,7 +1044,7 @@ void IncrementalLink::run() {
   futimens(lock, nullptr);
   pruneStates(plan.state_dir(), dir);
   child_report::noteTool(); // the patch, or LLD: the tool starts
-  std::vector<std::pair<std::string, std::string>> changed;
+  std::vector<Change> changed;
   std::vector<incremental::Edit> edits;
   std::string reason = changedObjects(changed);
   if (reason.empty())
@@ -901,9 +1090,15 @@ void IncrementalLink::run() {
   m.output = identityOf(dir + "/output");
   m.spare = identityOf(dir + "/spare");
   kept = kept && m.output;
-  for (size_t k = 0; k < changed.size(); ++k)
+  for (const Change &c : changed)
     kept = kept &&
-           writeOutput(dir + "/" + changed[k].second, changedBytes[k]).empty();
+           (c.copy.empty() || writeOutput(dir + "/" + c.copy, c.after).empty());
+  // A changed archive's new version takes the place of the last one (its
+  // members were placed as before: the map lines stay).
+  for (Manifest::Input &in : m.inputs)
+    if (std::find(changedArchives.begin(), changedArchives.end(), in.path) !=
+        changedArchives.end())
+      kept = kept && keepArchive(in.path, in.copy).empty();
   // Each input as it is now; one that changed after this link began may
   // not be what the patch read: no state then.
   for (Manifest::Input &in : m.inputs) {

@@ -344,6 +344,72 @@ TEST_F(IncrementalTest, AnOutputOnAnotherFileSystemKeepsAStateCopy) {
   EXPECT_EQ(logLines("write=copy_own_state").size(), 2u);
 }
 
+// A project's own static library, rebuilt by `ar` after an edit (GNU ar
+// and llvm-ar): the changed member the last link took is patched like an
+// object; a member it did not take may change as long as it defines the
+// same symbols; a new definition or a new member links in full. The
+// library is found by -L. -l, which LLD's map spells `./libcount.a`.
+TEST_F(IncrementalTest, ChangedMembersOfAnArchiveArePatched) {
+  writeFile("other.c", "int other_value(void) { return 41; }\n");
+  ASSERT_TRUE(exitedZero(run(
+      "clang-19 -O2 -g -c other.c && ar rcs libcount.a counter.o other.o")));
+  std::string libs = "-L. -lcount";
+  auto linkLib = [&] {
+    RunResult r = run("clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+                      " -Wl,--linkd-incremental main.o -o prog " + libs);
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 -fuse-ld=lld main.o -o stock " + libs)));
+    EXPECT_TRUE(sameBytes("stock", "prog"));
+    EXPECT_TRUE(exitedZero(run("./prog")));
+  };
+  linkLib();
+  // The member the link took, edited and put back by ar.
+  edit("+ 11 +", "+ 13 +");
+  ASSERT_TRUE(exitedZero(run("ar rcs libcount.a counter.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 1) << incrementalLog();
+  EXPECT_EQ(logLines("incremental: \"patched objects=1").size(), 1u)
+      << incrementalLog();
+  // llvm-ar too, and twice in a row (the state follows).
+  edit("+ 13 +", "+ 15 +");
+  ASSERT_TRUE(exitedZero(run("llvm-ar-19 rcs libcount.a counter.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 2) << incrementalLog();
+  // A member the link did not take, changed with the same definitions:
+  // nothing to write, still LLD's bytes.
+  writeFile("other.c", "int other_value(void) { return 43; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c other.c && ar rcs "
+                             "libcount.a other.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 3) << incrementalLog();
+  // ... and with a new definition: LLD might take it now.
+  writeFile("other.c", "int other_value(void) { return 43; }\n"
+                       "int more_value(void) { return 44; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c other.c && ar rcs "
+                             "libcount.a other.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 3) << incrementalLog();
+  EXPECT_EQ(logLines("(other.o) (not in the last link) defines other "
+                     "symbols")
+                .size(),
+            1u)
+      << incrementalLog();
+  // The state's copy follows: the next edit patches again.
+  edit("+ 15 +", "+ 17 +");
+  ASSERT_TRUE(exitedZero(run("ar rcs libcount.a counter.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 4) << incrementalLog();
+  // A member added: what LLD takes may change, a full link.
+  writeFile("extra.c", "int extra_value(void) { return 45; }\n");
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -c extra.c && ar rcs "
+                             "libcount.a extra.o")));
+  linkLib();
+  EXPECT_EQ(stat("incremental_patches"), 4) << incrementalLog();
+  EXPECT_EQ(logLines("libcount.a: members added or removed").size(), 1u)
+      << incrementalLog();
+}
+
 // A library that appears in an earlier -L directory than the one the last
 // link used is what LLD would take now (a vendored zlib before Debian's):
 // the paths the last link looked for and did not find are in the state,
