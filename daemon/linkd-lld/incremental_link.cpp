@@ -613,8 +613,10 @@ archiveMembers(llvm::StringRef bytes, const std::string &name,
   return "";
 }
 
-// What a member not in the link offers it: its defined global symbols.
-std::optional<std::set<std::string>> definitions(llvm::StringRef bytes) {
+// What a member would bring to the link: its global symbols, defined and
+// undefined (one taken for a symbol the link dropped all sections of has
+// no line in the map; a new reference of its own could take another).
+std::optional<std::set<std::string>> globalSymbols(llvm::StringRef bytes) {
   llvm::MemoryBufferRef ref(bytes, "member");
   if (!incremental::notAnX8664Object(ref).empty())
     return std::nullopt;
@@ -625,10 +627,10 @@ std::optional<std::set<std::string>> definitions(llvm::StringRef bytes) {
   }
   std::set<std::string> defs;
   for (const auto &sym : o->symbols)
-    if (sym.getBinding() != llvm::ELF::STB_LOCAL &&
-        sym.st_shndx != llvm::ELF::SHN_UNDEF)
+    if (sym.getBinding() != llvm::ELF::STB_LOCAL)
       defs.insert(incremental::symbolName(*o, sym) + "\t" +
-                  std::to_string(sym.st_info));
+                  std::to_string(sym.st_info) + "\t" +
+                  (sym.st_shndx == llvm::ELF::SHN_UNDEF ? "U" : "D"));
   return defs;
 }
 
@@ -669,11 +671,11 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
       continue;
     }
     // Not in the link: still not, if it defines what it defined (LLD
-    // takes a member for a symbol it defines).
-    auto a = definitions(old[i].second), b = definitions(now[i].second);
+    // takes a member for a symbol it defines), and no other member either.
+    auto a = globalSymbols(old[i].second), b = globalSymbols(now[i].second);
     if (!a || !b || *a != *b)
       return "input_changed\t" + name +
-             " (not in the last link) defines other symbols";
+             " (not in the last link) defines or needs other symbols";
   }
   return "";
 }
@@ -903,10 +905,11 @@ std::string IncrementalLink::keepArchive(const std::string &path,
   llvm::SmallString<256> want(path);
   llvm::sys::path::remove_dots(want);
   std::string kept = filterMap(map, [&](llvm::StringRef what) {
+    if (!what.starts_with("        "))
+      return false;
     llvm::StringRef file = what.drop_front(8).split(":(").first;
     size_t open = file.rfind('(');
-    if (!what.starts_with("        ") || !file.ends_with(")") ||
-        open == llvm::StringRef::npos)
+    if (!file.ends_with(")") || open == llvm::StringRef::npos)
       return false;
     llvm::SmallString<256> archive(file.take_front(open));
     llvm::sys::path::remove_dots(archive);
