@@ -753,9 +753,9 @@ PatchResult Patcher::run() {
 PatchResult patchOutput(const PatchInputs &in) {
   if (!in.map)
     return refuse("unreadable", "no link map");
-  RelinkCheck check = checkRelink(in.oldObject, in.newObject, SlackPolicy{});
-  if (!check.patchable)
-    return refuse(check.kind, check.reason);
+  for (llvm::MemoryBufferRef buf : {in.oldObject, in.newObject})
+    if (std::string why = notAnX8664Object(buf); !why.empty())
+      return refuse("not_x86_64_object", why);
   auto oldObj = readElfObject(in.oldObject);
   if (!oldObj)
     return refuse("unreadable", in.oldObject.getBufferIdentifier().str() +
@@ -764,6 +764,9 @@ PatchResult patchOutput(const PatchInputs &in) {
   if (!newObj)
     return refuse("unreadable", in.newObject.getBufferIdentifier().str() +
                                     ": " + errorText(newObj.takeError()));
+  RelinkCheck check = checkRelink(*oldObj, *newObj, SlackPolicy{});
+  if (!check.patchable)
+    return refuse(check.kind, check.reason);
   auto out = readOutput(in.oldOutput);
   if (!out)
     return refuse("unreadable", in.oldOutput.getBufferIdentifier().str() +

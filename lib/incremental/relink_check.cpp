@@ -219,7 +219,12 @@ RelinkCheck checkRelink(MemoryBufferRef oldObject, MemoryBufferRef newObject,
   if (!b)
     return refuse("unreadable", newObject.getBufferIdentifier().str() + ": " +
                                     toString(b.takeError()));
+  return checkRelink(*a, *b, slack);
+}
 
+RelinkCheck checkRelink(const ElfObject &oldObject, const ElfObject &newObject,
+                        const SlackPolicy &slack) {
+  const ElfObject *a = &oldObject, *b = &newObject;
   // The symbols first: a new function also grows .text and .eh_frame, but
   // the symbol is what a full link is needed for.
   Symbols symA, symB;

@@ -20,6 +20,8 @@
 // ELF x86-64 relocatable objects only; anything else is a reason.
 #pragma once
 
+#include "incremental/elf_object.h"
+
 #include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
@@ -54,6 +56,9 @@ struct RelinkCheck {
 
 RelinkCheck checkRelink(llvm::MemoryBufferRef oldObject,
                         llvm::MemoryBufferRef newObject,
+                        const SlackPolicy &slack);
+// The same of two objects already read (readElfObject).
+RelinkCheck checkRelink(const ElfObject &oldObject, const ElfObject &newObject,
                         const SlackPolicy &slack);
 
 } // namespace linkd::incremental
