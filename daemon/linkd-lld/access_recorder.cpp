@@ -115,9 +115,13 @@ bool ignored(const char *p) {
 }
 
 // keepMissingProbes: the paths probed and not found, kept in the process
-// too (under gBufMu).
+// too (under gBufMu), NUL after each, in a buffer of their own: record()
+// runs in signal handlers too, where nothing may allocate. More than it
+// holds: none kept (takeMissingProbes answers nullopt).
 bool gKeepMissing = false;
-std::vector<std::string> gMissing;
+bool gMissingOverflow = false;
+char gMissing[256 << 10];
+size_t gMissingLen = 0;
 
 // kind, absolute path(s), NUL after each path; into the buffer whole.
 void record(char kind, const char *path, const char *path2 = nullptr) {
@@ -155,8 +159,14 @@ void record(char kind, const char *path, const char *path2 = nullptr) {
   int saved = errno;
   {
     BufLock lock;
-    if (gKeepMissing && kind == 'M')
-      gMissing.emplace_back(buf + 1);
+    if (gKeepMissing && kind == 'M') {
+      if (gMissingLen + (n - 1) <= sizeof(gMissing)) {
+        std::memcpy(gMissing + gMissingLen, buf + 1, n - 1);
+        gMissingLen += n - 1;
+      } else {
+        gMissingOverflow = true;
+      }
+    }
     if (gUnbuffered) {
       writeRecords(buf, n);
     } else {
@@ -392,7 +402,18 @@ std::optional<std::vector<std::string>> takeMissingProbes() {
   if (!recording())
     return std::nullopt;
   BufLock lock;
-  return std::exchange(gMissing, {});
+  std::optional<std::vector<std::string>> paths;
+  if (!gMissingOverflow) {
+    paths.emplace();
+    for (size_t at = 0; at < gMissingLen;) {
+      size_t len = std::strlen(gMissing + at);
+      paths->emplace_back(gMissing + at, len);
+      at += len + 1;
+    }
+  }
+  gMissingLen = 0;
+  gMissingOverflow = false;
+  return paths;
 }
 
 void recordText(char kind, std::string_view text) {

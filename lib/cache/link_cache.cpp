@@ -669,7 +669,10 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
       st = stateThroughFd(log.inputFds->find(p)); // deleted since (rustc)
     if (!st || !st->exists)
       return refuse("cannot read input " + p);
-    if (!st->isDirectory && st->changedNs >= linkStartNs)
+    // Its times lag the clock by up to a tick: a file rewritten just
+    // after the link began (a build step that follows the link's answer,
+    // while the result is stored) can carry a time just before it.
+    if (!st->isDirectory && st->changedNs + fileClockLagNs() >= linkStartNs)
       return refuse("input changed during the link: " + p);
     // Keyed by its identity without STT_FILE names: the key holds it, as
     // long as these are the bytes it was keyed on.
