@@ -328,8 +328,9 @@ std::string lldTemporaryName(const std::string &path) {
   return path + ".tmp" + digits;
 }
 
-std::string writeOutput(const std::string &path, llvm::StringRef data) {
-  std::string tmp;
+// A new temporary of that form beside `path`, open for writing (its name
+// in `tmp`), or -1 with errno set.
+int createLldTemporary(const std::string &path, std::string &tmp) {
   int fd = -1;
   for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
     tmp = lldTemporaryName(path);
@@ -337,6 +338,12 @@ std::string writeOutput(const std::string &path, llvm::StringRef data) {
     if (fd < 0 && errno != EEXIST)
       break;
   }
+  return fd;
+}
+
+std::string writeOutput(const std::string &path, llvm::StringRef data) {
+  std::string tmp;
+  int fd = createLldTemporary(path, tmp);
   if (fd < 0)
     return path + ": " + std::strerror(errno);
   bool ok = writeAll(fd, std::string_view(data.data(), data.size()));
@@ -492,6 +499,11 @@ private:
   // LLD's full link; keeps the state when it succeeds.
   int fullLink();
   std::string keepState(bool quiet);
+  // Whether the last link's copy `copy` of input `path`, now `now`, is
+  // still its content: the same file, unchanged since that link (its
+  // identity, and not changed just before it).
+  bool copyStillHolds(const std::string &path, const std::string &copy,
+                      const Identity &now) const;
   void result(const std::string &line);
   [[noreturn]] void finish(int rc);
 
@@ -742,6 +754,19 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
   return "";
 }
 
+bool IncrementalLink::copyStillHolds(const std::string &path,
+                                     const std::string &copy,
+                                     const Identity &now) const {
+  if (!last)
+    return false;
+  for (const Manifest::Input &was : last->inputs)
+    if (was.path == path && was.copy == copy && was.id == now &&
+        was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
+        identityOf(dir + "/" + copy))
+      return true;
+  return false;
+}
+
 std::string IncrementalLink::keepState(bool quiet) {
   Result<std::string> deps = readFile(dir + "/deps.new");
   unlink((dir + "/deps.new").c_str());
@@ -785,14 +810,7 @@ std::string IncrementalLink::keepState(bool quiet) {
       // same file, unchanged since (its identity, not changed just before
       // that link): most objects of a full link are.
       in.copy = "objects/" + hexDigest(path) + ".o";
-      bool same = false;
-      if (last)
-        for (const Manifest::Input &was : last->inputs)
-          same = same ||
-                 (was.path == path && was.copy == in.copy && was.id == *id &&
-                  was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
-                  identityOf(dir + "/" + in.copy));
-      if (!same) {
+      if (!copyStillHolds(path, in.copy, *id)) {
         Result<std::string> bytes = readFile(path);
         if (!bytes)
           return bytes.error();
@@ -885,15 +903,8 @@ std::string IncrementalLink::keepArchive(const std::string &path,
       llvm::StringRef(abs).starts_with("/lib"))
     return "a system library";
   std::string at = dir + "/" + copy;
-  bool same = false;
-  if (last && !map.empty())
-    for (const Manifest::Input &was : last->inputs)
-      same =
-          same || (was.path == path && was.copy == copy &&
-                   identityOf(path) == std::optional<Identity>(was.id) &&
-                   was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
-                   identityOf(at));
-  if (!same)
+  std::optional<Identity> now = identityOf(path);
+  if (map.empty() || !now || !copyStillHolds(path, copy, *now))
     if (std::string e = writePatchedCopy(path, at, {}); !e.empty()) {
       unlink(at.c_str());
       return e;
@@ -1135,13 +1146,7 @@ std::string writePatchedCopy(const std::string &from, const std::string &to,
     return e;
   }
   std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
-    tmp = lldTemporaryName(to);
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0777);
-    if (fd < 0 && errno != EEXIST)
-      break;
-  }
+  int fd = createLldTemporary(to, tmp);
   if (fd < 0) {
     std::string e = to + ": " + std::strerror(errno);
     close(in);
