@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -31,18 +30,23 @@ inline bool racyAt(const struct stat &st, int64_t now, int64_t window) {
   return racyAt(nanos(st.st_mtim), nanos(st.st_ctim), now, window);
 }
 
-// How far a file's times may lag the wall clock: the kernel stamps them
-// from its coarse clock, up to one tick (CLOCK_REALTIME_COARSE's
-// resolution, 1 to 10 ms) behind. A file stamped less than that before an
-// instant may have changed after it.
-inline int64_t fileClockLagNs() {
-  static const int64_t lag = [] {
-    timespec ts{};
-    int64_t ns =
-        clock_getres(CLOCK_REALTIME_COARSE, &ts) == 0 ? nanos(ts) : 10000000;
-    return std::clamp<int64_t>(ns, 1000000, 20000000);
-  }();
-  return lag;
+// The clock the kernel stamps file times from: its coarse clock, up to a
+// tick (1 to 10 ms) behind the wall clock. A file changed after this was
+// read carries a time at or after it; one changed earlier in the same tick
+// carries the same time, so the two cannot be told apart by time.
+inline int64_t fileClockNowNs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return nanos(ts);
+}
+
+// Whether a file whose latest time is `changedNs` may have changed at or
+// after `sinceNs`, a fileClockNowNs() reading: it was stamped in that tick
+// or later. A time of whole seconds is taken as one a file system rounded
+// down (FAT keeps two seconds).
+inline bool mayHaveChangedSince(int64_t changedNs, int64_t sinceNs) {
+  int64_t grain = changedNs % 1000000000 == 0 ? 2000000000 : 0;
+  return changedNs + grain >= sinceNs;
 }
 
 } // namespace linkd

@@ -12,8 +12,10 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -641,6 +643,24 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
                          });
 }
 
+void LinkCache::hashRecentInputs(LinkAnalysis &link) {
+  int64_t now = fileClockNowNs();
+  for (const LeftOutName &n : link.paths.names()) {
+    if (n.role != NameRole::Input)
+      continue;
+    std::string path = withoutDotComponents(n.absolute);
+    struct stat st;
+    if (link.digestsBeforeLink.count(path) || ::stat(path.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) ||
+        !mayHaveChangedSince(std::max(nanos(st.st_mtim), nanos(st.st_ctim)),
+                             now))
+      continue;
+    if (std::optional<FileState> f = stats.lookup(path);
+        f && f->exists && !f->isDirectory)
+      link.digestsBeforeLink[path] = f->digest;
+  }
+}
+
 LinkCache::StoreOutcome
 LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
                  const std::vector<OutputSnapshot> &outputs,
@@ -669,11 +689,16 @@ LinkCache::store(const LinkAnalysis &link, const AccessLog &log,
       st = stateThroughFd(log.inputFds->find(p)); // deleted since (rustc)
     if (!st || !st->exists)
       return refuse("cannot read input " + p);
-    // Its times lag the clock by up to a tick: a file rewritten just
-    // after the link began (a build step that follows the link's answer,
-    // while the result is stored) can carry a time just before it.
-    if (!st->isDirectory && st->changedNs + fileClockLagNs() >= linkStartNs)
-      return refuse("input changed during the link: " + p);
+    // Stamped in the tick the link began or later: rewritten after LLD
+    // read it (a build step that follows the link's answer, while this
+    // stores), or just before the link (a compiler's object). Only the
+    // bytes hashed before the link tell them apart.
+    if (!st->isDirectory && mayHaveChangedSince(st->changedNs, linkStartNs)) {
+      auto before = link.digestsBeforeLink.find(withoutDotComponents(p));
+      if (before == link.digestsBeforeLink.end() ||
+          before->second != st->digest)
+        return refuse("input changed during the link: " + p);
+    }
     // Keyed by its identity without STT_FILE names: the key holds it, as
     // long as these are the bytes it was keyed on.
     if (auto it = link.identityKeyed.find(withoutDotComponents(p));

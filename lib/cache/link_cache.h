@@ -171,6 +171,15 @@ public:
     size_t requiredNames = 0;
     std::string requiredWhy;
   };
+  // Before a link whose result may be stored: the digest of each named
+  // input changed in the current tick of the file clock (the object a
+  // compiler wrote a moment ago), into link.digestsBeforeLink. One stat
+  // per named input; only those files are read.
+  void hashRecentInputs(LinkAnalysis &link);
+  // `linkStartNs`: fileClockNowNs() before the link could read anything.
+  // An input changed in that tick or later is stored only with the bytes
+  // it had before the link (link.digestsBeforeLink); anything else may
+  // have changed after LLD read it.
   StoreOutcome store(const LinkAnalysis &link, const AccessLog &log,
                      const std::vector<OutputSnapshot> &outputs,
                      const LinkOutput &output, int exitCode,

@@ -262,6 +262,7 @@ void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h,
         out.keyedInputs.push_back(n.spelling + "=" + id->digest.hex() +
                                   " (without its source file name)");
         out.identityKeyed[withoutDotComponents(n.absolute)] = id->bytes;
+        out.digestsBeforeLink[withoutDotComponents(n.absolute)] = id->bytes;
         out.fileSymbols.insert(id->fileSymbols.begin(), id->fileSymbols.end());
         continue;
       }
@@ -271,6 +272,8 @@ void keyNamedInputs(const PathMapper &names, StatCache &stats, Sha256 &h,
                                   ? std::string_view(st->digest.raw())
                                   : std::string_view("-");
     h.field(n.id).field(digest);
+    if (digest != "-")
+      out.digestsBeforeLink[withoutDotComponents(n.absolute)] = st->digest;
     out.keyedInputs.push_back(
         n.spelling + "=" +
         (digest == "-" ? std::string("-") : Digest::fromRaw(digest)->hex()));

@@ -95,6 +95,12 @@ struct LinkAnalysis {
   // which no stored diagnostic may contain.
   std::map<std::string, Digest> identityKeyed;
   std::set<std::string> fileSymbols;
+  // Digests of input files taken before the link ran (absolute paths
+  // without "." parts): the named inputs the key holds by content, and
+  // those LinkCache::hashRecentInputs found changed in the tick the link
+  // began. The store keeps a file changed in that tick only if it still
+  // has these bytes (LinkCache::store).
+  std::map<std::string, Digest> digestsBeforeLink;
 };
 
 // PWD as LLVM's sys::fs::current_path reads it (the only way LLD 19 and

@@ -2,6 +2,7 @@
 
 #include "daemon/linkd/runner/child_runner.h"
 
+#include "cache/file_time.h"
 #include "child/ordered_output.h"
 #include "util/clock.h"
 #include "util/files.h"
@@ -106,7 +107,7 @@ ChildRun ChildRunner::attempt(const v1::LinkRequest &request,
   Pipes p;
   if (run.error = p.open(channels); !run.error.empty())
     return run;
-  run.spawnedWallNanos = wallNanosNow();
+  run.spawnedFileClockNs = fileClockNowNs();
   run.spawned = Clock::now();
   ZygoteClient::Spawned child =
       zygote.spawn(request, p.childFds(), channels.reusable);

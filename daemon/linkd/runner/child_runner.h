@@ -67,7 +67,7 @@ struct ChildRun {
   std::chrono::steady_clock::time_point spawned;  // the request was sent
   std::chrono::steady_clock::time_point pumped;   // the pump ended
   std::chrono::steady_clock::time_point reported; // its report arrived
-  int64_t spawnedWallNanos = 0;                   // `spawned` on the wall clock
+  int64_t spawnedFileClockNs = 0; // `spawned` on the file clock (file_time.h)
 };
 
 class ChildRunner {

@@ -12,6 +12,7 @@
 
 #include "archive/ar_command_line.h"
 #include "cache/archive_key.h"
+#include "cache/file_time.h"
 #include "cache/link_litter.h"
 #include "cache/link_output.h"
 #include "child/child_report.h"
@@ -239,7 +240,7 @@ struct LinkService::LinkRun {
   bool clientStayed = true;
   uint64_t queueMicros = 0;
   Clock::time_point begin;
-  int64_t startWallNanos = 0;
+  int64_t startFileClockNs = 0;      // storeResult
   int64_t spawnNanos = 0;            // the request went to the zygote
   std::optional<ChildReport> report; // the child's, before it exited
   // classifyExit
@@ -333,6 +334,7 @@ bool LinkService::answerFromCache(Request &r, ReplyStream &out) {
   }
   r.cacheResult = v1::CACHE_MISS;
   r.record = true;
+  cache.cache->hashRecentInputs(r.analysis);
   return false;
 }
 
@@ -560,7 +562,7 @@ grpc::Status LinkService::spawnAndPump(const v1::LinkRequest &req,
   run.pid = child.pid;
   run.exit = child.exit;
   run.report = child.report;
-  run.startWallNanos = child.spawnedWallNanos;
+  run.startFileClockNs = child.spawnedFileClockNs;
   run.spawnNanos = steadyNanos(child.spawned);
   if (child.report)
     s.reportNanos = steadyNanos(child.reported);
@@ -748,7 +750,7 @@ void LinkService::storeAfterAnswer(const Request &r, const LinkRun &run) {
     const v1::LinkDone &done = run.reply.done();
     if (run.storeIt)
       storeResult(r.analysis, run.log, run.outputs, run.streams.output,
-                  done.exit_code(), done.wall_micros(), run.startWallNanos,
+                  done.exit_code(), done.wall_micros(), run.startFileClockNs,
                   r.linkId, r.log);
   });
 }
@@ -772,10 +774,10 @@ void LinkService::storeResult(const LinkAnalysis &analysis,
                               const AccessLog &log,
                               const std::vector<OutputSnapshot> &outputs,
                               const LinkOutput &output, int exitCode,
-                              uint64_t wallMicros, int64_t startWallNanos,
+                              uint64_t wallMicros, int64_t startFileClockNs,
                               uint64_t linkId, const RequestLog &rl) {
   auto r = cache.cache->store(analysis, log, outputs, output, exitCode,
-                              wallMicros, startWallNanos);
+                              wallMicros, startFileClockNs);
   if (r.stored)
     cache.stats->countStored(r.bytesWritten);
   else
@@ -943,12 +945,14 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
   uint64_t linkId = rq.linkId;
   uint64_t inputBytes = 0;
   std::vector<std::string> read, probed, outputPaths;
+  // Before anything is read for the node (the store's "changed during the
+  // link" rule).
+  int64_t startFileClockNs = fileClockNowNs();
   cache.cache->lastInputPaths(analysis, read, probed);
   farmPrefetch(req, read, probed, outputPaths, inputBytes);
   if (!farm->wantsOffload(inputBytes))
     return false;
   auto begin = Clock::now();
-  int64_t startWallNanos = wallNanosNow();
   OffloadTarget::Result r = farm->offload(req, read, probed, outputPaths);
   if (!r.ok) {
     ++farm->counters().fallbacks;
@@ -1007,7 +1011,7 @@ bool LinkService::offloadToFarm(const Request &rq, ReplyStream &out) {
     output.append(false, r.out);
     output.append(true, r.err);
     storeResult(analysis, log, outputs, output, r.exitCode, done->wall_micros(),
-                startWallNanos, linkId);
+                startFileClockNs, linkId);
   }
   return true;
 }

@@ -145,8 +145,8 @@ private:
   void storeAfterAnswer(const Request &r, const LinkRun &run);
   void storeResult(const LinkAnalysis &analysis, const AccessLog &log,
                    const std::vector<OutputSnapshot> &outputs,
-                   const LinkOutput &output, int exitCode,
-                   uint64_t wallMicros, int64_t startWallNanos, uint64_t linkId,
+                   const LinkOutput &output, int exitCode, uint64_t wallMicros,
+                   int64_t startFileClockNs, uint64_t linkId,
                    const RequestLog &rl = RequestLog());
 
   ServiceConfig config;
