@@ -7,6 +7,7 @@
 
 #include "incremental/elf_object.h"
 #include "incremental/link_map.h"
+#include "incremental/padding.h"
 #include "incremental/patcher.h"
 #include "link/flavor.h"
 #include "util/files.h"
@@ -198,6 +199,11 @@ std::vector<std::string> headOf(const v1::LinkRequest &req) {
         env.emplace(k, v);
   for (const auto &[k, v] : env)
     head.push_back("env\t" + k + "=" + v);
+  // The room the objects were given: another lays the output out anew.
+  const v1::IncrementalPlan &plan = req.incremental_plan();
+  if (plan.slack_percent() || plan.slack_bytes())
+    head.push_back("slack\t" + std::to_string(plan.slack_percent()) + "%+" +
+                   std::to_string(plan.slack_bytes()));
   return head;
 }
 
@@ -498,6 +504,8 @@ private:
   bool writeSpare(const std::vector<incremental::Edit> &edits);
   // LLD's full link; keeps the state when it succeeds.
   int fullLink();
+  // With the plan's slack: the objects LLD reads padded to slots.
+  void padObjects();
   std::string keepState(bool quiet);
   // Whether the last link's copy `copy` of input `path`, now `now`, is
   // still its content: the same file, unchanged since that link (its
@@ -532,7 +540,30 @@ private:
   const char *written = "copy";
   int64_t lldMicros = 0; // a full link: LLD's part of micros()
   std::string stateNote; // a full link: the state it left, or why none
+  // The full link's padded objects: absolute path -> the state's file LLD
+  // read in its place (padded/N.o, or the last link's objects/N.padded.o).
+  std::map<std::string, std::string> padded;
 };
+
+// `path` (as the link names it) absolute, without "." and ".." parts.
+std::string absoluteInput(const std::string &cwd, const std::string &path) {
+  llvm::SmallString<256> abs(path);
+  if (!llvm::sys::path::is_absolute(abs))
+    abs = cwd + "/" + path;
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs);
+}
+
+// A file of the system's (the C runtime's crt*.o, its libraries): never
+// edited between links, kept by identity and never padded.
+bool isSystemFile(llvm::StringRef abs) {
+  return abs.starts_with("/usr/") || abs.starts_with("/lib");
+}
+
+// The state's padded copy of the object at `abs`: what LLD read.
+std::string paddedCopyName(const std::string &abs) {
+  return "objects/" + hexDigest(abs) + ".padded.o";
+}
 
 void IncrementalLink::result(const std::string &line) {
   if (!plan.result_file().empty())
@@ -588,6 +619,25 @@ std::string IncrementalLink::changedObjects(std::vector<Change> &changed) {
     Result<std::string> after = readFile(in.path);
     if (!before || !after)
       return "unreadable\t" + (before ? after.error() : before.error());
+    // A padded object's new version, padded to the slots the last one had
+    // (its sections' sizes in the state's copy): what LLD would read.
+    if (in.copy.ends_with(".padded.o")) {
+      auto slots = incremental::slotsOf(llvm::MemoryBufferRef(*before, in.path),
+                                        incremental::SlackPolicy{});
+      if (!slots)
+        return "unreadable\tthe state's copy of " + in.path + ": " +
+               toString(slots.takeError());
+      auto p = incremental::padObject(llvm::MemoryBufferRef(*after, in.path),
+                                      *slots);
+      if (!p) {
+        std::string why = toString(p.takeError());
+        return (why.find("outgrew its slot") != std::string::npos
+                    ? "section_outgrew\t"
+                    : "sections_changed\t") +
+               why;
+      }
+      *after = std::move(*p);
+    }
     if (*before != *after)
       changed.push_back(Change{in.path, std::move(*before), std::move(*after),
                                in.copy, dir + "/map"});
@@ -805,7 +855,18 @@ std::string IncrementalLink::keepState(bool quiet) {
     // An archive: its last version by a second name (after the map).
     if (n > 0 && isArchive(head, static_cast<size_t>(n)))
       in.copy = "archives/" + hexDigest(path) + ".a";
-    if (object) {
+    auto pad =
+        object ? padded.find(absoluteInput(req.cwd(), path)) : padded.end();
+    if (pad != padded.end()) {
+      // Padded: the state keeps what LLD read.
+      in.copy = paddedCopyName(pad->first);
+      if (pad->second != in.copy) {
+        if (rename((dir + "/" + pad->second).c_str(),
+                   (dir + "/" + in.copy).c_str()) != 0)
+          return dir + "/" + in.copy + ": " + std::strerror(errno);
+        ++copied;
+      }
+    } else if (object) {
       // A copy per path. The last link's copy stays when the object is the
       // same file, unchanged since (its identity, not changed just before
       // that link): most objects of a full link are.
@@ -898,9 +959,7 @@ std::string IncrementalLink::keepState(bool quiet) {
 std::string IncrementalLink::keepArchive(const std::string &path,
                                          const std::string &copy,
                                          llvm::StringRef map) {
-  std::string abs = path[0] == '/' ? path : req.cwd() + "/" + path;
-  if (llvm::StringRef(abs).starts_with("/usr/") ||
-      llvm::StringRef(abs).starts_with("/lib"))
+  if (isSystemFile(absoluteInput(req.cwd(), path)))
     return "a system library";
   std::string at = dir + "/" + copy;
   std::optional<Identity> now = identityOf(path);
@@ -1007,6 +1066,76 @@ bool IncrementalLink::writeSpare(const std::vector<incremental::Edit> &edits) {
   return ok;
 }
 
+// The objects the command line names, each padded to slots with the
+// plan's slack (lib/incremental/padding.h): LLD reads the padded object in
+// place of the user's (redirectReads: its diagnostics, map and dependency
+// file name the user's). An object keeps the slots its last padded
+// version had while it fits them, so the next patch pads to those again;
+// one that outgrew them gets new room. An object unchanged since the last
+// link is read from the state's copy, padded then. System objects (crt*.o)
+// and what the padder cannot take are linked as they are.
+void IncrementalLink::padObjects() {
+  incremental::SlackPolicy slack{plan.slack_percent(), plan.slack_bytes()};
+  if ((!slack.percent && !slack.bytes) ||
+      (mkdir((dir + "/padded").c_str(), 0700) != 0 && errno != EEXIST))
+    return;
+  // The slots of the last link of the same command line.
+  bool sameLink = last && last->head == headOf(req);
+  for (size_t i = 1; i < inv.argv.size(); ++i) {
+    const std::string &a = inv.argv[i];
+    if (a == "-o" || a == "--output") {
+      ++i;
+      continue;
+    }
+    if (a.empty() || a[0] == '-')
+      continue;
+    std::string abs = absoluteInput(req.cwd(), a);
+    std::optional<Identity> id = identityOf(abs);
+    if (padded.count(abs) || isSystemFile(abs) || !id)
+      continue;
+    std::string copy = paddedCopyName(abs);
+    bool unchanged = false;
+    if (sameLink)
+      for (const Manifest::Input &was : last->inputs)
+        unchanged = unchanged || (was.copy == copy && was.id == *id &&
+                                  absoluteInput(req.cwd(), was.path) == abs &&
+                                  was.id.ctimeNs + racyWindowNs(was.id) <=
+                                      last->recordedNs &&
+                                  identityOf(dir + "/" + copy));
+    if (unchanged) {
+      if (redirectReads(abs, dir + "/" + copy).empty())
+        padded[abs] = copy;
+      continue;
+    }
+    Result<std::string> bytes = readFile(abs);
+    if (!bytes || !isX8664Object(*bytes))
+      continue;
+    llvm::MemoryBufferRef object(*bytes, a);
+    std::optional<std::string> out;
+    auto padTo = [&](llvm::Expected<std::vector<incremental::Slot>> slots) {
+      if (!slots) {
+        llvm::consumeError(slots.takeError());
+        return;
+      }
+      if (auto p = incremental::padObject(object, *slots))
+        out = std::move(*p);
+      else
+        llvm::consumeError(p.takeError());
+    };
+    Result<std::string> before =
+        sameLink ? readFile(dir + "/" + copy) : Failure{"another link"};
+    if (before)
+      padTo(incremental::slotsOf(llvm::MemoryBufferRef(*before, a),
+                                 incremental::SlackPolicy{}));
+    if (!out)
+      padTo(incremental::slotsOf(object, slack));
+    std::string file = "padded/" + hexDigest(abs) + ".o";
+    if (out && writeOutput(dir + "/" + file, *out).empty() &&
+        redirectReads(abs, dir + "/" + file).empty())
+      padded[abs] = file;
+  }
+}
+
 int IncrementalLink::fullLink() {
   // The state says nothing while the link runs: a failed link leaves none.
   unlink((dir + "/manifest").c_str());
@@ -1015,6 +1144,7 @@ int IncrementalLink::fullLink() {
   bool printed = false;
   start = Clock::now();
   startedNs = nowNs();
+  padObjects();
   takeMissingProbes(); // only this link's
   keepMissingProbes();
   int rc = runLldReturning(inv, extra, &printed);
@@ -1027,7 +1157,10 @@ int IncrementalLink::fullLink() {
   } else {
     stateNote = "no_state (LLD failed)";
   }
+  if (!padded.empty())
+    stateNote += " padded=" + std::to_string(padded.size());
   unlink((dir + "/map.new").c_str());
+  (void)removeTree(dir + "/padded"); // kept ones moved to objects/
   return rc;
 }
 

@@ -620,6 +620,8 @@ void configure(Daemon &d) {
   c.workDir = d.paths.runtimeDir;
   c.incrementalDir = d.paths.stateDir + "/incremental";
   c.incrementalVerify = d.settings.incrementalVerify;
+  c.incrementalSlackPercent = d.settings.incrementalSlackPercent;
+  c.incrementalSlackBytes = d.settings.incrementalSlackBytes;
   printConfigWarnings(d.settings, d.paths);
   c.settings = effectiveSettings(d.settings, o, c);
   c.configWarnings = d.settings.warnings;

@@ -66,6 +66,41 @@ std::optional<uint64_t> parseUnsigned(const std::string &v) {
   return n;
 }
 
+// incremental_slack: "none" (or "0", "off"), "P%", "B" or "P%+B": a
+// percentage of each section's size (at most 1000) plus B bytes (at most
+// 1 MiB).
+std::optional<std::pair<uint64_t, uint64_t>> parseSlack(const std::string &v) {
+  if (v == "none" || v == "off" || v == "0")
+    return std::pair<uint64_t, uint64_t>{0, 0};
+  uint64_t percent = 0, bytes = 0;
+  std::string rest = v;
+  if (size_t pc = v.find('%'); pc != std::string::npos) {
+    auto p = parseUnsigned(v.substr(0, pc));
+    if (!p || *p > 1000)
+      return std::nullopt;
+    percent = *p;
+    rest = v.substr(pc + 1);
+    if (rest.empty())
+      return std::pair{percent, bytes};
+    if (rest[0] != '+')
+      return std::nullopt;
+    rest = rest.substr(1);
+  }
+  auto b = parseUnsigned(rest);
+  if (!b || *b > (1u << 20))
+    return std::nullopt;
+  return std::pair{percent, *b};
+}
+
+std::string formatSlack(uint64_t percent, uint64_t bytes) {
+  if (percent == 0 && bytes == 0)
+    return "none";
+  if (percent == 0)
+    return std::to_string(bytes);
+  return std::to_string(percent) + "%" +
+         (bytes ? "+" + std::to_string(bytes) : "");
+}
+
 std::set<std::string> parseList(const std::string &v) {
   std::set<std::string> out;
   size_t pos = 0;
@@ -112,6 +147,10 @@ const KeyInfo kKeys[] = {
      [](const Config &c) -> std::string { return flag(c.watchInputs); }},
     {"incremental_verify", "LINKD_INCREMENTAL_VERIFY",
      [](const Config &c) -> std::string { return flag(c.incrementalVerify); }},
+    {"incremental_slack", "LINKD_INCREMENTAL_SLACK",
+     [](const Config &c) -> std::string {
+       return formatSlack(c.incrementalSlackPercent, c.incrementalSlackBytes);
+     }},
     {"idle_timeout", "LINKD_IDLE_TIMEOUT",
      [](const Config &c) -> std::string {
        return number(c.idleTimeoutSeconds);
@@ -271,6 +310,13 @@ void applyValue(Config &c, const std::string &key, const std::string &value,
       c.incrementalVerify = *b;
     else
       bad();
+  } else if (key == "incremental_slack") {
+    if (auto slack = parseSlack(value)) {
+      c.incrementalSlackPercent = slack->first;
+      c.incrementalSlackBytes = slack->second;
+    } else {
+      bad();
+    }
   } else if (key == "idle_timeout") {
     if (auto n = parseUnsigned(value))
       c.idleTimeoutSeconds = *n;

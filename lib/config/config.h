@@ -40,6 +40,9 @@
 //   watch_inputs   LINKD_WATCH_INPUTS   true (inotify on held inputs)
 //   incremental_verify LINKD_INCREMENTAL_VERIFY false (LLD links in full
 //                  beside each incremental patch; docs/incremental.md)
+//   incremental_slack LINKD_INCREMENTAL_SLACK none (room the full link of
+//                  an incremental output gives each object's sections:
+//                  P%+B, a percentage of each size plus B bytes)
 //   farm           LINKD_FARM           (none; gRPC target of a link farm,
 //                                        see docs/farm.md)
 //   farm_policy    LINKD_FARM_POLICY    auto  (remote, local, auto)
@@ -78,6 +81,10 @@ struct Config {
   bool watchInputs = true; // inotify on held inputs (cache/input_watch.h)
   // Incremental relinks: a full link beside each patch, compared with it.
   bool incrementalVerify = false;
+  // Incremental relinks: the room a full link leaves (incremental_slack,
+  // "P%+B"); both 0: the objects are linked as they are.
+  uint64_t incrementalSlackPercent = 0;
+  uint64_t incrementalSlackBytes = 0;
   uint64_t idleTimeoutSeconds = 600;
   unsigned jobs = 0; // 0: number of cores
   std::string logLevel = "info";

@@ -4,6 +4,8 @@
 
 #include "incremental/elf_object.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -23,14 +25,35 @@ Error fail(MemoryBufferRef object, const Twine &why) {
                            object.getBufferIdentifier() + ": " + why);
 }
 
-// Whether padding section `i` keeps what the section means to LLD.
+// A name LLD defines __start_NAME and __stop_NAME for: the section may be
+// an array its program walks from one to the other.
+bool isCIdentifier(StringRef name) {
+  return !name.empty() && !isDigit(name[0]) &&
+         llvm::all_of(name, [](char c) { return isAlnum(c) || c == '_'; });
+}
+
+// Sections whose pieces from every object make one thing: code fragments
+// (crti.o's `.init` prologue, crtn.o's epilogue), arrays of pointers the
+// runtime calls or walks. Room between the pieces would be run or called.
+bool joinedAcrossObjects(StringRef name) {
+  for (StringRef prefix : {".init", ".fini", ".ctors", ".dtors",
+                           ".preinit_array", ".tm_clone_table", ".jcr"})
+    if (name == prefix || name.starts_with((prefix + ".").str()))
+      return true;
+  return name.starts_with(".init_array") || name.starts_with(".fini_array");
+}
+
+// Whether padding section `i` keeps what the section means to LLD and to
+// the program: its own code or data, whose room nothing walks into.
 bool paddable(const ElfObject &o, size_t i,
               const std::map<std::string, int> &names) {
   const ELFT::Shdr &s = o.sections[i];
   const std::string &name = o.names[i];
   return (s.sh_flags & ELF::SHF_ALLOC) && s.sh_type == ELF::SHT_PROGBITS &&
-         !(s.sh_flags & (ELF::SHF_MERGE | ELF::SHF_STRINGS)) &&
-         name != ".eh_frame" && !name.empty() && names.at(name) == 1;
+         !(s.sh_flags &
+           (ELF::SHF_MERGE | ELF::SHF_STRINGS | ELF::SHF_LINK_ORDER)) &&
+         name != ".eh_frame" && !name.empty() && names.at(name) == 1 &&
+         !isCIdentifier(name) && !joinedAcrossObjects(name);
 }
 
 Expected<ElfObject> readObject(MemoryBufferRef object) {

@@ -11,7 +11,11 @@
 // of get a slot: allocated sections with bytes (code gets int3, data
 // zeros), each the only section of its name in the object. Mergeable
 // sections (LLD splits them into pieces), .eh_frame (LLD parses its
-// records), notes and uninitialised data keep their size.
+// records), notes and uninitialised data keep their size, and so do
+// sections whose pieces from all objects make one thing: `.init`/`.fini`
+// fragments, `.ctors`, `.init_array` and the like, metadata ordered with
+// code (SHF_LINK_ORDER: `__patchable_function_entries`), and sections
+// named as C identifiers (arrays walked from __start_NAME to __stop_NAME).
 #pragma once
 
 #include "incremental/relink_check.h"

@@ -672,7 +672,8 @@ PatchResult Patcher::run() {
                     "section " + new_.names[i] + " changed size (" +
                         std::to_string(old_.sections[i].sh_size) + " -> " +
                         std::to_string(new_.sections[i].sh_size) +
-                        " bytes): moving code needs a padded first link");
+                        " bytes): only a padded section's room may "
+                        "change (incremental_slack)");
     if (new_.names[i] == ".eh_frame" &&
         (old_.contents[i] != new_.contents[i] ||
          old_.relocBytes[i] != new_.relocBytes[i]))

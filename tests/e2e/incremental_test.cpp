@@ -157,6 +157,92 @@ TEST_F(IncrementalTest, EditsThatMoveCodeLinkInFullAndSayWhy) {
   EXPECT_EQ(stat("merged_changed"), 1) << "incremental_fallbacks";
 }
 
+// With slack (incremental_slack), a full link hands LLD padded objects:
+// its output is stock LLD's link of the padded copies the state keeps,
+// byte for byte, and runs as the program of the user's objects does. A
+// patch pads the new object to the last slots (verify mode: LLD's link of
+// those, beside it); an edit that grows code fits its slot, so the reason
+// is what the patch cannot follow yet, never the slot; one past the slot
+// is named and gets new room. The padded output is never cached: a plain
+// link of the same objects is stock LLD's.
+TEST_F(IncrementalTest, WithSlackTheFullLinkHandsLldPaddedObjects) {
+  writeFile("linkd.conf",
+            "incremental_slack = 25%+64\nincremental_verify = true\n");
+  const std::string ours =
+      "clang-19 -fuse-ld=lld --ld-path=" + binPath("ld.linkd") +
+      " counter.o main.o ";
+  auto link = [&] {
+    RunResult r = run(ours + "-Wl,--linkd-incremental -o prog");
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    EXPECT_EQ(r.err, "");
+    ASSERT_TRUE(
+        exitedZero(run("clang-19 -fuse-ld=lld counter.o main.o -o stock")));
+    RunResult p = run("./prog");
+    EXPECT_TRUE(exitedZero(p));
+    EXPECT_EQ(p.out, run("./stock").out);
+  };
+  // Stock LLD's link of the state's padded copies, in the link's order.
+  auto oracle = [&]() -> ::testing::AssertionResult {
+    RunResult dirs = run("ls state/incremental | grep -v '^result-'");
+    std::string state =
+        "state/incremental/" + dirs.out.substr(0, dirs.out.find('\n'));
+    std::string manifest = readFile(state + "/manifest");
+    std::string objects;
+    for (const char *name : {"counter.o", "main.o"}) {
+      std::string line = std::string("input\t") + name + "\t";
+      size_t at = manifest.find(line);
+      if (at == std::string::npos)
+        return ::testing::AssertionFailure() << name << "\n" << manifest;
+      std::string rest = manifest.substr(at, manifest.find('\n', at) - at);
+      std::string copy = rest.substr(rest.rfind('\t') + 1);
+      if (!copy.ends_with(".padded.o"))
+        return ::testing::AssertionFailure() << "not padded: " << rest;
+      objects += " " + state + "/" + copy;
+    }
+    RunResult r = run("clang-19 -fuse-ld=lld" + objects + " -o oracle");
+    if (!exitedZero(r))
+      return ::testing::AssertionFailure() << describe(r);
+    return sameBytes("oracle", "prog");
+  };
+  link();
+  EXPECT_FALSE(sameBytes("stock", "prog")) << "the objects were padded";
+  EXPECT_TRUE(oracle());
+  EXPECT_EQ(logLines(" padded=2").size(), 1u) << incrementalLog();
+  // A changed constant: patched, and LLD's link of the padded new object.
+  edit("+ 11 +", "+ 13 +");
+  link();
+  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+  EXPECT_TRUE(oracle());
+  // Grown code fits its slot.
+  edit("counter += x;", "counter += x * x - 1;");
+  link();
+  EXPECT_TRUE(oracle());
+  auto why = logLines("incremental: \"full kind=");
+  ASSERT_EQ(why.size(), 2u) << incrementalLog();
+  EXPECT_EQ(why[1].find("section_outgrew"), std::string::npos) << why[1];
+  // Past it: named, then new room.
+  std::string big = "int extra(int x) {\n  int t = 0;\n";
+  for (int i = 0; i < 64; ++i)
+    big += "  t = t * " + std::to_string(i + 3) + " + (x ^ " +
+           std::to_string(i * 7919) + ");\n";
+  big += "  return t;\n}\n";
+  writeFile("counter.c", readFile("counter.c") + big);
+  ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c counter.c")));
+  link();
+  EXPECT_EQ(stat("section_outgrew"), 1) << "incremental_fallbacks";
+  EXPECT_EQ(logLines("counter.o: section .text").size(), 1u)
+      << incrementalLog();
+  EXPECT_TRUE(oracle());
+  // None of it was stored (each link said why); a plain link is stock
+  // LLD's, by a miss.
+  waitForStat("uncacheable", 4);
+  EXPECT_EQ(stat("results_stored"), 0);
+  ASSERT_TRUE(exitedZero(run(ours + "-o plain")));
+  EXPECT_TRUE(sameBytes("stock", "plain"));
+  EXPECT_EQ(stat("hits"), 0);
+}
+
 TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
   // The user's own map: written as LLD writes it, and never patched.
   linkAndCompare("-Wl,-Map,user.map");

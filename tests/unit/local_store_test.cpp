@@ -364,11 +364,26 @@ TEST(CacheStatsText, NotStoredReasonsByKindAndOnlySectionsInUse) {
 
 TEST(ConfigSettings, EveryKeyListedWithItsSource) {
   Config c;
-  EXPECT_EQ(listSettings(c).size(), 40u);
+  EXPECT_EQ(listSettings(c).size(), 41u);
   auto verify = settingFromVariable("LINKD_INCREMENTAL_VERIFY", "1");
   ASSERT_TRUE(verify.has_value());
   EXPECT_EQ(verify->key, "incremental_verify");
   EXPECT_EQ(verify->value, "true");
+  // incremental_slack: none, P%, B or P%+B, as written back.
+  for (auto [given, shown] : {std::pair{"25%+64", "25%+64"},
+                              {"none", "none"},
+                              {"0", "none"},
+                              {"10%", "10%"},
+                              {"128", "128"},
+                              {"0%+64", "64"}}) {
+    auto slack = settingFromVariable("LINKD_INCREMENTAL_SLACK", given);
+    ASSERT_TRUE(slack.has_value()) << given;
+    EXPECT_EQ(slack->key, "incremental_slack");
+    EXPECT_EQ(slack->value, shown) << given;
+  }
+  for (const char *bad :
+       {"%", "25%+", "25%64", "2000%", "-5%", "25%+2000000", "lots"})
+    EXPECT_FALSE(settingFromVariable("LINKD_INCREMENTAL_SLACK", bad)) << bad;
   auto s = settingFromVariable("LINKD_MAX_SIZE", "3072M");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->key, "max_size");

@@ -257,6 +257,61 @@ TEST_F(PaddingTest, WhatCannotBePaddedIsAnError) {
   EXPECT_EQ(read("same.o"), read("counter.o"));
 }
 
+// Sections whose pieces from all objects make one thing get no room: code
+// fragments (.init), arrays the runtime calls (.ctors, .init_array), ones
+// a program walks from __start_ to __stop_ (a C identifier's name), and
+// metadata ordered with code (-fpatchable-function-entry's). Room in any
+// of them would be run or called; the padded program runs as the original.
+TEST_F(PaddingTest, SectionsJoinedAcrossObjectsKeepTheirSize) {
+  write("joined.c", R"(
+#include <stdio.h>
+typedef void (*hook)(void);
+static void early(void) { puts("early"); }
+static void legacy(void) { puts("legacy"); }
+static hook ctor_slot __attribute__((section(".ctors"), used)) = legacy;
+static hook init_slot __attribute__((section(".init_array"), used)) = early;
+static int one __attribute__((section("linkd_set"), used)) = 17;
+static int two __attribute__((section("linkd_set"), used)) = 25;
+extern int __start_linkd_set[], __stop_linkd_set[];
+int total(void) {
+  int t = 0;
+  for (int *p = __start_linkd_set; p < __stop_linkd_set; ++p)
+    t += *p;
+  return t;
+}
+__asm__(".section .init,\"ax\",@progbits\n nop\n .text");
+)");
+  write("main.c", R"(
+#include <stdio.h>
+int total(void);
+int main(void) { printf("%d\n", total()); return 0; }
+)");
+  ASSERT_EQ(sh("clang-19 -O2 -fpatchable-function-entry=2 -c joined.c "
+               "main.c"),
+            0);
+  std::vector<Slot> s = slots("joined.o", SlackPolicy{25, 64});
+  bool text = false;
+  for (const Slot &slot : s) {
+    text = text || slot.section == ".text";
+    for (const char *joined : {".init", ".ctors", ".init_array", "linkd_set",
+                               "__patchable_function_entries"})
+      EXPECT_NE(slot.section, joined);
+  }
+  EXPECT_TRUE(text); // its own code still gets room
+  EXPECT_NE(
+      pad("joined.o", {{"linkd_set", 64}}, "x.o").find("cannot be padded"),
+      std::string::npos);
+  ASSERT_EQ(pad("joined.o", s, "joined.padded.o"), "");
+  ASSERT_EQ(sh("clang-19 -fuse-ld=lld joined.o main.o -o plain && "
+               "clang-19 -fuse-ld=lld joined.padded.o main.o -o padded && "
+               "./plain > plain.out && ./padded > padded.out"),
+            0);
+  // (Whether .ctors runs is the C runtime's affair: the same either way.)
+  EXPECT_NE(read("plain.out").find("early\n42\n"), std::string::npos)
+      << read("plain.out");
+  EXPECT_EQ(read("padded.out"), read("plain.out"));
+}
+
 // Hostile objects: random bytes changed in a real one. The padder refuses
 // or pads; whatever it writes is an object LLVM reads again, never a
 // crash (the sanitizer build runs this too).

@@ -382,6 +382,9 @@ void LinkService::prepareIncremental(Request &r) {
   v1::IncrementalPlan *plan = r.withPlan.mutable_incremental_plan();
   plan->set_state_dir(config.incrementalDir);
   plan->set_verify(config.incrementalVerify);
+  plan->set_slack_percent(
+      static_cast<uint32_t>(config.incrementalSlackPercent));
+  plan->set_slack_bytes(config.incrementalSlackBytes);
   plan->set_result_file(r.incrementalResult);
 }
 
@@ -636,6 +639,13 @@ void LinkService::decideCaching(Request &r, LinkRun &run) {
     if (r.incrementalPatched)
       log.uncacheable.push_back("an incremental patch (LLD did not run, so "
                                 "what it would have read is not known)");
+    // Its objects were padded, to room that depends on the links before
+    // it: not stock LLD's output of the inputs the key holds.
+    else if (r.childReq && r.childReq->has_incremental_plan() &&
+             (r.childReq->incremental_plan().slack_percent() ||
+              r.childReq->incremental_plan().slack_bytes()))
+      log.uncacheable.push_back("an incremental link with slack (its "
+                                "objects were padded)");
     if (r.kind == RequestKind::Archive)
       for (const std::string &p : log.overwritten)
         if (!r.analysis.replacedInputs.count(p))

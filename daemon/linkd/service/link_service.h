@@ -39,6 +39,9 @@ struct ServiceConfig {
   // whether LLD links in full beside each patch (incremental_verify).
   std::string incrementalDir;
   bool incrementalVerify = false;
+  // The room its full links leave (incremental_slack): padded objects.
+  uint64_t incrementalSlackPercent = 0;
+  uint64_t incrementalSlackBytes = 0;
   // For `linkd config` and `linkd status` (InfoReply), and for telling a
   // client whose environment asks for other settings.
   std::vector<Setting> settings;
