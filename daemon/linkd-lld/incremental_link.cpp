@@ -1079,6 +1079,11 @@ void IncrementalLink::padObjects() {
   if ((!slack.percent && !slack.bytes) ||
       (mkdir((dir + "/padded").c_str(), 0700) != 0 && errno != EEXIST))
     return;
+  // `-b binary` and kin take a file's bytes as data: nothing is padded.
+  for (const std::string &a : inv.argv)
+    if (a == "-b" || a.starts_with("--format") || a.starts_with("-format") ||
+        (a.starts_with("-b") && a.size() > 2 && !a.starts_with("-build")))
+      return;
   // The slots of the last link of the same command line.
   bool sameLink = last && last->head == headOf(req);
   for (size_t i = 1; i < inv.argv.size(); ++i) {

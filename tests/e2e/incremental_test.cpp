@@ -241,6 +241,14 @@ TEST_F(IncrementalTest, WithSlackTheFullLinkHandsLldPaddedObjects) {
   ASSERT_TRUE(exitedZero(run(ours + "-o plain")));
   EXPECT_TRUE(sameBytes("stock", "plain"));
   EXPECT_EQ(stat("hits"), 0);
+  // --format=binary takes files' bytes as data: such a link pads nothing.
+  writeFile("data.bin", "payload");
+  const std::string blob = " -Wl,--format=binary,data.bin,--format=default ";
+  ASSERT_TRUE(
+      exitedZero(run(ours + "-Wl,--linkd-incremental" + blob + "-o blob")));
+  ASSERT_TRUE(exitedZero(
+      run("clang-19 -fuse-ld=lld counter.o main.o" + blob + "-o blob.lld")));
+  EXPECT_TRUE(sameBytes("blob.lld", "blob"));
 }
 
 TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
