@@ -645,10 +645,16 @@ void LinkCache::pushToRemote(const LinkAnalysis &link,
 
 void LinkCache::hashRecentInputs(LinkAnalysis &link) {
   int64_t now = fileClockNowNs();
-  for (const LeftOutName &n : link.paths.names()) {
-    if (n.role != NameRole::Input)
-      continue;
-    std::string path = withoutDotComponents(n.absolute);
+  // The named inputs, and what the last link of this key read: libraries
+  // found by search, and every input of a link keyed as given (COFF,
+  // Mach-O), which names none.
+  std::vector<std::string> candidates, probed;
+  for (const LeftOutName &n : link.paths.names())
+    if (n.role == NameRole::Input)
+      candidates.push_back(n.absolute);
+  lastInputPaths(link, candidates, probed);
+  for (const std::string &candidate : candidates) {
+    std::string path = withoutDotComponents(candidate);
     struct stat st;
     if (link.digestsBeforeLink.count(path) || ::stat(path.c_str(), &st) != 0 ||
         !S_ISREG(st.st_mode) ||

@@ -171,10 +171,11 @@ public:
     size_t requiredNames = 0;
     std::string requiredWhy;
   };
-  // Before a link whose result may be stored: the digest of each named
-  // input changed in the current tick of the file clock (the object a
-  // compiler wrote a moment ago), into link.digestsBeforeLink. One stat
-  // per named input; only those files are read.
+  // Before a link whose result may be stored: the digest of each input
+  // changed in the current tick of the file clock (the object a compiler
+  // wrote a moment ago), into link.digestsBeforeLink. The inputs: the
+  // link's named ones and those the last link of its key read. One stat
+  // each; only the recent files are read.
   void hashRecentInputs(LinkAnalysis &link);
   // `linkStartNs`: fileClockNowNs() before the link could read anything.
   // An input changed in that tick or later is stored only with the bytes

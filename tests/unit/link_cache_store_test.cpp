@@ -132,5 +132,29 @@ TEST_F(LinkCacheStore,
   EXPECT_TRUE(link.digestsBeforeLink.empty());
 }
 
+TEST_F(LinkCacheStore, WhatTheLastLinkOfTheKeyReadIsHashedToo) {
+  // A link keyed as given (a COFF or Mach-O link names no inputs), or a
+  // library found by search: the last stored link of the key says what it
+  // reads.
+  LinkAnalysis link;
+  link.resultMayBeEmpty = true;
+  writeFile(input, "version 1");
+  LinkCache::StoreOutcome r = storeAt(link, changedNs() + 1);
+  ASSERT_TRUE(r.stored) << r.notStoredReason;
+  bool sameTick = false;
+  for (int i = 0; i < 200 && !sameTick; ++i) {
+    link.digestsBeforeLink.clear();
+    writeFile(input, "version " + std::to_string(i + 2));
+    cache->hashRecentInputs(link);
+    sameTick = mayHaveChangedSince(changedNs(), fileClockNowNs());
+  }
+  ASSERT_TRUE(sameTick);
+  ASSERT_EQ(link.digestsBeforeLink.count(input), 1U);
+  EXPECT_EQ(link.digestsBeforeLink[input], digestOf(input));
+  // So its result is stored, though the file's time is the link's tick.
+  r = storeAt(link, changedNs());
+  EXPECT_TRUE(r.stored) << r.notStoredReason;
+}
+
 } // namespace
 } // namespace linkd::unit
