@@ -507,9 +507,9 @@ private:
   // With the plan's slack: the objects LLD reads padded to slots.
   void padObjects();
   std::string keepState(bool quiet);
-  // Whether the last link's copy `copy` of input `path`, now `now`, is
-  // still its content: the same file, unchanged since that link (its
-  // identity, and not changed just before it).
+  // Whether the last link's copy `copy` of input `path` (any spelling of
+  // it), now `now`, is still its content: the same file, unchanged since
+  // that link (its identity, and not changed just before it).
   bool copyStillHolds(const std::string &path, const std::string &copy,
                       const Identity &now) const;
   void result(const std::string &line);
@@ -809,8 +809,10 @@ bool IncrementalLink::copyStillHolds(const std::string &path,
                                      const Identity &now) const {
   if (!last)
     return false;
+  std::string abs = absoluteInput(req.cwd(), path);
   for (const Manifest::Input &was : last->inputs)
-    if (was.path == path && was.copy == copy && was.id == now &&
+    if (was.copy == copy && was.id == now &&
+        absoluteInput(req.cwd(), was.path) == abs &&
         was.id.ctimeNs + racyWindowNs(was.id) <= last->recordedNs &&
         identityOf(dir + "/" + copy))
       return true;
@@ -1099,15 +1101,7 @@ void IncrementalLink::padObjects() {
     if (padded.count(abs) || isSystemFile(abs) || !id)
       continue;
     std::string copy = paddedCopyName(abs);
-    bool unchanged = false;
-    if (sameLink)
-      for (const Manifest::Input &was : last->inputs)
-        unchanged = unchanged || (was.copy == copy && was.id == *id &&
-                                  absoluteInput(req.cwd(), was.path) == abs &&
-                                  was.id.ctimeNs + racyWindowNs(was.id) <=
-                                      last->recordedNs &&
-                                  identityOf(dir + "/" + copy));
-    if (unchanged) {
+    if (sameLink && copyStillHolds(abs, copy, *id)) {
       if (redirectReads(abs, dir + "/" + copy).empty())
         padded[abs] = copy;
       continue;
