@@ -28,15 +28,19 @@
 # link of the padded objects: each is compared with stock LLD's link of
 # the state's padded copies instead (and still timed against the stock
 # link of the user's objects).
+# --cflags FLAGS: the project's CFLAGS instead of -O2 -g (-O2 alone shows
+# what the patch follows before debug sections have room).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 KEEP=0
 SLACK=
+CFLAGS="-O2 -g"
 while [[ ${1:-} == --* ]]; do
   case $1 in
     --keep) KEEP=1; shift ;;
     --slack) SLACK=${2:?--slack P%+B}; shift 2 ;;
-    *) echo "usage: bench/relink_project.sh [--keep] [--slack P%+B] [BIN]" >&2; exit 2 ;;
+    --cflags) CFLAGS=${2:?--cflags FLAGS}; shift 2 ;;
+    *) echo "usage: bench/relink_project.sh [--keep] [--slack P%+B] [--cflags FLAGS] [BIN]" >&2; exit 2 ;;
   esac
 done
 BIN=$(cd "${1:-$HERE/../build/bin}" && pwd)
@@ -51,7 +55,7 @@ stop_daemon() { "$BIN/linkd" stop >/dev/null 2>&1 || true; }
 trap 'stop_daemon; ((KEEP)) || rm -rf "$T"' EXIT
 ((KEEP)) && echo "keeping $T" >&2
 
-MAKEVARS=(CC=clang-19 "CFLAGS=-O2 -g" NO_CURL=1 NO_EXPAT=1 NO_GETTEXT=1
+MAKEVARS=(CC=clang-19 "CFLAGS=$CFLAGS" NO_CURL=1 NO_EXPAT=1 NO_GETTEXT=1
   NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 NO_OPENSSL=1)
 # The tree, built once where every pass builds (the objects' debug info
 # names the directory they were compiled in), and kept: each pass starts
@@ -205,7 +209,7 @@ pass() { # VERIFY
   done
 }
 
-say "project     git $VERSION, -O2 -g: $(ls "$pristine"/builtin/*.o | wc -l) objects, " \
+say "project     git $VERSION, $CFLAGS: $(ls "$pristine"/builtin/*.o | wc -l) objects, " \
   "$(ar t "$pristine/libgit.a" | wc -l) + $(ar t "$pristine/xdiff/lib.a" | wc -l) + " \
   "$(ar t "$pristine/reftable/libreftable.a" | wc -l) archive members, " \
   "$(stat -c %s "$pristine/git") bytes"

@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -492,6 +493,11 @@ private:
   // The patched output, or why not.
   std::string patch(const std::vector<Change> &changed,
                     std::vector<incremental::Edit> &edits);
+  // The link's objects but changed[k], as the output holds them (the
+  // changed ones before k in their new version): what a patch of
+  // changed[k] reads when a global of it moved. "" or why not.
+  std::string otherInputs(const std::vector<Change> &changed, size_t k,
+                          std::vector<incremental::OtherInput> &out);
   // The state's second name of archive `path` (its last version), and its
   // map lines, as `copy`; "" or why not.
   std::string keepArchive(const std::string &path, const std::string &copy,
@@ -535,6 +541,7 @@ private:
   std::vector<std::string> changedArchives; // inputs whose members changed
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
   std::vector<uint8_t> chunkHashes; // behind the patched output's build-id
+  std::deque<incremental::LinkMap> otherMaps; // behind otherInputs()
   // How publish() wrote the output: over the spare, as a copy of the
   // state's output, or a copy of the state's own (another file system).
   const char *written = "copy";
@@ -764,7 +771,7 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
   // build-id): a copy, made only when there is more than one.
   std::string current;
   std::map<uint64_t, std::string> all; // by offset; the last build-id wins
-  uint64_t bytes = 0, relocations = 0;
+  uint64_t bytes = 0, relocations = 0, moved = 0;
   for (size_t k = 0; k < changed.size(); ++k) {
     const Change &c = changed[k];
     Result<std::string> mapText = readFile(c.mapFile);
@@ -781,6 +788,9 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
     in.oldObject = llvm::MemoryBufferRef(c.before, c.name + " (last)");
     in.newObject = llvm::MemoryBufferRef(c.after, c.name);
     in.oldChunkHashes = chunkHashes;
+    in.otherInputs = [&, k](std::vector<incremental::OtherInput> &out) {
+      return otherInputs(changed, k, out);
+    };
     incremental::PatchResult r = incremental::patchOutput(in);
     if (!r.patched)
       return r.kind + "\t" + c.name + ": " + r.reason;
@@ -795,12 +805,96 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
     }
     bytes += r.bytesWritten;
     relocations += r.relocationsApplied;
+    moved += r.symbolsMoved;
   }
   for (auto &[offset, b] : all)
     edits.push_back(incremental::Edit{offset, std::move(b)});
   patchSummary = "objects=" + std::to_string(changed.size()) +
                  " bytes=" + std::to_string(bytes) +
-                 " relocations=" + std::to_string(relocations);
+                 " relocations=" + std::to_string(relocations) +
+                 " moved=" + std::to_string(moved);
+  return "";
+}
+
+std::string
+IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
+                             std::vector<incremental::OtherInput> &out) {
+  if (!last)
+    return "no manifest";
+  // An input's bytes as the output holds them now.
+  auto current = [&](const std::string &name,
+                     std::string bytes) -> std::optional<std::string> {
+    for (size_t j = 0; j < changed.size(); ++j)
+      if (changed[j].name == name)
+        return j == k  ? std::nullopt
+               : j < k ? std::optional(changed[j].after)
+                       : std::optional(changed[j].before);
+    return bytes;
+  };
+  auto mapOf = [&](const std::string &file)
+      -> llvm::Expected<const incremental::LinkMap *> {
+    Result<std::string> text = readFile(file);
+    if (!text)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     text.error());
+    auto map = incremental::LinkMap::parse(*text);
+    if (!map)
+      return map.takeError();
+    otherMaps.push_back(std::move(*map));
+    return &otherMaps.back();
+  };
+  otherMaps.clear();
+  auto objects = mapOf(dir + "/map");
+  if (!objects)
+    return "the state's map: " + toString(objects.takeError());
+  for (const Manifest::Input &in : last->inputs) {
+    if (in.copy.starts_with("objects/")) {
+      Result<std::string> bytes = readFile(dir + "/" + in.copy);
+      if (!bytes)
+        return bytes.error();
+      if (std::optional<std::string> now = current(in.path, *bytes))
+        out.push_back({in.path, std::move(*now), *objects});
+      continue;
+    }
+    // An archive: its copy and its members' map lines, or (a system
+    // library, kept by identity) the file itself, its members unplaced.
+    bool kept = in.copy.starts_with("archives/");
+    if (!kept && !in.copy.empty())
+      continue;
+    Result<std::string> bytes = readFile(kept ? dir + "/" + in.copy : in.path);
+    if (!bytes)
+      return bytes.error();
+    if (!isArchive(bytes->data(), bytes->size()))
+      continue; // a shared object, a script: bound by name, or no code
+    std::vector<std::pair<std::string, llvm::StringRef>> members;
+    if (std::string why = archiveMembers(*bytes, in.path, members);
+        !why.empty())
+      return why;
+    const incremental::LinkMap *map = nullptr;
+    if (kept) {
+      auto m = mapOf(dir + "/" + in.copy + ".map");
+      if (!m)
+        return "the state's map of " + in.path + ": " + toString(m.takeError());
+      map = *m;
+    }
+    for (const auto &[member, data] : members) {
+      std::string name = in.path + "(" + member + ")";
+      if (map) {
+        // The map's spelling of it; a member it does not name is not in
+        // the link.
+        std::string tail = "(" + member + ")";
+        auto named = std::find_if(map->files().begin(), map->files().end(),
+                                  [&](const std::string &f) {
+                                    return llvm::StringRef(f).ends_with(tail);
+                                  });
+        if (named == map->files().end())
+          continue;
+        name = *named;
+      }
+      if (std::optional<std::string> now = current(name, data.str()))
+        out.push_back({name, std::move(*now), map});
+    }
+  }
   return "";
 }
 

@@ -35,17 +35,18 @@ Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
     }
     if (line.empty())
       continue;
-    if (line.size() <= kHeader)
+    if (line.size() < kHeader)
       return createStringError(inconvertibleErrorCode(),
                                "link map line %zu is too short", lineNo);
     StringRef what = line.substr(kHeader);
+    if (what.empty())
+      continue; // a symbol assignment with no text (--defsym)
     size_t indent = what.find_first_not_of(' ');
     if (indent != 0 && indent != 8) // a symbol
       continue;
     what = what.substr(indent);
-    // An .eh_frame piece ("a.o:(.eh_frame+0x10)") is not a section.
     if (indent == 8 && ((!prefix.empty() && !what.starts_with(prefix)) ||
-                        !what.ends_with(")") || what.contains("+0x")))
+                        !what.ends_with(")")))
       continue;
     uint64_t vma = 0, size = 0;
     if (line.substr(0, 16).trim().getAsInteger(16, vma) ||
@@ -58,11 +59,31 @@ Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
       output = what.str();
       continue;
     }
+    // An .eh_frame piece: "a.o:(.eh_frame+0x10)".
+    constexpr StringRef kEh = ":(.eh_frame+0x";
+    if (size_t at = what.rfind(kEh); at != StringRef::npos) {
+      uint64_t offset = 0;
+      StringRef hex = what.drop_back().substr(at + kEh.size());
+      if (!hex.getAsInteger(16, offset))
+        map.ehPieces_[what.take_front(at).str()].push_back(
+            EhPiece{offset, vma, size});
+      continue;
+    }
+    if (what.contains("+0x"))
+      continue; // a piece of another synthetic section
+    size_t open = what.find(":(");
+    if (open != StringRef::npos)
+      map.files_.insert(what.take_front(open).str());
     map.inputs_[what.str()].push_back(Placement{output, vma, size});
   }
   if (!sawHeader)
     return createStringError(inconvertibleErrorCode(), "an empty link map");
   return map;
+}
+
+std::vector<EhPiece> LinkMap::ehPieces(StringRef file) const {
+  auto found = ehPieces_.find(file);
+  return found == ehPieces_.end() ? std::vector<EhPiece>{} : found->second;
 }
 
 std::vector<Placement> LinkMap::find(StringRef file, StringRef section) const {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ namespace linkd::incremental {
 struct Placement {
   std::string outputSection;
   uint64_t address = 0; // VMA, or offset in a non-allocated output section
+  uint64_t size = 0;
+};
+
+// A run of one file's .eh_frame records LLD placed (its live FDEs, and a
+// CIE it was the first to give), as the map prints them:
+// "a.o:(.eh_frame+0x14)". Adjacent records of one file come as one run.
+struct EhPiece {
+  uint64_t inputOffset = 0; // in the file's .eh_frame
+  uint64_t address = 0;
   uint64_t size = 0;
 };
 
@@ -43,9 +53,17 @@ public:
   std::vector<Placement> find(llvm::StringRef file,
                               llvm::StringRef section) const;
 
+  // The placed runs of `file`'s .eh_frame, in map order (by address).
+  std::vector<EhPiece> ehPieces(llvm::StringRef file) const;
+
+  // The files with an input section in the map (kept by `onlyFile`).
+  const std::set<std::string, std::less<>> &files() const { return files_; }
+
 private:
   // "file:(section)" -> placements, in map order.
   std::map<std::string, std::vector<Placement>, std::less<>> inputs_;
+  std::map<std::string, std::vector<EhPiece>, std::less<>> ehPieces_;
+  std::set<std::string, std::less<>> files_;
 };
 
 } // namespace linkd::incremental

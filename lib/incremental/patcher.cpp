@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace linkd::incremental {
@@ -208,8 +209,66 @@ public:
   PatchResult run();
 
 private:
+  // A symbol of the object whose address or size changed within its
+  // section (the section kept its size: its slot).
+  struct Move {
+    std::string name;
+    bool global = false;
+    bool preemptible = false; // reached through entries the loader fills
+    uint64_t oldAddr = 0, newAddr = 0, oldSize = 0, newSize = 0;
+  };
+  // An FDE of the object whose function starts elsewhere now.
+  struct FdeMove {
+    uint64_t fde = 0, from = 0, to = 0; // addresses
+  };
+  // An absolute reference a dynamic relocation replaced, as the previous
+  // link wrote it.
+  struct DynamicSite {
+    uint32_t symbol = 0;
+    int64_t addend = 0;
+    std::optional<uint64_t> target; // its address, when the map gives it
+    uint64_t inPlace = 0;           // what the site holds
+  };
+
   // Placing the object's sections.
-  std::optional<Place> place(size_t section, std::string &why) const;
+  std::optional<Place> place(size_t section, std::string &why) const {
+    bool dropped = false;
+    return placeIn(new_, *in_.map, in_.objectName, section, why, dropped);
+  }
+  // Where section `section` of `o` (named `objectName` in `map`) went;
+  // `dropped` when the map has no line for it (the link dropped it).
+  std::optional<Place> placeIn(const Object &o, const LinkMap &map,
+                               const std::string &objectName, size_t section,
+                               std::string &why, bool &dropped) const;
+  // The address `s` + `addend` of the object `o` (its old or new version)
+  // stands for, when the map places it.
+  std::optional<uint64_t> targetAddress(const Object &o, const Sym &s,
+                                        int64_t addend) const;
+  // The index in moves_ of symbol `index` if its address changed.
+  std::optional<size_t> movedTo(uint32_t index) const {
+    if (index >= moveOf_.size() || moveOf_[index] < 0)
+      return std::nullopt;
+    return static_cast<size_t>(moveOf_[index]);
+  }
+
+  // The steps of a patch whose symbols moved; each "" or why not.
+  std::string findMoves();
+  std::string patchEhFrame();
+  std::string patchEhFrameHdr(const std::vector<FdeMove> &fdes,
+                              const Shdr &ehFrame);
+  std::string patchSymbolTables();
+  std::string patchReferencesElsewhere();
+  std::string retarget(const OtherInput &o, const Object &obj, size_t sec,
+                       const Place &p, const Rela &r, const Move &m);
+  // The dynamic relocation of the site at `pc` (file offset `at`) whose
+  // target moves from `from` to `to`: its edit, and in `inPlace` what the
+  // site itself holds then.
+  std::string moveDynamicSite(uint64_t pc, uint64_t at, uint64_t from,
+                              uint64_t to, uint64_t &inPlace);
+  const Shdr *outputSection(StringRef name) const;
+  void edit(uint64_t offset, std::string bytes) {
+    extra_[offset] = std::move(bytes);
+  }
   // Who a relocation names: a key that is the same in both objects.
   std::string targetKey(const Object &o, const Sym &s) const;
   bool merged(const Object &o, const Sym &s) const {
@@ -252,21 +311,35 @@ private:
   std::map<std::string, Resolution> resolved_;   // (target, via, op) -> base
   std::map<std::string, Resolution> pieces_;     // merged piece -> its address
   std::map<std::string, Resolution> tombstones_; // (section, type) -> value
-  std::map<std::tuple<size_t, uint64_t, std::string, int64_t>, uint64_t>
-      dynamicSites_; // absolute relocations a dynamic one replaced
+  // Absolute relocations a dynamic one replaced, by (section, offset).
+  std::map<std::pair<size_t, uint64_t>, DynamicSite> dynamicSites_;
+  std::vector<Move> moves_;
+  std::vector<int> moveOf_; // by symbol index: its move's index, or -1
+  std::map<std::string, size_t> movedGlobals_;
+  std::map<uint64_t, std::string> extra_; // edits outside the sections
+  uint64_t extraRelocations_ = 0;
+  // .rela.dyn: site -> the file offset of its entry (kTwice: two entries).
+  std::optional<std::map<uint64_t, uint64_t>> relaDyn_;
+  bool relr_ = false;
+  static constexpr uint64_t kTwice = ~uint64_t{0};
 };
 
-std::optional<Place> Patcher::place(size_t section, std::string &why) const {
-  const std::string &name = new_.names[section];
-  size_t same = std::count(new_.names.begin(), new_.names.end(), name);
+std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
+                                      const std::string &objectName,
+                                      size_t section, std::string &why,
+                                      bool &dropped) const {
+  dropped = false;
+  const std::string &name = o.names[section];
+  size_t same = std::count(o.names.begin(), o.names.end(), name);
   if (same != 1) {
     why = "the object has " + std::to_string(same) + " sections named " + name +
           ": the map cannot tell them apart";
     return std::nullopt;
   }
-  std::vector<Placement> ps = in_.map->find(in_.objectName, name);
+  std::vector<Placement> ps = map.find(objectName, name);
   if (ps.size() != 1) {
-    why = ps.empty() ? "section " + name + " of " + in_.objectName +
+    dropped = ps.empty();
+    why = ps.empty() ? "section " + name + " of " + objectName +
                            " is not in the output's map"
                      : "section " + name + " is in the map more than once";
     return std::nullopt;
@@ -289,7 +362,7 @@ std::optional<Place> Patcher::place(size_t section, std::string &why) const {
   uint64_t inSection = alloc ? pl.address - os->sh_addr : pl.address;
   if ((alloc && pl.address < os->sh_addr) || inSection > os->sh_size ||
       pl.size > os->sh_size - inSection ||
-      pl.size != new_.sections[section].sh_size) {
+      pl.size != o.sections[section].sh_size) {
     why = "the map places " + name + " outside " + pl.outputSection;
     return std::nullopt;
   }
@@ -355,8 +428,9 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
   uint64_t pc = p.address + r.r_offset;
   bool alloc = old_.sections[sec].sh_flags & ELF::SHF_ALLOC;
   if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
-    dynamicSites_[{sec, r.r_offset, targetKey(old_, s), r.r_addend}] =
-        readValue(at, 8);
+    dynamicSites_[{sec, r.r_offset}] =
+        DynamicSite{symIndex, r.r_addend, targetAddress(old_, s, r.r_addend),
+                    readValue(at, 8)};
     return;
   }
   uint64_t raw = readValue(at, t.width);
@@ -393,6 +467,11 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
     key += " op " + utohexstr(before);
     res.relaxed = before != after;
     res.op = after;
+    // A load LLD left alone reads the symbol's GOT entry, whatever the
+    // instruction (apply() asks for it only where LLD never relaxes).
+    if (!res.relaxed)
+      record(resolved_, targetKey(old_, s) + " via GOT entry",
+             Resolution{res.base, 0, false, false});
   }
   record(resolved_, key, res);
 }
@@ -439,12 +518,23 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
   char *loc = bytes.data() + r.r_offset;
 
   if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
-    auto it =
-        dynamicSites_.find({sec, r.r_offset, targetKey(new_, s), r.r_addend});
-    if (it == dynamicSites_.end())
-      return "an absolute reference to " + name + " at " + where +
-             " is new: its dynamic relocation is not in the output";
-    endian::write64le(loc, it->second);
+    auto it = dynamicSites_.find({sec, r.r_offset});
+    std::optional<uint64_t> target = targetAddress(new_, s, r.r_addend);
+    std::string isNew = "an absolute reference to " + name + " at " + where +
+                        " is new: its dynamic relocation is not in the output";
+    if (it == dynamicSites_.end() || it->second.symbol != symIndex)
+      return isNew;
+    const DynamicSite &d = it->second;
+    uint64_t value = d.inPlace;
+    if (d.addend != r.r_addend || d.target != target) {
+      if (!d.target || !target)
+        return isNew;
+      if (std::string e = moveDynamicSite(pc, p.fileOffset + r.r_offset,
+                                          *d.target, *target, value);
+          !e.empty())
+        return e;
+    }
+    endian::write64le(loc, value);
     return "";
   }
 
@@ -491,6 +581,12 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
       key += " op " + utohexstr(before);
     }
     auto it = resolved_.find(key);
+    // A preemptible symbol's GOT load is never relaxed: another register
+    // or instruction reads the same entry.
+    bool preemptible = out_.sharedObject && s.getBinding() != ELF::STB_LOCAL &&
+                       s.getVisibility() == ELF::STV_DEFAULT;
+    if (it == resolved_.end() && relaxable(type) && preemptible)
+      it = resolved_.find(targetKey(new_, s) + " via GOT entry");
     if (it != resolved_.end()) {
       if (it->second.conflicting)
         return "the previous link resolved " + name + " (" + via +
@@ -512,6 +608,18 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
              s.st_shndx == ELF::SHN_UNDEF && !out_.sharedObject) {
     if (std::optional<uint64_t> at = out_.global(name))
       computed = static_cast<int64_t>(*at);
+  }
+  // A symbol that moved: a reference the previous link resolved to its
+  // old address follows it; one through an entry holding that address
+  // cannot (but a preemptible symbol's entries are the loader's to fill).
+  std::optional<size_t> moved = movedTo(symIndex);
+  if (learned && moved) {
+    const Move &m = moves_[*moved];
+    if (learned->base == static_cast<int64_t>(m.oldAddr))
+      learned->base = static_cast<int64_t>(m.newAddr);
+    else if (!m.preemptible)
+      return "the previous link reached " + name + " at " + where +
+             " through a GOT or PLT entry, which holds its old address";
   }
   if (learned && computed && learned->base != *computed)
     return "the map and the previous link disagree on where " + name + " is";
@@ -663,49 +771,598 @@ std::string Patcher::buildId(std::vector<Edit> &edits,
   return "";
 }
 
+std::optional<uint64_t> Patcher::targetAddress(const Object &o, const Sym &s,
+                                               int64_t addend) const {
+  if (s.st_shndx == ELF::SHN_UNDEF || s.st_shndx >= o.sections.size() ||
+      merged(o, s))
+    return std::nullopt;
+  std::string why;
+  bool dropped = false;
+  std::optional<Place> p =
+      placeIn(o, *in_.map, in_.objectName, s.st_shndx, why, dropped);
+  if (!p)
+    return std::nullopt;
+  return p->address + s.st_value + static_cast<uint64_t>(addend);
+}
+
+const Shdr *Patcher::outputSection(StringRef name) const {
+  const Shdr *found = nullptr;
+  for (size_t i = 0; i < out_.sections.size(); ++i)
+    if (out_.names[i] == name) {
+      if (found)
+        return nullptr; // two of one name: neither is the one
+      found = &out_.sections[i];
+    }
+  return found;
+}
+
+std::string Patcher::findMoves() {
+  if (old_.symbols.size() != new_.symbols.size())
+    return "the symbol table changed (" + std::to_string(new_.symbols.size()) +
+           " symbols, were " + std::to_string(old_.symbols.size()) + ")";
+  moveOf_.assign(new_.symbols.size(), -1);
+  std::set<std::pair<std::string, uint64_t>> seen;
+  for (size_t i = 0; i < new_.symbols.size(); ++i) {
+    const Sym &a = old_.symbols[i], &b = new_.symbols[i];
+    std::string name = symbolName(new_, b);
+    // LLD writes an object's locals in its order, and takes its globals in
+    // it: the same order keeps the output's symbol table in place.
+    if (symbolName(old_, a) != name || a.st_info != b.st_info ||
+        a.st_other != b.st_other || a.st_shndx != b.st_shndx)
+      return "the symbol table's order changed (" + name + ")";
+    if ((a.st_value == b.st_value && a.st_size == b.st_size) ||
+        b.getType() == ELF::STT_SECTION || b.st_shndx == ELF::SHN_UNDEF)
+      continue;
+    if (b.st_shndx >= new_.sections.size())
+      return "symbol " + name + " (absolute or common) changed its value";
+    if (b.getType() == ELF::STT_TLS)
+      return "thread-local symbol " + name +
+             " moved (the patch does not follow TLS offsets)";
+    std::string why;
+    bool dropped = false;
+    std::optional<Place> p =
+        placeIn(new_, *in_.map, in_.objectName, b.st_shndx, why, dropped);
+    if (!p && dropped)
+      continue; // the output has none of its section
+    if (!p)
+      return why;
+    Move m;
+    m.name = name;
+    m.global = b.getBinding() != ELF::STB_LOCAL;
+    m.preemptible =
+        out_.sharedObject && m.global && b.getVisibility() == ELF::STV_DEFAULT;
+    m.oldAddr = p->address + a.st_value;
+    m.newAddr = p->address + b.st_value;
+    m.oldSize = a.st_size;
+    m.newSize = b.st_size;
+    if (!seen.emplace(name, m.oldAddr).second)
+      return "two symbols named " + name + " were at one address";
+    if (m.oldAddr != m.newAddr) {
+      moveOf_[i] = static_cast<int>(moves_.size());
+      if (m.global)
+        movedGlobals_[name] = moves_.size();
+    }
+    moves_.push_back(std::move(m));
+  }
+  // Addresses the linker wrote from a symbol's: the entry point, the
+  // dynamic section's initialisation and finalisation functions.
+  std::vector<std::pair<const char *, uint64_t>> held = {
+      {"the entry point", out_.file.getHeader().e_entry}};
+  if (outputSection(".dynamic")) {
+    auto dyn = out_.file.dynamicEntries();
+    if (!dyn)
+      return "the output's dynamic section: " + errorText(dyn.takeError());
+    for (const auto &d : *dyn)
+      if (d.d_tag == ELF::DT_INIT || d.d_tag == ELF::DT_FINI)
+        held.emplace_back(d.d_tag == ELF::DT_INIT ? "DT_INIT" : "DT_FINI",
+                          d.d_un.d_ptr);
+  }
+  for (const Move &m : moves_)
+    for (const auto &[what, address] : held)
+      if (m.oldAddr != m.newAddr && address == m.oldAddr)
+        return std::string(what) + " is " + m.name + ", which moved";
+  return "";
+}
+
+// One record of an .eh_frame: a CIE or an FDE.
+struct EhRecord {
+  uint64_t offset = 0, size = 0;
+  bool cie = false;
+  bool operator==(const EhRecord &) const = default;
+};
+
+// The records of an .eh_frame, up to a zero terminator (as LLD reads
+// them); false if malformed or in the 64-bit format.
+bool ehRecords(ArrayRef<uint8_t> data, std::vector<EhRecord> &out) {
+  for (uint64_t off = 0; off < data.size();) {
+    if (data.size() - off < 4)
+      return false;
+    uint64_t len = endian::read32le(data.data() + off);
+    if (len == 0)
+      return true;
+    if (len == 0xffffffff || len < 4 || len > data.size() - off - 4)
+      return false;
+    out.push_back({off, 4 + len, endian::read32le(data.data() + off + 4) == 0});
+    off += 4 + len;
+  }
+  return true;
+}
+
+std::string Patcher::patchEhFrame() {
+  size_t eh = new_.sections.size();
+  for (size_t i = 0; i < new_.names.size(); ++i)
+    if (new_.names[i] == ".eh_frame") {
+      if (eh != new_.sections.size())
+        return "the object has two .eh_frame sections";
+      eh = i;
+    }
+  if (eh == new_.sections.size())
+    return "";
+  bool namesMoved = std::any_of(
+      new_.relocs[eh].begin(), new_.relocs[eh].end(),
+      [&](const Rela &r) { return movedTo(r.getSymbol(false)).has_value(); });
+  if (!namesMoved && old_.contents[eh] == new_.contents[eh] &&
+      old_.relocBytes[eh] == new_.relocBytes[eh])
+    return "";
+  ArrayRef<uint8_t> was = old_.contents[eh], now = new_.contents[eh];
+  std::vector<EhRecord> before, after;
+  if (!ehRecords(was, before) || !ehRecords(now, after))
+    return "the object's .eh_frame is unreadable";
+  if (before != after)
+    return "its records changed (LLD rebuilds .eh_frame and .eh_frame_hdr)";
+  // Each record's relocations, by offset, in both versions.
+  auto byOffset = [](const std::vector<Rela> &rs,
+                     std::map<uint64_t, const Rela *> &into) {
+    for (const Rela &r : rs)
+      if (!into.emplace(r.r_offset, &r).second)
+        return false;
+    return true;
+  };
+  std::map<uint64_t, const Rela *> relocsWas, relocsNow;
+  if (!byOffset(old_.relocs[eh], relocsWas) ||
+      !byOffset(new_.relocs[eh], relocsNow))
+    return "two relocations at one place in .eh_frame";
+  const Shdr *out = outputSection(".eh_frame");
+  if (!out)
+    return "the output has no one .eh_frame";
+  uint64_t fileSize = in_.oldOutput.getBufferSize();
+  std::vector<EhPiece> pieces = in_.map->ehPieces(in_.objectName);
+  std::string buf(reinterpret_cast<const char *>(now.data()), now.size());
+  std::vector<FdeMove> fdes;
+  for (const EhRecord &rec : after) {
+    auto first = relocsNow.lower_bound(rec.offset),
+         last = relocsNow.lower_bound(rec.offset + rec.size);
+    auto firstWas = relocsWas.lower_bound(rec.offset),
+         lastWas = relocsWas.lower_bound(rec.offset + rec.size);
+    if (std::distance(first, last) != std::distance(firstWas, lastWas))
+      return "a record's relocations changed";
+    for (auto a = firstWas, b = first; b != last; ++a, ++b)
+      if (a->first != b->first ||
+          a->second->getType(false) != b->second->getType(false) ||
+          (rec.cie &&
+           (a->second->getSymbol(false) != b->second->getSymbol(false) ||
+            a->second->r_addend != b->second->r_addend)))
+        return "a record's relocations changed";
+    if (rec.cie) {
+      if (was.slice(rec.offset, rec.size) != now.slice(rec.offset, rec.size))
+        return "a CIE changed";
+      continue;
+    }
+    auto pcWas = relocsWas.find(rec.offset + 8),
+         pcNow = relocsNow.find(rec.offset + 8);
+    if (pcNow == relocsNow.end() || pcWas == relocsWas.end() ||
+        pcNow->second->getType(false) != ELF::R_X86_64_PC32 ||
+        was.slice(rec.offset + 4, 4) != now.slice(rec.offset + 4, 4))
+      return "an FDE whose start is not a PC-relative 32-bit relocation or "
+             "whose CIE changed";
+    uint32_t symWas = pcWas->second->getSymbol(false),
+             symNow = pcNow->second->getSymbol(false);
+    if (symWas >= old_.symbols.size() || symNow >= new_.symbols.size())
+      return "an FDE's relocation names no symbol";
+    std::optional<uint64_t> startWas =
+        targetAddress(old_, old_.symbols[symWas], pcWas->second->r_addend);
+    std::optional<uint64_t> startNow =
+        targetAddress(new_, new_.symbols[symNow], pcNow->second->r_addend);
+    // Where LLD put it: in one of the map's runs, or dropped with its
+    // function's section.
+    std::optional<uint64_t> at;
+    for (const EhPiece &piece : pieces)
+      if (rec.offset >= piece.inputOffset &&
+          rec.offset - piece.inputOffset < piece.size) {
+        if (rec.size > piece.size - (rec.offset - piece.inputOffset))
+          return "an FDE across two of the map's .eh_frame runs";
+        at = piece.address + (rec.offset - piece.inputOffset);
+      }
+    if (!at) {
+      if (startWas || startNow)
+        return "the map does not place the FDE of placed code (at "
+               ".eh_frame+0x" +
+               utohexstr(rec.offset) + ")";
+      continue;
+    }
+    if (!startWas || !startNow)
+      return "the map places an FDE whose code it does not";
+    if (*at < out->sh_addr || *at - out->sh_addr > out->sh_size ||
+        rec.size > out->sh_size - (*at - out->sh_addr) ||
+        out->sh_offset > fileSize ||
+        *at - out->sh_addr + rec.size > fileSize - out->sh_offset)
+      return "the map places an FDE outside the output's .eh_frame";
+    uint64_t fileAt = out->sh_offset + (*at - out->sh_addr);
+    const char *held = in_.oldOutput.getBufferStart() + fileAt;
+    auto pcOf = [&](const char *fde) {
+      return *at + 8 +
+             static_cast<uint64_t>(static_cast<int64_t>(
+                 static_cast<int32_t>(endian::read32le(fde + 8))));
+    };
+    if (endian::read32le(held) != rec.size - 4 || pcOf(held) != *startWas)
+      return "the output's FDE at 0x" + utohexstr(*at) +
+             " is not the object's (its start is not PC-relative 32-bit?)";
+    Place p;
+    p.address = *at - rec.offset;
+    p.fileOffset = fileAt - rec.offset;
+    p.room = rec.offset + rec.size;
+    for (auto r = first; r != last; ++r) {
+      if (std::string e = apply(eh, p, *r->second, buf); !e.empty())
+        return e;
+      ++extraRelocations_;
+    }
+    std::string bytes = buf.substr(rec.offset, rec.size);
+    std::memcpy(bytes.data() + 4, held + 4, 4); // LLD's pointer to its CIE
+    if (pcOf(bytes.data()) != *startNow)
+      return "an FDE's new start is not where its code is";
+    if (std::memcmp(bytes.data(), held, bytes.size()) != 0)
+      edit(fileAt, std::move(bytes));
+    if (*startWas != *startNow)
+      fdes.push_back(FdeMove{*at, *startWas, *startNow});
+  }
+  return patchEhFrameHdr(fdes, *out);
+}
+
+std::string Patcher::patchEhFrameHdr(const std::vector<FdeMove> &fdes,
+                                     const Shdr &ehFrame) {
+  const Shdr *hdr = outputSection(".eh_frame_hdr");
+  if (fdes.empty() || !hdr)
+    return "";
+  ArrayRef<uint8_t> file = arrayRefFromStringRef(in_.oldOutput.getBuffer());
+  if (hdr->sh_offset > file.size() ||
+      hdr->sh_size > file.size() - hdr->sh_offset || hdr->sh_size < 12 ||
+      ehFrame.sh_offset > file.size() ||
+      ehFrame.sh_size > file.size() - ehFrame.sh_offset)
+    return "the output's .eh_frame_hdr is outside the file";
+  const uint8_t *h = file.data() + hdr->sh_offset;
+  // Version 1, eh_frame_ptr pcrel sdata4, fde_count udata4, table
+  // datarel sdata4: what LLD writes.
+  if (h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+    return "an .eh_frame_hdr LLD did not write";
+  uint64_t count = endian::read32le(h + 8);
+  if (count * 8 > hdr->sh_size - 12)
+    return "the .eh_frame_hdr table runs past its section";
+  // LLD keeps one entry per address: with two FDEs of one function (ICF)
+  // the table is shorter than .eh_frame, and which one it kept depends on
+  // the order of the rest.
+  std::vector<EhRecord> records;
+  if (!ehRecords(file.slice(ehFrame.sh_offset, ehFrame.sh_size), records))
+    return "the output's .eh_frame is unreadable";
+  if (static_cast<uint64_t>(
+          std::count_if(records.begin(), records.end(),
+                        [](const EhRecord &r) { return !r.cie; })) != count)
+    return "the .eh_frame_hdr table has fewer entries than .eh_frame FDEs";
+  uint64_t va = hdr->sh_addr;
+  using Entry = std::pair<uint32_t, uint32_t>; // pc, FDE (from the header)
+  std::vector<Entry> table(count);
+  std::map<uint32_t, size_t> byFde;
+  for (size_t k = 0; k < count; ++k) {
+    table[k] = {endian::read32le(h + 12 + k * 8),
+                endian::read32le(h + 16 + k * 8)};
+    byFde[table[k].second] = k;
+  }
+  std::vector<Entry> was = table;
+  for (const FdeMove &f : fdes) {
+    auto it = byFde.find(static_cast<uint32_t>(f.fde - va));
+    if (it == byFde.end() ||
+        table[it->second].first != static_cast<uint32_t>(f.from - va))
+      return "the .eh_frame_hdr entry of the FDE at 0x" + utohexstr(f.fde) +
+             " is not the one expected";
+    if (!isInt<32>(static_cast<int64_t>(f.to - va)))
+      return "a function moved out of .eh_frame_hdr's reach";
+    table[it->second].first = static_cast<uint32_t>(f.to - va);
+  }
+  // LLD sorts by PC (as unsigned 32-bit offsets) and keeps one per PC;
+  // with no two alike (below) the order is the one stable sort gives.
+  std::sort(table.begin(), table.end(),
+            [](const Entry &a, const Entry &b) { return a.first < b.first; });
+  for (size_t k = 1; k < table.size(); ++k)
+    if (table[k].first == table[k - 1].first)
+      return "two FDEs start at one address";
+  size_t first = 0, last = table.size();
+  while (first < last && table[first] == was[first])
+    ++first;
+  while (last > first && table[last - 1] == was[last - 1])
+    --last;
+  if (first == last)
+    return "";
+  std::string bytes((last - first) * 8, '\0');
+  for (size_t k = first; k < last; ++k) {
+    endian::write32le(bytes.data() + (k - first) * 8, table[k].first);
+    endian::write32le(bytes.data() + (k - first) * 8 + 4, table[k].second);
+  }
+  edit(hdr->sh_offset + 12 + first * 8, std::move(bytes));
+  return "";
+}
+
+std::string Patcher::patchSymbolTables() {
+  if (moves_.empty())
+    return "";
+  // Where moved symbols were, and every symbol of the object there.
+  std::map<uint64_t, std::vector<size_t>> at;
+  for (size_t m = 0; m < moves_.size(); ++m)
+    at[moves_[m].oldAddr].push_back(m);
+  std::set<std::pair<std::string, uint64_t>> ours;
+  for (const Sym &s : old_.symbols)
+    if (s.getType() != ELF::STT_SECTION)
+      if (std::optional<uint64_t> a = targetAddress(old_, s, 0))
+        ours.emplace(symbolName(old_, s), *a);
+  for (const Shdr &table : out_.sections) {
+    if (table.sh_type != ELF::SHT_SYMTAB && table.sh_type != ELF::SHT_DYNSYM)
+      continue;
+    auto syms = out_.file.symbols(&table);
+    if (!syms)
+      return "the output's symbol table: " + errorText(syms.takeError());
+    auto strtab = out_.file.getStringTableForSymtab(table);
+    if (!strtab)
+      return "the output's symbol table: " + errorText(strtab.takeError());
+    std::vector<unsigned> found(moves_.size());
+    for (size_t k = 0; k < syms->size(); ++k) {
+      const Sym &y = (*syms)[k];
+      if (y.st_shndx == ELF::SHN_UNDEF || y.getType() == ELF::STT_SECTION ||
+          y.getType() == ELF::STT_FILE)
+        continue;
+      auto here = at.find(y.st_value);
+      if (here == at.end())
+        continue;
+      auto name = y.getName(*strtab);
+      if (!name)
+        return "the output's symbol table: " + errorText(name.takeError());
+      std::optional<size_t> match;
+      for (size_t m : here->second)
+        if (moves_[m].name == *name)
+          match = m;
+      if (!match) {
+        if (ours.count({name->str(), y.st_value}))
+          continue;
+        return "symbol " + name->str() +
+               ", which no object of the link's "
+               "defines there, is at the address of " +
+               moves_[here->second.front()].name +
+               " (an alias a script or --defsym made)";
+      }
+      const Move &m = moves_[*match];
+      if (y.st_size != m.oldSize)
+        return "the output gives " + m.name + " another size";
+      ++found[*match];
+      std::string bytes(16, '\0');
+      endian::write64le(bytes.data(), m.newAddr);
+      endian::write64le(bytes.data() + 8, m.newSize);
+      edit(table.sh_offset + k * sizeof(Sym) + 8, std::move(bytes));
+    }
+    for (size_t m = 0; m < moves_.size(); ++m) {
+      if (found[m] > 1)
+        return "the output has " + moves_[m].name + " twice at one address";
+      if (found[m] == 0 && moves_[m].global && table.sh_type == ELF::SHT_SYMTAB)
+        return "global " + moves_[m].name +
+               " is not in the output's symbol table where it was";
+    }
+  }
+  return "";
+}
+
+std::string Patcher::moveDynamicSite(uint64_t pc, uint64_t at, uint64_t from,
+                                     uint64_t to, uint64_t &inPlace) {
+  uint64_t fileSize = in_.oldOutput.getBufferSize();
+  if (!relaDyn_) {
+    relaDyn_.emplace();
+    for (size_t i = 0; i < out_.sections.size(); ++i) {
+      const Shdr &s = out_.sections[i];
+      if (s.sh_type == ELF::SHT_RELR || out_.names[i] == ".relr.dyn")
+        relr_ = true;
+      if (s.sh_type != ELF::SHT_RELA || out_.names[i] != ".rela.dyn" ||
+          s.sh_offset > fileSize || s.sh_size > fileSize - s.sh_offset)
+        continue;
+      for (uint64_t e = 0; e + sizeof(Rela) <= s.sh_size; e += sizeof(Rela)) {
+        uint64_t site =
+            endian::read64le(in_.oldOutput.getBufferStart() + s.sh_offset + e);
+        auto [it, fresh] = relaDyn_->emplace(site, s.sh_offset + e);
+        if (!fresh)
+          it->second = kTwice;
+      }
+    }
+  }
+  std::string where = "the dynamic relocation at 0x" + utohexstr(pc);
+  uint64_t now = readValue(at, 8);
+  auto it = relaDyn_->find(pc);
+  if (it != relaDyn_->end()) {
+    if (it->second == kTwice)
+      return "two dynamic relocations at 0x" + utohexstr(pc);
+    const char *e = in_.oldOutput.getBufferStart() + it->second;
+    uint64_t info = endian::read64le(e + 8);
+    uint64_t addend = endian::read64le(e + 16);
+    uint32_t type = static_cast<uint32_t>(info), sym = info >> 32;
+    if (type == ELF::R_X86_64_64 && sym != 0) {
+      inPlace = now; // bound by name when the program is loaded
+      return "";
+    }
+    if (type != ELF::R_X86_64_RELATIVE || sym != 0)
+      return where + " is of a type the patch does not follow";
+    if (addend != from)
+      return where + " does not hold the address the patch moves";
+    std::string bytes(8, '\0');
+    endian::write64le(bytes.data(), to);
+    edit(it->second + 16, std::move(bytes));
+  } else if (!relr_) {
+    return "no dynamic relocation at 0x" + utohexstr(pc) +
+           " for an address that moved";
+  }
+  // The site holds the address too with --apply-dynamic-relocs or RELR.
+  if (now != from && now != 0)
+    return "the site of " + where + " holds neither its address nor 0";
+  inPlace = now == from ? to : 0;
+  return "";
+}
+
+std::string Patcher::retarget(const OtherInput &o, const Object &obj,
+                              size_t sec, const Place &p, const Rela &r,
+                              const Move &m) {
+  uint32_t type = r.getType(false);
+  TypeInfo t = typeInfo(type);
+  std::string where =
+      o.name + ":(" + obj.names[sec] + ")+0x" + utohexstr(r.r_offset);
+  if (t.form == Form::Unsupported || std::string_view(t.via) == "TLS" ||
+      std::string_view(t.via) == "DTP" || std::string_view(t.via) == "TP")
+    return "moved " + m.name + " is referenced at " + where +
+           " by a relocation of type " + std::to_string(type) +
+           " the patch does not follow";
+  if (p.nobits || r.r_offset > p.room || t.width > p.room - r.r_offset)
+    return "a relocation at " + where + " is outside its section";
+  uint64_t at = p.fileOffset + r.r_offset, pc = p.address + r.r_offset;
+  uint64_t a = static_cast<uint64_t>(r.r_addend);
+  bool alloc = obj.sections[sec].sh_flags & ELF::SHF_ALLOC;
+  std::string bytes(t.width, '\0');
+  if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
+    uint64_t value = 0;
+    if (std::string e =
+            moveDynamicSite(pc, at, m.oldAddr + a, m.newAddr + a, value);
+        !e.empty())
+      return e + " (" + where + ")";
+    endian::write64le(bytes.data(), value);
+  } else {
+    uint64_t relative = t.form == Form::PcRelative ? pc : 0;
+    uint64_t was = m.oldAddr + a - relative, now = m.newAddr + a - relative;
+    uint64_t held = readValue(at, t.width);
+    bool direct =
+        t.width == 8 ? held == was : held == static_cast<uint32_t>(was);
+    if (!direct) {
+      if (m.preemptible)
+        return ""; // through an entry the loader fills
+      return "the reference to moved " + m.name + " at " + where +
+             " goes through a GOT or PLT entry, which holds its old address";
+    }
+    int64_t value = static_cast<int64_t>(now);
+    if (t.width == 8) {
+      endian::write64le(bytes.data(), now);
+    } else {
+      if (t.signed32 ? !isInt<32>(value) : !isUInt<32>(now))
+        return "the reference to " + m.name + " at " + where +
+               " no longer fits its 32 bits";
+      endian::write32le(bytes.data(), static_cast<uint32_t>(now));
+    }
+  }
+  if (readValue(at, t.width) != (t.width == 8 ? endian::read64le(bytes.data())
+                                              : endian::read32le(bytes.data())))
+    edit(at, std::move(bytes));
+  ++extraRelocations_;
+  return "";
+}
+
+std::string Patcher::patchReferencesElsewhere() {
+  if (movedGlobals_.empty())
+    return "";
+  std::string first = movedGlobals_.begin()->first;
+  if (!in_.otherInputs)
+    return "global " + first +
+           " moved, and the link's other objects, "
+           "which may refer to it, are not known";
+  std::vector<OtherInput> others;
+  if (std::string e = in_.otherInputs(others); !e.empty())
+    return "global " + first +
+           " moved, and the link's other objects are "
+           "not known: " +
+           e;
+  for (const OtherInput &o : others) {
+    MemoryBufferRef ref(o.bytes, o.name);
+    if (!notAnX8664Object(ref).empty()) {
+      if (!o.map)
+        continue; // an archive's member the link did not read as an object
+      return o.name + " is not an x86-64 object the patch reads";
+    }
+    auto obj = readElfObject(ref);
+    if (!obj)
+      return o.name + ": " + errorText(obj.takeError());
+    // Its symbols that are a moved global (undefined, or a definition the
+    // link did not take), and names --wrap would turn into one.
+    std::vector<int> refersTo(obj->symbols.size(), -1);
+    bool any = false;
+    for (size_t k = 0; k < obj->symbols.size(); ++k) {
+      const Sym &s = obj->symbols[k];
+      if (s.getBinding() == ELF::STB_LOCAL)
+        continue;
+      std::string name = symbolName(*obj, s);
+      if (StringRef(name).starts_with("__real_") &&
+          movedGlobals_.count(name.substr(7)))
+        return o.name + " refers to " + name + " (--wrap?), and " +
+               name.substr(7) + " moved";
+      auto it = movedGlobals_.find(name);
+      if (it != movedGlobals_.end()) {
+        refersTo[k] = static_cast<int>(it->second);
+        any = true;
+      }
+    }
+    if (!any)
+      continue;
+    if (!o.map)
+      return o.name + " refers to moved " + first +
+             ", and where its sections are is not known";
+    for (size_t sec = 0; sec < obj->sections.size(); ++sec) {
+      if (!isPatched(obj->sections[sec], obj->names[sec]) ||
+          obj->names[sec] == ".eh_frame")
+        continue;
+      std::optional<Place> p;
+      bool looked = false;
+      for (const Rela &r : obj->relocs[sec]) {
+        uint32_t k = r.getSymbol(false);
+        if (k >= refersTo.size() || refersTo[k] < 0)
+          continue;
+        if (!looked) {
+          std::string why;
+          bool dropped = false;
+          p = placeIn(*obj, *o.map, o.name, sec, why, dropped);
+          looked = true;
+          if (!p && !dropped)
+            return o.name + ": " + why;
+        }
+        if (!p)
+          break; // the link dropped the section
+        if (std::string e = retarget(o, *obj, sec, *p, r,
+                                     moves_[static_cast<size_t>(refersTo[k])]);
+            !e.empty())
+          return e;
+      }
+    }
+  }
+  return "";
+}
+
 PatchResult Patcher::run() {
-  // What moves nothing: every section keeps its size, every symbol its
-  // value and size, .eh_frame its bytes.
-  for (size_t i = 0; i < new_.sections.size(); ++i) {
-    if (old_.sections[i].sh_size != new_.sections[i].sh_size)
+  // The layout stays: every section keeps its size (a padded one its
+  // slot). Symbols may move within them.
+  for (size_t i = 0; i < new_.sections.size(); ++i)
+    if (isPatched(new_.sections[i], new_.names[i]) &&
+        old_.sections[i].sh_size != new_.sections[i].sh_size)
       return refuse("section_resized",
                     "section " + new_.names[i] + " changed size (" +
                         std::to_string(old_.sections[i].sh_size) + " -> " +
                         std::to_string(new_.sections[i].sh_size) +
                         " bytes): only a padded section's room may "
                         "change (incremental_slack)");
-    if (new_.names[i] == ".eh_frame" &&
-        (old_.contents[i] != new_.contents[i] ||
-         old_.relocBytes[i] != new_.relocBytes[i]))
-      return refuse("eh_frame_changed",
-                    ".eh_frame changed: LLD rebuilds it and .eh_frame_hdr");
-  }
-  using Where = std::tuple<std::string, uint8_t, uint16_t, uint64_t, uint64_t>;
-  auto where = [](const Object &o) {
-    std::vector<Where> w;
-    for (const Sym &s : o.symbols)
-      if (s.getType() != ELF::STT_SECTION)
-        w.emplace_back(symbolName(o, s), s.st_info, s.st_shndx, s.st_value,
-                       s.st_size);
-    std::sort(w.begin(), w.end());
-    return w;
-  };
-  std::vector<Where> before = where(old_), after = where(new_);
-  if (before != after) {
-    auto [a, b] =
-        std::mismatch(before.begin(), before.end(), after.begin(), after.end());
-    std::string name = b != after.end() ? std::get<0>(*b) : std::get<0>(*a);
-    return refuse("symbols_moved", "symbol " + name +
-                                       " moved or changed size: the output's "
-                                       "symbol table and references follow");
-  }
+  if (std::string e = findMoves(); !e.empty())
+    return refuse("symbols_moved", e);
 
   learn();
   bool symbolsChanged = old_.symtabBytes != new_.symtabBytes;
   PatchResult res;
   for (size_t sec = 0; sec < new_.sections.size(); ++sec) {
     const Shdr &s = new_.sections[sec];
-    if (!isPatched(s, new_.names[sec]) || s.sh_type == ELF::SHT_NOBITS)
+    if (!isPatched(s, new_.names[sec]) || s.sh_type == ELF::SHT_NOBITS ||
+        new_.names[sec] == ".eh_frame") // its records, below
       continue;
     bool changed = old_.contents[sec] != new_.contents[sec] ||
                    old_.relocBytes[sec] != new_.relocBytes[sec] ||
@@ -731,6 +1388,18 @@ PatchResult Patcher::run() {
     res.bytesWritten += bytes.size();
     res.edits.push_back(Edit{p->fileOffset, std::move(bytes)});
   }
+  if (std::string e = patchEhFrame(); !e.empty())
+    return refuse("eh_frame_changed", ".eh_frame: " + e);
+  if (std::string e = patchSymbolTables(); !e.empty())
+    return refuse("symbols_moved", e);
+  if (std::string e = patchReferencesElsewhere(); !e.empty())
+    return refuse("symbols_moved", e);
+  for (auto &[offset, bytes] : extra_) {
+    res.bytesWritten += bytes.size();
+    res.edits.push_back(Edit{offset, std::move(bytes)});
+  }
+  res.relocationsApplied += extraRelocations_;
+  res.symbolsMoved = moves_.size();
   if (std::string e = buildId(res.edits, res.chunkHashes); !e.empty())
     return refuse("build_id", e);
   std::sort(res.edits.begin(), res.edits.end(),

@@ -5,20 +5,27 @@
 // written in place of a full link when the new object changes nothing LLD
 // decides from the whole link.
 //
-// This step patches edits that move nothing: every section of the object
-// keeps its size and every symbol its value and size (a changed constant,
-// a changed initializer, a different comparison), so the layout, the
-// symbol table, .eh_frame and the dynamic relocations of the output stay
-// as LLD made them. The patch writes each changed section at the place
-// LLD's map gives it and re-applies that section's relocations, then
-// recomputes the build-id. How LLD resolved each reference is read off the
-// previous link (the old object's relocations against the old output):
-// the address behind a PLT or GOT entry, a string's place in a merged
-// section, a relaxed GOT load, the tombstone written for a discarded
-// section. A reference the old link does not explain, to a symbol the
-// map does not place either, is a reason for a full link, never a guess.
-// Checked against LLD: the tests link the same inputs in full and compare
-// every byte.
+// Every section of the object keeps its size (a padded section its slot,
+// see padding.h), so the layout of the output stays as LLD made it. The
+// patch writes each changed section at the place LLD's map gives it and
+// re-applies that section's relocations, then recomputes the build-id.
+// Symbols may move within their sections (code that grew within its
+// slot): the patch then also follows them wherever the output holds their
+// addresses, or refuses. It rewrites their entries in .symtab and
+// .dynsym; the relocations of the link's other objects that reach them
+// directly (each checked against the value the previous link wrote); the
+// dynamic relocations (R_X86_64_RELATIVE addends) of sites that point at
+// them; the object's FDEs in .eh_frame, placed by the map's .eh_frame
+// pieces, and the sorted table of .eh_frame_hdr. A moved symbol reached
+// through a GOT entry that holds its address, the entry point, or an
+// alias another input or option defines at its address is a reason. How LLD
+// resolved each reference is read off the previous link (the old object's
+// relocations against the old output): the address behind a PLT or GOT entry, a
+// string's place in a merged section, a relaxed GOT load, the tombstone written
+// for a discarded section. A reference the old link does not explain, to a
+// symbol the map does not place either, is a reason for a full link, never a
+// guess. Checked against LLD: the tests link the same inputs in full and
+// compare every byte.
 #pragma once
 
 #include "incremental/link_map.h"
@@ -28,10 +35,18 @@
 #include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace linkd::incremental {
+
+// Another object of the link, as the previous output holds it.
+struct OtherInput {
+  std::string name;             // as the map names it
+  std::string bytes;            // what the previous link read
+  const LinkMap *map = nullptr; // where its sections went; null if unknown
+};
 
 struct PatchInputs {
   llvm::MemoryBufferRef oldOutput; // the previous link's output
@@ -44,6 +59,10 @@ struct PatchInputs {
   // touch are hashed again. Used only if they hash to the build-id the
   // previous output holds; empty or stale, every chunk is hashed.
   llvm::ArrayRef<uint8_t> oldChunkHashes;
+  // The link's other objects (plain ones and archive members), asked for
+  // only when a global symbol of the object moved: their references to it
+  // follow. Fills its argument; "" or why they cannot be told.
+  std::function<std::string(std::vector<OtherInput> &)> otherInputs;
 };
 
 // Bytes the patch writes over the previous output.
@@ -56,9 +75,9 @@ struct PatchResult {
   bool patched = false;
   // Why not, naming the section, symbol or relocation; "" when patched.
   std::string reason;
-  // For counters: a RelinkCheck kind, or section_resized, symbols_moved,
-  // eh_frame_changed, not_placed, unexplained_reference, dynamic_changed,
-  // build_id, unreadable.
+  // For counters: a RelinkCheck kind, or section_resized, symbols_moved
+  // (a move the patch cannot follow), eh_frame_changed, not_placed,
+  // unexplained_reference, dynamic_changed, build_id, unreadable.
   std::string kind;
   // What turns the previous output into the new one, when patched: in
   // file order, none overlapping, all within the file (the build-id last
@@ -70,6 +89,7 @@ struct PatchResult {
   uint64_t sectionsWritten = 0;
   uint64_t bytesWritten = 0;
   uint64_t relocationsApplied = 0;
+  uint64_t symbolsMoved = 0; // symbols whose address or size changed
 };
 
 PatchResult patchOutput(const PatchInputs &in);

@@ -251,6 +251,36 @@ TEST_F(IncrementalTest, WithSlackTheFullLinkHandsLldPaddedObjects) {
   EXPECT_TRUE(sameBytes("blob.lld", "blob"));
 }
 
+// With slack, code that grew within its slot moves the functions after
+// it. Through gcc's driver (its crt files and PIE default), the patch
+// follows them (the symbol table, main.o's calls, .eh_frame and its
+// header) and is what LLD links from the same padded objects.
+TEST_F(IncrementalTest, WithSlackGrownCodeIsPatchedThroughGcc) {
+  ASSERT_TRUE(haveTool(tools::gcc));
+  writeFile("linkd.conf",
+            "incremental_slack = 25%+64\nincremental_verify = true\n");
+  auto gccLink = [&] {
+    ASSERT_TRUE(exitedZero(run("gcc -O2 -c counter.c main.c")));
+    RunResult r = run("gcc -B" + binDir() +
+                      "/gcc/ -Wl,--linkd-incremental counter.o main.o -o prog");
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(exitedZero(run("./prog")));
+  };
+  gccLink();
+  std::string text = readFile("counter.c");
+  writeFile("counter.c",
+            text.replace(text.find("counter += x;"), 13,
+                         "counter += x;\n  if (counter > 100 + x)\n    "
+                         "counter -= x * 3 + g;"));
+  gccLink();
+  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+  auto lines = logLines("incremental: \"verified");
+  ASSERT_EQ(lines.size(), 1u) << incrementalLog();
+  EXPECT_EQ(lines[0].find(" moved=0"), std::string::npos) << lines[0];
+}
+
 TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
   // The user's own map: written as LLD writes it, and never patched.
   linkAndCompare("-Wl,-Map,user.map");

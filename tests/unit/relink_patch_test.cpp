@@ -7,6 +7,7 @@
 // from the same inputs, and it must run. Then every reason a patch gives
 // way to a full link, and hostile maps and outputs.
 #include "incremental/link_map.h"
+#include "incremental/padding.h"
 #include "incremental/patcher.h"
 #include "scratch_dir.h"
 
@@ -98,6 +99,11 @@ int main() {
 }
 )";
 
+// How a test program is compiled and linked.
+struct Layout {
+  const char *flags, *linkFlags;
+};
+
 std::string edited(std::string from, const std::string &what,
                    const std::string &with) {
   size_t at = from.find(what);
@@ -178,6 +184,36 @@ protected:
                                   << first;
   }
 
+  // One patch of mutated inputs: a refusal says its kind, a patch writes
+  // only inside the output.
+  static void tally(const PatchResult &r, size_t outputSize, int &patched,
+                    int &refused) {
+    if (!r.patched) {
+      EXPECT_FALSE(r.kind.empty()) << r.reason;
+      ++refused;
+      return;
+    }
+    ++patched;
+    for (const Edit &e : r.edits)
+      EXPECT_LE(e.offset + e.bytes.size(), outputSize);
+  }
+  // Many mutations hit bytes the patch never reads, and it still patches;
+  // many hit what it reads, and it refuses.
+  static void report(int patched, int refused) {
+    EXPECT_GT(patched, 0);
+    EXPECT_GT(refused, 0);
+    std::printf("[ mutated  ] %d patched, %d refused\n", patched, refused);
+  }
+
+  // The patched program prints what LLD's does, `marker` among it.
+  void expectSameRun(const std::string &marker) {
+    EXPECT_EQ(sh("./patched > patched.out && ./prog > full.out && cmp "
+                 "patched.out full.out"),
+              0);
+    EXPECT_NE(read("patched.out").find(marker), std::string::npos)
+        << read("patched.out");
+  }
+
   static PatchResult patch(const std::string &output, const LinkMap &map,
                            const std::string &objectName,
                            const std::string &before,
@@ -207,9 +243,7 @@ protected:
 
 TEST_F(RelinkPatchTest, AChangedConstantIsLldsFullLinkInEveryLayout) {
   const std::string after = edited(kCounter, "+ 11 +", "+ 13 +");
-  struct Case {
-    const char *flags, *linkFlags;
-  } cases[] = {
+  const Layout cases[] = {
       {"-O2", ""},
       {"-O2", "-no-pie"},
       {"-O2 -g", ""},
@@ -219,16 +253,12 @@ TEST_F(RelinkPatchTest, AChangedConstantIsLldsFullLinkInEveryLayout) {
       {"-O2 -g", "-Wl,--build-id=fast -Wl,-z,now"},
       {"-O2 -g", "-Wl,--build-id=none"},
   };
-  for (const Case &c : cases) {
+  for (const Layout &c : cases) {
     SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
     PatchResult r = patchEdit(counterProgram(c.flags, c.linkFlags), after);
     expectLldsBytes(r);
     EXPECT_GT(r.relocationsApplied, 0u);
-    EXPECT_EQ(sh("./patched > patched.out && ./prog > full.out && cmp "
-                 "patched.out full.out"),
-              0);
-    EXPECT_NE(read("patched.out").find("beta 10 5"), std::string::npos)
-        << read("patched.out");
+    expectSameRun("beta 10 5");
   }
 }
 
@@ -393,6 +423,227 @@ TEST_F(RelinkPatchTest, HostileMapsAndOutputsAreReasons) {
   EXPECT_TRUE(c.kind == "unreadable" || c.kind == "not_placed") << c.kind;
 }
 
+// The edited file of the moves: its first function grows within its slot,
+// so every function after it moves; another file calls them, takes their
+// addresses into data (dynamic relocations in a PIE) and reads a table of
+// them through the GOT.
+const std::string kMoving = R"(
+#include <stdio.h>
+int limit = 4;
+int grow(int x) {
+  int s = 0;
+  for (int i = 0; i < x; ++i)
+    s += i * limit;
+  return s;
+}
+static int __attribute__((noinline)) twice(int x) { return 2 * x + limit; }
+int (*hooks[])(int) = {grow, twice};
+int after(int x) { return twice(x) + grow(x); }
+const char *label(void) { return "moving"; }
+)";
+
+const std::string kMovingUser = R"(
+#include <stdio.h>
+extern int grow(int), after(int);
+extern int (*hooks[])(int);
+extern const char *label(void);
+int (*mine[])(int) = {after, grow};
+int use(int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i)
+    s += mine[i % 2](i) + hooks[i % 2](i) + grow(i);
+  printf("%s %d\n", label(), s);
+  return s;
+}
+)";
+
+const std::string kMovingMain = R"(
+extern int use(int);
+extern int after(int);
+int main(void) { return use(6) + after(2) > 0 ? 0 : 1; }
+)";
+
+class RelinkMoveTest : public RelinkPatchTest {
+protected:
+  // Compiles `p`'s files and pads each object in place to the slots of
+  // `policy` (the first file's to `firstSlots` when given): what the
+  // daemon hands LLD in an incremental link with slack.
+  bool compilePadded(const Program &p, const SlackPolicy &policy,
+                     const std::vector<Slot> *firstSlots = nullptr) {
+    objects.clear();
+    for (const auto &[name, source] : p.files) {
+      write(name, source);
+      std::string obj = name.substr(0, name.rfind('.')) + ".o";
+      if (sh(p.compiler + " " + p.flags + " -c " + name + " -o " + obj) != 0)
+        return false;
+      std::string bytes = read(obj);
+      llvm::MemoryBufferRef ref(bytes, obj);
+      auto slots = slotsOf(ref, policy);
+      if (!slots)
+        return ADD_FAILURE() << llvm::toString(slots.takeError()), false;
+      auto padded =
+          padObject(ref, firstSlots && objects.empty() ? *firstSlots : *slots);
+      if (!padded)
+        return ADD_FAILURE() << llvm::toString(padded.takeError()), false;
+      write(obj, *padded);
+      objects.push_back(obj);
+    }
+    return true;
+  }
+  bool link(const Program &p, const std::string &mapName) {
+    std::string all;
+    for (const std::string &o : objects)
+      all += " " + o;
+    return sh(p.compiler + " -fuse-ld=lld " + p.linkFlags + " -Wl,-Map," +
+              mapName + all + " -o " + p.output) == 0;
+  }
+
+  // Links `p` padded, edits its first file to `after` (padded to the first
+  // version's slots), links in full (LLD's answer in `full`) and patches,
+  // the other objects given as the daemon gives them.
+  PatchResult patchMove(Program p, const std::string &after) {
+    SlackPolicy policy{25, 64};
+    EXPECT_TRUE(compilePadded(p, policy));
+    EXPECT_TRUE(link(p, "old.map"));
+    std::string first = objects.front();
+    std::string oldObject = read(first), oldOutput = read(p.output);
+    std::string mapText = read("old.map");
+    auto map = LinkMap::parse(mapText, first);
+    auto fullMap = LinkMap::parse(mapText);
+    EXPECT_TRUE(map && fullMap);
+    if (!map || !fullMap) {
+      llvm::consumeError(map.takeError());
+      llvm::consumeError(fullMap.takeError());
+      return {};
+    }
+    std::vector<OtherInput> others;
+    for (size_t i = 1; i < objects.size(); ++i)
+      others.push_back({objects[i], read(objects[i]), &*fullMap});
+    auto slots = slotsOf(llvm::MemoryBufferRef(oldObject, first), {});
+    EXPECT_TRUE(static_cast<bool>(slots));
+    if (!slots) {
+      llvm::consumeError(slots.takeError());
+      return {};
+    }
+    p.files.front().second = after;
+    EXPECT_TRUE(compilePadded(p, policy, &*slots));
+    EXPECT_TRUE(link(p, "new.map"));
+    full = read(p.output);
+    std::string newObject = read(first);
+    PatchInputs in;
+    in.oldOutput = llvm::MemoryBufferRef(oldOutput, "old-output");
+    in.map = &*map;
+    in.objectName = first;
+    in.oldObject = llvm::MemoryBufferRef(oldObject, "old.o");
+    in.newObject = llvm::MemoryBufferRef(newObject, "new.o");
+    in.otherInputs = [&](std::vector<OtherInput> &out) {
+      ++othersAsked;
+      out = others;
+      return std::string();
+    };
+    PatchResult r = patchOutput(in);
+    if (r.patched) {
+      patched = applyEdits(oldOutput, r.edits);
+      std::ofstream(dir + "/patched", std::ios::binary) << patched;
+      sh("chmod +x patched");
+    }
+    return r;
+  }
+
+  Program movingProgram(const std::string &flags,
+                        const std::string &linkFlags = "") {
+    Program p;
+    p.flags = flags;
+    p.linkFlags = linkFlags;
+    p.files = {
+        {"grow.c", kMoving}, {"user.c", kMovingUser}, {"main.c", kMovingMain}};
+    return p;
+  }
+
+  std::vector<std::string> objects;
+  int othersAsked = 0;
+};
+
+std::string grown() {
+  return edited(kMoving, "s += i * limit;",
+                "s += i * limit;\n    if (s > 1000 + x)\n      s -= x * 3 + "
+                "limit;");
+}
+
+// A function that grew within its slot moves the ones after it: the
+// patch follows them in .symtab, in the other objects' calls and tables,
+// in the dynamic relocations of a PIE, in .eh_frame and .eh_frame_hdr,
+// and the output is LLD's link of the same padded objects.
+TEST_F(RelinkMoveTest, SymbolsThatMoveWithinTheirSlotAreFollowed) {
+  const Layout cases[] = {
+      {"-O2", ""},
+      {"-O2", "-no-pie"},
+      {"-O1", "-Wl,-z,pack-relative-relocs"},
+      {"-O2", "-Wl,--export-dynamic -Wl,--build-id=md5"},
+      {"-O2 -fno-pic", "-no-pie -Wl,--hash-style=both"},
+      {"-O2 -ffunction-sections", "-Wl,--gc-sections"},
+  };
+  for (const Layout &c : cases) {
+    SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
+    othersAsked = 0;
+    PatchResult r = patchMove(movingProgram(c.flags, c.linkFlags), grown());
+    expectLldsBytes(r);
+    expectSameRun("moving ");
+    EXPECT_GT(r.symbolsMoved, 0u) << "the edit moved nothing";
+    // With a section per function only grow's size changes: no global
+    // moves, and the other objects are not read.
+    bool own =
+        std::string(c.flags).find("function-sections") != std::string::npos;
+    EXPECT_EQ(othersAsked, own ? 0 : 1);
+  }
+}
+
+TEST_F(RelinkMoveTest, ASharedObjectsMovedExportsAreFollowed) {
+  Program p = movingProgram("-O2 -fPIC", "-shared");
+  p.files.pop_back(); // no main
+  p.output = "libmoving.so";
+  PatchResult r = patchMove(p, grown());
+  expectLldsBytes(r);
+  EXPECT_GT(r.symbolsMoved, 0u);
+}
+
+TEST_F(RelinkMoveTest, CxxExceptionsMoveWithTheirFunctions) {
+  Program p;
+  p.compiler = "clang++-19";
+  p.flags = "-O1";
+  p.files = {{"shapes.cc", kShapes}, {"main.cc", kShapesMain}};
+  PatchResult r =
+      patchMove(p, edited(kShapes, "+ 17);", "+ 17 + (i & 3) * n);"));
+  expectLldsBytes(r);
+  EXPECT_EQ(sh("./patched | grep -q 'n '"), 0);
+}
+
+// What a move cannot be followed through is a reason: an alias the
+// command line defines at a moved address, and a move without the other
+// objects.
+TEST_F(RelinkMoveTest, MovesItCannotFollowAreReasons) {
+  PatchResult alias =
+      patchMove(movingProgram("-O2", "-Wl,--defsym=also_after=after"), grown());
+  EXPECT_EQ(alias.kind, "symbols_moved") << alias.reason;
+  EXPECT_NE(alias.reason.find("also_after"), std::string::npos) << alias.reason;
+
+  Program p = movingProgram("-O2");
+  SlackPolicy policy{25, 64};
+  ASSERT_TRUE(compilePadded(p, policy));
+  ASSERT_TRUE(link(p, "old.map"));
+  std::string before = read("grow.o"), output = read("prog");
+  auto map = LinkMap::parse(read("old.map"), "grow.o");
+  ASSERT_TRUE(static_cast<bool>(map));
+  auto slots = slotsOf(llvm::MemoryBufferRef(before, "grow.o"), {});
+  ASSERT_TRUE(static_cast<bool>(slots));
+  p.files.front().second = grown();
+  ASSERT_TRUE(compilePadded(p, policy, &*slots));
+  PatchResult blind = patch(output, *map, "grow.o", before, read("grow.o"));
+  EXPECT_EQ(blind.kind, "symbols_moved") << blind.reason;
+  EXPECT_NE(blind.reason.find("other objects"), std::string::npos)
+      << blind.reason;
+}
+
 // Every input mutated at random (a seeded generator: the same mutations
 // each run): no crash, no read outside the inputs (the sanitizer build runs
 // this test), and a patch never writes outside the output.
@@ -429,21 +680,58 @@ TEST_F(RelinkPatchTest, MutatedInputsNeverCrashOrWriteOutside) {
       llvm::consumeError(map.takeError());
       continue;
     }
-    PatchResult r = patch(o, *map, "counter.o", a, b);
-    if (!r.patched) {
-      EXPECT_FALSE(r.kind.empty()) << r.reason;
-      ++refused;
+    tally(patch(o, *map, "counter.o", a, b), o.size(), patched, refused);
+  }
+  report(patched, refused);
+}
+
+// The moves' readers (the map's .eh_frame runs, the output's symbol
+// tables, .eh_frame, .eh_frame_hdr and dynamic relocations, the other
+// objects) against mutated inputs: no crash, no write outside the output.
+TEST_F(RelinkMoveTest, MutatedMovesNeverCrashOrWriteOutside) {
+  Program p = movingProgram("-O2");
+  SlackPolicy policy{25, 64};
+  ASSERT_TRUE(compilePadded(p, policy));
+  ASSERT_TRUE(link(p, "old.map"));
+  std::string object = read("grow.o"), output = read("prog"),
+              mapText = read("old.map"), user = read("user.o");
+  auto slots = slotsOf(llvm::MemoryBufferRef(object, "grow.o"), {});
+  ASSERT_TRUE(static_cast<bool>(slots));
+  p.files.front().second = grown();
+  ASSERT_TRUE(compilePadded(p, policy, &*slots));
+  std::string after = read("grow.o");
+  std::mt19937_64 rng(20261207);
+  int patched = 0, refused = 0;
+  for (int i = 0; i < 600; ++i) {
+    std::string o = output, m = mapText, a = object, b = after, u = user;
+    std::string *victims[] = {&o, &m, &a, &b, &u};
+    std::string &v = *victims[i % 5];
+    for (uint64_t f = 0, flips = 1 + rng() % 6; f < flips; ++f) {
+      uint64_t at = rng();
+      if (at % 2 == 0)
+        at = v.size() - 1 - at % std::min<size_t>(v.size(), 16384);
+      v[at % v.size()] = static_cast<char>(rng());
+    }
+    auto map = LinkMap::parse(m, "grow.o");
+    auto all = LinkMap::parse(m);
+    if (!map || !all) {
+      llvm::consumeError(map.takeError());
+      llvm::consumeError(all.takeError());
       continue;
     }
-    ++patched;
-    for (const Edit &e : r.edits)
-      ASSERT_LE(e.offset + e.bytes.size(), o.size());
+    PatchInputs in;
+    in.oldOutput = llvm::MemoryBufferRef(o, "prog");
+    in.map = &*map;
+    in.objectName = "grow.o";
+    in.oldObject = llvm::MemoryBufferRef(a, "old.o");
+    in.newObject = llvm::MemoryBufferRef(b, "new.o");
+    in.otherInputs = [&](std::vector<OtherInput> &out) {
+      out.push_back({"user.o", u, &*all});
+      return std::string();
+    };
+    tally(patchOutput(in), o.size(), patched, refused);
   }
-  // Many mutations hit bytes the patch never reads, and it still patches;
-  // many hit what it reads, and it refuses.
-  EXPECT_GT(patched, 0);
-  EXPECT_GT(refused, 0);
-  std::printf("[ mutated  ] %d patched, %d refused\n", patched, refused);
+  report(patched, refused);
 }
 
 } // namespace
