@@ -818,6 +818,12 @@ std::string Patcher::findMoves() {
     if (b.getType() == ELF::STT_TLS)
       return "thread-local symbol " + name +
              " moved (the patch does not follow TLS offsets)";
+    // An IRELATIVE relocation holds a resolver's address; a versioned
+    // name is written without its version.
+    if (b.getType() == ELF::STT_GNU_IFUNC || StringRef(name).contains('@'))
+      return "symbol " + name +
+             " moved (an ifunc or a versioned name: the patch does not "
+             "follow it)";
     std::string why;
     bool dropped = false;
     std::optional<Place> p =
@@ -1118,11 +1124,20 @@ std::string Patcher::patchSymbolTables() {
           y.getType() == ELF::STT_FILE)
         continue;
       auto here = at.find(y.st_value);
-      if (here == at.end())
+      bool global = y.getBinding() != ELF::STB_LOCAL;
+      if (here == at.end() && !global)
         continue;
       auto name = y.getName(*strtab);
       if (!name)
         return "the output's symbol table: " + errorText(name.takeError());
+      if (here == at.end()) {
+        // A moved global's name elsewhere: not the symbol that moved.
+        auto g = movedGlobals_.find(name->str());
+        if (g != movedGlobals_.end())
+          return "the output has " + name->str() + " at 0x" +
+                 utohexstr(y.st_value) + ", not where it was";
+        continue;
+      }
       std::optional<size_t> match;
       for (size_t m : here->second)
         if (moves_[m].name == *name)
