@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/Archive.h"
+#include "llvm/Object/ArchiveWriter.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -512,6 +513,11 @@ private:
   int fullLink();
   // With the plan's slack: the objects LLD reads padded to slots.
   void padObjects();
+  // The same of archive input `abs` (`bytes`, `name` on the command line):
+  // its object members padded, in an archive LLD reads instead.
+  void padArchiveInput(const std::string &abs, const std::string &name,
+                       llvm::StringRef bytes, bool sameLink, const Identity &id,
+                       const incremental::SlackPolicy &slack);
   std::string keepState(bool quiet);
   // Whether the last link's copy `copy` of input `path` (any spelling of
   // it), now `now`, is still its content: the same file, unchanged since
@@ -703,6 +709,61 @@ std::optional<std::set<std::string>> globalSymbols(llvm::StringRef bytes) {
   return defs;
 }
 
+// Archive `bytes` (named `name`) with each x86-64 object member padded:
+// to the slots of its namesake in `slotsFrom` (the archive's last padded
+// copy) while it fits them, else to `slack`'s. Members keep their names
+// and order; the symbol table is written again (the members' offsets).
+llvm::Expected<std::string> padArchive(llvm::StringRef bytes,
+                                       const std::string &name,
+                                       llvm::StringRef slotsFrom,
+                                       const incremental::SlackPolicy &slack) {
+  std::vector<std::pair<std::string, llvm::StringRef>> members, last;
+  if (std::string why = archiveMembers(bytes, name, members); !why.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+  if (!slotsFrom.empty() && !archiveMembers(slotsFrom, name, last).empty())
+    last.clear();
+  std::deque<std::string> padded; // behind the members' buffers
+  std::vector<llvm::NewArchiveMember> out;
+  for (const auto &[member, data] : members) {
+    llvm::StringRef now = data;
+    if (isX8664Object(data.take_front(20).str())) {
+      llvm::MemoryBufferRef ref(data, name + "(" + member + ")");
+      std::optional<std::string> p;
+      auto was = std::find_if(last.begin(), last.end(),
+                              [&](const auto &m) { return m.first == member; });
+      if (was != last.end()) {
+        auto slots = incremental::slotsOf(
+            llvm::MemoryBufferRef(was->second, member), {});
+        auto q = slots ? incremental::padObject(ref, *slots)
+                       : llvm::Expected<std::string>(slots.takeError());
+        if (q)
+          p = std::move(*q);
+        else
+          llvm::consumeError(q.takeError()); // it outgrew them: new room
+      }
+      if (!p) {
+        auto slots = incremental::slotsOf(ref, slack);
+        if (!slots)
+          return slots.takeError();
+        auto q = incremental::padObject(ref, *slots);
+        if (!q)
+          return q.takeError();
+        p = std::move(*q);
+      }
+      now = padded.emplace_back(std::move(*p));
+    }
+    llvm::NewArchiveMember m(llvm::MemoryBufferRef(now, member));
+    m.MemberName = member;
+    out.push_back(std::move(m));
+  }
+  auto buf = llvm::writeArchiveToBuffer(
+      out, llvm::SymtabWritingMode::NormalSymtab, llvm::object::Archive::K_GNU,
+      /*Deterministic=*/true, /*Thin=*/false);
+  if (!buf)
+    return buf.takeError();
+  return (*buf)->getBuffer().str();
+}
+
 std::string IncrementalLink::changedMembers(const Manifest::Input &in,
                                             std::vector<Change> &changed) {
   std::string copy = dir + "/" + in.copy;
@@ -720,10 +781,26 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
     return "input_changed\t" + why;
   if (old.size() != now.size())
     return "input_changed\t" + in.path + ": members added or removed";
+  // A padded copy (incremental_slack): each new member as LLD would read
+  // it, padded to the slots of the one before.
+  bool paddedCopy = in.copy.ends_with(".padded.a");
   for (size_t i = 0; i < old.size(); ++i) {
     if (old[i].first != now[i].first)
       return "input_changed\t" + in.path + ": members renamed or reordered";
-    if (old[i].second == now[i].second)
+    std::string nowBytes = now[i].second.str();
+    std::string outgrew;
+    if (paddedCopy && isX8664Object(nowBytes)) {
+      llvm::MemoryBufferRef ref(nowBytes, in.path + "(" + now[i].first + ")");
+      auto slots = incremental::slotsOf(
+          llvm::MemoryBufferRef(old[i].second, now[i].first), {});
+      auto p = slots ? incremental::padObject(ref, *slots)
+                     : llvm::Expected<std::string>(slots.takeError());
+      if (p)
+        nowBytes = std::move(*p);
+      else
+        outgrew = toString(p.takeError());
+    }
+    if (outgrew.empty() && old[i].second == nowBytes)
       continue;
     // In the link: a line of the map names it, as `<archive>(<member>)`
     // with the map's spelling of the archive.
@@ -735,7 +812,12 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
       if (begin == std::string::npos)
         return "unreadable\tthe state's map of " + in.path;
       name = map->substr(begin + 8, at + member.size() - 2 - (begin + 8));
-      changed.push_back(Change{name, old[i].second.str(), now[i].second.str(),
+      if (!outgrew.empty())
+        return (outgrew.find("outgrew its slot") != std::string::npos
+                    ? "section_outgrew\t"
+                    : "sections_changed\t") +
+               outgrew;
+      changed.push_back(Change{name, old[i].second.str(), std::move(nowBytes),
                                "", copy + ".map"});
       continue;
     }
@@ -950,7 +1032,9 @@ std::string IncrementalLink::keepState(bool quiet) {
       close(fd);
     // An archive: its last version by a second name (after the map).
     if (n > 0 && isArchive(head, static_cast<size_t>(n)))
-      in.copy = "archives/" + hexDigest(path) + ".a";
+      in.copy =
+          "archives/" + hexDigest(path) +
+          (padded.count(absoluteInput(req.cwd(), path)) ? ".padded.a" : ".a");
     auto pad =
         object ? padded.find(absoluteInput(req.cwd(), path)) : padded.end();
     if (pad != padded.end()) {
@@ -1059,11 +1143,30 @@ std::string IncrementalLink::keepArchive(const std::string &path,
     return "a system library";
   std::string at = dir + "/" + copy;
   std::optional<Identity> now = identityOf(path);
-  if (map.empty() || !now || !copyStillHolds(path, copy, *now))
+  auto pad = padded.find(absoluteInput(req.cwd(), path));
+  if (pad != padded.end()) {
+    // What LLD read: the padded archive.
+    if (pad->second != copy &&
+        rename((dir + "/" + pad->second).c_str(), at.c_str()) != 0)
+      return at + ": " + std::strerror(errno);
+  } else if (copy.ends_with(".padded.a")) {
+    // After a patch: the new version, padded to the copy's slots (the
+    // patch read its members so).
+    Result<std::string> user = readFile(path), was = readFile(at);
+    if (!user || !was)
+      return !user ? user.error() : was.error();
+    auto p = padArchive(*user, path, *was,
+                        {plan.slack_percent(), plan.slack_bytes()});
+    if (!p)
+      return toString(p.takeError());
+    if (std::string e = writeOutput(at, *p); !e.empty())
+      return e;
+  } else if (map.empty() || !now || !copyStillHolds(path, copy, *now)) {
     if (std::string e = writePatchedCopy(path, at, {}); !e.empty()) {
       unlink(at.c_str());
       return e;
     }
+  }
   if (map.empty())
     return "";
   // The map spells the archive as LLD found it (`./libfoo.a` for -L.),
@@ -1201,6 +1304,10 @@ void IncrementalLink::padObjects() {
       continue;
     }
     Result<std::string> bytes = readFile(abs);
+    if (bytes && isArchive(bytes->data(), bytes->size())) {
+      padArchiveInput(abs, a, *bytes, sameLink, *id, slack);
+      continue;
+    }
     if (!bytes || !isX8664Object(*bytes))
       continue;
     llvm::MemoryBufferRef object(*bytes, a);
@@ -1227,6 +1334,36 @@ void IncrementalLink::padObjects() {
         redirectReads(abs, dir + "/" + file).empty())
       padded[abs] = file;
   }
+}
+
+void IncrementalLink::padArchiveInput(const std::string &abs,
+                                      const std::string &name,
+                                      llvm::StringRef bytes, bool sameLink,
+                                      const Identity &id,
+                                      const incremental::SlackPolicy &slack) {
+  // The last link's padded copy: read again while the archive is the
+  // same, else the slots of its members.
+  std::string slotsFrom;
+  if (sameLink)
+    for (const Manifest::Input &in : last->inputs)
+      if (in.copy.ends_with(".padded.a") &&
+          absoluteInput(req.cwd(), in.path) == abs) {
+        if (copyStillHolds(abs, in.copy, id)) {
+          if (redirectReads(abs, dir + "/" + in.copy).empty())
+            padded[abs] = in.copy;
+          return;
+        }
+        slotsFrom = readFile(dir + "/" + in.copy).value_or("");
+      }
+  auto p = padArchive(bytes, name, slotsFrom, slack);
+  if (!p) {
+    llvm::consumeError(p.takeError()); // linked as it is
+    return;
+  }
+  std::string file = "padded/" + hexDigest(abs) + ".a";
+  if (writeOutput(dir + "/" + file, *p).empty() &&
+      redirectReads(abs, dir + "/" + file).empty())
+    padded[abs] = file;
 }
 
 int IncrementalLink::fullLink() {

@@ -67,6 +67,57 @@ protected:
     ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c counter.c")));
   }
 
+  // The state's copies of `inputs` (as its manifest names them), each
+  // after a space; "" (and a failure) if one is not there.
+  std::string stateCopies(const std::vector<std::string> &inputs) {
+    RunResult dirs = run("ls state/incremental | grep -v '^result-'");
+    std::string state =
+        "state/incremental/" + dirs.out.substr(0, dirs.out.find('\n'));
+    std::string manifest = readFile(state + "/manifest");
+    std::string copies;
+    for (const std::string &name : inputs) {
+      size_t at = manifest.find("input\t" + name + "\t");
+      if (at == std::string::npos) {
+        ADD_FAILURE() << name << " is not in the manifest:\n" << manifest;
+        return "";
+      }
+      std::string line = manifest.substr(at, manifest.find('\n', at) - at);
+      copies += " " + state + "/" + line.substr(line.rfind('\t') + 1);
+    }
+    return copies;
+  }
+
+  // With slack and verify mode, `build`s and links `inputs` through gcc's
+  // driver (its crt files, its PIE default), grows step() in counter.c
+  // within its slot (show() after it moves), and links again: a verified
+  // patch, which moved symbols.
+  void growWithSlackThroughGcc(const std::string &build,
+                               const std::string &inputs) {
+    ASSERT_TRUE(haveTool(tools::gcc));
+    writeFile("linkd.conf",
+              "incremental_slack = 25%+64\nincremental_verify = true\n");
+    auto gccLink = [&] {
+      ASSERT_TRUE(exitedZero(run(build)));
+      RunResult r = run("gcc -B" + binDir() + "/gcc/ -Wl,--linkd-incremental " +
+                        inputs + " -o prog");
+      ASSERT_TRUE(exitedZero(r)) << describe(r);
+      EXPECT_EQ(r.err, "");
+      EXPECT_TRUE(exitedZero(run("./prog")));
+    };
+    gccLink();
+    std::string text = readFile("counter.c");
+    writeFile("counter.c",
+              text.replace(text.find("counter += x;"), 13,
+                           "counter += x;\n  if (counter > 100 + x)\n    "
+                           "counter -= x * 3 + g;"));
+    gccLink();
+    EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+    EXPECT_EQ(stat("incremental_verify_differences"), 0);
+    auto lines = logLines("incremental: \"verified");
+    ASSERT_EQ(lines.size(), 1u) << incrementalLog();
+    EXPECT_EQ(lines[0].find(" moved=0"), std::string::npos) << lines[0];
+  }
+
   // The link through the client with the option, then stock LLD's link of
   // the same objects: the same bytes, and the program runs.
   void linkAndCompare(const std::string &extra = "",
@@ -183,22 +234,10 @@ TEST_F(IncrementalTest, WithSlackTheFullLinkHandsLldPaddedObjects) {
   };
   // Stock LLD's link of the state's padded copies, in the link's order.
   auto oracle = [&]() -> ::testing::AssertionResult {
-    RunResult dirs = run("ls state/incremental | grep -v '^result-'");
-    std::string state =
-        "state/incremental/" + dirs.out.substr(0, dirs.out.find('\n'));
-    std::string manifest = readFile(state + "/manifest");
-    std::string objects;
-    for (const char *name : {"counter.o", "main.o"}) {
-      std::string line = std::string("input\t") + name + "\t";
-      size_t at = manifest.find(line);
-      if (at == std::string::npos)
-        return ::testing::AssertionFailure() << name << "\n" << manifest;
-      std::string rest = manifest.substr(at, manifest.find('\n', at) - at);
-      std::string copy = rest.substr(rest.rfind('\t') + 1);
-      if (!copy.ends_with(".padded.o"))
-        return ::testing::AssertionFailure() << "not padded: " << rest;
-      objects += " " + state + "/" + copy;
-    }
+    std::string objects = stateCopies({"counter.o", "main.o"});
+    if (objects.empty() ||
+        objects.find(".padded.o") == objects.rfind(".padded.o"))
+      return ::testing::AssertionFailure() << "not padded: " << objects;
     RunResult r = run("clang-19 -fuse-ld=lld" + objects + " -o oracle");
     if (!exitedZero(r))
       return ::testing::AssertionFailure() << describe(r);
@@ -256,29 +295,28 @@ TEST_F(IncrementalTest, WithSlackTheFullLinkHandsLldPaddedObjects) {
 // follows them (the symbol table, main.o's calls, .eh_frame and its
 // header) and is what LLD links from the same padded objects.
 TEST_F(IncrementalTest, WithSlackGrownCodeIsPatchedThroughGcc) {
-  ASSERT_TRUE(haveTool(tools::gcc));
-  writeFile("linkd.conf",
-            "incremental_slack = 25%+64\nincremental_verify = true\n");
-  auto gccLink = [&] {
-    ASSERT_TRUE(exitedZero(run("gcc -O2 -c counter.c main.c")));
-    RunResult r = run("gcc -B" + binDir() +
-                      "/gcc/ -Wl,--linkd-incremental counter.o main.o -o prog");
-    ASSERT_TRUE(exitedZero(r)) << describe(r);
-    EXPECT_EQ(r.err, "");
-    EXPECT_TRUE(exitedZero(run("./prog")));
-  };
-  gccLink();
-  std::string text = readFile("counter.c");
-  writeFile("counter.c",
-            text.replace(text.find("counter += x;"), 13,
-                         "counter += x;\n  if (counter > 100 + x)\n    "
-                         "counter -= x * 3 + g;"));
-  gccLink();
-  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
-  EXPECT_EQ(stat("incremental_verify_differences"), 0);
-  auto lines = logLines("incremental: \"verified");
-  ASSERT_EQ(lines.size(), 1u) << incrementalLog();
-  EXPECT_EQ(lines[0].find(" moved=0"), std::string::npos) << lines[0];
+  growWithSlackThroughGcc("gcc -O2 -c counter.c main.c", "counter.o main.o");
+}
+
+// An archive the command line names (as git's Makefile names libgit.a)
+// is padded too: LLD reads a copy whose object members have room, and a
+// member that grew within it is patched (verify mode: LLD's link of the
+// same padded inputs). The state keeps what LLD read.
+TEST_F(IncrementalTest, WithSlackArchiveMembersArePaddedToo) {
+  writeFile("other.c", "int other_value(void) { return 41; }\n");
+  growWithSlackThroughGcc("gcc -O2 -c counter.c main.c other.c && rm -f "
+                          "libcount.a && ar rcs libcount.a counter.o other.o",
+                          "main.o libcount.a");
+  EXPECT_EQ(logLines(" padded=2").size(), 1u) << incrementalLog();
+  // The state's copies are what LLD read: stock LLD links them to the
+  // same bytes (the last full link, after the verified patch).
+  std::string copies = stateCopies({"main.o", "libcount.a"});
+  EXPECT_NE(copies.find(".padded.a"), std::string::npos) << copies;
+  ASSERT_TRUE(exitedZero(run("mkdir -p stockgcc && ln -sf " +
+                             tools::ldLld.path + " stockgcc/ld")));
+  ASSERT_TRUE(exitedZero(
+      run("gcc -B" + path("stockgcc") + "/" + copies + " -o oracle")));
+  EXPECT_TRUE(sameBytes("oracle", "prog"));
 }
 
 TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
