@@ -130,7 +130,7 @@ elif sys.argv[1] == "apply":
 EOF
 N=$(python3 "$T/edits.py" count)
 
-# The stock link command with each padded object replaced by the state's
+# The stock link command with each padded object and archive replaced by the state's
 # copy (the manifest's input lines: path, identity, copy), writing
 # git.oracle.
 cat >"$T/oracle.py" <<'EOF'
@@ -143,7 +143,7 @@ state = os.path.dirname(manifests[0])
 copies = {}
 for line in open(manifests[0]):
     f = line.rstrip("\n").split("\t")
-    if f[0] == "input" and f[-1].endswith(".padded.o"):
+    if f[0] == "input" and f[-1].endswith((".padded.o", ".padded.a")):
         copies[f[1]] = state + "/" + f[-1]
 if not copies:
     sys.exit("nothing padded")

@@ -16,6 +16,7 @@
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/Archive.h"
 #include "llvm/Object/ArchiveWriter.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -709,31 +710,72 @@ std::optional<std::set<std::string>> globalSymbols(llvm::StringRef bytes) {
   return defs;
 }
 
+// What a padded archive copy keeps beside it (`<copy>.digests`): each
+// member's name and a digest of its bytes before padding, so that a
+// member the user's archive still has as it was is known without padding
+// it again.
+using MemberDigests = std::map<std::string, std::string>;
+
+std::string memberDigest(llvm::StringRef data) {
+  return llvm::toHex(llvm::BLAKE3::hash<16>(llvm::arrayRefFromStringRef(data)),
+                     true);
+}
+
+MemberDigests readDigests(const std::string &file) {
+  MemberDigests d;
+  Result<std::string> text = readFile(file);
+  for (llvm::StringRef rest = text ? llvm::StringRef(*text) : "";
+       !rest.empty();) {
+    auto [line, next] = rest.split('\n');
+    rest = next;
+    auto [name, digest] = line.rsplit('\t');
+    if (!name.empty() && digest.size() == 32)
+      d[name.str()] = digest.str();
+  }
+  return d;
+}
+
+std::string formatDigests(const MemberDigests &d) {
+  std::string out;
+  for (const auto &[name, digest] : d)
+    out += name + "\t" + digest + "\n";
+  return out;
+}
+
 // Archive `bytes` (named `name`) with each x86-64 object member padded:
 // to the slots of its namesake in `slotsFrom` (the archive's last padded
-// copy) while it fits them, else to `slack`'s. Members keep their names
-// and order; the symbol table is written again (the members' offsets).
-llvm::Expected<std::string> padArchive(llvm::StringRef bytes,
-                                       const std::string &name,
-                                       llvm::StringRef slotsFrom,
-                                       const incremental::SlackPolicy &slack) {
+// copy, whose members had the digests `was`) while it fits them, else to
+// `slack`'s; a member whose digest is unchanged is taken from the copy as
+// it is. Members keep their names and order; the symbol table is written
+// again (the members' offsets). `now` gets the members' digests.
+llvm::Expected<std::string>
+padArchive(llvm::StringRef bytes, const std::string &name,
+           llvm::StringRef slotsFrom, const MemberDigests &was,
+           const incremental::SlackPolicy &slack, MemberDigests &now) {
   std::vector<std::pair<std::string, llvm::StringRef>> members, last;
   if (std::string why = archiveMembers(bytes, name, members); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
   if (!slotsFrom.empty() && !archiveMembers(slotsFrom, name, last).empty())
     last.clear();
+  std::map<llvm::StringRef, llvm::StringRef> lastByName(last.begin(),
+                                                        last.end());
   std::deque<std::string> padded; // behind the members' buffers
   std::vector<llvm::NewArchiveMember> out;
+  now.clear();
   for (const auto &[member, data] : members) {
-    llvm::StringRef now = data;
-    if (isX8664Object(data.take_front(20).str())) {
+    llvm::StringRef bytesNow = data;
+    std::string digest = memberDigest(data);
+    auto before = lastByName.find(member);
+    auto known = was.find(member);
+    if (before != lastByName.end() && known != was.end() &&
+        known->second == digest) {
+      bytesNow = before->second; // as padded the last time
+    } else if (isX8664Object(data.take_front(20).str())) {
       llvm::MemoryBufferRef ref(data, name + "(" + member + ")");
       std::optional<std::string> p;
-      auto was = std::find_if(last.begin(), last.end(),
-                              [&](const auto &m) { return m.first == member; });
-      if (was != last.end()) {
+      if (before != lastByName.end()) {
         auto slots = incremental::slotsOf(
-            llvm::MemoryBufferRef(was->second, member), {});
+            llvm::MemoryBufferRef(before->second, member), {});
         auto q = slots ? incremental::padObject(ref, *slots)
                        : llvm::Expected<std::string>(slots.takeError());
         if (q)
@@ -750,9 +792,10 @@ llvm::Expected<std::string> padArchive(llvm::StringRef bytes,
           return q.takeError();
         p = std::move(*q);
       }
-      now = padded.emplace_back(std::move(*p));
+      bytesNow = padded.emplace_back(std::move(*p));
     }
-    llvm::NewArchiveMember m(llvm::MemoryBufferRef(now, member));
+    now[member] = digest;
+    llvm::NewArchiveMember m(llvm::MemoryBufferRef(bytesNow, member));
     m.MemberName = member;
     out.push_back(std::move(m));
   }
@@ -784,9 +827,14 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
   // A padded copy (incremental_slack): each new member as LLD would read
   // it, padded to the slots of the one before.
   bool paddedCopy = in.copy.ends_with(".padded.a");
+  MemberDigests digests =
+      paddedCopy ? readDigests(copy + ".digests") : MemberDigests{};
   for (size_t i = 0; i < old.size(); ++i) {
     if (old[i].first != now[i].first)
       return "input_changed\t" + in.path + ": members renamed or reordered";
+    if (auto d = digests.find(now[i].first);
+        d != digests.end() && d->second == memberDigest(now[i].second))
+      continue; // the member the copy holds padded
     std::string nowBytes = now[i].second.str();
     std::string outgrew;
     if (paddedCopy && isX8664Object(nowBytes)) {
@@ -1119,9 +1167,11 @@ std::string IncrementalLink::keepState(bool quiet) {
     if (DIR *d = opendir((dir + "/" + sub).c_str())) {
       while (dirent *e = readdir(d)) {
         std::string name = std::string(sub) + "/" + e->d_name;
+        llvm::StringRef base = name;
+        bool beside =
+            base.consume_back(".map") || base.consume_back(".digests");
         if (e->d_name[0] != '.' && !copies.count(name) &&
-            !(name.ends_with(".map") &&
-              copies.count(name.substr(0, name.size() - 4))))
+            !(beside && copies.count(base.str())))
           unlink((dir + "/" + name).c_str());
       }
       closedir(d);
@@ -1145,22 +1195,35 @@ std::string IncrementalLink::keepArchive(const std::string &path,
   std::optional<Identity> now = identityOf(path);
   auto pad = padded.find(absoluteInput(req.cwd(), path));
   if (pad != padded.end()) {
-    // What LLD read: the padded archive.
-    if (pad->second != copy &&
-        rename((dir + "/" + pad->second).c_str(), at.c_str()) != 0)
-      return at + ": " + std::strerror(errno);
+    // What LLD read: the padded archive, and its members' digests.
+    // A copy without its own digests would take stale ones for true:
+    // on any failure neither stays (the archive is then kept by identity).
+    for (const char *suffix : {"", ".digests"})
+      if (pad->second != copy &&
+          rename((dir + "/" + pad->second + suffix).c_str(),
+                 (at + suffix).c_str()) != 0) {
+        std::string e = at + suffix + ": " + std::strerror(errno);
+        unlink(at.c_str());
+        unlink((at + ".digests").c_str());
+        return e;
+      }
   } else if (copy.ends_with(".padded.a")) {
     // After a patch: the new version, padded to the copy's slots (the
     // patch read its members so).
     Result<std::string> user = readFile(path), was = readFile(at);
     if (!user || !was)
       return !user ? user.error() : was.error();
-    auto p = padArchive(*user, path, *was,
-                        {plan.slack_percent(), plan.slack_bytes()});
-    if (!p)
-      return toString(p.takeError());
-    if (std::string e = writeOutput(at, *p); !e.empty())
+    MemberDigests digests;
+    auto p = padArchive(*user, path, *was, readDigests(at + ".digests"),
+                        {plan.slack_percent(), plan.slack_bytes()}, digests);
+    std::string e = p ? writeOutput(at, *p) : toString(p.takeError());
+    if (e.empty())
+      e = writeOutput(at + ".digests", formatDigests(digests));
+    if (!e.empty()) {
+      unlink(at.c_str());
+      unlink((at + ".digests").c_str());
       return e;
+    }
   } else if (map.empty() || !now || !copyStillHolds(path, copy, *now)) {
     if (std::string e = writePatchedCopy(path, at, {}); !e.empty()) {
       unlink(at.c_str());
@@ -1344,6 +1407,7 @@ void IncrementalLink::padArchiveInput(const std::string &abs,
   // The last link's padded copy: read again while the archive is the
   // same, else the slots of its members.
   std::string slotsFrom;
+  MemberDigests was, now;
   if (sameLink)
     for (const Manifest::Input &in : last->inputs)
       if (in.copy.ends_with(".padded.a") &&
@@ -1354,14 +1418,16 @@ void IncrementalLink::padArchiveInput(const std::string &abs,
           return;
         }
         slotsFrom = readFile(dir + "/" + in.copy).value_or("");
+        was = readDigests(dir + "/" + in.copy + ".digests");
       }
-  auto p = padArchive(bytes, name, slotsFrom, slack);
+  auto p = padArchive(bytes, name, slotsFrom, was, slack, now);
   if (!p) {
     llvm::consumeError(p.takeError()); // linked as it is
     return;
   }
   std::string file = "padded/" + hexDigest(abs) + ".a";
   if (writeOutput(dir + "/" + file, *p).empty() &&
+      writeOutput(dir + "/" + file + ".digests", formatDigests(now)).empty() &&
       redirectReads(abs, dir + "/" + file).empty())
     padded[abs] = file;
 }

@@ -93,29 +93,54 @@ protected:
   // patch, which moved symbols.
   void growWithSlackThroughGcc(const std::string &build,
                                const std::string &inputs) {
-    ASSERT_TRUE(haveTool(tools::gcc));
     writeFile("linkd.conf",
               "incremental_slack = 25%+64\nincremental_verify = true\n");
-    auto gccLink = [&] {
-      ASSERT_TRUE(exitedZero(run(build)));
-      RunResult r = run("gcc -B" + binDir() + "/gcc/ -Wl,--linkd-incremental " +
-                        inputs + " -o prog");
-      ASSERT_TRUE(exitedZero(r)) << describe(r);
-      EXPECT_EQ(r.err, "");
-      EXPECT_TRUE(exitedZero(run("./prog")));
-    };
-    gccLink();
-    std::string text = readFile("counter.c");
-    writeFile("counter.c",
-              text.replace(text.find("counter += x;"), 13,
-                           "counter += x;\n  if (counter > 100 + x)\n    "
-                           "counter -= x * 3 + g;"));
-    gccLink();
+    gccBuildAndLink(build, inputs);
+    growStep();
+    gccBuildAndLink(build, inputs);
     EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
     EXPECT_EQ(stat("incremental_verify_differences"), 0);
     auto lines = logLines("incremental: \"verified");
     ASSERT_EQ(lines.size(), 1u) << incrementalLog();
     EXPECT_EQ(lines[0].find(" moved=0"), std::string::npos) << lines[0];
+  }
+
+  // `build`, then gcc's driver links `inputs` through the client with the
+  // option; the program runs.
+  void gccBuildAndLink(const std::string &build, const std::string &inputs) {
+    ASSERT_TRUE(haveTool(tools::gcc));
+    ASSERT_TRUE(exitedZero(run(build)));
+    RunResult r = run("gcc -B" + binDir() + "/gcc/ -Wl,--linkd-incremental " +
+                      inputs + " -o prog");
+    ASSERT_TRUE(exitedZero(r)) << describe(r);
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(exitedZero(run("./prog")));
+  }
+
+  // step() in counter.c grows (within a slot of 25%+64).
+  void growStep() {
+    std::string text = readFile("counter.c");
+    writeFile("counter.c",
+              text.replace(text.find("counter += x;"), 13,
+                           "counter += x;\n  if (counter > 100 + x)\n    "
+                           "counter -= x * 3 + g;"));
+  }
+
+  // Stock LLD, through gcc's driver, links the state's copies of `inputs`
+  // to the output's bytes: the state holds what LLD read.
+  ::testing::AssertionResult
+  stockLinksTheStatesCopies(const std::vector<std::string> &inputs) {
+    std::string copies = stateCopies(inputs);
+    if (copies.empty())
+      return ::testing::AssertionFailure() << "no state";
+    if (!exitedZero(run("mkdir -p stockgcc && ln -sf " + tools::ldLld.path +
+                        " stockgcc/ld")))
+      return ::testing::AssertionFailure() << "no stock gcc set-up";
+    RunResult r =
+        run("gcc -B" + path("stockgcc") + "/" + copies + " -o oracle");
+    if (!exitedZero(r))
+      return ::testing::AssertionFailure() << describe(r);
+    return sameBytes("oracle", "prog");
   }
 
   // The link through the client with the option, then stock LLD's link of
@@ -308,15 +333,38 @@ TEST_F(IncrementalTest, WithSlackArchiveMembersArePaddedToo) {
                           "libcount.a && ar rcs libcount.a counter.o other.o",
                           "main.o libcount.a");
   EXPECT_EQ(logLines(" padded=2").size(), 1u) << incrementalLog();
-  // The state's copies are what LLD read: stock LLD links them to the
-  // same bytes (the last full link, after the verified patch).
-  std::string copies = stateCopies({"main.o", "libcount.a"});
-  EXPECT_NE(copies.find(".padded.a"), std::string::npos) << copies;
-  ASSERT_TRUE(exitedZero(run("mkdir -p stockgcc && ln -sf " +
-                             tools::ldLld.path + " stockgcc/ld")));
-  ASSERT_TRUE(exitedZero(
-      run("gcc -B" + path("stockgcc") + "/" + copies + " -o oracle")));
-  EXPECT_TRUE(sameBytes("oracle", "prog"));
+  // The state's copies are what LLD read (the last full link, after the
+  // verified patch).
+  EXPECT_NE(stateCopies({"main.o", "libcount.a"}).find(".padded.a"),
+            std::string::npos);
+  EXPECT_TRUE(stockLinksTheStatesCopies({"main.o", "libcount.a"}));
+}
+
+// Without verify mode: each patch of a padded archive's member leaves the
+// state's copy what LLD would read next, so the next edit patches again,
+// and every output is stock LLD's link of the state's copies.
+TEST_F(IncrementalTest, WithSlackAnArchivesCopyFollowsEachPatch) {
+  writeFile("linkd.conf", "incremental_slack = 25%+64\n");
+  writeFile("other.c", "int other_value(void) { return 41; }\n");
+  const std::string build = "gcc -O2 -c counter.c main.c other.c && rm -f "
+                            "libcount.a && ar rcs libcount.a counter.o other.o";
+  const std::vector<std::string> inputs = {"main.o", "libcount.a"};
+  gccBuildAndLink(build, "main.o libcount.a");
+  EXPECT_TRUE(stockLinksTheStatesCopies(inputs));
+  growStep();
+  gccBuildAndLink(build, "main.o libcount.a");
+  EXPECT_EQ(stat("incremental_patches"), 1) << incrementalLog();
+  EXPECT_TRUE(stockLinksTheStatesCopies(inputs));
+  std::string text = readFile("counter.c");
+  writeFile("counter.c", text.replace(text.find("+ 11 +"), 6, "+ 19 +"));
+  gccBuildAndLink(build, "main.o libcount.a");
+  EXPECT_EQ(stat("incremental_patches"), 2) << incrementalLog();
+  EXPECT_TRUE(stockLinksTheStatesCopies(inputs));
+  // A member the link did not take, with the same definitions.
+  writeFile("other.c", "int other_value(void) { return 42; }\n");
+  gccBuildAndLink(build, "main.o libcount.a");
+  EXPECT_EQ(stat("incremental_patches"), 3) << incrementalLog();
+  EXPECT_TRUE(stockLinksTheStatesCopies(inputs));
 }
 
 TEST_F(IncrementalTest, OptionsThePatchCannotFollowLinkInFull) {
