@@ -49,7 +49,8 @@ bool paddable(const ElfObject &o, size_t i,
               const std::map<std::string, int> &names) {
   const ELFT::Shdr &s = o.sections[i];
   const std::string &name = o.names[i];
-  return (s.sh_flags & ELF::SHF_ALLOC) && s.sh_type == ELF::SHT_PROGBITS &&
+  return (s.sh_flags & ELF::SHF_ALLOC) &&
+         (s.sh_type == ELF::SHT_PROGBITS || s.sh_type == ELF::SHT_NOBITS) &&
          !(s.sh_flags &
            (ELF::SHF_MERGE | ELF::SHF_STRINGS | ELF::SHF_LINK_ORDER)) &&
          name != ".eh_frame" && !name.empty() && names.at(name) == 1 &&
@@ -81,8 +82,9 @@ Expected<std::vector<Slot>> slotsOf(MemoryBufferRef object,
   for (size_t i = 0; i < o->sections.size(); ++i)
     if (paddable(*o, i, names))
       slots.push_back(
-          Slot{o->names[i], policy.slot(o->sections[i].sh_size,
-                                        o->sections[i].sh_addralign)});
+          Slot{o->names[i],
+               policy.slot(o->sections[i].sh_size, o->sections[i].sh_addralign),
+               o->sections[i].sh_addralign});
   return slots;
 }
 
@@ -112,6 +114,15 @@ Expected<std::string> padObject(MemoryBufferRef object,
       return fail(object, "section " + slot.section + " (" + Twine(size) +
                               " bytes) outgrew its slot (" + Twine(slot.size) +
                               " bytes)");
+    if (slot.align && headers[i].sh_addralign > slot.align)
+      return fail(object,
+                  "section " + slot.section + " needs an alignment of " +
+                      Twine(headers[i].sh_addralign) +
+                      ", more than its slot's (" + Twine(slot.align) + ")");
+    if (slot.align > headers[i].sh_addralign) {
+      headers[i].sh_addralign = slot.align;
+      padded = true;
+    }
     // Code is padded with int3: a jump into the room traps.
     char fill = (headers[i].sh_flags & ELF::SHF_EXECINSTR) ? '\xcc' : 0;
     room[i].assign(slot.size - size, fill);
@@ -134,7 +145,7 @@ Expected<std::string> padObject(MemoryBufferRef object,
   });
   for (size_t i : order) {
     const ELFT::Shdr &old = o->sections[i];
-    uint64_t align = std::max<uint64_t>(old.sh_addralign, 1);
+    uint64_t align = std::max<uint64_t>(headers[i].sh_addralign, 1);
     if (align > (uint64_t{1} << 16))
       return fail(object, "section " + o->names[i] + " has an alignment of " +
                               Twine(align));

@@ -9,9 +9,10 @@
 //
 // Only sections a patch may write and a padding cannot change the meaning
 // of get a slot: allocated sections with bytes (code gets int3, data
-// zeros), each the only section of its name in the object. Mergeable
-// sections (LLD splits them into pieces), .eh_frame (LLD parses its
-// records), notes and uninitialised data keep their size, and so do
+// zeros) and uninitialised data (.bss: room without bytes), each the only
+// section of its name in the object. Mergeable sections (LLD splits them
+// into pieces), .eh_frame (LLD parses its records) and notes keep their
+// size, and so do
 // sections whose pieces from all objects make one thing: `.init`/`.fini`
 // fragments, `.ctors`, `.init_array` and the like, metadata ordered with
 // code (SHF_LINK_ORDER: `__patchable_function_entries`), and sections
@@ -32,6 +33,10 @@ namespace linkd::incremental {
 struct Slot {
   std::string section; // its name, unique in the object
   uint64_t size = 0;   // the padded size
+  // Its alignment (0: the section's own). A later version whose section
+  // needs less (a .data emptied of its 4-byte variable) is given this one,
+  // so LLD places it as before; one that needs more does not fit.
+  uint64_t align = 0;
   bool operator==(const Slot &) const = default;
 };
 

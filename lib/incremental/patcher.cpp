@@ -52,6 +52,10 @@ struct Output {
   std::vector<std::string> names;
   bool sharedObject = false; // ET_DYN without DF_1_PIE: symbols preemptible
   bool dynamic = false;      // ET_DYN: absolute relocations become dynamic
+  // The dynamic section's entries (tag, value), read by its section
+  // header within `bytes` (ELFFile's reader trusts the program headers).
+  std::vector<std::pair<int64_t, uint64_t>>
+  dynamicEntries(StringRef bytes) const;
   // The address of the one defined global named `name`, from .symtab
   // (read when first asked: a big program has hundreds of thousands).
   std::optional<uint64_t> global(StringRef name) const;
@@ -118,14 +122,29 @@ Expected<Output> readOutput(MemoryBufferRef buf) {
   out.dynamic = h.e_type == ELF::ET_DYN;
   if (out.dynamic) {
     out.sharedObject = true;
-    auto dyn = out.file.dynamicEntries();
-    if (!dyn)
-      return dyn.takeError();
-    for (const auto &d : *dyn)
-      if (d.d_tag == ELF::DT_FLAGS_1 && (d.d_un.d_val & ELF::DF_1_PIE))
+    for (const auto &[tag, value] : out.dynamicEntries(buf.getBuffer()))
+      if (tag == ELF::DT_FLAGS_1 && (value & ELF::DF_1_PIE))
         out.sharedObject = false;
   }
   return out;
+}
+
+std::vector<std::pair<int64_t, uint64_t>>
+Output::dynamicEntries(StringRef bytes) const {
+  std::vector<std::pair<int64_t, uint64_t>> entries;
+  for (const Shdr &s : sections) {
+    if (s.sh_type != ELF::SHT_DYNAMIC || s.sh_offset > bytes.size() ||
+        s.sh_size > bytes.size() - s.sh_offset)
+      continue;
+    for (uint64_t at = 0; at + 16 <= s.sh_size; at += 16) {
+      const char *e = bytes.data() + s.sh_offset + at;
+      auto tag = static_cast<int64_t>(endian::read64le(e));
+      if (tag == ELF::DT_NULL)
+        break;
+      entries.emplace_back(tag, endian::read64le(e + 8));
+    }
+  }
+  return entries;
 }
 
 // Where an input section's bytes are in the output file and at what
@@ -135,6 +154,7 @@ struct Place {
   uint64_t fileOffset = 0;
   uint64_t room = 0; // bytes of the output section from fileOffset on
   bool nobits = false;
+  uint16_t outputIndex = 0; // the output section's index
 };
 
 // How an x86-64 relocation is computed, as far as the patch is concerned.
@@ -216,6 +236,7 @@ private:
     bool global = false;
     bool preemptible = false; // reached through entries the loader fills
     uint64_t oldAddr = 0, newAddr = 0, oldSize = 0, newSize = 0;
+    uint16_t oldSection = 0, newSection = 0; // the output's indices
   };
   // An FDE of the object whose function starts elsewhere now.
   struct FdeMove {
@@ -346,6 +367,7 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
   }
   const Placement &pl = ps.front();
   const Shdr *os = nullptr;
+  size_t index = 0;
   for (size_t i = 0; i < out_.sections.size(); ++i)
     if (out_.names[i] == pl.outputSection) {
       if (os) {
@@ -353,6 +375,7 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
         return std::nullopt;
       }
       os = &out_.sections[i];
+      index = i;
     }
   if (!os) {
     why = "the output has no section " + pl.outputSection;
@@ -368,6 +391,7 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
   }
   Place p;
   p.address = pl.address;
+  p.outputIndex = static_cast<uint16_t>(index);
   p.nobits = os->sh_type == ELF::SHT_NOBITS;
   p.fileOffset = os->sh_offset + inSection;
   p.room = os->sh_size - inSection;
@@ -807,13 +831,20 @@ std::string Patcher::findMoves() {
     std::string name = symbolName(new_, b);
     // LLD writes an object's locals in its order, and takes its globals in
     // it: the same order keeps the output's symbol table in place.
+    // A symbol may change its section (an initializer now zero: .data to
+    // .bss), when both are placed.
+    bool otherSection = a.st_shndx != b.st_shndx;
     if (symbolName(old_, a) != name || a.st_info != b.st_info ||
-        a.st_other != b.st_other || a.st_shndx != b.st_shndx)
+        a.st_other != b.st_other ||
+        (otherSection &&
+         (a.st_shndx == ELF::SHN_UNDEF || b.st_shndx == ELF::SHN_UNDEF ||
+          b.getType() == ELF::STT_SECTION)))
       return "the symbol table's order changed (" + name + ")";
-    if ((a.st_value == b.st_value && a.st_size == b.st_size) ||
+    if ((a.st_value == b.st_value && a.st_size == b.st_size && !otherSection) ||
         b.getType() == ELF::STT_SECTION || b.st_shndx == ELF::SHN_UNDEF)
       continue;
-    if (b.st_shndx >= new_.sections.size())
+    if (b.st_shndx >= new_.sections.size() ||
+        a.st_shndx >= old_.sections.size())
       return "symbol " + name + " (absolute or common) changed its value";
     if (b.getType() == ELF::STT_TLS)
       return "thread-local symbol " + name +
@@ -825,25 +856,34 @@ std::string Patcher::findMoves() {
              " moved (an ifunc or a versioned name: the patch does not "
              "follow it)";
     std::string why;
-    bool dropped = false;
+    bool dropped = false, droppedBefore = false;
     std::optional<Place> p =
         placeIn(new_, *in_.map, in_.objectName, b.st_shndx, why, dropped);
-    if (!p && dropped)
+    std::optional<Place> was = otherSection
+                                   ? placeIn(old_, *in_.map, in_.objectName,
+                                             a.st_shndx, why, droppedBefore)
+                                   : p;
+    if (!p && !was && dropped && (droppedBefore || !otherSection))
       continue; // the output has none of its section
-    if (!p)
-      return why;
+    if (!p || !was)
+      return why.empty() ? "symbol " + name +
+                               " moved to or from a section the output does "
+                               "not have"
+                         : why;
     Move m;
     m.name = name;
     m.global = b.getBinding() != ELF::STB_LOCAL;
     m.preemptible =
         out_.sharedObject && m.global && b.getVisibility() == ELF::STV_DEFAULT;
-    m.oldAddr = p->address + a.st_value;
+    m.oldAddr = was->address + a.st_value;
     m.newAddr = p->address + b.st_value;
+    m.oldSection = was->outputIndex;
+    m.newSection = p->outputIndex;
     m.oldSize = a.st_size;
     m.newSize = b.st_size;
     if (!seen.emplace(name, m.oldAddr).second)
       return "two symbols named " + name + " were at one address";
-    if (m.oldAddr != m.newAddr) {
+    if (m.oldAddr != m.newAddr || m.oldSection != m.newSection) {
       moveOf_[i] = static_cast<int>(moves_.size());
       if (m.global)
         movedGlobals_[name] = moves_.size();
@@ -854,15 +894,10 @@ std::string Patcher::findMoves() {
   // dynamic section's initialisation and finalisation functions.
   std::vector<std::pair<const char *, uint64_t>> held = {
       {"the entry point", out_.file.getHeader().e_entry}};
-  if (outputSection(".dynamic")) {
-    auto dyn = out_.file.dynamicEntries();
-    if (!dyn)
-      return "the output's dynamic section: " + errorText(dyn.takeError());
-    for (const auto &d : *dyn)
-      if (d.d_tag == ELF::DT_INIT || d.d_tag == ELF::DT_FINI)
-        held.emplace_back(d.d_tag == ELF::DT_INIT ? "DT_INIT" : "DT_FINI",
-                          d.d_un.d_ptr);
-  }
+  for (const auto &[tag, value] :
+       out_.dynamicEntries(in_.oldOutput.getBuffer()))
+    if (tag == ELF::DT_INIT || tag == ELF::DT_FINI)
+      held.emplace_back(tag == ELF::DT_INIT ? "DT_INIT" : "DT_FINI", value);
   for (const Move &m : moves_)
     for (const auto &[what, address] : held)
       if (m.oldAddr != m.newAddr && address == m.oldAddr)
@@ -1152,13 +1187,19 @@ std::string Patcher::patchSymbolTables() {
                " (an alias a script or --defsym made)";
       }
       const Move &m = moves_[*match];
-      if (y.st_size != m.oldSize)
-        return "the output gives " + m.name + " another size";
+      if (y.st_size != m.oldSize ||
+          (m.oldSection != m.newSection && y.st_shndx != m.oldSection))
+        return "the output gives " + m.name + " another size or section";
       ++found[*match];
-      std::string bytes(16, '\0');
-      endian::write64le(bytes.data(), m.newAddr);
-      endian::write64le(bytes.data() + 8, m.newSize);
-      edit(table.sh_offset + k * sizeof(Sym) + 8, std::move(bytes));
+      // st_shndx (another output section when the symbol changed its own),
+      // st_value, st_size.
+      std::string bytes(18, '\0');
+      endian::write16le(bytes.data(), m.oldSection == m.newSection
+                                          ? static_cast<uint16_t>(y.st_shndx)
+                                          : m.newSection);
+      endian::write64le(bytes.data() + 2, m.newAddr);
+      endian::write64le(bytes.data() + 10, m.newSize);
+      edit(table.sh_offset + k * sizeof(Sym) + 6, std::move(bytes));
     }
     for (size_t m = 0; m < moves_.size(); ++m) {
       if (found[m] > 1)

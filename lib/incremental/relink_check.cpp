@@ -68,6 +68,14 @@ void readSymbols(const ElfObject &o, Symbols &out) {
                           : s.st_shndx == ELF::SHN_COMMON ? "common"
                           : s.st_shndx < o.names.size()   ? o.names[s.st_shndx]
                                                           : "?";
+    // A symbol may move between the object's own allocated sections (an
+    // initializer now zero: .data to .bss); the patch follows the move.
+    if (s.st_shndx < o.sections.size() && s.getType() != ELF::STT_SECTION) {
+      uint64_t flags = o.sections[s.st_shndx].sh_flags;
+      if ((flags & ELF::SHF_ALLOC) &&
+          !(flags & (ELF::SHF_MERGE | ELF::SHF_TLS | ELF::SHF_GROUP)))
+        section = "an allocated section";
+    }
     shapes.emplace_back(name, s.st_info, s.st_other, section);
   }
   std::sort(shapes.begin(), shapes.end());
