@@ -154,7 +154,7 @@ struct Place {
   uint64_t fileOffset = 0;
   uint64_t room = 0; // bytes of the output section from fileOffset on
   bool nobits = false;
-  uint16_t outputIndex = 0; // the output section's index
+  size_t outputIndex = 0; // the output section's index
 };
 
 // How an x86-64 relocation is computed, as far as the patch is concerned.
@@ -236,7 +236,7 @@ private:
     bool global = false;
     bool preemptible = false; // reached through entries the loader fills
     uint64_t oldAddr = 0, newAddr = 0, oldSize = 0, newSize = 0;
-    uint16_t oldSection = 0, newSection = 0; // the output's indices
+    size_t oldSection = 0, newSection = 0; // the output's indices
   };
   // An FDE of the object whose function starts elsewhere now.
   struct FdeMove {
@@ -391,7 +391,7 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
   }
   Place p;
   p.address = pl.address;
-  p.outputIndex = static_cast<uint16_t>(index);
+  p.outputIndex = index;
   p.nobits = os->sh_type == ELF::SHT_NOBITS;
   p.fileOffset = os->sh_offset + inSection;
   p.room = os->sh_size - inSection;
@@ -879,6 +879,11 @@ std::string Patcher::findMoves() {
     m.newAddr = p->address + b.st_value;
     m.oldSection = was->outputIndex;
     m.newSection = p->outputIndex;
+    if (otherSection &&
+        std::max(m.oldSection, m.newSection) >= ELF::SHN_LORESERVE)
+      return "symbol " + name +
+             " changed to a section whose index the "
+             "symbol table holds elsewhere (SHN_XINDEX)";
     m.oldSize = a.st_size;
     m.newSize = b.st_size;
     if (!seen.emplace(name, m.oldAddr).second)
@@ -1194,9 +1199,10 @@ std::string Patcher::patchSymbolTables() {
       // st_shndx (another output section when the symbol changed its own),
       // st_value, st_size.
       std::string bytes(18, '\0');
-      endian::write16le(bytes.data(), m.oldSection == m.newSection
-                                          ? static_cast<uint16_t>(y.st_shndx)
-                                          : m.newSection);
+      endian::write16le(bytes.data(),
+                        m.oldSection == m.newSection
+                            ? static_cast<uint16_t>(y.st_shndx)
+                            : static_cast<uint16_t>(m.newSection));
       endian::write64le(bytes.data() + 2, m.newAddr);
       endian::write64le(bytes.data() + 10, m.newSize);
       edit(table.sh_offset + k * sizeof(Sym) + 6, std::move(bytes));
