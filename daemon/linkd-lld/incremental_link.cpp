@@ -807,6 +807,50 @@ padArchive(llvm::StringRef bytes, const std::string &name,
   return (*buf)->getBuffer().str();
 }
 
+// The edits that turn the padded copy `was` of archive `name` into `user`
+// with its members padded to the copy's slots, when every member whose
+// digest changed keeps its padded size (the archive's layout and symbol
+// table stay); nullopt otherwise. `digests` gets the members' digests.
+std::optional<std::vector<incremental::Edit>>
+samePlaceEdits(llvm::StringRef user, llvm::StringRef was,
+               const std::string &name, const MemberDigests &before,
+               MemberDigests &digests) {
+  std::vector<std::pair<std::string, llvm::StringRef>> now, last;
+  if (!archiveMembers(user, name, now).empty() ||
+      !archiveMembers(was, name, last).empty() || now.size() != last.size())
+    return std::nullopt;
+  std::vector<incremental::Edit> edits;
+  for (size_t i = 0; i < now.size(); ++i) {
+    const auto &[member, data] = now[i];
+    if (member != last[i].first)
+      return std::nullopt;
+    std::string digest = memberDigest(data);
+    digests[member] = digest;
+    if (auto d = before.find(member); d != before.end() && d->second == digest)
+      continue;
+    std::string bytes = data.str();
+    if (isX8664Object(bytes)) {
+      auto slots = incremental::slotsOf(
+          llvm::MemoryBufferRef(last[i].second, member), {});
+      auto p = slots ? incremental::padObject(
+                           llvm::MemoryBufferRef(bytes, member), *slots)
+                     : llvm::Expected<std::string>(slots.takeError());
+      if (!p) {
+        llvm::consumeError(p.takeError());
+        return std::nullopt;
+      }
+      bytes = std::move(*p);
+    }
+    if (bytes.size() != last[i].second.size())
+      return std::nullopt;
+    if (bytes != last[i].second)
+      edits.push_back(incremental::Edit{
+          static_cast<uint64_t>(last[i].second.data() - was.data()),
+          std::move(bytes)});
+  }
+  return edits;
+}
+
 std::string IncrementalLink::changedMembers(const Manifest::Input &in,
                                             std::vector<Change> &changed) {
   std::string copy = dir + "/" + in.copy;
@@ -1213,10 +1257,19 @@ std::string IncrementalLink::keepArchive(const std::string &path,
     Result<std::string> user = readFile(path), was = readFile(at);
     if (!user || !was)
       return !user ? user.error() : was.error();
-    MemberDigests digests;
-    auto p = padArchive(*user, path, *was, readDigests(at + ".digests"),
-                        {plan.slack_percent(), plan.slack_bytes()}, digests);
-    std::string e = p ? writeOutput(at, *p) : toString(p.takeError());
+    MemberDigests before = readDigests(at + ".digests"), digests;
+    std::string e;
+    // Most often every changed member keeps its padded size: the copy
+    // with those members' bytes over it (a copy of the file and a few
+    // writes, not a new archive).
+    if (std::optional<std::vector<incremental::Edit>> edits =
+            samePlaceEdits(*user, *was, path, before, digests)) {
+      e = writePatchedCopy(at, at, *edits);
+    } else {
+      auto p = padArchive(*user, path, *was, before,
+                          {plan.slack_percent(), plan.slack_bytes()}, digests);
+      e = p ? writeOutput(at, *p) : toString(p.takeError());
+    }
     if (e.empty())
       e = writeOutput(at + ".digests", formatDigests(digests));
     if (!e.empty()) {
