@@ -771,7 +771,8 @@ padArchive(llvm::StringRef bytes, const std::string &name,
         known->second == digest) {
       bytesNow = before->second; // as padded the last time
     } else if (isX8664Object(data.take_front(20).str())) {
-      llvm::MemoryBufferRef ref(data, name + "(" + member + ")");
+      std::string label = name + "(" + member + ")"; // for its messages
+      llvm::MemoryBufferRef ref(data, label);
       std::optional<std::string> p;
       if (before != lastByName.end()) {
         auto slots = incremental::slotsOf(
@@ -882,7 +883,8 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
     std::string nowBytes = now[i].second.str();
     std::string outgrew;
     if (paddedCopy && isX8664Object(nowBytes)) {
-      llvm::MemoryBufferRef ref(nowBytes, in.path + "(" + now[i].first + ")");
+      std::string label = in.path + "(" + now[i].first + ")";
+      llvm::MemoryBufferRef ref(nowBytes, label);
       auto slots = incremental::slotsOf(
           llvm::MemoryBufferRef(old[i].second, now[i].first), {});
       auto p = slots ? incremental::padObject(ref, *slots)
