@@ -594,6 +594,26 @@ void IncrementalLink::finish(int rc) {
   _exit(rc);
 }
 
+// `object` padded to the slots of `padded`, its last version as LLD read
+// it (the state's padded copy).
+llvm::Expected<std::string> padLike(llvm::MemoryBufferRef object,
+                                    llvm::StringRef padded) {
+  auto slots = incremental::slotsOf(
+      llvm::MemoryBufferRef(padded, object.getBufferIdentifier()), {});
+  if (!slots)
+    return slots.takeError();
+  return incremental::padObject(object, *slots);
+}
+
+// The fallback reason ("kind\tmessage") of a new version that does not fit
+// its last version's slots.
+std::string unpaddedReason(const std::string &why) {
+  return (why.find("outgrew its slot") != std::string::npos
+              ? "section_outgrew\t"
+              : "sections_changed\t") +
+         why;
+}
+
 std::string IncrementalLink::changedObjects(std::vector<Change> &changed) {
   Result<std::string> text = readFile(dir + "/manifest");
   if (!text)
@@ -643,13 +663,8 @@ std::string IncrementalLink::changedObjects(std::vector<Change> &changed) {
                toString(slots.takeError());
       auto p = incremental::padObject(llvm::MemoryBufferRef(*after, in.path),
                                       *slots);
-      if (!p) {
-        std::string why = toString(p.takeError());
-        return (why.find("outgrew its slot") != std::string::npos
-                    ? "section_outgrew\t"
-                    : "sections_changed\t") +
-               why;
-      }
+      if (!p)
+        return unpaddedReason(toString(p.takeError()));
       *after = std::move(*p);
     }
     if (*before != *after)
@@ -775,10 +790,7 @@ padArchive(llvm::StringRef bytes, const std::string &name,
       llvm::MemoryBufferRef ref(data, label);
       std::optional<std::string> p;
       if (before != lastByName.end()) {
-        auto slots = incremental::slotsOf(
-            llvm::MemoryBufferRef(before->second, member), {});
-        auto q = slots ? incremental::padObject(ref, *slots)
-                       : llvm::Expected<std::string>(slots.takeError());
+        auto q = padLike(ref, before->second);
         if (q)
           p = std::move(*q);
         else
@@ -831,11 +843,7 @@ samePlaceEdits(llvm::StringRef user, llvm::StringRef was,
       continue;
     std::string bytes = data.str();
     if (isX8664Object(bytes)) {
-      auto slots = incremental::slotsOf(
-          llvm::MemoryBufferRef(last[i].second, member), {});
-      auto p = slots ? incremental::padObject(
-                           llvm::MemoryBufferRef(bytes, member), *slots)
-                     : llvm::Expected<std::string>(slots.takeError());
+      auto p = padLike(llvm::MemoryBufferRef(bytes, member), last[i].second);
       if (!p) {
         llvm::consumeError(p.takeError());
         return std::nullopt;
@@ -884,11 +892,7 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
     std::string outgrew;
     if (paddedCopy && isX8664Object(nowBytes)) {
       std::string label = in.path + "(" + now[i].first + ")";
-      llvm::MemoryBufferRef ref(nowBytes, label);
-      auto slots = incremental::slotsOf(
-          llvm::MemoryBufferRef(old[i].second, now[i].first), {});
-      auto p = slots ? incremental::padObject(ref, *slots)
-                     : llvm::Expected<std::string>(slots.takeError());
+      auto p = padLike(llvm::MemoryBufferRef(nowBytes, label), old[i].second);
       if (p)
         nowBytes = std::move(*p);
       else
@@ -907,10 +911,7 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
         return "unreadable\tthe state's map of " + in.path;
       name = map->substr(begin + 8, at + member.size() - 2 - (begin + 8));
       if (!outgrew.empty())
-        return (outgrew.find("outgrew its slot") != std::string::npos
-                    ? "section_outgrew\t"
-                    : "sections_changed\t") +
-               outgrew;
+        return unpaddedReason(outgrew);
       changed.push_back(Change{name, old[i].second.str(), std::move(nowBytes),
                                "", copy + ".map"});
       continue;
