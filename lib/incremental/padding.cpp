@@ -2,6 +2,7 @@
 
 #include "incremental/padding.h"
 
+#include "incremental/debug_room.h"
 #include "incremental/elf_object.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -13,6 +14,7 @@
 #include <cstring>
 
 #include <map>
+#include <optional>
 
 namespace linkd::incremental {
 
@@ -78,13 +80,21 @@ Expected<std::vector<Slot>> slotsOf(MemoryBufferRef object,
   if (!o)
     return o.takeError();
   std::map<std::string, int> names = nameCounts(*o);
+  bool slack = policy.percent || policy.bytes; // else: the sizes as they are
   std::vector<Slot> slots;
-  for (size_t i = 0; i < o->sections.size(); ++i)
-    if (paddable(*o, i, names))
-      slots.push_back(
-          Slot{o->names[i],
-               policy.slot(o->sections[i].sh_size, o->sections[i].sh_addralign),
-               o->sections[i].sh_addralign});
+  for (size_t i = 0; i < o->sections.size(); ++i) {
+    const ELFT::Shdr &s = o->sections[i];
+    if (paddable(*o, i, names)) {
+      slots.push_back(Slot{o->names[i], policy.slot(s.sh_size, s.sh_addralign),
+                           s.sh_addralign});
+    } else if (names.at(o->names[i]) == 1) {
+      if (std::optional<DebugRoom> r = debugRoomOf(*o, i))
+        slots.push_back(Slot{
+            o->names[i],
+            slack ? policy.slot(s.sh_size + r->added, r->granule) : s.sh_size,
+            s.sh_addralign});
+    }
+  }
   return slots;
 }
 
@@ -101,12 +111,27 @@ Expected<std::string> padObject(MemoryBufferRef object,
   std::map<std::string, int> names = nameCounts(*o);
   std::vector<ELFT::Shdr> headers = o->sections;
   std::vector<std::string> room(headers.size()); // bytes after each
+  // A debug section's bytes, padded as its kind is (debug_room.h).
+  std::vector<std::optional<std::string>> debug(headers.size());
   bool padded = false;
   for (const Slot &slot : slots) {
     auto at = std::find(o->names.begin(), o->names.end(), slot.section);
     if (at == o->names.end())
       return fail(object, "no section " + slot.section + " to pad");
     size_t i = static_cast<size_t>(at - o->names.begin());
+    if (!paddable(*o, i, names) && names.at(slot.section) == 1 &&
+        debugRoomOf(*o, i)) {
+      uint64_t flags = 0;
+      Expected<std::string> bytes = padDebugSection(*o, i, slot.size, flags);
+      if (!bytes)
+        return fail(object, toString(bytes.takeError()));
+      padded = padded || flags != headers[i].sh_flags ||
+               *bytes != toStringRef(o->contents[i]);
+      headers[i].sh_flags = flags;
+      headers[i].sh_size = bytes->size();
+      debug[i] = std::move(*bytes);
+      continue;
+    }
     if (!paddable(*o, i, names))
       return fail(object, "section " + slot.section + " cannot be padded");
     uint64_t size = headers[i].sh_size;
@@ -153,7 +178,10 @@ Expected<std::string> padObject(MemoryBufferRef object,
     if (old.sh_offset > in.size() || old.sh_size > in.size() - old.sh_offset)
       return fail(object, "section " + o->names[i] + " lies past the file");
     headers[i].sh_offset = out.size();
-    out.append(in.substr(old.sh_offset, old.sh_size).str()).append(room[i]);
+    if (debug[i])
+      out.append(*debug[i]);
+    else
+      out.append(in.substr(old.sh_offset, old.sh_size).str()).append(room[i]);
   }
   out.resize(alignTo(out.size(), 8), '\0');
   uint64_t shoff = out.size();

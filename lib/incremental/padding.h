@@ -10,7 +10,8 @@
 // Only sections a patch may write and a padding cannot change the meaning
 // of get a slot: allocated sections with bytes (code gets int3, data
 // zeros) and uninitialised data (.bss: room without bytes), each the only
-// section of its name in the object. Mergeable sections (LLD splits them
+// section of its name in the object; and DWARF sections, each padded in a
+// way its readers skip (debug_room.h). Mergeable sections (LLD splits them
 // into pieces), .eh_frame (LLD parses its records) and notes keep their
 // size, and so do
 // sections whose pieces from all objects make one thing: `.init`/`.fini`

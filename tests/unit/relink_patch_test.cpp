@@ -517,8 +517,8 @@ protected:
   // Links `p` padded, edits its first file to `after` (padded to the first
   // version's slots), links in full (LLD's answer in `full`) and patches,
   // the other objects given as the daemon gives them.
-  PatchResult patchMove(Program p, const std::string &after) {
-    SlackPolicy policy{25, 64};
+  PatchResult patchMove(Program p, const std::string &after,
+                        const SlackPolicy &policy = {25, 64}) {
     EXPECT_TRUE(compilePadded(p, policy));
     EXPECT_TRUE(link(p, "old.map"));
     std::string first = objects.front();
@@ -630,6 +630,35 @@ TEST_F(RelinkMoveTest, AVariableMovesFromDataToBss) {
     expectLldsBytes(r);
     expectSameRun("moving ");
     EXPECT_GT(r.symbolsMoved, 0u);
+  }
+}
+
+// With -g, an edit that grows code grows the object's debug info too: a
+// new local and its name, its location list, more line rows. Each DWARF
+// section has room of its own (debug_room.h), so the patch writes them
+// in place, and the output is LLD's link of the same padded objects; gdb
+// names the new local in the patched program.
+TEST_F(RelinkMoveTest, DebugInfoGrowsWithinItsRoom) {
+  const std::string withLocal =
+      edited(kMoving, "s += i * limit;",
+             "s += i * limit;\n    int excess_over_bound = s - x;\n"
+             "    if (excess_over_bound > 1000)\n      s -= 7;");
+  for (const char *compiler : {"clang-19", "gcc"}) {
+    SCOPED_TRACE(compiler);
+    Program p = movingProgram("-O2 -g");
+    p.compiler = compiler;
+    // A new local is 124 more bytes of gcc's location lists (132 before).
+    PatchResult r = patchMove(p, withLocal, SlackPolicy{50, 128});
+    expectLldsBytes(r);
+    expectSameRun("moving ");
+    EXPECT_GT(r.symbolsMoved, 0u);
+    // The first program had no such local: its DIE, name and locations
+    // are the patch's.
+    EXPECT_EQ(sh("gdb -nx -batch -ex 'break grow' -ex run -ex 'info "
+                 "locals' ./patched > gdb.out 2>&1"),
+              0);
+    EXPECT_NE(read("gdb.out").find("excess_over_bound"), std::string::npos)
+        << read("gdb.out");
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -22,7 +23,13 @@ protected:
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir = tmpl;
   }
-  void TearDown() override { removeTree(dir); }
+  // LINKD_TEST_KEEP=1 keeps the directory, to look at by hand.
+  void TearDown() override {
+    if (std::getenv("LINKD_TEST_KEEP"))
+      std::fprintf(stderr, "kept %s\n", dir.c_str());
+    else
+      removeTree(dir);
+  }
 
   int sh(const std::string &cmd) {
     return std::system(("cd " + dir + " && " + cmd).c_str());
