@@ -335,13 +335,20 @@ TEST_F(PaddingTest, DebugSectionsHaveRoomReadersSkip) {
                 0);
       EXPECT_EQ(read("dump.err"), "");
     };
+    // gdb says of the padded program what it says of the plain one,
+    // `marker` among it.
+    auto sameInGdb = [&](const std::string &plain, const std::string &padded,
+                         const std::string &marker) {
+      ASSERT_EQ(sh(gdb + "./" + plain + addresses + "> " + plain + ".gdb"), 0);
+      ASSERT_EQ(sh(gdb + "./" + padded + addresses + "> " + padded + ".gdb"),
+                0);
+      EXPECT_NE(read(padded + ".gdb").find(marker), std::string::npos)
+          << read(padded + ".gdb");
+      EXPECT_EQ(read(padded + ".gdb"), read(plain + ".gdb"));
+    };
     for (const char *file : {"walk.padded.o", "main.padded.o", "padded"})
       clean(file);
-    ASSERT_EQ(sh(gdb + "./plain" + addresses + "> plain.gdb"), 0);
-    ASSERT_EQ(sh(gdb + "./padded" + addresses + "> padded.gdb"), 0);
-    EXPECT_NE(read("plain.gdb").find("at walk.c:"), std::string::npos)
-        << read("plain.gdb");
-    EXPECT_EQ(read("padded.gdb"), read("plain.gdb"));
+    sameInGdb("plain", "padded", "at walk.c:");
 
     // The next version: a new local, a new statement, a renamed function.
     std::string next = kDebugged;
@@ -363,11 +370,7 @@ TEST_F(PaddingTest, DebugSectionsHaveRoomReadersSkip) {
               0);
     for (const char *file : {"walk2.padded.o", "padded2"})
       clean(file);
-    ASSERT_EQ(sh(gdb + "./plain2" + addresses + "> plain2.gdb"), 0);
-    ASSERT_EQ(sh(gdb + "./padded2" + addresses + "> padded2.gdb"), 0);
-    EXPECT_NE(read("padded2.gdb").find("spread"), std::string::npos)
-        << read("padded2.gdb");
-    EXPECT_EQ(read("padded2.gdb"), read("plain2.gdb"));
+    sameInGdb("plain2", "padded2", "spread");
   }
 }
 
