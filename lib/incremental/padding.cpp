@@ -3,6 +3,7 @@
 #include "incremental/padding.h"
 
 #include "incremental/debug_room.h"
+#include "incremental/eh_frame_room.h"
 #include "incremental/elf_object.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -65,11 +66,61 @@ Expected<ElfObject> readObject(MemoryBufferRef object) {
   return readElfObject(object);
 }
 
+// The slots of the records of .eh_frame (section `i`), if it is one the
+// padder takes: a CIE keeps its size, an FDE gets the policy's share of
+// its size and at most 8 bytes more, in 8-byte steps (the records of a
+// 64-bit object are 8-byte aligned). A typical FDE of 24 to 48 bytes gets
+// 16 or 24: a function needs one more call frame instruction or two
+// after an edit, not the 64 bytes a whole section is given.
+std::optional<std::vector<uint64_t>>
+ehFrameSlots(const ElfObject &o, size_t i,
+             const std::map<std::string, int> &names,
+             const SlackPolicy &policy) {
+  const ELFT::Shdr &s = o.sections[i];
+  if (o.names[i] != ".eh_frame" || names.at(o.names[i]) != 1 ||
+      !(s.sh_flags & ELF::SHF_ALLOC) ||
+      (s.sh_type != ELF::SHT_PROGBITS && s.sh_type != ELF::SHT_X86_64_UNWIND))
+    return std::nullopt;
+  std::optional<std::vector<EhRecordSize>> records = ehFrameRecords(o, i);
+  if (!records)
+    return std::nullopt;
+  bool slack = policy.percent || policy.bytes;
+  std::vector<uint64_t> slots;
+  for (const EhRecordSize &r : *records)
+    slots.push_back(r.cie || !slack
+                        ? r.size
+                        : alignTo(r.size + r.size * policy.percent / 100 +
+                                      std::min<uint64_t>(policy.bytes, 8),
+                                  8));
+  return slots;
+}
+
 std::map<std::string, int> nameCounts(const ElfObject &o) {
   std::map<std::string, int> n;
   for (const std::string &name : o.names)
     ++n[name];
   return n;
+}
+
+// .eh_frame (section `i`) padded to `slot`'s records, into `replaced`
+// with its relocations; "" or why not.
+std::string padRecords(const ElfObject &o, size_t i, const Slot &slot,
+                       std::vector<ELFT::Shdr> &headers,
+                       std::vector<std::optional<std::string>> &replaced) {
+  if (o.names[i] != ".eh_frame")
+    return "section " + o.names[i] + " has no records to pad";
+  Expected<PaddedEhFrame> eh = padEhFrame(o, i, slot.records);
+  if (!eh)
+    return toString(eh.takeError());
+  for (size_t r = 0; r < headers.size(); ++r)
+    if (headers[r].sh_type == ELF::SHT_RELA && headers[r].sh_info == i) {
+      if (replaced[r])
+        return "two relocation sections for .eh_frame";
+      replaced[r] = std::move(eh->relocations);
+    }
+  headers[i].sh_size = eh->bytes.size();
+  replaced[i] = std::move(eh->bytes);
+  return "";
 }
 
 } // namespace
@@ -85,14 +136,24 @@ Expected<std::vector<Slot>> slotsOf(MemoryBufferRef object,
   for (size_t i = 0; i < o->sections.size(); ++i) {
     const ELFT::Shdr &s = o->sections[i];
     if (paddable(*o, i, names)) {
-      slots.push_back(Slot{o->names[i], policy.slot(s.sh_size, s.sh_addralign),
-                           s.sh_addralign});
+      slots.push_back(Slot{o->names[i],
+                           policy.slot(s.sh_size, s.sh_addralign),
+                           s.sh_addralign,
+                           {}});
+    } else if (std::optional<std::vector<uint64_t>> records =
+                   ehFrameSlots(*o, i, names, policy)) {
+      uint64_t total = 0;
+      for (uint64_t r : *records)
+        total += r;
+      slots.push_back(
+          Slot{o->names[i], total, s.sh_addralign, std::move(*records)});
     } else if (names.at(o->names[i]) == 1) {
       if (std::optional<DebugRoom> r = debugRoomOf(*o, i))
         slots.push_back(Slot{
             o->names[i],
             slack ? policy.slot(s.sh_size + r->added, r->granule) : s.sh_size,
-            s.sh_addralign});
+            s.sh_addralign,
+            {}});
     }
   }
   return slots;
@@ -111,8 +172,9 @@ Expected<std::string> padObject(MemoryBufferRef object,
   std::map<std::string, int> names = nameCounts(*o);
   std::vector<ELFT::Shdr> headers = o->sections;
   std::vector<std::string> room(headers.size()); // bytes after each
-  // A debug section's bytes, padded as its kind is (debug_room.h).
-  std::vector<std::optional<std::string>> debug(headers.size());
+  // Sections written anew: debug sections padded as their kind is
+  // (debug_room.h), .eh_frame and its relocations (eh_frame_room.h).
+  std::vector<std::optional<std::string>> replaced(headers.size());
   bool padded = false;
   for (const Slot &slot : slots) {
     auto at = std::find(o->names.begin(), o->names.end(), slot.section);
@@ -129,7 +191,14 @@ Expected<std::string> padObject(MemoryBufferRef object,
                *bytes != toStringRef(o->contents[i]);
       headers[i].sh_flags = flags;
       headers[i].sh_size = bytes->size();
-      debug[i] = std::move(*bytes);
+      replaced[i] = std::move(*bytes);
+      continue;
+    }
+    if (!slot.records.empty()) {
+      if (std::string e = padRecords(*o, i, slot, headers, replaced);
+          !e.empty())
+        return fail(object, e);
+      padded = padded || slot.size != o->sections[i].sh_size;
       continue;
     }
     if (!paddable(*o, i, names))
@@ -178,8 +247,8 @@ Expected<std::string> padObject(MemoryBufferRef object,
     if (old.sh_offset > in.size() || old.sh_size > in.size() - old.sh_offset)
       return fail(object, "section " + o->names[i] + " lies past the file");
     headers[i].sh_offset = out.size();
-    if (debug[i])
-      out.append(*debug[i]);
+    if (replaced[i])
+      out.append(*replaced[i]);
     else
       out.append(in.substr(old.sh_offset, old.sh_size).str()).append(room[i]);
   }

@@ -10,14 +10,14 @@
 // Only sections a patch may write and a padding cannot change the meaning
 // of get a slot: allocated sections with bytes (code gets int3, data
 // zeros) and uninitialised data (.bss: room without bytes), each the only
-// section of its name in the object; and DWARF sections, each padded in a
-// way its readers skip (debug_room.h). Mergeable sections (LLD splits them
-// into pieces), .eh_frame (LLD parses its records) and notes keep their
-// size, and so do
-// sections whose pieces from all objects make one thing: `.init`/`.fini`
-// fragments, `.ctors`, `.init_array` and the like, metadata ordered with
-// code (SHF_LINK_ORDER: `__patchable_function_entries`), and sections
-// named as C identifiers (arrays walked from __start_NAME to __stop_NAME).
+// section of its name in the object; DWARF sections, each padded in a
+// way its readers skip (debug_room.h); and each FDE of .eh_frame
+// (eh_frame_room.h). Mergeable sections (LLD splits them into pieces)
+// and notes keep their size, and so do sections whose pieces from all objects
+// make one thing: `.init`/`.fini` fragments, `.ctors`, `.init_array` and the
+// like, metadata ordered with code (SHF_LINK_ORDER:
+// `__patchable_function_entries`), and sections named as C identifiers (arrays
+// walked from __start_NAME to __stop_NAME).
 #pragma once
 
 #include "incremental/relink_check.h"
@@ -38,6 +38,9 @@ struct Slot {
   // needs less (a .data emptied of its 4-byte variable) is given this one,
   // so LLD places it as before; one that needs more does not fit.
   uint64_t align = 0;
+  // .eh_frame: each record's padded size (eh_frame_room.h); `size` is
+  // their sum.
+  std::vector<uint64_t> records;
   bool operator==(const Slot &) const = default;
 };
 

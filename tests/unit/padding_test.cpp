@@ -111,10 +111,16 @@ protected:
           symbolName(*o, sym), sym.st_info,
           sym.st_shndx < o->names.size() ? o->names[sym.st_shndx] : "",
           sym.st_value, sym.st_size);
-    for (size_t i = 0; i < o->sections.size(); ++i)
-      if (!o->relocBytes[i].empty())
-        std::get<1>(s)[o->names[i]].assign(o->relocBytes[i].begin(),
-                                           o->relocBytes[i].end());
+    for (size_t i = 0; i < o->sections.size(); ++i) {
+      if (o->relocBytes[i].empty())
+        continue;
+      std::vector<uint8_t> &relocs = std::get<1>(s)[o->names[i]];
+      // .eh_frame's follow its padded records: their number stays.
+      if (o->names[i] == ".eh_frame")
+        relocs.assign(o->relocs[i].size(), 0);
+      else
+        relocs.assign(o->relocBytes[i].begin(), o->relocBytes[i].end());
+    }
     return s;
   }
 
@@ -136,7 +142,18 @@ protected:
     return m;
   }
 
-  std::string dir;
+  // `driver` links `plain` and `padded` (objects) with LLD into programs
+  // that print the same, `marker` among it.
+  void runsAsPlain(const std::string &driver, const std::string &plain,
+                   const std::string &padded, const std::string &marker) {
+    ASSERT_EQ(sh(driver + " -fuse-ld=lld " + plain + " -o plain && " + driver +
+                 " -fuse-ld=lld " + padded +
+                 " -o padded && ./plain > plain.out && ./padded > padded.out"),
+              0);
+    EXPECT_NE(read("plain.out").find(marker), std::string::npos)
+        << read("plain.out");
+    EXPECT_EQ(read("padded.out"), read("plain.out"));
+  }
 };
 
 TEST_F(PaddingTest, PaddedObjectsLinkAndRunAsTheirOriginals) {
@@ -167,16 +184,22 @@ TEST_F(PaddingTest, PaddedObjectsLinkAndRunAsTheirOriginals) {
       for (const Slot &slot : s) {
         SCOPED_TRACE(std::string(obj) + " " + slot.section);
         const auto &[size, bytes] = before[slot.section];
-        EXPECT_GE(slot.size, size + size / 4 + 64);
         EXPECT_EQ(after[slot.section].first, slot.size);
-        // Debug sections are padded as DWARF (DebugSectionsHaveRoom...).
+        // Debug sections are padded as DWARF (DebugSectionsHaveRoom...),
+        // .eh_frame record by record (AGrownUnwindRecord...).
+        if (slot.section == ".eh_frame") {
+          EXPECT_GT(slot.size, size);
+          continue;
+        }
+        EXPECT_GE(slot.size, size + size / 4 + 64);
         if (slot.section.rfind(".debug_", 0) != 0)
           EXPECT_TRUE(after[slot.section].second.substr(0, bytes.size()) ==
                       bytes);
       }
       // Everything without a slot keeps its size and bytes.
       for (const auto &[name, sec] : before)
-        if (std::none_of(s.begin(), s.end(),
+        if (name != ".rela.eh_frame" &&
+            std::none_of(s.begin(), s.end(),
                          [&](const Slot &x) { return x.section == name; }))
           EXPECT_TRUE(after[name] == sec) << obj << " " << name;
     }
@@ -419,27 +442,111 @@ TEST_F(PaddingTest, EveryRoomSizeReadsCleanly) {
   }
 }
 
+// A function that saves more registers after an edit has a longer unwind
+// program: its FDE grows (32 to 48 bytes with clang-19 -O2 here). Padded
+// with DW_CFA_nop, the first version's record has room for it; the
+// padded program unwinds an exception through the function as the plain
+// one does, and readelf and llvm-dwarfdump read the records without a
+// word. An FDE that outgrew its slot is named.
+TEST_F(PaddingTest, AGrownUnwindRecordFitsItsSlot) {
+  const std::string v1 = R"(
+extern int ext(int);
+int twist(int x) { int a = ext(x); return a * x + 1; }
+int steady(int x) { return ext(x) + 2; }
+)";
+  const std::string v2 = R"(
+extern int ext(int);
+int twist(int x) { int a = ext(x), b = ext(a + x); return a * x + ext(b) * b + 1; }
+int steady(int x) { return ext(x) + 2; }
+)";
+  write("ext.cpp", R"(
+#include <stdexcept>
+extern "C" int ext(int x) {
+  if (x > 40)
+    throw std::runtime_error("too far");
+  return x + 3;
+}
+)");
+  write("main.cpp", R"(
+#include <cstdio>
+#include <stdexcept>
+extern "C" int twist(int), steady(int);
+int main() {
+  for (int x : {1, 5, 30}) {
+    try {
+      std::printf("%d %d\n", twist(x), steady(x));
+    } catch (const std::exception &e) {
+      std::printf("caught %s at %d\n", e.what(), x);
+    }
+  }
+}
+)");
+  ASSERT_EQ(sh("clang++-19 -O2 -c ext.cpp main.cpp"), 0);
+  write("twist.c", v1);
+  ASSERT_EQ(sh("clang-19 -O2 -c twist.c -o v1.o"), 0);
+  write("twist.c", v2);
+  ASSERT_EQ(sh("clang-19 -O2 -c twist.c -o v2.o"), 0);
+  ASSERT_GT(sections("v2.o")[".eh_frame"].first,
+            sections("v1.o")[".eh_frame"].first)
+      << "the edit did not grow an FDE";
+  std::vector<Slot> first = slots("v1.o", SlackPolicy{25, 64});
+  ASSERT_EQ(pad("v1.o", first, "v1.padded.o"), "");
+  ASSERT_EQ(pad("v2.o", first, "v2.padded.o"), "");
+  EXPECT_EQ(sections("v2.padded.o")[".eh_frame"].first,
+            sections("v1.padded.o")[".eh_frame"].first);
+  runsAsPlain("clang++-19", "v2.o ext.o main.o", "v2.padded.o ext.o main.o",
+              "caught too far at 30");
+  for (const char *file : {"v2.padded.o", "padded"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(sh(std::string("readelf --debug-dump=frames ") + file +
+                 " > /dev/null 2> readelf.err && llvm-dwarfdump-19 "
+                 "--eh-frame " +
+                 file + " > /dev/null 2> dump.err"),
+              0);
+    EXPECT_EQ(read("readelf.err") + read("dump.err"), "");
+  }
+
+  // Past the room: six more saved registers.
+  write("twist.c", R"(
+extern int ext(int);
+int twist(int x) {
+  int a = ext(x), b = ext(a), c = ext(b), d = ext(c), e = ext(d), f = ext(e);
+  return a * b + c * d + e * f + ext(a + b + c + d + e + f) * x;
+}
+int steady(int x) { return ext(x) + 2; }
+)");
+  ASSERT_EQ(sh("clang-19 -O2 -c twist.c -o v3.o"), 0);
+  std::vector<Slot> records;
+  for (const Slot &slot : first)
+    if (slot.section == ".eh_frame") // (its code outgrew .text too)
+      records.push_back(slot);
+  std::string e = pad("v3.o", records, "v3.padded.o");
+  EXPECT_NE(e.find("v3.o: section .eh_frame FDE 1 ("), std::string::npos) << e;
+  EXPECT_NE(e.find("outgrew its slot"), std::string::npos) << e;
+}
+
 TEST_F(PaddingTest, WhatCannotBePaddedIsAnError) {
   write("counter.c", kCounter);
   ASSERT_EQ(sh("clang-19 -O2 -c counter.c"), 0);
   std::vector<Slot> s = slots("counter.o", SlackPolicy{25, 64});
-  // Mergeable strings and .eh_frame keep their size: never a slot.
-  // Uninitialised data has room as data does (a variable whose initializer
-  // became zero moves from .data to .bss).
-  bool bss = false;
+  // Mergeable strings keep their size: never a slot. Uninitialised data
+  // has room as data does (a variable whose initializer became zero moves
+  // from .data to .bss); .eh_frame has it in its records.
+  bool bss = false, records = false;
   for (const Slot &slot : s) {
     EXPECT_NE(slot.section.rfind(".rodata.str", 0), 0u) << slot.section;
-    EXPECT_NE(slot.section, ".eh_frame");
     bss = bss || slot.section == ".bss";
+    records = records || (slot.section == ".eh_frame" && !slot.records.empty());
   }
   EXPECT_TRUE(bss);
-  EXPECT_NE(pad("counter.o", {{".nothing", 64}}, "x.o")
+  EXPECT_TRUE(records);
+  EXPECT_NE(pad("counter.o", {{".nothing", 64, 0, {}}}, "x.o")
                 .find("no section "
                       ".nothing"),
             std::string::npos);
-  EXPECT_NE(
-      pad("counter.o", {{".eh_frame", 4096}}, "x.o").find("cannot be padded"),
-      std::string::npos);
+  EXPECT_NE(pad("counter.o", {{".eh_frame", 4096, 0, {}}}, "x.o")
+                .find("cannot be padded"),
+            std::string::npos);
   write("junk.o", std::string("\x7f"
                               "ELF garbage",
                               12));
@@ -491,18 +598,13 @@ int main(void) { printf("%d\n", total()); return 0; }
       EXPECT_NE(slot.section, joined);
   }
   EXPECT_TRUE(text); // its own code still gets room
-  EXPECT_NE(
-      pad("joined.o", {{"linkd_set", 64}}, "x.o").find("cannot be padded"),
-      std::string::npos);
+  EXPECT_NE(pad("joined.o", {{"linkd_set", 64, 0, {}}}, "x.o")
+                .find("cannot be padded"),
+            std::string::npos);
   ASSERT_EQ(pad("joined.o", s, "joined.padded.o"), "");
-  ASSERT_EQ(sh("clang-19 -fuse-ld=lld joined.o main.o -o plain && "
-               "clang-19 -fuse-ld=lld joined.padded.o main.o -o padded && "
-               "./plain > plain.out && ./padded > padded.out"),
-            0);
   // (Whether .ctors runs is the C runtime's affair: the same either way.)
-  EXPECT_NE(read("plain.out").find("early\n42\n"), std::string::npos)
-      << read("plain.out");
-  EXPECT_EQ(read("padded.out"), read("plain.out"));
+  runsAsPlain("clang-19", "joined.o main.o", "joined.padded.o main.o",
+              "early\n42\n");
 }
 
 // Hostile objects: random bytes changed in a real one. The padder refuses

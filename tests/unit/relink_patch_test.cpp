@@ -662,6 +662,24 @@ TEST_F(RelinkMoveTest, DebugInfoGrowsWithinItsRoom) {
   }
 }
 
+// A function that keeps more values across its calls saves more
+// registers: its FDE grows within the room the padder left in it, the
+// functions after it move, and the patch writes the new unwind program
+// with the moved FDEs; the output is LLD's link of the same objects.
+TEST_F(RelinkMoveTest, AGrownUnwindRecordIsWrittenInPlace) {
+  const std::string savesMore = edited(
+      kMoving, "int after(int x) { return twice(x) + grow(x) + ++calls; }",
+      "int after(int x) {\n  int a = twice(x), b = twice(a + x);\n  return a "
+      "* b + grow(b) + ++calls;\n}");
+  for (const Layout &c : {Layout{"-O2", ""}, Layout{"-O2", "-no-pie"}}) {
+    SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
+    PatchResult r = patchMove(movingProgram(c.flags, c.linkFlags), savesMore);
+    expectLldsBytes(r);
+    expectSameRun("moving ");
+    EXPECT_GT(r.symbolsMoved, 0u);
+  }
+}
+
 TEST_F(RelinkMoveTest, ASharedObjectsMovedExportsAreFollowed) {
   Program p = movingProgram("-O2 -fPIC", "-shared");
   p.files.pop_back(); // no main
