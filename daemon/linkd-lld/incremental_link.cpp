@@ -608,9 +608,14 @@ llvm::Expected<std::string> padLike(llvm::MemoryBufferRef object,
 // The fallback reason ("kind\tmessage") of a new version that does not fit
 // its last version's slots.
 std::string unpaddedReason(const std::string &why) {
+  // A record more or fewer in .eh_frame, or a CIE resized: a function
+  // came or went (eh_frame_room.h).
+  bool records = why.find("section .eh_frame has") != std::string::npos ||
+                 why.find("section .eh_frame CIE") != std::string::npos;
   return (why.find("outgrew its slot") != std::string::npos
               ? "section_outgrew\t"
-              : "sections_changed\t") +
+          : records ? "eh_frame_changed\t"
+                    : "sections_changed\t") +
          why;
 }
 
@@ -1024,13 +1029,27 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
   auto objects = mapOf(dir + "/map");
   if (!objects)
     return "the state's map: " + toString(objects.takeError());
-  for (const Manifest::Input &in : last->inputs) {
+  // The manifest lists the inputs in the order LLD opened them (the
+  // command line's): each one's place, and the patched object's.
+  std::vector<size_t> placeOf; // of out[base + i]
+  std::optional<size_t> patched;
+  size_t base = out.size();
+  auto add = [&](size_t at, const std::string &name, std::string bytes,
+                 const incremental::LinkMap *map) {
+    if (std::optional<std::string> now = current(name, std::move(bytes))) {
+      out.push_back({name, std::move(*now), map, false});
+      placeOf.push_back(at);
+    } else {
+      patched = at;
+    }
+  };
+  for (size_t at = 0; at < last->inputs.size(); ++at) {
+    const Manifest::Input &in = last->inputs[at];
     if (in.copy.starts_with("objects/")) {
       Result<std::string> bytes = readFile(dir + "/" + in.copy);
       if (!bytes)
         return bytes.error();
-      if (std::optional<std::string> now = current(in.path, *bytes))
-        out.push_back({in.path, std::move(*now), *objects});
+      add(at, in.path, std::move(*bytes), *objects);
       continue;
     }
     // An archive: its copy and its members' map lines, or (a system
@@ -1068,10 +1087,11 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
           continue;
         name = *named;
       }
-      if (std::optional<std::string> now = current(name, data.str()))
-        out.push_back({name, std::move(*now), map});
+      add(at, name, data.str(), map);
     }
   }
+  for (size_t i = 0; i < placeOf.size(); ++i)
+    out[base + i].earlier = patched && placeOf[i] < *patched;
   return "";
 }
 

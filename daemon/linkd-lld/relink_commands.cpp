@@ -63,10 +63,15 @@ int cmdRelinkCheck(int argc, char **argv) {
   std::string sections;
   for (const std::string &s : c.changedSections)
     sections += (sections.empty() ? "" : ",") + s;
-  std::printf("patchable sections=%s bytes=%llu relocations=%llu\n",
-              sections.empty() ? "-" : sections.c_str(),
-              static_cast<unsigned long long>(c.changedBytes),
-              static_cast<unsigned long long>(c.relocations));
+  std::string references;
+  for (const std::string &s : c.newReferences)
+    references += (references.empty() ? "" : ",") + s;
+  std::printf(
+      "patchable sections=%s bytes=%llu relocations=%llu%s%s\n",
+      sections.empty() ? "-" : sections.c_str(),
+      static_cast<unsigned long long>(c.changedBytes),
+      static_cast<unsigned long long>(c.relocations),
+      references.empty() ? "" : " if-the-link-has=", references.c_str());
   return 0;
 }
 

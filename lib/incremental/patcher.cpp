@@ -223,8 +223,9 @@ struct Resolution {
 class Patcher {
 public:
   Patcher(const PatchInputs &in, const Object &oldObj, const Object &newObj,
-          const Output &out)
-      : in_(in), old_(oldObj), new_(newObj), out_(out) {}
+          const Output &out, std::vector<std::string> newReferences)
+      : in_(in), old_(oldObj), new_(newObj), out_(out),
+        newReferences_(std::move(newReferences)) {}
 
   PatchResult run();
 
@@ -308,7 +309,14 @@ private:
   }
 
   void learn();
-  void learnOne(size_t sec, const Place &p, const Rela &r);
+  // How the previous link resolved relocation `r` of section `sec` of `o`
+  // (the old object, or another object of the link), placed at `p`.
+  void learnOne(const Object &o, size_t sec, const Place &p, const Rela &r);
+  // The new object's references to globals its last version did not name,
+  // learned from the other objects' references to them; "" or why not.
+  std::string learnNewReferences();
+  // The link's other objects, asked for once; "" or why they are unknown.
+  std::string others(const std::vector<OtherInput> *&out);
   static void record(std::map<std::string, Resolution> &into,
                      const std::string &key, Resolution r);
 
@@ -337,6 +345,9 @@ private:
   std::vector<Move> moves_;
   std::vector<int> moveOf_; // by symbol index: its move's index, or -1
   std::map<std::string, size_t> movedGlobals_;
+  std::vector<std::string> newReferences_;
+  std::optional<std::vector<OtherInput>> others_;
+  std::string othersWhy_;
   std::map<uint64_t, std::string> extra_; // edits outside the sections
   uint64_t extraRelocations_ = 0;
   // .rela.dyn: site -> the file offset of its entry (kTwice: two entries).
@@ -438,20 +449,28 @@ void Patcher::record(std::map<std::string, Resolution> &into,
     it->second.conflicting = true;
 }
 
-void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
+void Patcher::learnOne(const Object &o, size_t sec, const Place &p,
+                       const Rela &r) {
   uint32_t type = r.getType(false);
   TypeInfo t = typeInfo(type);
   uint32_t symIndex = r.getSymbol(false);
-  if (t.form == Form::Unsupported || symIndex >= old_.symbols.size() ||
-      p.nobits || r.r_offset > p.room || t.width > p.room - r.r_offset ||
-      r.r_offset > old_.contents[sec].size() ||
-      t.width > old_.contents[sec].size() - r.r_offset)
+  if (t.form == Form::Unsupported || symIndex >= o.symbols.size() || p.nobits ||
+      r.r_offset > p.room || t.width > p.room - r.r_offset ||
+      r.r_offset > o.contents[sec].size() ||
+      t.width > o.contents[sec].size() - r.r_offset)
     return;
-  const Sym &s = old_.symbols[symIndex];
+  const Sym &s = o.symbols[symIndex];
   uint64_t at = p.fileOffset + r.r_offset;
   uint64_t pc = p.address + r.r_offset;
-  bool alloc = old_.sections[sec].sh_flags & ELF::SHF_ALLOC;
+  bool alloc = o.sections[sec].sh_flags & ELF::SHF_ALLOC;
+  // Another object's relocation teaches only how a global is reached from
+  // code and data: its debug sections may hold a tombstone instead.
+  bool own = &o == &old_;
+  if (!own && (!alloc || s.getBinding() == ELF::STB_LOCAL))
+    return;
   if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
+    if (!own)
+      return; // dynamic sites are the object's own
     dynamicSites_[{sec, r.r_offset}] =
         DynamicSite{symIndex, r.r_addend, targetAddress(old_, s, r.r_addend),
                     readValue(at, 8)};
@@ -464,13 +483,13 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
   // S + A (or the entry's address + A), as the previous link wrote it.
   int64_t resolvedPlusAddend =
       t.form == Form::PcRelative ? value + static_cast<int64_t>(pc) : value;
-  if (discarded(old_, s) && !alloc) {
+  if (own && discarded(old_, s) && !alloc) {
     Resolution res;
     res.base = static_cast<int64_t>(raw);
     record(tombstones_, old_.names[sec] + "/" + std::to_string(type), res);
     return;
   }
-  if (merged(old_, s) && std::string_view(t.via) == "S") {
+  if (own && merged(old_, s) && std::string_view(t.via) == "S") {
     bool section = s.getType() == ELF::STT_SECTION;
     uint64_t off = section ? s.st_value + r.r_addend : s.st_value;
     uint64_t start = pieceStart(old_, s.st_shndx, off);
@@ -483,9 +502,9 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
   }
   Resolution res;
   res.base = resolvedPlusAddend - r.r_addend;
-  std::string key = targetKey(old_, s) + " via " + t.via;
+  std::string key = targetKey(o, s) + " via " + t.via;
   if (relaxable(type) && r.r_offset >= 2) {
-    ArrayRef<uint8_t> data = old_.contents[sec];
+    ArrayRef<uint8_t> data = o.contents[sec];
     uint16_t before = endian::read16le(data.data() + r.r_offset - 2);
     uint16_t after = endian::read16le(in_.oldOutput.getBufferStart() + at - 2);
     key += " op " + utohexstr(before);
@@ -494,7 +513,7 @@ void Patcher::learnOne(size_t sec, const Place &p, const Rela &r) {
     // A load LLD left alone reads the symbol's GOT entry, whatever the
     // instruction (apply() asks for it only where LLD never relaxes).
     if (!res.relaxed)
-      record(resolved_, targetKey(old_, s) + " via GOT entry",
+      record(resolved_, targetKey(o, s) + " via GOT entry",
              Resolution{res.base, 0, false, false});
   }
   record(resolved_, key, res);
@@ -510,7 +529,7 @@ void Patcher::learn() {
     if (!p)
       continue; // not in the output: its relocations were never applied
     for (const Rela &r : old_.relocs[sec])
-      learnOne(sec, *p, r);
+      learnOne(old_, sec, *p, r);
   }
 }
 
@@ -821,13 +840,24 @@ const Shdr *Patcher::outputSection(StringRef name) const {
 }
 
 std::string Patcher::findMoves() {
-  if (old_.symbols.size() != new_.symbols.size())
+  // The new object's symbols but its new references, each against the old
+  // object's symbol of its place.
+  std::vector<size_t> paired;
+  for (size_t i = 0; i < new_.symbols.size(); ++i) {
+    const Sym &b = new_.symbols[i];
+    if (b.st_shndx != ELF::SHN_UNDEF || b.getBinding() == ELF::STB_LOCAL ||
+        std::find(newReferences_.begin(), newReferences_.end(),
+                  symbolName(new_, b)) == newReferences_.end())
+      paired.push_back(i);
+  }
+  if (old_.symbols.size() != paired.size())
     return "the symbol table changed (" + std::to_string(new_.symbols.size()) +
            " symbols, were " + std::to_string(old_.symbols.size()) + ")";
   moveOf_.assign(new_.symbols.size(), -1);
   std::set<std::pair<std::string, uint64_t>> seen;
-  for (size_t i = 0; i < new_.symbols.size(); ++i) {
-    const Sym &a = old_.symbols[i], &b = new_.symbols[i];
+  for (size_t k = 0; k < paired.size(); ++k) {
+    size_t i = paired[k];
+    const Sym &a = old_.symbols[k], &b = new_.symbols[i];
     std::string name = symbolName(new_, b);
     // LLD writes an object's locals in its order, and takes its globals in
     // it: the same order keeps the output's symbol table in place.
@@ -1325,21 +1355,87 @@ std::string Patcher::retarget(const OtherInput &o, const Object &obj,
   return "";
 }
 
+std::string Patcher::others(const std::vector<OtherInput> *&out) {
+  if (!others_) {
+    others_.emplace();
+    othersWhy_ =
+        !in_.otherInputs ? "they were not given" : in_.otherInputs(*others_);
+  }
+  out = &*others_;
+  return othersWhy_;
+}
+
+std::string Patcher::learnNewReferences() {
+  if (newReferences_.empty())
+    return "";
+  const std::string &first = newReferences_.front();
+  const std::vector<OtherInput> *all = nullptr;
+  if (std::string e = others(all); !e.empty())
+    return "a new reference to " + first +
+           ", and the link's other objects are not known: " + e;
+  // A global LLD inserted before it read this object (a strong reference
+  // or definition in an object read earlier) keeps its place in the symbol
+  // table, and so its GOT and PLT entries theirs.
+  std::set<std::string> wanted(newReferences_.begin(), newReferences_.end());
+  std::set<std::string> earlier;
+  for (const OtherInput &o : *all) {
+    MemoryBufferRef ref(o.bytes, o.name);
+    if (!notAnX8664Object(ref).empty())
+      continue; // an archive's member the link did not read as an object
+    auto obj = readElfObject(ref);
+    if (!obj)
+      return o.name + ": " + errorText(obj.takeError());
+    std::vector<bool> names(obj->symbols.size());
+    bool any = false;
+    for (size_t k = 0; k < obj->symbols.size(); ++k) {
+      const Sym &sym = obj->symbols[k];
+      if (sym.getBinding() == ELF::STB_LOCAL ||
+          !wanted.count(symbolName(*obj, sym)))
+        continue;
+      names[k] = any = true;
+      if (o.earlier && o.map && sym.getBinding() == ELF::STB_GLOBAL)
+        earlier.insert(symbolName(*obj, sym));
+    }
+    if (!any || !o.map)
+      continue;
+    for (size_t sec = 0; sec < obj->sections.size(); ++sec) {
+      if (!(obj->sections[sec].sh_flags & ELF::SHF_ALLOC) ||
+          obj->names[sec] == ".eh_frame" ||
+          std::none_of(obj->relocs[sec].begin(), obj->relocs[sec].end(),
+                       [&](const Rela &r) {
+                         return r.getSymbol(false) < names.size() &&
+                                names[r.getSymbol(false)];
+                       }))
+        continue;
+      std::string why;
+      bool dropped = false;
+      std::optional<Place> p = placeIn(*obj, *o.map, o.name, sec, why, dropped);
+      if (!p)
+        continue; // dropped, or not one place: nothing learned from it
+      for (const Rela &r : obj->relocs[sec])
+        if (r.getSymbol(false) < names.size() && names[r.getSymbol(false)])
+          learnOne(*obj, sec, *p, r);
+    }
+  }
+  for (const std::string &name : newReferences_)
+    if (!earlier.count(name))
+      return "a new reference to " + name +
+             ", which no object read before this one names (LLD would place "
+             "its symbol and entries anew)";
+  return "";
+}
+
 std::string Patcher::patchReferencesElsewhere() {
   if (movedGlobals_.empty())
     return "";
   std::string first = movedGlobals_.begin()->first;
-  if (!in_.otherInputs)
+  const std::vector<OtherInput> *all = nullptr;
+  if (std::string e = others(all); !e.empty())
     return "global " + first +
            " moved, and the link's other objects, "
-           "which may refer to it, are not known";
-  std::vector<OtherInput> others;
-  if (std::string e = in_.otherInputs(others); !e.empty())
-    return "global " + first +
-           " moved, and the link's other objects are "
-           "not known: " +
+           "which may refer to it, are not known: " +
            e;
-  for (const OtherInput &o : others) {
+  for (const OtherInput &o : *all) {
     MemoryBufferRef ref(o.bytes, o.name);
     if (!notAnX8664Object(ref).empty()) {
       if (!o.map)
@@ -1419,6 +1515,8 @@ PatchResult Patcher::run() {
     return refuse("symbols_moved", e);
 
   learn();
+  if (std::string e = learnNewReferences(); !e.empty())
+    return refuse("new_reference", e);
   bool symbolsChanged = old_.symtabBytes != new_.symtabBytes;
   PatchResult res;
   for (size_t sec = 0; sec < new_.sections.size(); ++sec) {
@@ -1503,7 +1601,7 @@ PatchResult patchOutput(const PatchInputs &in) {
   if (!out)
     return refuse("unreadable", in.oldOutput.getBufferIdentifier().str() +
                                     ": " + errorText(out.takeError()));
-  return Patcher(in, *oldObj, *newObj, *out).run();
+  return Patcher(in, *oldObj, *newObj, *out, check.newReferences).run();
 }
 
 std::string applyEdits(StringRef oldOutput, const std::vector<Edit> &edits) {

@@ -46,6 +46,10 @@ struct OtherInput {
   std::string name;             // as the map names it
   std::string bytes;            // what the previous link read
   const LinkMap *map = nullptr; // where its sections went; null if unknown
+  // Whether LLD read it before the patched object: named before it on the
+  // command line (an archive's member: its archive before the object, or
+  // before the patched member's archive).
+  bool earlier = false;
 };
 
 struct PatchInputs {
@@ -60,8 +64,10 @@ struct PatchInputs {
   // previous output holds; empty or stale, every chunk is hashed.
   llvm::ArrayRef<uint8_t> oldChunkHashes;
   // The link's other objects (plain ones and archive members), asked for
-  // only when a global symbol of the object moved: their references to it
-  // follow. Fills its argument; "" or why they cannot be told.
+  // only when a global symbol of the object moved (their references to it
+  // follow) or the object refers to a global it did not name before (how
+  // they reach it is how it will). Fills its argument; "" or why they
+  // cannot be told.
   std::function<std::string(std::vector<OtherInput> &)> otherInputs;
 };
 

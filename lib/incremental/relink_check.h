@@ -13,7 +13,8 @@
 //     are deduplicated across the whole link); .eh_frame of the same size
 //     (LLD rebuilds it and .eh_frame_hdr from every object's records);
 //   - the same symbols (names, binding, type, visibility, section): values
-//     and sizes may move within their section's slot;
+//     and sizes may move within their section's slot; a new undefined
+//     global is a new reference the patch may follow (newReferences);
 //   - the same linker-made entries: the symbols that need a GOT, PLT or
 //     TLS entry, and as many absolute relocations (each may become a
 //     dynamic relocation in a PIE or shared object).
@@ -52,6 +53,11 @@ struct RelinkCheck {
   std::vector<std::string> changedSections;
   uint64_t changedBytes = 0;
   uint64_t relocations = 0;
+  // Global symbols the new version names, undefined, and the old one did
+  // not (a first call to getenv), with the entries their references need.
+  // The object alone cannot tell whether the output already has them: the
+  // patch can, from the link's other objects (patcher.h).
+  std::vector<std::string> newReferences;
 };
 
 RelinkCheck checkRelink(llvm::MemoryBufferRef oldObject,

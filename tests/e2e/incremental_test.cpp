@@ -323,6 +323,37 @@ TEST_F(IncrementalTest, WithSlackGrownCodeIsPatchedThroughGcc) {
   growWithSlackThroughGcc("gcc -O2 -c counter.c main.c", "counter.o main.o");
 }
 
+// A first call to a function another object calls already (main.c's
+// sleep), through gcc's driver: with main.o first on the command line, a
+// verified patch that calls it through the same PLT entry; with counter.o
+// first, LLD would meet the symbol in counter.o now and order its entries
+// anew: a full link that says so.
+TEST_F(IncrementalTest, WithSlackANewCallToAResolvedFunctionIsPatched) {
+  writeFile("linkd.conf",
+            "incremental_slack = 25%+64\nincremental_verify = true\n");
+  const std::string build = "gcc -O2 -c counter.c main.c";
+  auto callSleep = [&] {
+    std::string text = kCounter;
+    writeFile("counter.c", "#include <unistd.h>\n" +
+                               text.replace(text.find("counter += x;"), 13,
+                                            "counter += x + (int)sleep(0);"));
+  };
+  gccBuildAndLink(build, "main.o counter.o");
+  callSleep();
+  gccBuildAndLink(build, "main.o counter.o");
+  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+
+  writeFile("counter.c", kCounter);
+  gccBuildAndLink(build, "counter.o main.o");
+  callSleep();
+  gccBuildAndLink(build, "counter.o main.o");
+  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+  auto lines = logLines("new_reference");
+  ASSERT_EQ(lines.size(), 1u) << incrementalLog();
+  EXPECT_NE(lines[0].find("sleep"), std::string::npos) << lines[0];
+}
+
 // An archive the command line names (as git's Makefile names libgit.a)
 // is padded too: LLD reads a copy whose object members have room, and a
 // member that grew within it is patched (verify mode: LLD's link of the

@@ -127,12 +127,23 @@ TEST_F(RelinkCheckTest, ANewOrRenamedFunctionIsAFullLink) {
   EXPECT_EQ(r.kind, "symbols_changed") << r.reason;
 }
 
-TEST_F(RelinkCheckTest, ACallToANewExternalFunctionIsAFullLink) {
-  RelinkCheck c =
-      check(kBase, edited(kBase, "counter += x;", "counter += x + getpid();"),
-            "-O2 -include unistd.h", {100, 256});
-  EXPECT_EQ(c.kind, "symbols_changed") << c.reason;
-  EXPECT_NE(c.reason.find("getpid"), std::string::npos) << c.reason;
+// A call to a function the object did not name is a new reference: the
+// object alone cannot tell whether the link resolves it already (the
+// patch asks the other objects). A weak one changes what LLD binds.
+TEST_F(RelinkCheckTest, ACallToANewExternalFunctionIsANewReference) {
+  RelinkCheck c = check(
+      kBase, edited(kBase, "return counter; }", "return counter + getpid(); }"),
+      "-O2 -include unistd.h", {100, 256});
+  EXPECT_TRUE(c.patchable) << c.kind << ": " << c.reason;
+  EXPECT_EQ(c.newReferences, std::vector<std::string>{"getpid"});
+  RelinkCheck weak =
+      check(kBase,
+            "extern int linkd_probe(void) __attribute__((weak));\n" +
+                edited(kBase, "counter += x;",
+                       "counter += x + (linkd_probe ? linkd_probe() : 0);"),
+            "-O2", {100, 256});
+  EXPECT_EQ(weak.kind, "symbols_changed") << weak.reason;
+  EXPECT_NE(weak.reason.find("linkd_probe"), std::string::npos) << weak.reason;
 }
 
 TEST_F(RelinkCheckTest, ANewStringIsAFullLink) {

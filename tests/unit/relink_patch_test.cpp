@@ -479,6 +479,7 @@ protected:
                      const std::vector<Slot> *firstSlots = nullptr) {
     objects.clear();
     for (const auto &[name, source] : p.files) {
+      bool isEdited = objects.size() == editedFile;
       write(name, source);
       std::string obj = name.substr(0, name.rfind('.')) + ".o";
       if (sh(p.compiler + " " + p.flags + " -c " + name + " -o " + obj) != 0)
@@ -489,7 +490,7 @@ protected:
       if (!slots)
         return ADD_FAILURE() << llvm::toString(slots.takeError()), false;
       auto padded =
-          padObject(ref, firstSlots && objects.empty() ? *firstSlots : *slots);
+          padObject(ref, firstSlots && isEdited ? *firstSlots : *slots);
       if (!padded)
         return ADD_FAILURE() << llvm::toString(padded.takeError()), false;
       write(obj, *padded);
@@ -514,14 +515,15 @@ protected:
               mapName + all + " -o " + p.output) == 0;
   }
 
-  // Links `p` padded, edits its first file to `after` (padded to the first
-  // version's slots), links in full (LLD's answer in `full`) and patches,
-  // the other objects given as the daemon gives them.
+  // Links `p` padded, edits its file `editedFile` (the first unless set) to
+  // `after` (padded to the first version's slots), links in full (LLD's
+  // answer in `full`) and patches, the other objects given as the daemon
+  // gives them.
   PatchResult patchMove(Program p, const std::string &after,
                         const SlackPolicy &policy = {25, 64}) {
     EXPECT_TRUE(compilePadded(p, policy));
     EXPECT_TRUE(link(p, "old.map"));
-    std::string first = objects.front();
+    std::string first = objects.at(editedFile);
     std::string oldObject = read(first), oldOutput = read(p.output);
     std::string mapText = read("old.map");
     auto map = LinkMap::parse(mapText, first);
@@ -533,15 +535,17 @@ protected:
       return {};
     }
     std::vector<OtherInput> others;
-    for (size_t i = 1; i < objects.size(); ++i)
-      others.push_back({objects[i], read(objects[i]), &*fullMap});
+    for (size_t i = 0; i < objects.size(); ++i)
+      if (i != editedFile)
+        others.push_back(
+            {objects[i], read(objects[i]), &*fullMap, i < editedFile});
     auto slots = slotsOf(llvm::MemoryBufferRef(oldObject, first), {});
     EXPECT_TRUE(static_cast<bool>(slots));
     if (!slots) {
       llvm::consumeError(slots.takeError());
       return {};
     }
-    p.files.front().second = after;
+    p.files.at(editedFile).second = after;
     EXPECT_TRUE(compilePadded(p, policy, &*slots));
     EXPECT_TRUE(link(p, "new.map"));
     full = read(p.output);
@@ -577,6 +581,7 @@ protected:
   }
 
   std::vector<std::string> objects;
+  size_t editedFile = 0; // the index of the file patchMove edits
   int othersAsked = 0;
 };
 
@@ -678,6 +683,47 @@ TEST_F(RelinkMoveTest, AGrownUnwindRecordIsWrittenInPlace) {
     expectSameRun("moving ");
     EXPECT_GT(r.symbolsMoved, 0u);
   }
+}
+
+// A first call to a function the link already resolves (getpid, which
+// another object calls) is answered as that object's call was: through
+// the same PLT entry, or its GOT slot. Only when an object LLD read
+// earlier names it: else LLD would insert the symbol while reading this
+// object, and order the symbol table and PLT differently (a reason).
+TEST_F(RelinkMoveTest, ANewReferenceToAResolvedGlobalIsFollowed) {
+  const std::string caller = R"(
+#include <unistd.h>
+int early(void) { return getpid() == 1; }
+)";
+  // (No new string: clang would put its section first in the object.)
+  const std::string calls = edited(
+      edited(kMoving, "#include <stdio.h>",
+             "#include <stdio.h>\n#include <unistd.h>"),
+      "  return s;\n}", "  if (getpid() == 1)\n    s += 1;\n  return s;\n}");
+  for (const Layout &c :
+       {Layout{"-O2", ""}, Layout{"-O2", "-no-pie"}, Layout{"-O2 -fno-plt", ""},
+        Layout{"-O2 -fPIC", "-shared"}}) {
+    SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
+    Program p = movingProgram(c.flags, c.linkFlags);
+    p.files.insert(p.files.begin(), {"early.c", caller});
+    if (std::string(c.linkFlags) == "-shared") {
+      p.files.pop_back(); // no main
+      p.output = "libmoving.so";
+    }
+    editedFile = 1;
+    PatchResult r = patchMove(p, calls);
+    expectLldsBytes(r);
+    if (std::string(c.linkFlags) != "-shared")
+      expectSameRun("moving ");
+  }
+  // The caller after the edited object: LLD meets getpid first in it now.
+  Program p = movingProgram("-O2");
+  p.files.insert(p.files.begin() + 1, {"early.c", caller});
+  editedFile = 0;
+  PatchResult r = patchMove(p, calls);
+  EXPECT_FALSE(r.patched);
+  EXPECT_EQ(r.kind, "new_reference") << r.reason;
+  EXPECT_NE(r.reason.find("getpid"), std::string::npos) << r.reason;
 }
 
 TEST_F(RelinkMoveTest, ASharedObjectsMovedExportsAreFollowed) {
