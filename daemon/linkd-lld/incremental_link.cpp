@@ -541,6 +541,18 @@ private:
   Clock::time_point start = Clock::now();
   std::optional<Manifest> last; // the state's manifest, when readable
   std::string patchSummary;
+  // The time each step of a patch took (its log line's `phases`), in
+  // milliseconds: step:ms,... and the time the other objects took to read.
+  std::string phases;
+  int64_t phaseMark = 0, othersMicros = 0;
+  void phase(const char *step) {
+    int64_t now = micros();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s:%.1f", phases.empty() ? "" : ",", step,
+                  static_cast<double>(now - phaseMark) / 1000);
+    phases += buf;
+    phaseMark = now;
+  }
   int lock = -1; // the state's lock, held from run() to finish()
   // When this link began to read its inputs (the wall clock): an input
   // changed after it may not be what the link read, and no state is kept.
@@ -971,7 +983,10 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
     in.newObject = llvm::MemoryBufferRef(c.after, c.name);
     in.oldChunkHashes = chunkHashes;
     in.otherInputs = [&, k](std::vector<incremental::OtherInput> &out) {
-      return otherInputs(changed, k, out);
+      int64_t began = micros();
+      std::string why = otherInputs(changed, k, out);
+      othersMicros += micros() - began;
+      return why;
     };
     incremental::PatchResult r = incremental::patchOutput(in);
     if (!r.patched)
@@ -1563,11 +1578,21 @@ void IncrementalLink::run() {
   futimens(lock, nullptr);
   pruneStates(plan.state_dir(), dir);
   child_report::noteTool(); // the patch, or LLD: the tool starts
+  phase("setup");
   std::vector<Change> changed;
   std::vector<incremental::Edit> edits;
   std::string reason = changedObjects(changed);
-  if (reason.empty())
+  phase("inputs");
+  if (reason.empty()) {
     reason = patch(changed, edits);
+    phase("patch");
+    if (othersMicros) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "(others:%.1f)",
+                    static_cast<double>(othersMicros) / 1000);
+      phases += buf;
+    }
+  }
   if (!reason.empty()) {
     size_t tab = reason.find('\t');
     int rc = fullLink();
@@ -1605,6 +1630,7 @@ void IncrementalLink::run() {
     result("full kind=unreadable reason=" + e);
     finish(fullLink());
   }
+  phase("write");
   Manifest m = *last;
   m.output = identityOf(dir + "/output");
   m.spare = identityOf(dir + "/spare");
@@ -1629,8 +1655,9 @@ void IncrementalLink::run() {
   m.recordedNs = startedNs;
   if (!kept || !writeOutput(dir + "/manifest", formatManifest(m)).empty())
     unlink((dir + "/manifest").c_str());
+  phase("state");
   result("patched " + patchSummary + " write=" + written +
-         " micros=" + std::to_string(micros()) +
+         " micros=" + std::to_string(micros()) + " phases=" + phases +
          " saved=" + std::to_string(std::max<int64_t>(0, saved - micros())));
   finish(0);
 }

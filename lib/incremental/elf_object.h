@@ -7,6 +7,7 @@
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/Error.h"
@@ -42,6 +43,13 @@ llvm::Expected<ElfObject> readElfObject(llvm::MemoryBufferRef buf);
 // The name a relocation or a message gives symbol `s`: its own, or its
 // section's for a section symbol.
 std::string symbolName(const ElfObject &o, const ELFT::Sym &s);
+
+// Whether `s` is a label of a string or constant the padder made a
+// section symbol (padding.h): a section symbol with a name. LLD never
+// writes it to the output's symbol table.
+inline bool isLabel(const ELFT::Sym &s) {
+  return s.getType() == llvm::ELF::STT_SECTION && s.st_name != 0;
+}
 
 // Whether a section is one the output carries and a patch may rewrite.
 bool isPatched(const ELFT::Shdr &s, const std::string &name);

@@ -54,10 +54,9 @@ bool paddable(const ElfObject &o, size_t i,
   const std::string &name = o.names[i];
   return (s.sh_flags & ELF::SHF_ALLOC) &&
          (s.sh_type == ELF::SHT_PROGBITS || s.sh_type == ELF::SHT_NOBITS) &&
-         !(s.sh_flags &
-           (ELF::SHF_MERGE | ELF::SHF_STRINGS | ELF::SHF_LINK_ORDER)) &&
-         name != ".eh_frame" && !name.empty() && names.at(name) == 1 &&
-         !isCIdentifier(name) && !joinedAcrossObjects(name);
+         !(s.sh_flags & ELF::SHF_LINK_ORDER) && name != ".eh_frame" &&
+         !name.empty() && names.at(name) == 1 && !isCIdentifier(name) &&
+         !joinedAcrossObjects(name);
 }
 
 Expected<ElfObject> readObject(MemoryBufferRef object) {
@@ -100,6 +99,37 @@ std::map<std::string, int> nameCounts(const ElfObject &o) {
   for (const std::string &name : o.names)
     ++n[name];
   return n;
+}
+
+// The local labels (".L...") of strings and constants in `demerged`
+// sections made section symbols with their values, in a new symbol table
+// in `replaced`; "" or why not.
+std::string
+labelsToSectionSymbols(const ElfObject &o, const std::vector<size_t> &demerged,
+                       std::vector<std::optional<std::string>> &replaced) {
+  if (demerged.empty())
+    return "";
+  size_t symtab = 0;
+  for (size_t i = 0; i < o.sections.size(); ++i)
+    if (o.sections[i].sh_type == ELF::SHT_SYMTAB)
+      symtab = i;
+  if (symtab == 0 || replaced[symtab] ||
+      o.symtabBytes.size() != o.symbols.size() * sizeof(ELFT::Sym))
+    return "no symbol table to rewrite";
+  std::string bytes = toStringRef(o.symtabBytes).str();
+  for (size_t k = 0; k < o.symbols.size(); ++k) {
+    const ELFT::Sym &s = o.symbols[k];
+    if (s.getBinding() != ELF::STB_LOCAL || s.getType() == ELF::STT_SECTION ||
+        std::find(demerged.begin(), demerged.end(), s.st_shndx) ==
+            demerged.end() ||
+        !StringRef(symbolName(o, s)).starts_with(".L"))
+      continue;
+    ELFT::Sym t = s;
+    t.setBindingAndType(ELF::STB_LOCAL, ELF::STT_SECTION);
+    std::memcpy(bytes.data() + k * sizeof(ELFT::Sym), &t, sizeof t);
+  }
+  replaced[symtab] = std::move(bytes);
+  return "";
 }
 
 // .eh_frame (section `i`) padded to `slot`'s records, into `replaced`
@@ -175,6 +205,7 @@ Expected<std::string> padObject(MemoryBufferRef object,
   // Sections written anew: debug sections padded as their kind is
   // (debug_room.h), .eh_frame and its relocations (eh_frame_room.h).
   std::vector<std::optional<std::string>> replaced(headers.size());
+  std::vector<size_t> demerged; // sections handed to LLD without SHF_MERGE
   bool padded = false;
   for (const Slot &slot : slots) {
     auto at = std::find(o->names.begin(), o->names.end(), slot.section);
@@ -217,6 +248,15 @@ Expected<std::string> padObject(MemoryBufferRef object,
       headers[i].sh_addralign = slot.align;
       padded = true;
     }
+    // Strings and constants LLD would merge with other objects' are the
+    // object's own: handed to LLD as plain data (LLD drops their labels
+    // from the output's symbol table only in a mergeable section, so they
+    // become section symbols, which it never writes there).
+    if (headers[i].sh_flags & ELF::SHF_MERGE) {
+      headers[i].sh_flags &= ~static_cast<uint64_t>(ELF::SHF_MERGE);
+      demerged.push_back(i);
+      padded = true;
+    }
     // Code is padded with int3: a jump into the room traps.
     char fill = (headers[i].sh_flags & ELF::SHF_EXECINSTR) ? '\xcc' : 0;
     room[i].assign(slot.size - size, fill);
@@ -225,6 +265,9 @@ Expected<std::string> padObject(MemoryBufferRef object,
   }
   if (!padded)
     return object.getBuffer().str();
+  if (std::string e = labelsToSectionSymbols(*o, demerged, replaced);
+      !e.empty())
+    return fail(object, e);
   StringRef in = object.getBuffer();
   if (o->file.getHeader().e_phnum != 0)
     return fail(object, "a relocatable object with program headers");

@@ -417,8 +417,9 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
 }
 
 std::string Patcher::targetKey(const Object &o, const Sym &s) const {
-  if (s.getType() == ELF::STT_SECTION)
-    return "section " + std::to_string(s.st_shndx);
+  if (s.getType() == ELF::STT_SECTION) // a label the padder made one: +value
+    return "section " + std::to_string(s.st_shndx) +
+           (s.st_value ? "+" + std::to_string(s.st_value) : "");
   std::string name = symbolName(o, s);
   if (s.getBinding() == ELF::STB_LOCAL)
     return name + " (local in section " + std::to_string(s.st_shndx) + " at " +
@@ -565,7 +566,10 @@ std::string Patcher::apply(size_t sec, const Place &p, const Rela &r,
     std::optional<uint64_t> target = targetAddress(new_, s, r.r_addend);
     std::string isNew = "an absolute reference to " + name + " at " + where +
                         " is new: its dynamic relocation is not in the output";
-    if (it == dynamicSites_.end() || it->second.symbol != symIndex)
+    // The same symbol at the same site (by name: a label the padder made a
+    // section symbol shifts the indices after it).
+    if (it == dynamicSites_.end() || it->second.symbol >= old_.symbols.size() ||
+        symbolName(old_, old_.symbols[it->second.symbol]) != name)
       return isNew;
     const DynamicSite &d = it->second;
     uint64_t value = d.inPlace;
@@ -842,22 +846,28 @@ const Shdr *Patcher::outputSection(StringRef name) const {
 std::string Patcher::findMoves() {
   // The new object's symbols but its new references, each against the old
   // object's symbol of its place.
-  std::vector<size_t> paired;
+  // (Labels the padder made section symbols are never in the output's
+  // symbol table: they are left out on both sides.)
+  std::vector<size_t> paired, was;
   for (size_t i = 0; i < new_.symbols.size(); ++i) {
     const Sym &b = new_.symbols[i];
-    if (b.st_shndx != ELF::SHN_UNDEF || b.getBinding() == ELF::STB_LOCAL ||
-        std::find(newReferences_.begin(), newReferences_.end(),
-                  symbolName(new_, b)) == newReferences_.end())
+    if (!isLabel(b) &&
+        (b.st_shndx != ELF::SHN_UNDEF || b.getBinding() == ELF::STB_LOCAL ||
+         std::find(newReferences_.begin(), newReferences_.end(),
+                   symbolName(new_, b)) == newReferences_.end()))
       paired.push_back(i);
   }
-  if (old_.symbols.size() != paired.size())
+  for (size_t i = 0; i < old_.symbols.size(); ++i)
+    if (!isLabel(old_.symbols[i]))
+      was.push_back(i);
+  if (was.size() != paired.size())
     return "the symbol table changed (" + std::to_string(new_.symbols.size()) +
            " symbols, were " + std::to_string(old_.symbols.size()) + ")";
   moveOf_.assign(new_.symbols.size(), -1);
   std::set<std::pair<std::string, uint64_t>> seen;
   for (size_t k = 0; k < paired.size(); ++k) {
     size_t i = paired[k];
-    const Sym &a = old_.symbols[k], &b = new_.symbols[i];
+    const Sym &a = old_.symbols[was[k]], &b = new_.symbols[i];
     std::string name = symbolName(new_, b);
     // LLD writes an object's locals in its order, and takes its globals in
     // it: the same order keeps the output's symbol table in place.

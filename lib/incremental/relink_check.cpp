@@ -63,6 +63,10 @@ void readSymbols(const ElfObject &o, Symbols &out) {
         s.st_shndx < o.sections.size() &&
         (o.sections[s.st_shndx].sh_flags & ELF::SHF_MERGE))
       continue;
+    // Nor does a section symbol, and one with a name is such a label the
+    // padder handed LLD as one (its section no longer merged).
+    if (isLabel(s))
+      continue;
     std::string section = s.st_shndx == ELF::SHN_UNDEF    ? "undefined"
                           : s.st_shndx == ELF::SHN_ABS    ? "absolute"
                           : s.st_shndx == ELF::SHN_COMMON ? "common"

@@ -107,10 +107,13 @@ protected:
       return s;
     }
     for (const auto &sym : o->symbols)
-      std::get<0>(s).emplace_back(
-          symbolName(*o, sym), sym.st_info,
-          sym.st_shndx < o->names.size() ? o->names[sym.st_shndx] : "",
-          sym.st_value, sym.st_size);
+      // (A string's label becomes a section symbol: WhatCannotBePadded...)
+      if (!llvm::StringRef(symbolName(*o, sym)).starts_with(".L") &&
+          !isLabel(sym))
+        std::get<0>(s).emplace_back(
+            symbolName(*o, sym), sym.st_info,
+            sym.st_shndx < o->names.size() ? o->names[sym.st_shndx] : "",
+            sym.st_value, sym.st_size);
     for (size_t i = 0; i < o->sections.size(); ++i) {
       if (o->relocBytes[i].empty())
         continue;
@@ -198,7 +201,7 @@ TEST_F(PaddingTest, PaddedObjectsLinkAndRunAsTheirOriginals) {
       }
       // Everything without a slot keeps its size and bytes.
       for (const auto &[name, sec] : before)
-        if (name != ".rela.eh_frame" &&
+        if (name != ".rela.eh_frame" && name != ".symtab" &&
             std::none_of(s.begin(), s.end(),
                          [&](const Slot &x) { return x.section == name; }))
           EXPECT_TRUE(after[name] == sec) << obj << " " << name;
@@ -529,17 +532,35 @@ TEST_F(PaddingTest, WhatCannotBePaddedIsAnError) {
   write("counter.c", kCounter);
   ASSERT_EQ(sh("clang-19 -O2 -c counter.c"), 0);
   std::vector<Slot> s = slots("counter.o", SlackPolicy{25, 64});
-  // Mergeable strings keep their size: never a slot. Uninitialised data
-  // has room as data does (a variable whose initializer became zero moves
-  // from .data to .bss); .eh_frame has it in its records.
-  bool bss = false, records = false;
+  // Uninitialised data has room as data does (a variable whose
+  // initializer became zero moves from .data to .bss); .eh_frame has it in
+  // its records; strings LLD would merge across objects have it as the
+  // object's own: no longer mergeable, their labels section symbols.
+  bool bss = false, records = false, strings = false;
   for (const Slot &slot : s) {
-    EXPECT_NE(slot.section.rfind(".rodata.str", 0), 0u) << slot.section;
     bss = bss || slot.section == ".bss";
     records = records || (slot.section == ".eh_frame" && !slot.records.empty());
+    strings = strings || slot.section.rfind(".rodata.str", 0) == 0;
   }
   EXPECT_TRUE(bss);
   EXPECT_TRUE(records);
+  EXPECT_TRUE(strings);
+  ASSERT_EQ(pad("counter.o", s, "padded.o"), "");
+  std::string padded = read("padded.o");
+  auto o = readElfObject(llvm::MemoryBufferRef(padded, "padded.o"));
+  ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+  int labels = 0;
+  for (size_t i = 0; i < o->sections.size(); ++i)
+    if (o->names[i].rfind(".rodata.str", 0) == 0)
+      EXPECT_FALSE(o->sections[i].sh_flags & llvm::ELF::SHF_MERGE);
+  for (const auto &sym : o->symbols) {
+    EXPECT_FALSE(sym.getBinding() == llvm::ELF::STB_LOCAL &&
+                 sym.getType() != llvm::ELF::STT_SECTION &&
+                 llvm::StringRef(symbolName(*o, sym)).starts_with(".L"))
+        << symbolName(*o, sym) << " is still a label";
+    labels += isLabel(sym);
+  }
+  EXPECT_GT(labels, 0);
   EXPECT_NE(pad("counter.o", {{".nothing", 64, 0, {}}}, "x.o")
                 .find("no section "
                       ".nothing"),
@@ -551,10 +572,20 @@ TEST_F(PaddingTest, WhatCannotBePaddedIsAnError) {
                               "ELF garbage",
                               12));
   EXPECT_FALSE(pad("junk.o", {}, "x.o").empty());
-  // No slack: the slots are the sizes, and the padded object is the same.
+  // No slack: the slots are the sizes, and every section of the padded
+  // object is the same (its strings no longer mergeable, their labels
+  // section symbols: the symbol table's bytes differ).
   std::vector<Slot> none = slots("counter.o", SlackPolicy{});
   ASSERT_EQ(pad("counter.o", none, "same.o"), "");
-  EXPECT_EQ(read("same.o"), read("counter.o"));
+  auto same = sections("same.o"), original = sections("counter.o");
+  same.erase(".symtab");
+  original.erase(".symtab");
+  EXPECT_TRUE(same == original);
+  write("plain.c", "int plain(int x) { return x + 1; }\n");
+  ASSERT_EQ(sh("clang-19 -O2 -c plain.c"), 0);
+  ASSERT_EQ(pad("plain.o", slots("plain.o", SlackPolicy{}), "plain.padded.o"),
+            "");
+  EXPECT_EQ(read("plain.padded.o"), read("plain.o")); // nothing to merge
 }
 
 // Sections whose pieces from all objects make one thing get no room: code

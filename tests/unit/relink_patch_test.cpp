@@ -726,6 +726,26 @@ int early(void) { return getpid() == 1; }
   EXPECT_NE(r.reason.find("getpid"), std::string::npos) << r.reason;
 }
 
+// A new string: LLD would merge it with every object's strings and move
+// every later one, so the padder hands the object's strings to LLD as its
+// own (not mergeable, their labels section symbols, room after them). The
+// new string fits that room, the code that reads the strings is written
+// again, and the output is LLD's link of the same padded objects.
+TEST_F(RelinkMoveTest, ANewStringFitsTheObjectsOwnStrings) {
+  const std::string newString =
+      edited(kMoving, "const char *label(void) { return \"moving\"; }",
+             "const char *label(void) { return calls > 100 ? \"many moves\" "
+             ": \"moving\"; }");
+  for (const char *compiler : {"clang-19", "gcc"}) {
+    SCOPED_TRACE(compiler);
+    Program p = movingProgram("-O2");
+    p.compiler = compiler;
+    PatchResult r = patchMove(p, newString);
+    expectLldsBytes(r);
+    expectSameRun("moving ");
+  }
+}
+
 TEST_F(RelinkMoveTest, ASharedObjectsMovedExportsAreFollowed) {
   Program p = movingProgram("-O2 -fPIC", "-shared");
   p.files.pop_back(); // no main
