@@ -560,7 +560,16 @@ private:
   std::vector<std::string> changedArchives; // inputs whose members changed
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
   std::vector<uint8_t> chunkHashes; // behind the patched output's build-id
+  // Per archive of the project that changed: how its state's copy becomes
+  // the new version's (changedMembers, then keepArchive).
+  struct ArchivePlan {
+    std::vector<incremental::Edit> edits;       // over the copy, in place
+    std::map<std::string, std::string> digests; // by member: the new version's
+    bool inPlace = true; // every changed member kept its padded size
+  };
+  std::map<std::string, ArchivePlan> archivePlans;
   std::deque<incremental::LinkMap> otherMaps; // behind otherInputs()
+  std::deque<std::unique_ptr<llvm::MemoryBuffer>> otherBuffers; // the same
   // How publish() wrote the output: over the spare, as a copy of the
   // state's output, or a copy of the state's own (another file system).
   const char *written = "copy";
@@ -880,16 +889,21 @@ samePlaceEdits(llvm::StringRef user, llvm::StringRef was,
 std::string IncrementalLink::changedMembers(const Manifest::Input &in,
                                             std::vector<Change> &changed) {
   std::string copy = dir + "/" + in.copy;
-  Result<std::string> before = readFile(copy), after = readFile(in.path);
+  // Both archives mapped: tens of megabytes, most of it only hashed.
+  auto beforeBuf = llvm::MemoryBuffer::getFile(copy, false, false);
+  auto afterBuf = llvm::MemoryBuffer::getFile(in.path, false, false);
   Result<std::string> map = readFile(copy + ".map");
-  if (!before || !after || !map)
-    return "unreadable\t" + (!before  ? before.error()
-                             : !after ? after.error()
-                                      : map.error());
+  if (!beforeBuf || !afterBuf || !map)
+    return "unreadable\t" +
+           (!beforeBuf  ? copy + ": " + beforeBuf.getError().message()
+            : !afterBuf ? in.path + ": " + afterBuf.getError().message()
+                        : map.error());
+  llvm::StringRef before = (*beforeBuf)->getBuffer(),
+                  after = (*afterBuf)->getBuffer();
   std::vector<std::pair<std::string, llvm::StringRef>> old, now;
-  std::string why = archiveMembers(*before, in.path, old);
+  std::string why = archiveMembers(before, in.path, old);
   if (why.empty())
-    why = archiveMembers(*after, in.path, now);
+    why = archiveMembers(after, in.path, now);
   if (!why.empty())
     return "input_changed\t" + why;
   if (old.size() != now.size())
@@ -899,12 +913,20 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
   bool paddedCopy = in.copy.ends_with(".padded.a");
   MemberDigests digests =
       paddedCopy ? readDigests(copy + ".digests") : MemberDigests{};
+  // What makes the copy the new version's after a patch: its changed
+  // members written over it, when each kept its padded size.
+  ArchivePlan &plan = archivePlans[in.path];
   for (size_t i = 0; i < old.size(); ++i) {
     if (old[i].first != now[i].first)
       return "input_changed\t" + in.path + ": members renamed or reordered";
-    if (auto d = digests.find(now[i].first);
-        d != digests.end() && d->second == memberDigest(now[i].second))
-      continue; // the member the copy holds padded
+    if (paddedCopy) {
+      std::string d = memberDigest(now[i].second);
+      auto was = digests.find(now[i].first);
+      bool same = was != digests.end() && was->second == d;
+      plan.digests[now[i].first] = std::move(d);
+      if (same)
+        continue; // the member the copy holds padded
+    }
     std::string nowBytes = now[i].second.str();
     std::string outgrew;
     if (paddedCopy && isX8664Object(nowBytes)) {
@@ -917,6 +939,12 @@ std::string IncrementalLink::changedMembers(const Manifest::Input &in,
     }
     if (outgrew.empty() && old[i].second == nowBytes)
       continue;
+    if (nowBytes.size() != old[i].second.size())
+      plan.inPlace = false;
+    else
+      plan.edits.push_back(incremental::Edit{
+          static_cast<uint64_t>(old[i].second.data() - before.data()),
+          nowBytes});
     // In the link: a line of the map names it, as `<archive>(<member>)`
     // with the map's spelling of the archive.
     std::string member = "(" + old[i].first + "):(";
@@ -1020,13 +1048,24 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     return "no manifest";
   // An input's bytes as the output holds them now.
   auto current = [&](const std::string &name,
-                     std::string bytes) -> std::optional<std::string> {
+                     llvm::StringRef bytes) -> std::optional<llvm::StringRef> {
     for (size_t j = 0; j < changed.size(); ++j)
       if (changed[j].name == name)
         return j == k  ? std::nullopt
-               : j < k ? std::optional(changed[j].after)
-                       : std::optional(changed[j].before);
+               : j < k ? std::optional<llvm::StringRef>(changed[j].after)
+                       : std::optional<llvm::StringRef>(changed[j].before);
     return bytes;
+  };
+  // A file of the state, mapped (an archive's copy is tens of megabytes,
+  // most of it never read).
+  otherBuffers.clear();
+  auto mapped = [&](const std::string &file) -> Result<llvm::StringRef> {
+    auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!buf)
+      return Failure{file + ": " + buf.getError().message()};
+    otherBuffers.push_back(std::move(*buf));
+    return otherBuffers.back()->getBuffer();
   };
   auto mapOf = [&](const std::string &file)
       -> llvm::Expected<const incremental::LinkMap *> {
@@ -1049,10 +1088,10 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
   std::vector<size_t> placeOf; // of out[base + i]
   std::optional<size_t> patched;
   size_t base = out.size();
-  auto add = [&](size_t at, const std::string &name, std::string bytes,
+  auto add = [&](size_t at, const std::string &name, llvm::StringRef bytes,
                  const incremental::LinkMap *map) {
-    if (std::optional<std::string> now = current(name, std::move(bytes))) {
-      out.push_back({name, std::move(*now), map, false});
+    if (std::optional<llvm::StringRef> now = current(name, bytes)) {
+      out.push_back({name, *now, map, false});
       placeOf.push_back(at);
     } else {
       patched = at;
@@ -1061,10 +1100,10 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
   for (size_t at = 0; at < last->inputs.size(); ++at) {
     const Manifest::Input &in = last->inputs[at];
     if (in.copy.starts_with("objects/")) {
-      Result<std::string> bytes = readFile(dir + "/" + in.copy);
+      Result<llvm::StringRef> bytes = mapped(dir + "/" + in.copy);
       if (!bytes)
         return bytes.error();
-      add(at, in.path, std::move(*bytes), *objects);
+      add(at, in.path, *bytes, *objects);
       continue;
     }
     // An archive: its copy and its members' map lines, or (a system
@@ -1072,7 +1111,8 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     bool kept = in.copy.starts_with("archives/");
     if (!kept && !in.copy.empty())
       continue;
-    Result<std::string> bytes = readFile(kept ? dir + "/" + in.copy : in.path);
+    Result<llvm::StringRef> bytes =
+        mapped(kept ? dir + "/" + in.copy : in.path);
     if (!bytes)
       return bytes.error();
     if (!isArchive(bytes->data(), bytes->size()))
@@ -1102,7 +1142,7 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
           continue;
         name = *named;
       }
-      add(at, name, data.str(), map);
+      add(at, name, data, map);
     }
   }
   for (size_t i = 0; i < placeOf.size(); ++i)
@@ -1289,6 +1329,21 @@ std::string IncrementalLink::keepArchive(const std::string &path,
         unlink((at + ".digests").c_str());
         return e;
       }
+  } else if (auto edit = archivePlans.find(path); copy.ends_with(".padded.a") &&
+                                                  edit != archivePlans.end() &&
+                                                  edit->second.inPlace) {
+    // After a patch: the changed members' padded bytes over the copy's
+    // (what changedMembers read), and the new digests. The manifest goes
+    // first: a copy half written is never read as the last version's.
+    unlink((dir + "/manifest").c_str());
+    std::string e = writeEditsInPlace(at, edit->second.edits);
+    if (e.empty())
+      e = writeOutput(at + ".digests", formatDigests(edit->second.digests));
+    if (!e.empty()) {
+      unlink(at.c_str());
+      unlink((at + ".digests").c_str());
+      return e;
+    }
   } else if (copy.ends_with(".padded.a")) {
     // After a patch: the new version, padded to the copy's slots (the
     // patch read its members so).

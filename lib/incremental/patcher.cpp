@@ -1365,6 +1365,47 @@ std::string Patcher::retarget(const OtherInput &o, const Object &obj,
   return "";
 }
 
+// Whether object `ref` has a global symbol named one of `names`, read off
+// its symbol table alone: most of a link's objects name none of the
+// globals a patch asks about, and their relocations (most of them in
+// debug sections) need not be read. True when it cannot tell.
+bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
+  auto file = object::ELFFile<ELFT>::create(ref.getBuffer());
+  if (!file) {
+    consumeError(file.takeError());
+    return true;
+  }
+  auto sections = file->sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return true;
+  }
+  for (const Shdr &sec : *sections) {
+    if (sec.sh_type != ELF::SHT_SYMTAB)
+      continue;
+    auto symbols = file->symbols(&sec);
+    auto strtab = file->getStringTableForSymtab(sec);
+    if (!symbols || !strtab) {
+      consumeError(symbols.takeError());
+      consumeError(strtab.takeError());
+      return true;
+    }
+    for (const Sym &sym : *symbols) {
+      if (sym.getBinding() == ELF::STB_LOCAL)
+        continue;
+      auto name = sym.getName(*strtab);
+      if (!name) {
+        consumeError(name.takeError());
+        return true;
+      }
+      if (names.count(name->str()))
+        return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 std::string Patcher::others(const std::vector<OtherInput> *&out) {
   if (!others_) {
     others_.emplace();
@@ -1392,6 +1433,8 @@ std::string Patcher::learnNewReferences() {
     MemoryBufferRef ref(o.bytes, o.name);
     if (!notAnX8664Object(ref).empty())
       continue; // an archive's member the link did not read as an object
+    if (!namesAnyGlobal(ref, wanted))
+      continue;
     auto obj = readElfObject(ref);
     if (!obj)
       return o.name + ": " + errorText(obj.takeError());
@@ -1445,6 +1488,12 @@ std::string Patcher::patchReferencesElsewhere() {
            " moved, and the link's other objects, "
            "which may refer to it, are not known: " +
            e;
+  // The names that refer to a moved global (and --wrap's for them).
+  std::set<std::string> names;
+  for (const auto &[name, index] : movedGlobals_) {
+    names.insert(name);
+    names.insert("__real_" + name);
+  }
   for (const OtherInput &o : *all) {
     MemoryBufferRef ref(o.bytes, o.name);
     if (!notAnX8664Object(ref).empty()) {
@@ -1452,6 +1501,8 @@ std::string Patcher::patchReferencesElsewhere() {
         continue; // an archive's member the link did not read as an object
       return o.name + " is not an x86-64 object the patch reads";
     }
+    if (!namesAnyGlobal(ref, names))
+      continue;
     auto obj = readElfObject(ref);
     if (!obj)
       return o.name + ": " + errorText(obj.takeError());

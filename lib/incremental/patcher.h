@@ -44,7 +44,7 @@ namespace linkd::incremental {
 // Another object of the link, as the previous output holds it.
 struct OtherInput {
   std::string name;             // as the map names it
-  std::string bytes;            // what the previous link read
+  llvm::StringRef bytes;        // what the previous link read (the caller's)
   const LinkMap *map = nullptr; // where its sections went; null if unknown
   // Whether LLD read it before the patched object: named before it on the
   // command line (an archive's member: its archive before the object, or

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <random>
 #include <string>
@@ -535,10 +536,11 @@ protected:
       return {};
     }
     std::vector<OtherInput> others;
+    std::deque<std::string> bytes; // behind `others`
     for (size_t i = 0; i < objects.size(); ++i)
       if (i != editedFile)
-        others.push_back(
-            {objects[i], read(objects[i]), &*fullMap, i < editedFile});
+        others.push_back({objects[i], bytes.emplace_back(read(objects[i])),
+                          &*fullMap, i < editedFile});
     auto slots = slotsOf(llvm::MemoryBufferRef(oldObject, first), {});
     EXPECT_TRUE(static_cast<bool>(slots));
     if (!slots) {
@@ -567,6 +569,20 @@ protected:
       std::ofstream(dir + "/patched", std::ios::binary) << patched;
       sh("chmod +x patched");
     }
+    return r;
+  }
+
+  // The moving program built by `compiler` with `flags`, its first file
+  // edited to `after`: a patch that is LLD's bytes and runs as LLD's link.
+  PatchResult patchWith(const std::string &compiler, const std::string &flags,
+                        const std::string &after,
+                        const SlackPolicy &policy = {25, 64}) {
+    SCOPED_TRACE(compiler);
+    Program p = movingProgram(flags);
+    p.compiler = compiler;
+    PatchResult r = patchMove(p, after, policy);
+    expectLldsBytes(r);
+    expectSameRun("moving ");
     return r;
   }
 
@@ -649,13 +665,8 @@ TEST_F(RelinkMoveTest, DebugInfoGrowsWithinItsRoom) {
              "s += i * limit;\n    int excess_over_bound = s - x;\n"
              "    if (excess_over_bound > 1000)\n      s -= 7;");
   for (const char *compiler : {"clang-19", "gcc"}) {
-    SCOPED_TRACE(compiler);
-    Program p = movingProgram("-O2 -g");
-    p.compiler = compiler;
     // A new local is 124 more bytes of gcc's location lists (132 before).
-    PatchResult r = patchMove(p, withLocal, SlackPolicy{50, 128});
-    expectLldsBytes(r);
-    expectSameRun("moving ");
+    PatchResult r = patchWith(compiler, "-O2 -g", withLocal, {50, 128});
     EXPECT_GT(r.symbolsMoved, 0u);
     // The first program had no such local: its DIE, name and locations
     // are the patch's.
@@ -736,14 +747,8 @@ TEST_F(RelinkMoveTest, ANewStringFitsTheObjectsOwnStrings) {
       edited(kMoving, "const char *label(void) { return \"moving\"; }",
              "const char *label(void) { return calls > 100 ? \"many moves\" "
              ": \"moving\"; }");
-  for (const char *compiler : {"clang-19", "gcc"}) {
-    SCOPED_TRACE(compiler);
-    Program p = movingProgram("-O2");
-    p.compiler = compiler;
-    PatchResult r = patchMove(p, newString);
-    expectLldsBytes(r);
-    expectSameRun("moving ");
-  }
+  for (const char *compiler : {"clang-19", "gcc"})
+    patchWith(compiler, "-O2", newString);
 }
 
 TEST_F(RelinkMoveTest, ASharedObjectsMovedExportsAreFollowed) {
