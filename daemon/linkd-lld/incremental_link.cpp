@@ -499,6 +499,7 @@ private:
   // changed ones before k in their new version): what a patch of
   // changed[k] reads when a global of it moved. "" or why not.
   std::string otherInputs(const std::vector<Change> &changed, size_t k,
+                          const std::set<std::string> &names,
                           std::vector<incremental::OtherInput> &out);
   // The state's second name of archive `path` (its last version), and its
   // map lines, as `copy`; "" or why not.
@@ -1010,9 +1011,10 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
     in.oldObject = llvm::MemoryBufferRef(c.before, c.name + " (last)");
     in.newObject = llvm::MemoryBufferRef(c.after, c.name);
     in.oldChunkHashes = chunkHashes;
-    in.otherInputs = [&, k](std::vector<incremental::OtherInput> &out) {
+    in.otherInputs = [&, k](const std::set<std::string> &names,
+                            std::vector<incremental::OtherInput> &out) {
       int64_t began = micros();
-      std::string why = otherInputs(changed, k, out);
+      std::string why = otherInputs(changed, k, names, out);
       othersMicros += micros() - began;
       return why;
     };
@@ -1043,6 +1045,7 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
 
 std::string
 IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
+                             const std::set<std::string> &names,
                              std::vector<incremental::OtherInput> &out) {
   if (!last)
     return "no manifest";
@@ -1080,17 +1083,31 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     return &otherMaps.back();
   };
   otherMaps.clear();
-  auto objects = mapOf(dir + "/map");
-  if (!objects)
-    return "the state's map: " + toString(objects.takeError());
+  // The link's map, read when an object may name one of `names`.
+  const incremental::LinkMap *objects = nullptr;
+  std::string objectsWhy;
+  auto objectsMap = [&]() -> const incremental::LinkMap * {
+    if (!objects && objectsWhy.empty()) {
+      auto m = mapOf(dir + "/map");
+      if (m)
+        objects = *m;
+      else
+        objectsWhy = "the state's map: " + toString(m.takeError());
+    }
+    return objects;
+  };
   // The manifest lists the inputs in the order LLD opened them (the
   // command line's): each one's place, and the patched object's.
   std::vector<size_t> placeOf; // of out[base + i]
   std::optional<size_t> patched;
   size_t base = out.size();
+  // (Only those that may name one of `names`: most name none.)
   auto add = [&](size_t at, const std::string &name, llvm::StringRef bytes,
                  const incremental::LinkMap *map) {
     if (std::optional<llvm::StringRef> now = current(name, bytes)) {
+      if (!incremental::namesAnyGlobal(llvm::MemoryBufferRef(*now, name),
+                                       names))
+        return;
       out.push_back({name, *now, map, false});
       placeOf.push_back(at);
     } else {
@@ -1103,7 +1120,13 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
       Result<llvm::StringRef> bytes = mapped(dir + "/" + in.copy);
       if (!bytes)
         return bytes.error();
-      add(at, in.path, *bytes, *objects);
+      if (std::optional<llvm::StringRef> now = current(in.path, *bytes);
+          now && !incremental::namesAnyGlobal(
+                     llvm::MemoryBufferRef(*now, in.path), names))
+        continue; // (add() would leave it out too, without the map)
+      if (!objectsMap())
+        return objectsWhy;
+      add(at, in.path, *bytes, objects);
       continue;
     }
     // An archive: its copy and its members' map lines, or (a system
@@ -1121,6 +1144,15 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     if (std::string why = archiveMembers(*bytes, in.path, members);
         !why.empty())
       return why;
+    // The patched object may be one of its members; its map is read only
+    // when a member may name one of `names`.
+    if (kept && dir + "/" + in.copy + ".map" == changed[k].mapFile)
+      patched = at;
+    if (std::none_of(members.begin(), members.end(), [&](const auto &m) {
+          return incremental::namesAnyGlobal(
+              llvm::MemoryBufferRef(m.second, m.first), names);
+        }))
+      continue;
     const incremental::LinkMap *map = nullptr;
     if (kept) {
       auto m = mapOf(dir + "/" + in.copy + ".map");

@@ -79,6 +79,46 @@ Expected<ElfObject> readElfObject(MemoryBufferRef buf) {
   return o;
 }
 
+bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
+  auto file = object::ELFFile<ELFT>::create(ref.getBuffer());
+  if (!file) {
+    consumeError(file.takeError());
+    return true;
+  }
+  auto sections = file->sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return true;
+  }
+  for (const ELFT::Shdr &sec : *sections) {
+    if (sec.sh_type != ELF::SHT_SYMTAB)
+      continue;
+    auto symbols = file->symbols(&sec);
+    auto strtab = file->getStringTableForSymtab(sec);
+    if (!symbols || !strtab) {
+      consumeError(symbols.takeError());
+      consumeError(strtab.takeError());
+      return true;
+    }
+    // Globals follow the locals (sh_info: the first global's index).
+    std::set<StringRef> keys(names.begin(), names.end());
+    for (const ELFT::Sym &sym :
+         symbols->drop_front(std::min<size_t>(sec.sh_info, symbols->size()))) {
+      if (sym.getBinding() == ELF::STB_LOCAL)
+        continue;
+      auto name = sym.getName(*strtab);
+      if (!name) {
+        consumeError(name.takeError());
+        return true;
+      }
+      if (keys.count(*name))
+        return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 std::string symbolName(const ElfObject &o, const ELFT::Sym &s) {
   if (s.getType() == ELF::STT_SECTION)
     return s.st_shndx < o.names.size() ? "section " + o.names[s.st_shndx]

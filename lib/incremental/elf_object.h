@@ -13,6 +13,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBufferRef.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct ElfObject {
 // Whether `buf` is an x86-64 relocatable ELF object (the only kind either
 // step reads); "" when it is, else why not, naming the file.
 std::string notAnX8664Object(llvm::MemoryBufferRef buf);
+
+// Whether object `ref` has a global symbol named one of `names`, read off
+// its symbol table alone: most of a link's objects name none of the
+// globals a patch asks about, and their relocations (most of them in
+// debug sections) need not be read. True when it cannot tell.
+bool namesAnyGlobal(llvm::MemoryBufferRef ref,
+                    const std::set<std::string> &names);
 
 // Reads an object notAnX8664Object accepted.
 llvm::Expected<ElfObject> readElfObject(llvm::MemoryBufferRef buf);

@@ -262,6 +262,15 @@ private:
   std::optional<Place> placeIn(const Object &o, const LinkMap &map,
                                const std::string &objectName, size_t section,
                                std::string &why, bool &dropped) const;
+  std::optional<Place> placeOnce(const Object &o, const LinkMap &map,
+                                 const std::string &objectName, size_t section,
+                                 std::string &why, bool &dropped) const;
+  struct Placed {
+    std::optional<Place> place;
+    std::string why;
+    bool dropped = false;
+  };
+  mutable std::vector<std::optional<Placed>> placedOld_, placedNew_;
   // The address `s` + `addend` of the object `o` (its old or new version)
   // stands for, when the map places it.
   std::optional<uint64_t> targetAddress(const Object &o, const Sym &s,
@@ -360,6 +369,31 @@ std::optional<Place> Patcher::placeIn(const Object &o, const LinkMap &map,
                                       const std::string &objectName,
                                       size_t section, std::string &why,
                                       bool &dropped) const {
+  // The object's own sections are asked about once per relocation: each
+  // answer is kept (a map lookup builds strings).
+  bool own = &map == in_.map && (&o == &old_ || &o == &new_);
+  if (own) {
+    std::vector<std::optional<Placed>> &memo =
+        &o == &old_ ? placedOld_ : placedNew_;
+    memo.resize(o.sections.size());
+    if (section < memo.size() && memo[section]) {
+      why = memo[section]->why;
+      dropped = memo[section]->dropped;
+      return memo[section]->place;
+    }
+    std::optional<Place> p =
+        placeOnce(o, map, objectName, section, why, dropped);
+    if (section < memo.size())
+      memo[section] = Placed{p, why, dropped};
+    return p;
+  }
+  return placeOnce(o, map, objectName, section, why, dropped);
+}
+
+std::optional<Place> Patcher::placeOnce(const Object &o, const LinkMap &map,
+                                        const std::string &objectName,
+                                        size_t section, std::string &why,
+                                        bool &dropped) const {
   dropped = false;
   const std::string &name = o.names[section];
   size_t same = std::count(o.names.begin(), o.names.end(), name);
@@ -1365,52 +1399,18 @@ std::string Patcher::retarget(const OtherInput &o, const Object &obj,
   return "";
 }
 
-// Whether object `ref` has a global symbol named one of `names`, read off
-// its symbol table alone: most of a link's objects name none of the
-// globals a patch asks about, and their relocations (most of them in
-// debug sections) need not be read. True when it cannot tell.
-bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
-  auto file = object::ELFFile<ELFT>::create(ref.getBuffer());
-  if (!file) {
-    consumeError(file.takeError());
-    return true;
-  }
-  auto sections = file->sections();
-  if (!sections) {
-    consumeError(sections.takeError());
-    return true;
-  }
-  for (const Shdr &sec : *sections) {
-    if (sec.sh_type != ELF::SHT_SYMTAB)
-      continue;
-    auto symbols = file->symbols(&sec);
-    auto strtab = file->getStringTableForSymtab(sec);
-    if (!symbols || !strtab) {
-      consumeError(symbols.takeError());
-      consumeError(strtab.takeError());
-      return true;
-    }
-    for (const Sym &sym : *symbols) {
-      if (sym.getBinding() == ELF::STB_LOCAL)
-        continue;
-      auto name = sym.getName(*strtab);
-      if (!name) {
-        consumeError(name.takeError());
-        return true;
-      }
-      if (names.count(name->str()))
-        return true;
-    }
-    return false;
-  }
-  return false;
-}
-
 std::string Patcher::others(const std::vector<OtherInput> *&out) {
   if (!others_) {
+    // Every name either step asks about: the new references, the moved
+    // globals and the names --wrap turns into them.
+    std::set<std::string> names(newReferences_.begin(), newReferences_.end());
+    for (const auto &[name, index] : movedGlobals_) {
+      names.insert(name);
+      names.insert("__real_" + name);
+    }
     others_.emplace();
-    othersWhy_ =
-        !in_.otherInputs ? "they were not given" : in_.otherInputs(*others_);
+    othersWhy_ = !in_.otherInputs ? "they were not given"
+                                  : in_.otherInputs(names, *others_);
   }
   out = &*others_;
   return othersWhy_;

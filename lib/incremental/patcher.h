@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,15 @@ struct PatchInputs {
   // touch are hashed again. Used only if they hash to the build-id the
   // previous output holds; empty or stale, every chunk is hashed.
   llvm::ArrayRef<uint8_t> oldChunkHashes;
-  // The link's other objects (plain ones and archive members), asked for
-  // only when a global symbol of the object moved (their references to it
-  // follow) or the object refers to a global it did not name before (how
-  // they reach it is how it will). Fills its argument; "" or why they
-  // cannot be told.
-  std::function<std::string(std::vector<OtherInput> &)> otherInputs;
+  // The link's other objects (plain ones and archive members) that may
+  // have a global named one of the set (namesAnyGlobal; any it cannot
+  // tell), asked for only when a global symbol of the object moved (their
+  // references to it follow) or the object refers to a global it did not
+  // name before (how they reach it is how it will). Fills its argument; ""
+  // or why they cannot be told.
+  std::function<std::string(const std::set<std::string> &,
+                            std::vector<OtherInput> &)>
+      otherInputs;
 };
 
 // Bytes the patch writes over the previous output.

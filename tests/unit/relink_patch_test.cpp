@@ -18,6 +18,7 @@
 #include <deque>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -558,7 +559,8 @@ protected:
     in.objectName = first;
     in.oldObject = llvm::MemoryBufferRef(oldObject, "old.o");
     in.newObject = llvm::MemoryBufferRef(newObject, "new.o");
-    in.otherInputs = [&](std::vector<OtherInput> &out) {
+    in.otherInputs = [&](const std::set<std::string> &,
+                         std::vector<OtherInput> &out) {
       ++othersAsked;
       out = others;
       return std::string();
@@ -878,7 +880,8 @@ TEST_F(RelinkMoveTest, MutatedMovesNeverCrashOrWriteOutside) {
     in.objectName = "grow.o";
     in.oldObject = llvm::MemoryBufferRef(a, "old.o");
     in.newObject = llvm::MemoryBufferRef(b, "new.o");
-    in.otherInputs = [&](std::vector<OtherInput> &out) {
+    in.otherInputs = [&](const std::set<std::string> &,
+                         std::vector<OtherInput> &out) {
       out.push_back({"user.o", u, &*all});
       return std::string();
     };
