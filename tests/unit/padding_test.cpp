@@ -646,16 +646,45 @@ TEST_F(PaddingTest, MutatedObjectsNeverCrash) {
   ASSERT_EQ(sh("clang-19 -O2 -g -c counter.c"), 0);
   const std::string original = read("counter.o");
   std::vector<Slot> s = slots("counter.o", SlackPolicy{25, 64});
-  std::mt19937 rng(20261207);
+  // LINKD_TEST_SEED searches wider by hand.
+  const char *seed = std::getenv("LINKD_TEST_SEED");
+  std::mt19937 rng(seed ? static_cast<unsigned>(std::strtoul(seed, nullptr, 10))
+                        : 20261207u);
+  // The bytes of its DWARF sections and .eh_frame, which the padder parses.
+  std::vector<std::pair<uint64_t, uint64_t>> parsed; // offset, size
+  {
+    auto o = readElfObject(llvm::MemoryBufferRef(original, "counter.o"));
+    ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+    for (size_t i = 0; i < o->sections.size(); ++i)
+      if ((o->names[i].rfind(".debug_", 0) == 0 ||
+           o->names[i] == ".eh_frame") &&
+          o->sections[i].sh_size > 0)
+        parsed.emplace_back(o->sections[i].sh_offset, o->sections[i].sh_size);
+    ASSERT_GT(parsed.size(), 5u);
+  }
   int padded = 0, refused = 0;
-  for (int i = 0; i < 500; ++i) {
+  for (int i = 0; i < 1000; ++i) {
     std::string bytes = original;
     int changes = 1 + static_cast<int>(rng() % 4);
     for (int c = 0; c < changes; ++c) {
-      // Mostly the headers (where the offsets and sizes are).
-      size_t at = rng() % 2 ? rng() % 64
-                            : (rng() % 2 ? bytes.size() - 1 - rng() % 1024
-                                         : rng() % bytes.size());
+      // The headers (where the offsets and sizes are), the section
+      // headers at the end, anywhere, or what the padder parses.
+      size_t at = 0;
+      switch (rng() % 4) {
+      case 0:
+        at = rng() % 64;
+        break;
+      case 1:
+        at = bytes.size() - 1 - rng() % 1024;
+        break;
+      case 2:
+        at = rng() % bytes.size();
+        break;
+      default: {
+        const auto &[offset, size] = parsed[rng() % parsed.size()];
+        at = offset + rng() % size;
+      }
+      }
       bytes[at] = static_cast<char>(rng());
     }
     llvm::MemoryBufferRef ref(bytes, "mutated.o");

@@ -598,10 +598,25 @@ protected:
     return p;
   }
 
+  // 600 patches of `flags`' moving program, edited to `edit`, with a byte
+  // or more of its output, map, objects or another object mutated: each
+  // refused with its kind or written inside the output.
+  void mutateMoves(const std::string &flags, const std::string &edit,
+                   const SlackPolicy &policy);
+
   std::vector<std::string> objects;
   size_t editedFile = 0; // the index of the file patchMove edits
   int othersAsked = 0;
 };
+
+// grow() gains a local (with -g: its DIE, name and locations; clang keeps
+// the loop's code in one range, where grown()'s needs a .debug_rnglists
+// the object did not have).
+std::string withLocal() {
+  return edited(kMoving, "s += i * limit;",
+                "s += i * limit;\n    int excess_over_bound = s - x;\n"
+                "    if (excess_over_bound > 1000)\n      s -= 7;");
+}
 
 std::string grown() {
   return edited(kMoving, "s += i * limit;",
@@ -662,13 +677,9 @@ TEST_F(RelinkMoveTest, AVariableMovesFromDataToBss) {
 // in place, and the output is LLD's link of the same padded objects; gdb
 // names the new local in the patched program.
 TEST_F(RelinkMoveTest, DebugInfoGrowsWithinItsRoom) {
-  const std::string withLocal =
-      edited(kMoving, "s += i * limit;",
-             "s += i * limit;\n    int excess_over_bound = s - x;\n"
-             "    if (excess_over_bound > 1000)\n      s -= 7;");
   for (const char *compiler : {"clang-19", "gcc"}) {
     // A new local is 124 more bytes of gcc's location lists (132 before).
-    PatchResult r = patchWith(compiler, "-O2 -g", withLocal, {50, 128});
+    PatchResult r = patchWith(compiler, "-O2 -g", withLocal(), {50, 128});
     EXPECT_GT(r.symbolsMoved, 0u);
     // The first program had no such local: its DIE, name and locations
     // are the patch's.
@@ -844,15 +855,23 @@ TEST_F(RelinkPatchTest, MutatedInputsNeverCrashOrWriteOutside) {
 // tables, .eh_frame, .eh_frame_hdr and dynamic relocations, the other
 // objects) against mutated inputs: no crash, no write outside the output.
 TEST_F(RelinkMoveTest, MutatedMovesNeverCrashOrWriteOutside) {
-  Program p = movingProgram("-O2");
-  SlackPolicy policy{25, 64};
+  // Without and with debug sections (their room, strings of their own).
+  mutateMoves("-O2", grown(), {25, 64});
+  mutateMoves("-O2 -g", withLocal(), {50, 128});
+}
+
+void RelinkMoveTest::mutateMoves(const std::string &flags,
+                                 const std::string &edit,
+                                 const SlackPolicy &policy) {
+  SCOPED_TRACE(flags);
+  Program p = movingProgram(flags);
   ASSERT_TRUE(compilePadded(p, policy));
   ASSERT_TRUE(link(p, "old.map"));
   std::string object = read("grow.o"), output = read("prog"),
               mapText = read("old.map"), user = read("user.o");
   auto slots = slotsOf(llvm::MemoryBufferRef(object, "grow.o"), {});
   ASSERT_TRUE(static_cast<bool>(slots));
-  p.files.front().second = grown();
+  p.files.front().second = edit;
   ASSERT_TRUE(compilePadded(p, policy, &*slots));
   std::string after = read("grow.o");
   std::mt19937_64 rng(seed(20261207));
