@@ -1591,7 +1591,16 @@ PatchResult Patcher::run() {
     if (!changed)
       continue;
     std::string why;
-    std::optional<Place> p = place(sec, why);
+    bool dropped = false;
+    std::optional<Place> p =
+        placeIn(new_, *in_.map, in_.objectName, sec, why, dropped);
+    // Debug sections LLD dropped (--strip-debug, --strip-all): the output
+    // has none of that name, and nothing to write.
+    if (!p && dropped && !(s.sh_flags & ELF::SHF_ALLOC) &&
+        std::none_of(
+            out_.names.begin(), out_.names.end(),
+            [&](const std::string &n) { return n == new_.names[sec]; }))
+      continue;
     if (!p)
       return refuse("not_placed", why);
     if (p->nobits)

@@ -578,9 +578,10 @@ protected:
   // edited to `after`: a patch that is LLD's bytes and runs as LLD's link.
   PatchResult patchWith(const std::string &compiler, const std::string &flags,
                         const std::string &after,
-                        const SlackPolicy &policy = {25, 64}) {
-    SCOPED_TRACE(compiler);
-    Program p = movingProgram(flags);
+                        const SlackPolicy &policy = {25, 64},
+                        const std::string &linkFlags = "") {
+    SCOPED_TRACE(compiler + " " + linkFlags);
+    Program p = movingProgram(flags, linkFlags);
     p.compiler = compiler;
     PatchResult r = patchMove(p, after, policy);
     expectLldsBytes(r);
@@ -689,6 +690,9 @@ TEST_F(RelinkMoveTest, DebugInfoGrowsWithinItsRoom) {
     EXPECT_NE(read("gdb.out").find("excess_over_bound"), std::string::npos)
         << read("gdb.out");
   }
+  // Linked without debug sections (-Wl,--strip-debug): nothing of them to
+  // write.
+  patchWith("clang-19", "-O2 -g", withLocal(), {50, 128}, "-Wl,--strip-debug");
 }
 
 // A function that keeps more values across its calls saves more
