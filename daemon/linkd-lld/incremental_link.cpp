@@ -1514,6 +1514,66 @@ bool IncrementalLink::writeSpare(const std::vector<incremental::Edit> &edits) {
 // one that outgrew them gets new room. An object unchanged since the last
 // link is read from the state's copy, padded then. System objects (crt*.o)
 // and what the padder cannot take are linked as they are.
+// The archives `-lNAME` (and `-l:FILE`) name, found as LLD finds them:
+// in each -L directory in order (every -L counts, wherever it is), a
+// shared `libNAME.so` first unless -Bstatic (or -static) is in effect
+// there, then `libNAME.a`. Only archives; a library found as a shared
+// object, or not found, is left out. Directories under a sysroot (`=`)
+// are left to LLD.
+std::vector<std::string> libraryArchives(const std::vector<std::string> &argv) {
+  std::vector<std::string> dirs;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string &a = argv[i];
+    if ((a == "-L" || a == "--library-path") && i + 1 < argv.size())
+      dirs.push_back(argv[++i]);
+    else if (a.starts_with("--library-path="))
+      dirs.push_back(a.substr(15));
+    else if (a.starts_with("-L") && a.size() > 2)
+      dirs.push_back(a.substr(2));
+  }
+  std::erase_if(dirs, [](const std::string &d) {
+    return d.empty() || d[0] == '=' || d.starts_with("$SYSROOT");
+  });
+  auto exists = [](const std::string &path) {
+    struct stat st{};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  std::vector<std::string> found;
+  bool isStatic = false;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string &a = argv[i];
+    if (a == "-Bstatic" || a == "-static" || a == "-dn" || a == "-non_shared")
+      isStatic = true;
+    else if (a == "-Bdynamic" || a == "-dy" || a == "-call_shared")
+      isStatic = false;
+    std::string name;
+    if ((a == "-l" || a == "--library") && i + 1 < argv.size())
+      name = argv[++i];
+    else if (a.starts_with("--library="))
+      name = a.substr(10);
+    else if (a.starts_with("-l") && a.size() > 2)
+      name = a.substr(2);
+    if (name.empty())
+      continue;
+    for (const std::string &d : dirs) {
+      if (name[0] == ':') {
+        if (exists(d + "/" + name.substr(1))) {
+          found.push_back(d + "/" + name.substr(1));
+          break;
+        }
+        continue;
+      }
+      if (!isStatic && exists(d + "/lib" + name + ".so"))
+        break; // a shared library: bound by name
+      if (exists(d + "/lib" + name + ".a")) {
+        found.push_back(d + "/lib" + name + ".a");
+        break;
+      }
+    }
+  }
+  return found;
+}
+
 void IncrementalLink::padObjects() {
   incremental::SlackPolicy slack{plan.slack_percent(), plan.slack_bytes()};
   if ((!slack.percent && !slack.bytes) ||
@@ -1526,14 +1586,19 @@ void IncrementalLink::padObjects() {
       return;
   // The slots of the last link of the same command line.
   bool sameLink = last && last->head == headOf(req);
+  std::vector<std::string> inputs;
   for (size_t i = 1; i < inv.argv.size(); ++i) {
     const std::string &a = inv.argv[i];
     if (a == "-o" || a == "--output") {
       ++i;
       continue;
     }
-    if (a.empty() || a[0] == '-')
-      continue;
+    if (!a.empty() && a[0] != '-')
+      inputs.push_back(a);
+  }
+  for (const std::string &a : libraryArchives(inv.argv))
+    inputs.push_back(a);
+  for (const std::string &a : inputs) {
     std::string abs = absoluteInput(req.cwd(), a);
     std::optional<Identity> id = identityOf(abs);
     if (padded.count(abs) || isSystemFile(abs) || !id)

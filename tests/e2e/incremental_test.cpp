@@ -105,6 +105,23 @@ protected:
     EXPECT_EQ(lines[0].find(" moved=0"), std::string::npos) << lines[0];
   }
 
+  // growWithSlackThroughGcc with counter.o a member of libcount.a, which
+  // `inputs` names: both main.o and the archive are padded, and stock LLD
+  // links the state's copies (what LLD read, after the verified patch:
+  // the manifest spells the archive libcount.a, as LLD's dependency file
+  // does) to the output's bytes.
+  void growArchiveMember(const std::string &inputs) {
+    writeFile("other.c", "int other_value(void) { return 41; }\n");
+    growWithSlackThroughGcc("gcc -O2 -c counter.c main.c other.c && rm -f "
+                            "libcount.a && ar rcs libcount.a counter.o "
+                            "other.o",
+                            inputs);
+    EXPECT_EQ(logLines(" padded=2").size(), 1u) << incrementalLog();
+    EXPECT_NE(stateCopies({"main.o", "libcount.a"}).find(".padded.a"),
+              std::string::npos);
+    EXPECT_TRUE(stockLinksTheStatesCopies({"main.o", "libcount.a"}));
+  }
+
   // `build`, then gcc's driver links `inputs` through the client with the
   // option; the program runs.
   void gccBuildAndLink(const std::string &build, const std::string &inputs) {
@@ -359,16 +376,15 @@ TEST_F(IncrementalTest, WithSlackANewCallToAResolvedFunctionIsPatched) {
 // member that grew within it is patched (verify mode: LLD's link of the
 // same padded inputs). The state keeps what LLD read.
 TEST_F(IncrementalTest, WithSlackArchiveMembersArePaddedToo) {
-  writeFile("other.c", "int other_value(void) { return 41; }\n");
-  growWithSlackThroughGcc("gcc -O2 -c counter.c main.c other.c && rm -f "
-                          "libcount.a && ar rcs libcount.a counter.o other.o",
-                          "main.o libcount.a");
-  EXPECT_EQ(logLines(" padded=2").size(), 1u) << incrementalLog();
-  // The state's copies are what LLD read (the last full link, after the
-  // verified patch).
-  EXPECT_NE(stateCopies({"main.o", "libcount.a"}).find(".padded.a"),
-            std::string::npos);
-  EXPECT_TRUE(stockLinksTheStatesCopies({"main.o", "libcount.a"}));
+  growArchiveMember("main.o libcount.a");
+}
+
+// An archive found through -L and -l (as Makefiles name their own
+// libraries) is padded as one the command line names: found where LLD
+// finds it, a grown member patches, and stock LLD links the state's
+// copies to the output's bytes.
+TEST_F(IncrementalTest, WithSlackArchivesFoundByLAreToo) {
+  growArchiveMember("main.o -L. -lcount");
 }
 
 // Without verify mode: each patch of a padded archive's member leaves the
