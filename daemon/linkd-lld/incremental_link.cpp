@@ -1361,9 +1361,9 @@ std::string IncrementalLink::keepArchive(const std::string &path,
         unlink((at + ".digests").c_str());
         return e;
       }
-  } else if (auto edit = archivePlans.find(path); copy.ends_with(".padded.a") &&
-                                                  edit != archivePlans.end() &&
-                                                  edit->second.inPlace) {
+  } else if (auto edit = archivePlans.find(path);
+             map.empty() && copy.ends_with(".padded.a") &&
+             edit != archivePlans.end() && edit->second.inPlace) {
     // After a patch: the changed members' padded bytes over the copy's
     // (what changedMembers read), and the new digests. The manifest goes
     // first: a copy half written is never read as the last version's.
