@@ -9,6 +9,7 @@
 #include "incremental/link_map.h"
 #include "incremental/padding.h"
 #include "incremental/patcher.h"
+#include "incremental/ready_spare.h"
 #include "link/flavor.h"
 #include "util/files.h"
 
@@ -546,6 +547,10 @@ private:
   // milliseconds: step:ms,... and the time the other objects took to read.
   std::string phases;
   int64_t phaseMark = 0, othersMicros = 0;
+  // The state's output is a second name of the output (keepState), so a
+  // spare can become the output by a rename.
+  bool secondName = false;
+  bool readySpare = false; // the spare publish() wrote was a ready one
   void phase(const char *step) {
     int64_t now = micros();
     char buf[64];
@@ -1270,9 +1275,11 @@ std::string IncrementalLink::keepState(bool quiet) {
   // spare: the last output is no longer a patch away.
   for (const char *stale : {"/spare", "/spare.edits", "/chunks"})
     unlink((dir + stale).c_str());
+  incremental::removeReadySpares(dir);
   std::string next = dir + "/output.new";
   unlink(next.c_str());
-  if (link(output.c_str(), next.c_str()) != 0) {
+  secondName = link(output.c_str(), next.c_str()) == 0;
+  if (!secondName) {
     Result<std::string> out = readFile(output);
     if (!out)
       return out.error();
@@ -1456,7 +1463,7 @@ IncrementalLink::publish(const std::vector<incremental::Edit> &edits,
   if (!fromSpare)
     if (std::string e = writePatchedCopy(out, output, edits, next); !e.empty())
       return e;
-  written = fromSpare ? "spare" : "copy";
+  written = !fromSpare ? "copy" : readySpare ? "ready_spare" : "spare";
   lastOutput.reset();
   struct stat st{};
   if (fromSpare)
@@ -1485,12 +1492,25 @@ IncrementalLink::publish(const std::vector<incremental::Edit> &edits,
 bool IncrementalLink::writeSpare(const std::vector<incremental::Edit> &edits) {
   std::string spare = dir + "/spare";
   std::optional<Identity> id = identityOf(spare);
-  if (!last->spare || !id || !(*id == *last->spare))
-    return false;
-  Result<std::string> text = readFile(dir + "/spare.edits", id->size);
   std::optional<std::vector<incremental::Edit>> before;
-  if (text)
-    before = parseEdits(*text, id->size);
+  if (last->spare && id && *id == *last->spare) {
+    Result<std::string> text = readFile(dir + "/spare.edits", id->size);
+    if (text)
+      before = parseEdits(*text, id->size);
+  } else if (const std::optional<Identity> &out = last->output) {
+    // After a full link: the copy of its output the daemon made since,
+    // if it is there (a copy of another output has another name).
+    std::string ready = dir + "/" +
+                        incremental::readySpareName(out->ino, out->size,
+                                                    out->mtimeNs, out->ctimeNs);
+    if (rename(ready.c_str(), spare.c_str()) != 0)
+      return false;
+    id = identityOf(spare);
+    before.emplace(); // the output itself
+    readySpare = true;
+  }
+  if (!id)
+    return false;
   // ETXTBSY: a program of the spare still runs.
   UniqueFd fd(open(spare.c_str(), O_WRONLY | O_CLOEXEC));
   struct stat st{};
@@ -1692,6 +1712,10 @@ int IncrementalLink::fullLink() {
     if (std::string e = keepState(!printed); !e.empty()) {
       unlink((dir + "/manifest").c_str()); // next time: a full link again
       stateNote = "no_state (" + e + ")";
+    } else if (secondName && !plan.verify()) {
+      // The daemon makes the next patch's spare once the client has its
+      // answer (incremental/ready_spare.h). Verify mode never writes one.
+      stateNote += " spare_for=" + llvm::sys::path::filename(dir).str();
     }
   } else {
     stateNote = "no_state (LLD failed)";

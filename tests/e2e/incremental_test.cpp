@@ -67,6 +67,17 @@ protected:
     ASSERT_TRUE(exitedZero(run("clang-19 -O2 -g -c counter.c")));
   }
 
+  // Waits (at most 20 s) for the daemon's ready spare of the last full
+  // link's output (incremental/ready_spare.h) and for it to be counted;
+  // whether both came.
+  bool readySpareMade() {
+    if (!exitedZero(
+            run("for i in $(seq 400); do ls state/incremental/*/spare.ready-* "
+                ">/dev/null 2>&1 && exit 0; sleep 0.05; done; exit 1")))
+      return false;
+    return statReaching("incremental_ready_spares", 1) > 0;
+  }
+
   // The state's copies of `inputs` (as its manifest names them), each
   // after a space; "" (and a failure) if one is not there.
   std::string stateCopies(const std::vector<std::string> &inputs) {
@@ -476,9 +487,11 @@ TEST_F(IncrementalTest, OnlyTheLastSixteenOutputsKeepAState) {
   EXPECT_EQ(stat("incremental_patches"), 1);
 }
 
-// The state shares the output's file, and a patch past the first one
-// writes the output before last (the spare) and renames it over the
-// output: nothing is copied. A file something else can see is never
+// The state shares the output's file, and a patch writes a spare and
+// renames it over the output: after a full link, the copy of its output
+// the daemon made once the client had its answer (the ready spare); past
+// the first patch, the output before last. Without a ready spare, the
+// first patch copies the output. A file something else can see is never
 // written: a program of it still running, a descriptor open on it,
 // another name for it. An output written or removed after its link is no
 // base for a patch.
@@ -492,9 +505,10 @@ TEST_F(IncrementalTest, TheSpareIsWrittenOnlyWhenNothingElseSeesIt) {
     return l.substr(at, l.find(' ', at) - at);
   };
   linkAndCompare();
+  ASSERT_TRUE(readySpareMade()) << incrementalLog();
   edit("+ 11 +", "+ 13 +");
-  linkAndCompare(); // no spare yet: a copy
-  EXPECT_EQ(written(), "copy");
+  linkAndCompare(); // the ready spare
+  EXPECT_EQ(written(), "ready_spare");
   edit("+ 13 +", "+ 15 +");
   linkAndCompare(); // LLD's output (no other name, unused) is the spare
   EXPECT_EQ(written(), "spare");
@@ -575,6 +589,18 @@ TEST_F(IncrementalTest, TheSpareIsWrittenOnlyWhenNothingElseSeesIt) {
   edit("g = 4", "g = 5");
   linkAndCompare();
   EXPECT_EQ(stat("output_changed"), 3) << incrementalLog();
+
+  // Without its ready spare (not made yet, or gone), the first patch after
+  // a full link copies the output. Each full link left one ready spare, of
+  // its own output; a patch took it or the next full link removed it.
+  ASSERT_TRUE(readySpareMade()) << incrementalLog();
+  EXPECT_EQ(stat("incremental_ready_spare_failures"), 0);
+  ASSERT_TRUE(exitedZero(run("rm state/incremental/*/spare.ready-*")));
+  edit("g = 5", "g = 6");
+  linkAndCompare();
+  EXPECT_EQ(written(), "copy");
+  EXPECT_EQ(run("ls state/incremental/*/ | grep -c '^spare\\.ready'").out,
+            "0\n");
 }
 
 // An output on another file system than the state (/dev/shm): the state

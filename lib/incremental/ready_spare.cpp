@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+
+#include "incremental/ready_spare.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace linkd::incremental {
+namespace {
+
+constexpr std::string_view kPrefix = "spare.ready";
+
+int64_t nanos(const struct timespec &t) {
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+bool sameFile(const struct stat &a, const struct stat &b) {
+  return a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
+         a.st_size == b.st_size && nanos(a.st_mtim) == nanos(b.st_mtim) &&
+         nanos(a.st_ctim) == nanos(b.st_ctim);
+}
+
+// Copies `size` bytes of `in` to `out` (the kernel copies where it can);
+// 0 or an errno.
+int copyAll(int in, int out, off_t size) {
+  bool byKernel = true;
+  std::vector<char> buffer;
+  for (off_t done = 0; done < size;) {
+    auto left = static_cast<size_t>(size - done);
+    ssize_t n = -1;
+    if (byKernel) {
+      n = copy_file_range(in, nullptr, out, nullptr, left, 0);
+      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
+                    errno == ENOSYS)) {
+        byKernel = false;
+        continue;
+      }
+    } else {
+      buffer.resize(size_t{1} << 20);
+      n = pread(in, buffer.data(), std::min(buffer.size(), left), done);
+      for (ssize_t w = 0; n > 0 && w < n;) {
+        ssize_t m = pwrite(out, buffer.data() + w, static_cast<size_t>(n - w),
+                           done + w);
+        if (m < 0 && errno == EINTR)
+          continue;
+        if (m <= 0)
+          return m < 0 ? errno : EIO;
+        w += m;
+      }
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : EIO; // 0: the file shrank under the copy
+    done += n;
+  }
+  return 0;
+}
+
+} // namespace
+
+std::string readySpareName(uint64_t ino, uint64_t size, int64_t mtimeNs,
+                           int64_t ctimeNs) {
+  return std::string(kPrefix) + "-" + std::to_string(ino) + "-" +
+         std::to_string(size) + "-" + std::to_string(mtimeNs) + "-" +
+         std::to_string(ctimeNs);
+}
+
+std::string readySpareName(const struct stat &st) {
+  return readySpareName(st.st_ino, static_cast<uint64_t>(st.st_size),
+                        nanos(st.st_mtim), nanos(st.st_ctim));
+}
+
+std::string makeReadySpare(const std::string &stateDir, bool &outdated) {
+  outdated = false;
+  std::string output = stateDir + "/output";
+  int in = open(output.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat before{};
+  if (in < 0 || fstat(in, &before) != 0 || !S_ISREG(before.st_mode)) {
+    std::string e =
+        output + ": " + (in < 0 ? std::strerror(errno) : "not a regular file");
+    if (in >= 0)
+      close(in);
+    return e;
+  }
+  std::string tmp = stateDir + "/" + std::string(kPrefix) + ".tmp-XXXXXX";
+  int out = mkostemp(tmp.data(), O_CLOEXEC);
+  if (out < 0) {
+    std::string e = tmp + ": " + std::strerror(errno);
+    close(in);
+    return e;
+  }
+  // The mode LLD gave the output: the spare becomes the output.
+  int err = copyAll(in, out, before.st_size);
+  if (err == 0 && fchmod(out, before.st_mode & 07777) != 0)
+    err = errno;
+  // Durable before it has its name: a spare is taken on its name alone.
+  if (err == 0 && fdatasync(out) != 0)
+    err = errno;
+  struct stat after{};
+  if (err == 0 && fstat(in, &after) == 0 && !sameFile(before, after))
+    err = EAGAIN; // written while it was copied
+  if (close(out) != 0 && err == 0)
+    err = errno;
+  close(in);
+  std::string name = stateDir + "/" + readySpareName(before);
+  if (err == 0 && rename(tmp.c_str(), name.c_str()) != 0)
+    err = errno;
+  if (err != 0) {
+    unlink(tmp.c_str());
+    outdated = err == EAGAIN;
+    return output + ": " +
+           (err == EAGAIN ? "written while it was copied" : std::strerror(err));
+  }
+  // A full link or a patch that came meanwhile replaced the output: this
+  // copy is of no use to it.
+  struct stat now{};
+  if (stat(output.c_str(), &now) != 0 || !sameFile(before, now)) {
+    unlink(name.c_str());
+    outdated = true;
+    return output + ": replaced while it was copied";
+  }
+  return "";
+}
+
+void removeReadySpares(const std::string &stateDir) {
+  DIR *d = opendir(stateDir.c_str());
+  if (!d)
+    return;
+  std::vector<std::string> names;
+  while (const dirent *e = readdir(d))
+    if (std::string_view(e->d_name).starts_with(kPrefix))
+      names.emplace_back(e->d_name);
+  closedir(d);
+  for (const std::string &n : names)
+    unlink((stateDir + "/" + n).c_str());
+}
+
+} // namespace linkd::incremental
