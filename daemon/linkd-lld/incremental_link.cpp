@@ -144,16 +144,21 @@ std::optional<Identity> identityOf(const std::string &path) {
   return id;
 }
 
-int64_t nowNs() {
+// The time a file changed now would be given: the kernel stamps files
+// with its coarse clock (a tick, 1 to 10 ms, behind the wall clock), or
+// with a finer time at or after it (multigrain time stamps).
+int64_t fileClockNowNs() {
   struct timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-// Whether `id` may have changed after `startedNs`: file times come from
-// the kernel's coarse clock, a few milliseconds behind the wall clock.
+// Whether `id` may have changed at or after `startedNs` (fileClockNowNs):
+// a change after it has a time at or past it. One in the same tick before
+// it counts too (a build that links right after its last compile loses
+// the state only when both fall in one tick).
 bool changedSince(const Identity &id, int64_t startedNs) {
-  return id.ctimeNs + 10000000LL >= startedNs;
+  return id.ctimeNs >= startedNs;
 }
 
 // How long before a link an input's last change must be for its identity
@@ -560,9 +565,9 @@ private:
     phaseMark = now;
   }
   int lock = -1; // the state's lock, held from run() to finish()
-  // When this link began to read its inputs (the wall clock): an input
+  // When this link began to read its inputs (the file clock): an input
   // changed after it may not be what the link read, and no state is kept.
-  int64_t startedNs = nowNs();
+  int64_t startedNs = fileClockNowNs();
   std::vector<std::string> changedArchives; // inputs whose members changed
   std::unique_ptr<llvm::MemoryBuffer> lastOutput; // the state's, mapped
   std::vector<uint8_t> chunkHashes; // behind the patched output's build-id
@@ -1702,7 +1707,7 @@ int IncrementalLink::fullLink() {
                                     "--dependency-file=" + dir + "/deps.new"};
   bool printed = false;
   start = Clock::now();
-  startedNs = nowNs();
+  startedNs = fileClockNowNs();
   padObjects();
   takeMissingProbes(); // only this link's
   keepMissingProbes();
@@ -1861,33 +1866,8 @@ std::string writePatchedCopy(const std::string &from, const std::string &to,
     return e;
   }
   std::string error;
-  bool byKernel = true; // copy_file_range; read and write across devices
-  std::vector<char> buffer;
-  for (off_t left = st.st_size; left > 0 && error.empty();) {
-    ssize_t n = -1;
-    if (byKernel) {
-      n = copy_file_range(in, nullptr, fd, nullptr, static_cast<size_t>(left),
-                          0);
-      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
-                    errno == ENOSYS)) {
-        byKernel = false;
-        continue;
-      }
-    } else {
-      buffer.resize(size_t{1} << 20);
-      n = read(in, buffer.data(),
-               std::min<size_t>(buffer.size(), static_cast<size_t>(left)));
-      if (n > 0 && !writeAll(fd, std::string_view(buffer.data(),
-                                                  static_cast<size_t>(n))))
-        n = -1;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      error = std::strerror(n < 0 ? errno : EIO);
-    else
-      left -= n;
-  }
+  if (int err = copyFileBytes(in, fd, static_cast<uint64_t>(st.st_size)))
+    error = std::strerror(err);
   close(in);
   if (error.empty())
     error = writeEdits(fd, edits);

@@ -2,12 +2,13 @@
 
 #include "incremental/ready_spare.h"
 
+#include "util/files.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,43 +28,6 @@ bool sameFile(const struct stat &a, const struct stat &b) {
   return a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
          a.st_size == b.st_size && nanos(a.st_mtim) == nanos(b.st_mtim) &&
          nanos(a.st_ctim) == nanos(b.st_ctim);
-}
-
-// Copies `size` bytes of `in` to `out` (the kernel copies where it can);
-// 0 or an errno.
-int copyAll(int in, int out, off_t size) {
-  bool byKernel = true;
-  std::vector<char> buffer;
-  for (off_t done = 0; done < size;) {
-    auto left = static_cast<size_t>(size - done);
-    ssize_t n = -1;
-    if (byKernel) {
-      n = copy_file_range(in, nullptr, out, nullptr, left, 0);
-      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
-                    errno == ENOSYS)) {
-        byKernel = false;
-        continue;
-      }
-    } else {
-      buffer.resize(size_t{1} << 20);
-      n = pread(in, buffer.data(), std::min(buffer.size(), left), done);
-      for (ssize_t w = 0; n > 0 && w < n;) {
-        ssize_t m = pwrite(out, buffer.data() + w, static_cast<size_t>(n - w),
-                           done + w);
-        if (m < 0 && errno == EINTR)
-          continue;
-        if (m <= 0)
-          return m < 0 ? errno : EIO;
-        w += m;
-      }
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return n < 0 ? errno : EIO; // 0: the file shrank under the copy
-    done += n;
-  }
-  return 0;
 }
 
 } // namespace
@@ -100,7 +64,7 @@ std::string makeReadySpare(const std::string &stateDir, bool &outdated) {
     return e;
   }
   // The mode LLD gave the output: the spare becomes the output.
-  int err = copyAll(in, out, before.st_size);
+  int err = copyFileBytes(in, out, static_cast<uint64_t>(before.st_size));
   if (err == 0 && fchmod(out, before.st_mode & 07777) != 0)
     err = errno;
   // Durable before it has its name: a spare is taken on its name alone.

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace linkd {
 
@@ -70,6 +72,43 @@ bool writeAll(int fd, std::string_view data) {
     data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
+}
+
+int copyFileBytes(int in, int out, uint64_t size) {
+  bool byKernel = true;
+  std::vector<char> buffer;
+  for (uint64_t done = 0; done < size;) {
+    auto left = static_cast<size_t>(size - done);
+    auto at = static_cast<off_t>(done);
+    ssize_t n = -1;
+    if (byKernel) {
+      off_t from = at, to = at;
+      n = copy_file_range(in, &from, out, &to, left, 0);
+      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
+                    errno == ENOSYS)) {
+        byKernel = false;
+        continue;
+      }
+    } else {
+      buffer.resize(size_t{1} << 20);
+      n = pread(in, buffer.data(), std::min(buffer.size(), left), at);
+      for (ssize_t w = 0; n > 0 && w < n;) {
+        ssize_t m =
+            pwrite(out, buffer.data() + w, static_cast<size_t>(n - w), at + w);
+        if (m < 0 && errno == EINTR)
+          continue;
+        if (m <= 0)
+          return m < 0 ? errno : EIO;
+        w += m;
+      }
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : EIO;
+    done += static_cast<uint64_t>(n);
+  }
+  return 0;
 }
 
 bool removeTree(const std::string &path) {

@@ -65,6 +65,11 @@ Result<std::string> readFile(const std::string &path,
 // error, with errno set.
 bool writeAll(int fd, std::string_view data);
 
+// Copies the first `size` bytes of `in` to the same offsets of `out`
+// (the kernel copies, sharing blocks where the file system can; read and
+// write across file systems). 0, or an errno (EIO: `in` was shorter).
+int copyFileBytes(int in, int out, uint64_t size);
+
 // Removes `path` and, if it is a directory, everything under it, never
 // following a symbolic link; false if something could not be removed.
 bool removeTree(const std::string &path);

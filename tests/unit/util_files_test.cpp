@@ -107,5 +107,29 @@ TEST(UtilResult, AFailureConvertsToAnyResult) {
   EXPECT_EQ(bad.value_or(7), 7);
 }
 
+// Within a file system and across one (/dev/shm: read and write), bytes at
+// their offsets; a source shorter than asked is EIO.
+TEST_F(UtilFiles, CopyFileBytesCopiesWithinAndAcrossFileSystems) {
+  std::string bytes(1536 * 1024 + 7, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(i * 131 + i / 4096);
+  write("from", bytes);
+  char shm[] = "/dev/shm/linkd-unit-XXXXXX";
+  UniqueFd across(mkstemp(shm));
+  ASSERT_TRUE(across.valid());
+  unlink(shm);
+  UniqueFd in(::open((dir + "/from").c_str(), O_RDONLY));
+  UniqueFd same(::open((dir + "/to").c_str(), O_RDWR | O_CREAT, 0600));
+  ASSERT_TRUE(in.valid() && same.valid());
+  for (int out : {same.get(), across.get()}) {
+    EXPECT_EQ(copyFileBytes(in.get(), out, bytes.size()), 0);
+    std::string got(bytes.size(), '\0');
+    EXPECT_EQ(pread(out, got.data(), got.size(), 0),
+              static_cast<ssize_t>(got.size()));
+    EXPECT_TRUE(got == bytes);
+  }
+  EXPECT_EQ(copyFileBytes(in.get(), same.get(), bytes.size() + 1), EIO);
+}
+
 } // namespace
 } // namespace linkd
