@@ -26,6 +26,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -533,6 +534,7 @@ private:
   bool copyStillHolds(const std::string &path, const std::string &copy,
                       const Identity &now) const;
   void result(const std::string &line);
+  void prepareNextPatch(int rc);
   [[noreturn]] void finish(int rc);
 
   int64_t micros() const {
@@ -555,6 +557,7 @@ private:
   // The state's output is a second name of the output (keepState), so a
   // spare can become the output by a rename.
   bool secondName = false;
+  bool prepareNext = false; // a full link that kept a state: prepareNextPatch
   bool readySpare = false; // the spare publish() wrote was a ready one
   void phase(const char *step) {
     int64_t now = micros();
@@ -614,6 +617,45 @@ std::string paddedCopyName(const std::string &abs) {
 void IncrementalLink::result(const std::string &line) {
   if (!plan.result_file().empty())
     std::ofstream(plan.result_file()) << line << "\n";
+}
+
+// After a full link that kept its state, the client has its answer (the
+// report, as _exit sends it) and this process goes on at the lowest
+// priority, without the state's lock, to prepare the next patch: the
+// chunk hashes behind the output's build-id, and a copy of the output to
+// write into (incremental/ready_spare.h), both named after the output's
+// identity. A link that comes first finds neither, and does without.
+void IncrementalLink::prepareNextPatch(int rc) {
+  llvm::outs().flush();
+  llvm::errs().flush();
+  endLinkRecording(rc);
+  if (!child_report::sendOnExit(rc))
+    return; // no report channel: the daemon waits for the exit
+  child_report::yieldTheExit();
+  // Whatever is printed now reaches no one.
+  signal(SIGPIPE, SIG_IGN);
+  if (int null = open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    close(null);
+  }
+  close(lock);
+  lock = -1;
+  std::string out = dir + "/output", chunks;
+  struct stat st{};
+  auto buffer = llvm::MemoryBuffer::getFile(out, false, false);
+  if (buffer && stat(out.c_str(), &st) == 0) {
+    std::vector<uint8_t> hashes =
+        incremental::buildIdChunkHashes((*buffer)->getBuffer());
+    chunks = dir + "/" + incremental::readySpareName(st) + ".chunks";
+    if (hashes.empty() ||
+        !writeOutput(chunks, llvm::toStringRef(llvm::ArrayRef(hashes))).empty())
+      chunks.clear();
+  }
+  buffer = std::error_code();
+  bool outdated = false;
+  if (!incremental::makeReadySpare(dir, outdated).empty() && !chunks.empty())
+    unlink(chunks.c_str());
 }
 
 void IncrementalLink::finish(int rc) {
@@ -993,7 +1035,15 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
   auto last = llvm::MemoryBuffer::getFile(dir + "/output", /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   // The chunk hashes behind the build-id, as the last link left them.
+  // After a full link, those prepareNextPatch computed (if they are of
+  // this output, they give its build-id: the patcher checks).
+  std::string ready = dir + "/" +
+                      incremental::readySpareName(now->ino, now->size,
+                                                  now->mtimeNs, now->ctimeNs) +
+                      ".chunks";
   Result<std::string> chunks = readFile(dir + "/chunks");
+  if (!chunks && (chunks = readFile(ready)))
+    unlink(ready.c_str());
   if (chunks)
     chunkHashes.assign(chunks->begin(), chunks->end());
   if (!last)
@@ -1717,10 +1767,10 @@ int IncrementalLink::fullLink() {
     if (std::string e = keepState(!printed); !e.empty()) {
       unlink((dir + "/manifest").c_str()); // next time: a full link again
       stateNote = "no_state (" + e + ")";
-    } else if (secondName && !plan.verify()) {
-      // The daemon makes the next patch's spare once the client has its
-      // answer (incremental/ready_spare.h). Verify mode never writes one.
-      stateNote += " spare_for=" + llvm::sys::path::filename(dir).str();
+    } else {
+      // Verify mode never writes a spare; one in another file system
+      // than the output cannot become it.
+      prepareNext = secondName && !plan.verify();
     }
   } else {
     stateNote = "no_state (LLD failed)";
@@ -1780,6 +1830,8 @@ void IncrementalLink::run() {
     result("full kind=" + reason.substr(0, tab) + " lld_micros=" +
            std::to_string(lldMicros) + " micros=" + std::to_string(micros()) +
            " " + stateNote + " reason=" + reason.substr(tab + 1));
+    if (prepareNext)
+      prepareNextPatch(rc);
     finish(rc);
   }
   int64_t saved = last ? last->linkMicros : 0;

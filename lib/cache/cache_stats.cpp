@@ -259,8 +259,7 @@ CacheStats::json(const StoreUsage &usage, uint64_t maxBytes,
   for (const char *k :
        {"incremental_links", "incremental_patches", "incremental_full_links",
         "incremental_verified", "incremental_verify_differences",
-        "incremental_patch_micros", "incremental_saved_micros",
-        "incremental_ready_spares", "incremental_ready_spare_failures"})
+        "incremental_patch_micros", "incremental_saved_micros"})
     o << jsonString(k) << ": " << get(k) << ", ";
   std::map<std::string, uint64_t> fallbacks;
   for (const auto &[k, v] : counters)
@@ -337,9 +336,7 @@ std::string CacheStats::text(const StoreUsage &usage, uint64_t maxBytes,
       << get("incremental_full_links") << ", verified "
       << get("incremental_verified") << ", differences "
       << get("incremental_verify_differences") << ", time saved " << saved
-      << ", ready spares " << get("incremental_ready_spares") << ")\n";
-    if (uint64_t f = get("incremental_ready_spare_failures"))
-      o << "    ready spares not made: " << f << " (see the log)\n";
+      << ")\n";
     for (const auto &[k, v] : counters)
       if (k.starts_with(kIncrementalFallbackPrefix))
         o << "    in full, "

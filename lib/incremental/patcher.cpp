@@ -761,6 +761,65 @@ constexpr size_t kChunk = size_t{1} << 20;
 
 using HashFn = void (*)(uint8_t *, ArrayRef<uint8_t>);
 
+constexpr const char *kNotAHash =
+    "the build-id is not a hash of the output (--build-id=uuid or a fixed "
+    "value): a patch cannot recompute it";
+
+// Where the build-id note `s` of `file` keeps its hash (`at`, `size`
+// bytes) and which hash it is; "" or why it cannot be recomputed.
+struct BuildIdNote {
+  uint64_t at = 0;
+  uint32_t size = 0;
+  HashFn fn = nullptr;
+};
+std::string buildIdNote(ArrayRef<uint8_t> file, const Shdr &s,
+                        BuildIdNote &note) {
+  if (s.sh_offset > file.size() || s.sh_size > file.size() - s.sh_offset ||
+      s.sh_size < 16)
+    return "the build-id note is outside the file";
+  const uint8_t *data = file.data() + s.sh_offset;
+  uint32_t nameSize = endian::read32le(data);
+  note.size = endian::read32le(data + 4);
+  uint64_t descAt = 12 + alignTo(nameSize, 4);
+  if (descAt > s.sh_size || note.size > s.sh_size - descAt)
+    return "the build-id note is malformed";
+  note.at = s.sh_offset + descAt;
+  note.fn = note.size == 8    ? hashFast
+            : note.size == 16 ? hashMd5
+            : note.size == 20 ? hashSha1
+                              : nullptr;
+  if (!note.fn)
+    return kNotAHash;
+  return "";
+}
+
+// The hash of each chunk of `file` with its build-id zero, if they hash
+// to its build-id (else empty: another hash, or a fixed value).
+std::vector<uint8_t> allChunkHashes(ArrayRef<uint8_t> file,
+                                    const BuildIdNote &note) {
+  size_t chunks = (file.size() + kChunk - 1) / kChunk;
+  std::vector<uint8_t> hashes(chunks * note.size);
+  parallelFor(0, chunks, [&](size_t c) {
+    uint64_t begin = c * kChunk,
+             end = std::min<uint64_t>(file.size(), begin + kChunk);
+    ArrayRef<uint8_t> bytes = file.slice(begin, end - begin);
+    std::vector<uint8_t> scratch;
+    if (note.at < end && note.at + note.size > begin) {
+      scratch.assign(bytes.begin(), bytes.end());
+      for (uint64_t i = std::max(note.at, begin);
+           i < std::min<uint64_t>(note.at + note.size, end); ++i)
+        scratch[i - begin] = 0;
+      bytes = scratch;
+    }
+    note.fn(hashes.data() + c * note.size, bytes);
+  });
+  std::vector<uint8_t> id(note.size);
+  note.fn(id.data(), hashes);
+  if (!std::equal(id.begin(), id.end(), file.data() + note.at))
+    hashes.clear();
+  return hashes;
+}
+
 std::string Patcher::buildId(std::vector<Edit> &edits,
                              std::vector<uint8_t> &hashes) const {
   ArrayRef<uint8_t> old = arrayRefFromStringRef(in_.oldOutput.getBuffer());
@@ -768,37 +827,22 @@ std::string Patcher::buildId(std::vector<Edit> &edits,
     const Shdr &s = out_.sections[i];
     if (s.sh_type != ELF::SHT_NOTE || out_.names[i] != ".note.gnu.build-id")
       continue;
-    if (s.sh_offset > old.size() || s.sh_size > old.size() - s.sh_offset ||
-        s.sh_size < 16)
-      return "the build-id note is outside the file";
-    const uint8_t *note = old.data() + s.sh_offset;
-    uint32_t nameSize = endian::read32le(note);
-    uint32_t descSize = endian::read32le(note + 4);
-    uint64_t descAt = 12 + alignTo(nameSize, 4);
-    if (descAt > s.sh_size || descSize > s.sh_size - descAt)
-      return "the build-id note is malformed";
-    uint64_t at = s.sh_offset + descAt;
-    HashFn fn = descSize == 8    ? hashFast
-                : descSize == 16 ? hashMd5
-                : descSize == 20 ? hashSha1
-                                 : nullptr;
-    const char *notHash = "the build-id is not a hash of the output "
-                          "(--build-id=uuid or a fixed value): a patch "
-                          "cannot recompute it";
-    if (!fn)
-      return notHash;
-    // Chunk `c` with the build-id zero and, for the new file, the edits.
-    auto chunkOf = [&](size_t c, bool withEdits,
-                       std::string &scratch) -> ArrayRef<uint8_t> {
+    BuildIdNote note;
+    if (std::string e = buildIdNote(old, s, note); !e.empty())
+      return e;
+    uint64_t at = note.at;
+    uint32_t descSize = note.size;
+    HashFn fn = note.fn;
+    // Chunk `c` of the new file: with the edits, and the build-id zero.
+    auto chunkOf = [&](size_t c, std::string &scratch) -> ArrayRef<uint8_t> {
       uint64_t begin = c * kChunk,
                end = std::min<uint64_t>(old.size(), begin + kChunk);
       auto overlaps = [&](uint64_t off, uint64_t len) {
         return off < end && off + len > begin;
       };
       bool touched = overlaps(at, descSize);
-      if (withEdits)
-        for (const Edit &e : edits)
-          touched = touched || overlaps(e.offset, e.bytes.size());
+      for (const Edit &e : edits)
+        touched = touched || overlaps(e.offset, e.bytes.size());
       if (!touched)
         return old.slice(begin, end - begin);
       scratch.assign(reinterpret_cast<const char *>(old.data()) + begin,
@@ -809,9 +853,8 @@ std::string Patcher::buildId(std::vector<Edit> &edits,
           std::memcpy(scratch.data() + (from - begin), data + (from - off),
                       to - from);
       };
-      if (withEdits)
-        for (const Edit &e : edits)
-          lay(e.offset, e.bytes.data(), e.bytes.size());
+      for (const Edit &e : edits)
+        lay(e.offset, e.bytes.data(), e.bytes.size());
       std::string zeros(descSize, '\0');
       lay(at, zeros.data(), descSize);
       return arrayRefFromStringRef(scratch);
@@ -828,20 +871,13 @@ std::string Patcher::buildId(std::vector<Edit> &edits,
         hashes.assign(kept.begin(), kept.end());
     }
     if (hashes.empty()) {
-      hashes.resize(chunks * descSize);
-      parallelFor(0, chunks, [&](size_t c) {
-        std::string scratch;
-        fn(hashes.data() + c * descSize, chunkOf(c, false, scratch));
-      });
-      fn(id.data(), hashes);
-      if (!std::equal(id.begin(), id.end(), old.data() + at)) {
-        hashes.clear();
-        return notHash;
-      }
+      hashes = allChunkHashes(old, note);
+      if (hashes.empty())
+        return kNotAHash;
     }
     for (size_t c = 0; c < chunks; ++c) {
       std::string scratch;
-      ArrayRef<uint8_t> bytes = chunkOf(c, true, scratch);
+      ArrayRef<uint8_t> bytes = chunkOf(c, scratch);
       if (!scratch.empty())
         fn(hashes.data() + c * descSize, bytes);
     }
@@ -1672,6 +1708,34 @@ PatchResult patchOutput(const PatchInputs &in) {
     return refuse("unreadable", in.oldOutput.getBufferIdentifier().str() +
                                     ": " + errorText(out.takeError()));
   return Patcher(in, *oldObj, *newObj, *out, check.newReferences).run();
+}
+
+std::vector<uint8_t> buildIdChunkHashes(StringRef output) {
+  Expected<File> file = File::create(output);
+  if (!file) {
+    consumeError(file.takeError());
+    return {};
+  }
+  Expected<ArrayRef<Shdr>> sections = file->sections();
+  if (!sections) {
+    consumeError(sections.takeError());
+    return {};
+  }
+  for (const Shdr &s : *sections) {
+    if (s.sh_type != ELF::SHT_NOTE)
+      continue;
+    Expected<StringRef> name = file->getSectionName(s);
+    if (!name) {
+      consumeError(name.takeError());
+      continue;
+    }
+    BuildIdNote note;
+    if (*name == ".note.gnu.build-id")
+      return buildIdNote(arrayRefFromStringRef(output), s, note).empty()
+                 ? allChunkHashes(arrayRefFromStringRef(output), note)
+                 : std::vector<uint8_t>{};
+  }
+  return {};
 }
 
 std::string applyEdits(StringRef oldOutput, const std::vector<Edit> &edits) {

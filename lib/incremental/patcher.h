@@ -104,6 +104,11 @@ struct PatchResult {
 
 PatchResult patchOutput(const PatchInputs &in);
 
+// The hashes of `output`'s 1 MiB chunks behind its build-id (a
+// PatchResult's chunkHashes), computed ahead of a patch; empty without a
+// build-id that is such a hash.
+std::vector<uint8_t> buildIdChunkHashes(llvm::StringRef output);
+
 // The previous output with `edits` laid over it.
 std::string applyEdits(llvm::StringRef oldOutput,
                        const std::vector<Edit> &edits);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 
 // A ready spare: a copy of an incremental state's output, made by the
-// daemon after a full link has answered its client, so that the first
-// patch after a full link writes its edits into a file of its own instead
-// of copying the output then (docs/incremental.md, "Where a patch's time
-// goes"). No LLVM: the daemon makes it, the link child takes it.
+// link child of a full link after its client has the answer, so that the
+// first patch after a full link writes its edits into a file of its own
+// instead of copying the output then (docs/incremental.md).
 //
 // The copy is named after the identity of the file it copies (inode, size,
 // modification and change times), so a link child takes it only for the

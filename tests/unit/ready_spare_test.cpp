@@ -4,7 +4,7 @@
 // state's output, with the output's mode, named after the output's
 // identity, and nothing left behind when it cannot be made.
 #include "incremental/ready_spare.h"
-#include "tests/unit/scratch_dir.h"
+#include "scratch_dir.h"
 
 #include <sys/stat.h>
 

@@ -331,6 +331,9 @@ TEST_F(RelinkPatchTest, KeptChunkHashesGiveLldsBuildId) {
     ASSERT_TRUE(second.patched) << second.kind << ": " << second.reason;
     EXPECT_TRUE(applyEdits(base, second.edits) == want);
     EXPECT_EQ(second.chunkHashes.size(), first.chunkHashes.size());
+    // Computed ahead of a patch (after a full link): the patch's own.
+    EXPECT_EQ(buildIdChunkHashes(base), first.chunkHashes);
+    EXPECT_EQ(buildIdChunkHashes(want), second.chunkHashes);
     // A stale set (one hash changed) is not used: every chunk is hashed.
     std::vector<uint8_t> stale = first.chunkHashes;
     stale[stale.size() / 2] ^= 1;
@@ -374,6 +377,9 @@ TEST_F(RelinkPatchTest, EachReasonForAFullLink) {
                                edited(kCounter, "+ 11 +", "+ 13 +"));
   EXPECT_EQ(uuid.kind, "build_id") << uuid.reason;
   EXPECT_NE(uuid.reason.find("uuid"), std::string::npos) << uuid.reason;
+  EXPECT_TRUE(buildIdChunkHashes(full).empty());
+  EXPECT_TRUE(buildIdChunkHashes("not an ELF file").empty());
+  EXPECT_TRUE(buildIdChunkHashes(full.substr(0, 100)).empty());
 }
 
 TEST_F(RelinkPatchTest, AnObjectTheMapDoesNotNameIsNotPlaced) {

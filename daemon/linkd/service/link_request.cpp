@@ -21,7 +21,6 @@
 #include "daemon/linkd/runner/child_runner.h"
 #include "daemon/linkd/service/background_work.h"
 #include "daemon/linkd/service/rewrite_cache.h"
-#include "incremental/ready_spare.h"
 #include "link/flavor.h"
 #include "link/link_invocation.h"
 #include "log/log_format.h"
@@ -231,8 +230,6 @@ struct LinkService::Request {
   // read, and keeps nothing).
   std::string incrementalResult;
   bool incrementalPatched = false;
-  // A full link whose state wants a ready spare: the state's directory.
-  std::string incrementalSpareFor;
 };
 
 // What one link child did, and what the answer and the store make of it.
@@ -303,7 +300,6 @@ grpc::Status LinkService::runLink(const v1::LinkRequest &req, ReplyStream &out,
   out.write(run.reply);
   slot.release();
   storeAfterAnswer(r, run); // the client stops reading at LinkDone
-  makeSpareAfterAnswer(r);
   return grpc::Status::OK;
 }
 
@@ -428,46 +424,9 @@ void LinkService::noteIncremental(Request &r) {
     std::string kind = line.substr(10, line.find(' ', 10) - 10);
     count("incremental_full_links");
     count("incremental_fallback_" + kind);
-    // The state's directory name (hex digits only: the child is the
-    // client's program's reader, and its line names a directory here).
-    size_t at = line.find(" spare_for=");
-    std::string name =
-        at == std::string::npos
-            ? ""
-            : line.substr(at + 11, line.find(' ', at + 11) - (at + 11));
-    if (name.size() == 32 &&
-        name.find_first_not_of("0123456789abcdef") == std::string::npos)
-      r.incrementalSpareFor = config.incrementalDir + "/" + name;
   }
   r.log.log(spdlog::level::info, "link id={} incremental: {}", r.linkId,
             logText(line));
-}
-
-// A copy of the full link's output for its next patch to write into
-// (incremental/ready_spare.h), made while the user edits: the first patch
-// after a full link would otherwise copy the output first.
-void LinkService::makeSpareAfterAnswer(const Request &r) {
-  if (r.incrementalSpareFor.empty())
-    return;
-  std::string error;
-  bool outdated = false;
-  auto begin = Clock::now();
-  runInBackground([&] {
-    error = incremental::makeReadySpare(r.incrementalSpareFor, outdated);
-  });
-  if (cache.stats && (error.empty() || !outdated))
-    cache.stats->addCounter(error.empty() ? "incremental_ready_spares"
-                                          : "incremental_ready_spare_failures",
-                            1);
-  double ms = microsSince(begin) / 1000.0;
-  if (error.empty())
-    r.log.log(spdlog::level::debug,
-              "link id={} incremental: ready spare made in {:.1f} ms", r.linkId,
-              ms);
-  else
-    r.log.log(outdated ? spdlog::level::debug : spdlog::level::warn,
-              "link id={} incremental: ready spare not made ({:.1f} ms): {}",
-              r.linkId, ms, logText(error));
 }
 
 void LinkService::wantStateRecord(Request &r) const {

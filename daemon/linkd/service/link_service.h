@@ -132,8 +132,6 @@ private:
   // and logged).
   void prepareIncremental(Request &r);
   void noteIncremental(Request &r);
-  // After a full incremental link's answer: its next patch's spare.
-  void makeSpareAfterAnswer(const Request &r);
   std::string prepareLinkRewrite(Request &r);
   // Whether the link gets the audit's record (docs/audit.md), also when
   // the cache will not keep it: then the child records just the same.
