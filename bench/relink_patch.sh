@@ -17,7 +17,8 @@
 #   daemon `ld.linkd --linkd-incremental` through a daemon of this run (step
 #          three: the client, the daemon, the link child's state check,
 #          the patch with the kept chunk hashes, and its write over the
-#          spare; the first relink after the full link copies), the edit
+#          spare; the first relink after the full link writes the ready
+#          spare, or copies if it is not made yet), the edit
 #          alternating each relink;
 #          then a few relinks in verify mode (incremental_verify: LLD links
 #          in full beside each patch), whose differences must be 0.
@@ -130,7 +131,7 @@ for ((i = 0; i < RUNS; i++)); do
 done
 patches=$(stat_of incremental_patches)
 ((patches == 2 * RUNS)) || die "$patches of $((2 * RUNS)) daemon relinks patched (linkd stats)"
-say "daemon      $patches of $((2 * RUNS)) relinks patched: $(grep -c 'write=spare' \
+say "daemon      $patches of $((2 * RUNS)) relinks patched: $(grep -cE 'write=(ready_)?spare' \
   "$T/state/linkd.log") over the spare, $(grep -c 'write=copy' "$T/state/linkd.log") as a copy"
 "$BIN/linkd" stop >/dev/null
 echo "incremental_verify = true" >"$LINKD_CONFIG"
