@@ -223,9 +223,11 @@ struct Resolution {
 class Patcher {
 public:
   Patcher(const PatchInputs &in, const Object &oldObj, const Object &newObj,
-          const Output &out, std::vector<std::string> newReferences)
+          const Output &out, std::vector<std::string> newReferences,
+          std::vector<std::string> goneReferences)
       : in_(in), old_(oldObj), new_(newObj), out_(out),
-        newReferences_(std::move(newReferences)) {}
+        newReferences_(std::move(newReferences)),
+        goneReferences_(goneReferences.begin(), goneReferences.end()) {}
 
   PatchResult run();
 
@@ -355,6 +357,12 @@ private:
   std::vector<int> moveOf_; // by symbol index: its move's index, or -1
   std::map<std::string, size_t> movedGlobals_;
   std::vector<std::string> newReferences_;
+  // References the new version no longer makes; for each, what the old
+  // one's relocations needed of the output (learnOne's keys: an entry, a
+  // resolution), and what other objects' relocations show they need.
+  std::set<std::string> goneReferences_;
+  std::map<std::string, std::set<std::string>> goneNeeds_;
+  std::set<std::string> othersNeed_;
   std::optional<std::vector<OtherInput>> others_;
   std::string othersWhy_;
   std::map<uint64_t, std::string> extra_; // edits outside the sections
@@ -538,20 +546,32 @@ void Patcher::learnOne(const Object &o, size_t sec, const Place &p,
   Resolution res;
   res.base = resolvedPlusAddend - r.r_addend;
   std::string key = targetKey(o, s) + " via " + t.via;
+  // What this reference needs of the output: an entry LLD made for it (a
+  // GOT entry a load left alone reads), or a resolution of its kind.
+  std::string need = key;
   if (relaxable(type) && r.r_offset >= 2) {
     ArrayRef<uint8_t> data = o.contents[sec];
     uint16_t before = endian::read16le(data.data() + r.r_offset - 2);
     uint16_t after = endian::read16le(in_.oldOutput.getBufferStart() + at - 2);
     key += " op " + utohexstr(before);
+    need = key;
     res.relaxed = before != after;
     res.op = after;
     // A load LLD left alone reads the symbol's GOT entry, whatever the
     // instruction (apply() asks for it only where LLD never relaxes).
-    if (!res.relaxed)
-      record(resolved_, targetKey(o, s) + " via GOT entry",
-             Resolution{res.base, 0, false, false});
+    if (!res.relaxed) {
+      need = targetKey(o, s) + " via GOT entry";
+      record(resolved_, need, Resolution{res.base, 0, false, false});
+      if (!own)
+        othersNeed_.insert(need);
+    }
   }
   record(resolved_, key, res);
+  if (!own)
+    othersNeed_.insert(key);
+  else if (s.st_shndx == ELF::SHN_UNDEF &&
+           goneReferences_.count(symbolName(o, s)))
+    goneNeeds_[symbolName(o, s)].insert(need);
 }
 
 void Patcher::learn() {
@@ -915,21 +935,25 @@ const Shdr *Patcher::outputSection(StringRef name) const {
 
 std::string Patcher::findMoves() {
   // The new object's symbols but its new references, each against the old
-  // object's symbol of its place.
+  // object's symbol of its place but its gone references.
   // (Labels the padder made section symbols are never in the output's
   // symbol table: they are left out on both sides.)
+  auto reference = [](const Object &o, const Sym &s, auto &&names) {
+    return s.st_shndx == ELF::SHN_UNDEF && s.getBinding() != ELF::STB_LOCAL &&
+           std::find(names.begin(), names.end(), symbolName(o, s)) !=
+               names.end();
+  };
   std::vector<size_t> paired, was;
   for (size_t i = 0; i < new_.symbols.size(); ++i) {
     const Sym &b = new_.symbols[i];
-    if (!isLabel(b) &&
-        (b.st_shndx != ELF::SHN_UNDEF || b.getBinding() == ELF::STB_LOCAL ||
-         std::find(newReferences_.begin(), newReferences_.end(),
-                   symbolName(new_, b)) == newReferences_.end()))
+    if (!isLabel(b) && !reference(new_, b, newReferences_))
       paired.push_back(i);
   }
-  for (size_t i = 0; i < old_.symbols.size(); ++i)
-    if (!isLabel(old_.symbols[i]))
+  for (size_t i = 0; i < old_.symbols.size(); ++i) {
+    const Sym &a = old_.symbols[i];
+    if (!isLabel(a) && !reference(old_, a, goneReferences_))
       was.push_back(i);
+  }
   if (was.size() != paired.size())
     return "the symbol table changed (" + std::to_string(new_.symbols.size()) +
            " symbols, were " + std::to_string(old_.symbols.size()) + ")";
@@ -1440,6 +1464,7 @@ std::string Patcher::others(const std::vector<OtherInput> *&out) {
     // Every name either step asks about: the new references, the moved
     // globals and the names --wrap turns into them.
     std::set<std::string> names(newReferences_.begin(), newReferences_.end());
+    names.insert(goneReferences_.begin(), goneReferences_.end());
     for (const auto &[name, index] : movedGlobals_) {
       names.insert(name);
       names.insert("__real_" + name);
@@ -1453,17 +1478,19 @@ std::string Patcher::others(const std::vector<OtherInput> *&out) {
 }
 
 std::string Patcher::learnNewReferences() {
-  if (newReferences_.empty())
+  if (newReferences_.empty() && goneReferences_.empty())
     return "";
-  const std::string &first = newReferences_.front();
+  const std::string &first = !newReferences_.empty() ? newReferences_.front()
+                                                     : *goneReferences_.begin();
   const std::vector<OtherInput> *all = nullptr;
   if (std::string e = others(all); !e.empty())
-    return "a new reference to " + first +
+    return "a new or gone reference to " + first +
            ", and the link's other objects are not known: " + e;
   // A global LLD inserted before it read this object (a strong reference
   // or definition in an object read earlier) keeps its place in the symbol
   // table, and so its GOT and PLT entries theirs.
   std::set<std::string> wanted(newReferences_.begin(), newReferences_.end());
+  wanted.insert(goneReferences_.begin(), goneReferences_.end());
   std::set<std::string> earlier;
   for (const OtherInput &o : *all) {
     MemoryBufferRef ref(o.bytes, o.name);
@@ -1511,6 +1538,21 @@ std::string Patcher::learnNewReferences() {
       return "a new reference to " + name +
              ", which no object read before this one names (LLD would place "
              "its symbol and entries anew)";
+  // A gone reference leaves the output as it was when another object read
+  // before names the global, and other objects' code and data still need
+  // each thing its relocations needed (the same entry, or a reference of
+  // the same kind: LLD would otherwise drop an entry, or a copy).
+  for (const std::string &name : goneReferences_) {
+    if (!earlier.count(name))
+      return "a reference to " + name +
+             " is gone, and no object read before this one names it (LLD "
+             "would place its symbol and entries anew, or drop them)";
+    for (const std::string &need : goneNeeds_[name])
+      if (!othersNeed_.count(need))
+        return "a reference to " + name +
+               " is gone, and no other object needs what it needed (" + need +
+               "): LLD would drop it";
+  }
   return "";
 }
 
@@ -1707,7 +1749,9 @@ PatchResult patchOutput(const PatchInputs &in) {
   if (!out)
     return refuse("unreadable", in.oldOutput.getBufferIdentifier().str() +
                                     ": " + errorText(out.takeError()));
-  return Patcher(in, *oldObj, *newObj, *out, check.newReferences).run();
+  return Patcher(in, *oldObj, *newObj, *out, check.newReferences,
+                 check.goneReferences)
+      .run();
 }
 
 std::vector<uint8_t> buildIdChunkHashes(StringRef output) {

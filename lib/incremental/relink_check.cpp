@@ -243,40 +243,47 @@ RelinkCheck checkRelink(const ElfObject &oldObject, const ElfObject &newObject,
   readSymbols(*a, symA);
   readSymbols(*b, symB);
   const std::vector<SymbolShape> &shapesA = symA.shapes, &shapesB = symB.shapes;
-  std::vector<std::string> newReferences;
+  std::vector<std::string> newReferences, goneReferences;
   if (shapesA != shapesB) {
     std::vector<SymbolShape> added, removed;
     std::set_difference(shapesB.begin(), shapesB.end(), shapesA.begin(),
                         shapesA.end(), std::back_inserter(added));
     std::set_difference(shapesA.begin(), shapesA.end(), shapesB.begin(),
                         shapesB.end(), std::back_inserter(removed));
-    // A global the object now refers to and did not name: undefined,
-    // strong, of default visibility, and not a name it had in another way.
-    auto reference = [&](const SymbolShape &s) {
-      const auto &[name, info, other, section] = s;
-      return section == "undefined" && (info >> 4) == ELF::STB_GLOBAL &&
-             (other & 3) == ELF::STV_DEFAULT &&
-             std::none_of(
-                 shapesA.begin(), shapesA.end(),
-                 [&](const SymbolShape &x) { return std::get<0>(x) == name; });
+    // A global the object now refers to and did not name (or named and no
+    // longer does): undefined, strong, of default visibility, and not a
+    // name the other version has in another way.
+    auto referenceNotIn = [](const std::vector<SymbolShape> &other) {
+      return [&other](const SymbolShape &s) {
+        const auto &[name, info, visibility, section] = s;
+        return section == "undefined" && (info >> 4) == ELF::STB_GLOBAL &&
+               (visibility & 3) == ELF::STV_DEFAULT &&
+               std::none_of(other.begin(), other.end(),
+                            [&](const SymbolShape &x) {
+                              return std::get<0>(x) == name;
+                            });
+      };
     };
-    if (!removed.empty() || !std::all_of(added.begin(), added.end(), reference))
-      return refuse("symbols_changed",
-                    !removed.empty()
-                        ? "symbol " + std::get<0>(removed.front()) +
-                              " is gone or changed its kind"
-                        : "symbol " +
-                              std::get<0>(*std::find_if_not(
-                                  added.begin(), added.end(), reference)) +
-                              " is new or changed its kind");
+    auto isNew = referenceNotIn(shapesA), isGone = referenceNotIn(shapesB);
+    auto gone = std::find_if_not(removed.begin(), removed.end(), isGone);
+    if (gone != removed.end())
+      return refuse("symbols_changed", "symbol " + std::get<0>(*gone) +
+                                           " is gone or changed its kind");
+    auto added1 = std::find_if_not(added.begin(), added.end(), isNew);
+    if (added1 != added.end())
+      return refuse("symbols_changed", "symbol " + std::get<0>(*added1) +
+                                           " is new or changed its kind");
     for (const SymbolShape &s : added)
       newReferences.push_back(std::get<0>(s));
+    for (const SymbolShape &s : removed)
+      goneReferences.push_back(std::get<0>(s));
   }
 
   RelinkCheck c = compareSections(*a, *b, slack, {});
   if (!c.patchable)
     return c;
   c.newReferences = newReferences;
+  c.goneReferences = goneReferences;
 
   std::set<Need> entriesA, entriesB;
   std::multiset<Need> absA, absB;
@@ -285,12 +292,17 @@ RelinkCheck checkRelink(const ElfObject &oldObject, const ElfObject &newObject,
                                  readNeeds(*b, symB, entriesB, absB, relocsB)})
     if (!why.empty())
       return refuse("unreadable", why);
-  // A new reference's entries are the output's to have (the patch asks).
-  for (auto n = entriesB.begin(); n != entriesB.end();)
-    n = std::find(newReferences.begin(), newReferences.end(), n->second) !=
-                newReferences.end()
-            ? entriesB.erase(n)
-            : std::next(n);
+  // A new reference's entries are the output's to have, a gone one's the
+  // output's to keep (the patch asks the other objects).
+  auto dropEntriesOf = [](std::set<Need> &entries,
+                          const std::vector<std::string> &names) {
+    for (auto n = entries.begin(); n != entries.end();)
+      n = std::find(names.begin(), names.end(), n->second) != names.end()
+              ? entries.erase(n)
+              : std::next(n);
+  };
+  dropEntriesOf(entriesB, newReferences);
+  dropEntriesOf(entriesA, goneReferences);
   if (entriesA != entriesB)
     return refuse("linker_entries_changed",
                   firstDifference(entriesA, entriesB));

@@ -14,7 +14,8 @@
 //     (LLD rebuilds it and .eh_frame_hdr from every object's records);
 //   - the same symbols (names, binding, type, visibility, section): values
 //     and sizes may move within their section's slot; a new undefined
-//     global is a new reference the patch may follow (newReferences);
+//     global is a new reference the patch may follow (newReferences), one
+//     no longer named a gone reference (goneReferences);
 //   - the same linker-made entries: the symbols that need a GOT, PLT or
 //     TLS entry, and as many absolute relocations (each may become a
 //     dynamic relocation in a PIE or shared object).
@@ -58,6 +59,10 @@ struct RelinkCheck {
   // The object alone cannot tell whether the output already has them: the
   // patch can, from the link's other objects (patcher.h).
   std::vector<std::string> newReferences;
+  // Those the old version named that way and the new one does not name at
+  // all (a call to getenv removed): the output keeps them, and their
+  // entries, only if other objects still need them (the patch checks).
+  std::vector<std::string> goneReferences;
 };
 
 RelinkCheck checkRelink(llvm::MemoryBufferRef oldObject,

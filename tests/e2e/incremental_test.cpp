@@ -354,9 +354,10 @@ TEST_F(IncrementalTest, WithSlackGrownCodeIsPatchedThroughGcc) {
 
 // A first call to a function another object calls already (main.c's
 // sleep), through gcc's driver: with main.o first on the command line, a
-// verified patch that calls it through the same PLT entry; with counter.o
-// first, LLD would meet the symbol in counter.o now and order its entries
-// anew: a full link that says so.
+// verified patch that calls it through the same PLT entry, and another
+// when the call is removed again; with counter.o first, LLD would meet the
+// symbol in counter.o now (or no longer) and order its entries anew: full
+// links that say so.
 TEST_F(IncrementalTest, WithSlackANewCallToAResolvedFunctionIsPatched) {
   writeFile("linkd.conf",
             "incremental_slack = 25%+64\nincremental_verify = true\n");
@@ -372,15 +373,25 @@ TEST_F(IncrementalTest, WithSlackANewCallToAResolvedFunctionIsPatched) {
   gccBuildAndLink(build, "main.o counter.o");
   EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
   EXPECT_EQ(stat("incremental_verify_differences"), 0);
-
+  // The call removed again: main.o still calls sleep through the same PLT
+  // entry, a verified patch too.
   writeFile("counter.c", kCounter);
+  gccBuildAndLink(build, "main.o counter.o");
+  EXPECT_EQ(stat("incremental_verified"), 2) << incrementalLog();
+  EXPECT_EQ(stat("incremental_verify_differences"), 0);
+
   gccBuildAndLink(build, "counter.o main.o");
   callSleep();
   gccBuildAndLink(build, "counter.o main.o");
-  EXPECT_EQ(stat("incremental_verified"), 1) << incrementalLog();
+  writeFile("counter.c", kCounter);
+  gccBuildAndLink(build, "counter.o main.o");
+  EXPECT_EQ(stat("incremental_verified"), 2) << incrementalLog();
   auto lines = logLines("new_reference");
-  ASSERT_EQ(lines.size(), 1u) << incrementalLog();
-  EXPECT_NE(lines[0].find("sleep"), std::string::npos) << lines[0];
+  ASSERT_EQ(lines.size(), 2u) << incrementalLog();
+  EXPECT_NE(lines[0].find("a new reference to sleep"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("a reference to sleep is gone"), std::string::npos)
+      << lines[1];
 }
 
 // An archive the command line names (as git's Makefile names libgit.a)

@@ -146,6 +146,30 @@ TEST_F(RelinkCheckTest, ACallToANewExternalFunctionIsANewReference) {
   EXPECT_NE(weak.reason.find("linkd_probe"), std::string::npos) << weak.reason;
 }
 
+// The other way: a call removed, and with it the object's last mention of
+// the function, is a gone reference (the patch asks whether the output
+// keeps it); a weak one the object no longer names changes the symbols.
+TEST_F(RelinkCheckTest, ARemovedCallToAnExternalFunctionIsAGoneReference) {
+  std::string with =
+      edited(kBase, "return counter; }", "return counter + getpid(); }");
+  RelinkCheck c = check(with, kBase, "-O2 -include unistd.h", {100, 256});
+  EXPECT_TRUE(c.patchable) << c.kind << ": " << c.reason;
+  EXPECT_EQ(c.goneReferences, std::vector<std::string>{"getpid"});
+  EXPECT_TRUE(c.newReferences.empty());
+  // Position-independent: its PLT need goes with it, for the patch to ask.
+  RelinkCheck pic =
+      check(with, kBase, "-O2 -fPIC -include unistd.h", {100, 256});
+  EXPECT_TRUE(pic.patchable) << pic.kind << ": " << pic.reason;
+  EXPECT_EQ(pic.goneReferences, std::vector<std::string>{"getpid"});
+  std::string weak =
+      "extern int linkd_probe(void) __attribute__((weak));\n" +
+      edited(kBase, "counter += x;",
+             "counter += x + (linkd_probe ? linkd_probe() : 0);");
+  RelinkCheck w = check(weak, kBase, "-O2", {100, 256});
+  EXPECT_EQ(w.kind, "symbols_changed") << w.reason;
+  EXPECT_NE(w.reason.find("linkd_probe"), std::string::npos) << w.reason;
+}
+
 TEST_F(RelinkCheckTest, ANewStringIsAFullLink) {
   RelinkCheck c = check(
       kBase,

@@ -760,6 +760,60 @@ int early(void) { return getpid() == 1; }
   EXPECT_NE(r.reason.find("getpid"), std::string::npos) << r.reason;
 }
 
+// The other way: the edited object's call removed, its last mention of
+// getpid. The output keeps the symbol, its place and its entries while an
+// object read before names it and other code still needs each of them:
+// LLD's bytes. Else LLD would drop or move them: a full link that says
+// why (the caller after the edited object; an earlier object that only
+// takes getpid's address, through the GOT, so that nothing else needs the
+// PLT entry the call went through).
+TEST_F(RelinkMoveTest, AGoneReferenceToAGlobalOthersStillNeedIsFollowed) {
+  const std::string caller = R"(
+#include <unistd.h>
+int early(void) { return getpid() == 1; }
+)";
+  const std::string withUnistd = edited(
+      kMoving, "#include <stdio.h>", "#include <stdio.h>\n#include <unistd.h>");
+  const std::string calls =
+      edited(withUnistd, "  return s;\n}",
+             "  if (getpid() == 1)\n    s += 1;\n  return s;\n}");
+  auto program = [&](const Layout &c, const std::string &first, size_t at) {
+    Program p = movingProgram(c.flags, c.linkFlags);
+    p.files.insert(p.files.begin() + static_cast<std::ptrdiff_t>(at),
+                   {"early.c", first});
+    editedFile = at == 0 ? 1 : 0;
+    p.files.at(editedFile).second = calls;
+    if (std::string(c.linkFlags) == "-shared") {
+      p.files.pop_back(); // no main
+      p.output = "libmoving.so";
+    }
+    return p;
+  };
+  for (const Layout &c :
+       {Layout{"-O2", ""}, Layout{"-O2", "-no-pie"}, Layout{"-O2 -fno-plt", ""},
+        Layout{"-O2 -fPIC", "-shared"}}) {
+    SCOPED_TRACE(std::string(c.flags) + " | " + c.linkFlags);
+    PatchResult r = patchMove(program(c, caller, 0), withUnistd);
+    expectLldsBytes(r);
+    if (std::string(c.linkFlags) != "-shared")
+      expectSameRun("moving ");
+  }
+  PatchResult later = patchMove(program({"-O2", ""}, caller, 1), withUnistd);
+  EXPECT_FALSE(later.patched);
+  EXPECT_EQ(later.kind, "new_reference") << later.reason;
+  EXPECT_NE(later.reason.find("getpid is gone"), std::string::npos)
+      << later.reason;
+  const std::string address = R"(
+#include <unistd.h>
+void *early(void) { return (void *)getpid; }
+)";
+  PatchResult plt = patchMove(program({"-O2", ""}, address, 0), withUnistd);
+  EXPECT_FALSE(plt.patched);
+  EXPECT_EQ(plt.kind, "new_reference") << plt.reason;
+  EXPECT_NE(plt.reason.find("no other object needs"), std::string::npos)
+      << plt.reason;
+}
+
 // A new string: LLD would merge it with every object's strings and move
 // every later one, so the padder hands the object's strings to LLD as its
 // own (not mergeable, their labels section symbols, room after them). The
