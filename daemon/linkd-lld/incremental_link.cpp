@@ -1152,63 +1152,52 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     otherBuffers.push_back(std::move(*buf));
     return otherBuffers.back()->getBuffer();
   };
-  auto mapOf = [&](const std::string &file)
+  // A map of the state, with the lines of the files `keep` keeps: a big
+  // program's has a line per input section, and few files name one of
+  // `names`.
+  otherMaps.clear();
+  auto mapOf = [&](const std::string &file,
+                   llvm::function_ref<bool(llvm::StringRef)> keep)
       -> llvm::Expected<const incremental::LinkMap *> {
     Result<std::string> text = readFile(file);
     if (!text)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      text.error());
-    auto map = incremental::LinkMap::parse(*text);
+    auto map = incremental::LinkMap::parse(*text, keep);
     if (!map)
       return map.takeError();
     otherMaps.push_back(std::move(*map));
     return &otherMaps.back();
   };
-  otherMaps.clear();
-  // The link's map, read when an object may name one of `names`.
-  const incremental::LinkMap *objects = nullptr;
-  std::string objectsWhy;
-  auto objectsMap = [&]() -> const incremental::LinkMap * {
-    if (!objects && objectsWhy.empty()) {
-      auto m = mapOf(dir + "/map");
-      if (m)
-        objects = *m;
-      else
-        objectsWhy = "the state's map: " + toString(m.takeError());
-    }
-    return objects;
-  };
   // The manifest lists the inputs in the order LLD opened them (the
-  // command line's): each one's place, and the patched object's.
-  std::vector<size_t> placeOf; // of out[base + i]
-  std::optional<size_t> patched;
-  size_t base = out.size();
-  // (Only those that may name one of `names`: most name none.)
-  auto add = [&](size_t at, const std::string &name, llvm::StringRef bytes,
-                 const incremental::LinkMap *map) {
-    if (std::optional<llvm::StringRef> now = current(name, bytes)) {
-      if (!incremental::namesAnyGlobal(llvm::MemoryBufferRef(*now, name),
-                                       names))
-        return;
-      out.push_back({name, *now, map, false});
-      placeOf.push_back(at);
-    } else {
-      patched = at;
-    }
+  // command line's): each one's place, and the patched object's. First
+  // the inputs that may name one of `names` (most name none), then the
+  // maps' lines for those.
+  struct Candidate {
+    size_t at;        // in the manifest
+    std::string name; // the object's path, or the member's name
+    llvm::StringRef bytes;
+    // An object (placed by the link's map), a member of a kept archive (by
+    // its map, `archives`[archive]) or of a system library (unplaced).
+    enum { Object, Member, SystemMember } kind = Object;
+    size_t archive = 0;
   };
+  std::vector<Candidate> candidates;
+  std::vector<std::string> archives; // kept ones: their copies' maps
+  llvm::StringSet<> keys = incremental::nameSet(names);
+  std::optional<size_t> patched;
   for (size_t at = 0; at < last->inputs.size(); ++at) {
     const Manifest::Input &in = last->inputs[at];
     if (in.copy.starts_with("objects/")) {
       Result<llvm::StringRef> bytes = mapped(dir + "/" + in.copy);
       if (!bytes)
         return bytes.error();
-      if (std::optional<llvm::StringRef> now = current(in.path, *bytes);
-          now && !incremental::namesAnyGlobal(
-                     llvm::MemoryBufferRef(*now, in.path), names))
-        continue; // (add() would leave it out too, without the map)
-      if (!objectsMap())
-        return objectsWhy;
-      add(at, in.path, *bytes, objects);
+      std::optional<llvm::StringRef> now = current(in.path, *bytes);
+      if (!now)
+        patched = at;
+      else if (incremental::namesAnyGlobal(llvm::MemoryBufferRef(*now, in.path),
+                                           keys))
+        candidates.push_back({at, in.path, *now});
       continue;
     }
     // An archive: its copy and its members' map lines, or (a system
@@ -1226,38 +1215,82 @@ IncrementalLink::otherInputs(const std::vector<Change> &changed, size_t k,
     if (std::string why = archiveMembers(*bytes, in.path, members);
         !why.empty())
       return why;
-    // The patched object may be one of its members; its map is read only
-    // when a member may name one of `names`.
+    // The patched object may be one of its members.
     if (kept && dir + "/" + in.copy + ".map" == changed[k].mapFile)
       patched = at;
-    if (std::none_of(members.begin(), members.end(), [&](const auto &m) {
-          return incremental::namesAnyGlobal(
-              llvm::MemoryBufferRef(m.second, m.first), names);
-        }))
-      continue;
-    const incremental::LinkMap *map = nullptr;
-    if (kept) {
-      auto m = mapOf(dir + "/" + in.copy + ".map");
-      if (!m)
-        return "the state's map of " + in.path + ": " + toString(m.takeError());
-      map = *m;
-    }
+    if (kept)
+      archives.push_back(dir + "/" + in.copy + ".map");
     for (const auto &[member, data] : members) {
       std::string name = in.path + "(" + member + ")";
-      if (map) {
-        // The map's spelling of it; a member it does not name is not in
-        // the link.
-        std::string tail = "(" + member + ")";
-        auto named = std::find_if(map->files().begin(), map->files().end(),
-                                  [&](const std::string &f) {
-                                    return llvm::StringRef(f).ends_with(tail);
-                                  });
-        if (named == map->files().end())
-          continue;
-        name = *named;
-      }
-      add(at, name, data, map);
+      std::optional<llvm::StringRef> now = current(name, data);
+      if (now &&
+          incremental::namesAnyGlobal(llvm::MemoryBufferRef(*now, name), keys))
+        candidates.push_back(
+            kept ? Candidate{at, member, *now, Candidate::Member,
+                             archives.size() - 1}
+                 : Candidate{at, name, *now, Candidate::SystemMember});
     }
+  }
+  if (candidates.empty())
+    return "";
+  // The link's map for the objects; each kept archive's for its members
+  // (the map spells a member `<the archive as LLD found it>(<member>)`,
+  // and the member is in the link only if it names it).
+  std::set<llvm::StringRef> objectNames;
+  std::vector<std::set<llvm::StringRef>> memberNames(archives.size());
+  for (const Candidate &c : candidates)
+    if (c.kind == Candidate::Member)
+      memberNames[c.archive].insert(c.name);
+    else if (c.kind == Candidate::Object)
+      objectNames.insert(c.name);
+  const incremental::LinkMap *objects = nullptr;
+  if (!objectNames.empty()) {
+    auto m = mapOf(dir + "/map", [&](llvm::StringRef f) {
+      return objectNames.count(f) != 0;
+    });
+    if (!m)
+      return "the state's map: " + toString(m.takeError());
+    objects = *m;
+  }
+  auto memberOf = [](llvm::StringRef file) {
+    size_t open = file.rfind('(');
+    return file.ends_with(")") && open != llvm::StringRef::npos
+               ? file.slice(open + 1, file.size() - 1)
+               : llvm::StringRef();
+  };
+  std::vector<const incremental::LinkMap *> archiveMaps(archives.size());
+  std::vector<std::map<std::string, std::string, std::less<>>> spelled(
+      archives.size());
+  for (size_t a = 0; a < archives.size(); ++a) {
+    if (memberNames[a].empty())
+      continue;
+    auto m = mapOf(archives[a], [&](llvm::StringRef f) {
+      return memberNames[a].count(memberOf(f)) != 0;
+    });
+    if (!m)
+      return "the state's map of " + archives[a] + ": " +
+             toString(m.takeError());
+    archiveMaps[a] = *m;
+    for (const std::string &f : (*m)->files())
+      spelled[a].emplace(memberOf(f).str(), f);
+  }
+  std::vector<size_t> placeOf; // of out[base + i]
+  size_t base = out.size();
+  for (Candidate &c : candidates) {
+    const incremental::LinkMap *map = nullptr;
+    if (c.kind == Candidate::Object) {
+      map = objects;
+    } else if (c.kind == Candidate::Member) {
+      // The map's spelling of it; a member it does not name is not in the
+      // link.
+      map = archiveMaps[c.archive];
+      auto named = spelled[c.archive].find(c.name);
+      if (named == spelled[c.archive].end())
+        continue;
+      c.name = named->second;
+    }
+    out.push_back({c.name, c.bytes, map, false});
+    placeOf.push_back(c.at);
   }
   for (size_t i = 0; i < placeOf.size(); ++i)
     out[base + i].earlier = patched && placeOf[i] < *patched;

@@ -79,7 +79,14 @@ Expected<ElfObject> readElfObject(MemoryBufferRef buf) {
   return o;
 }
 
-bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
+StringSet<> nameSet(const std::set<std::string> &names) {
+  StringSet<> set;
+  for (const std::string &n : names)
+    set.insert(n);
+  return set;
+}
+
+bool namesAnyGlobal(MemoryBufferRef ref, const StringSet<> &names) {
   auto file = object::ELFFile<ELFT>::create(ref.getBuffer());
   if (!file) {
     consumeError(file.takeError());
@@ -101,7 +108,6 @@ bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
       return true;
     }
     // Globals follow the locals (sh_info: the first global's index).
-    std::set<StringRef> keys(names.begin(), names.end());
     for (const ELFT::Sym &sym :
          symbols->drop_front(std::min<size_t>(sec.sh_info, symbols->size()))) {
       if (sym.getBinding() == ELF::STB_LOCAL)
@@ -111,7 +117,7 @@ bool namesAnyGlobal(MemoryBufferRef ref, const std::set<std::string> &names) {
         consumeError(name.takeError());
         return true;
       }
-      if (keys.count(*name))
+      if (names.contains(*name))
         return true;
     }
     return false;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
 #include "llvm/Object/ELFTypes.h"
@@ -41,9 +42,10 @@ std::string notAnX8664Object(llvm::MemoryBufferRef buf);
 // Whether object `ref` has a global symbol named one of `names`, read off
 // its symbol table alone: most of a link's objects name none of the
 // globals a patch asks about, and their relocations (most of them in
-// debug sections) need not be read. True when it cannot tell.
-bool namesAnyGlobal(llvm::MemoryBufferRef ref,
-                    const std::set<std::string> &names);
+// debug sections) need not be read. True when it cannot tell. (A hashed
+// set, made once for all of a link's objects.)
+bool namesAnyGlobal(llvm::MemoryBufferRef ref, const llvm::StringSet<> &names);
+llvm::StringSet<> nameSet(const std::set<std::string> &names);
 
 // Reads an object notAnX8664Object accepted.
 llvm::Expected<ElfObject> readElfObject(llvm::MemoryBufferRef buf);

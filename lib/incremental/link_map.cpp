@@ -16,11 +16,17 @@ constexpr size_t kHeader = 16 + 1 + 16 + 1 + 8 + 1 + 5 + 1;
 } // namespace
 
 Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
+  if (onlyFile.empty())
+    return parse(text, [](StringRef) { return true; });
+  return parse(text, [&](StringRef file) { return file == onlyFile; });
+}
+
+Expected<LinkMap> LinkMap::parse(StringRef text,
+                                 function_ref<bool(StringRef)> keep) {
   LinkMap map;
   std::string output;
   size_t lineNo = 0;
   bool sawHeader = false;
-  std::string prefix = onlyFile.empty() ? "" : (onlyFile + ":(").str();
   while (!text.empty()) {
     auto [line, rest] = text.split('\n');
     text = rest;
@@ -45,8 +51,9 @@ Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
     if (indent != 0 && indent != 8) // a symbol
       continue;
     what = what.substr(indent);
-    if (indent == 8 && ((!prefix.empty() && !what.starts_with(prefix)) ||
-                        !what.ends_with(")")))
+    size_t open = what.find(":(");
+    if (indent == 8 && (open == StringRef::npos || !what.ends_with(")") ||
+                        !keep(what.take_front(open))))
       continue;
     uint64_t vma = 0, size = 0;
     if (line.substr(0, 16).trim().getAsInteger(16, vma) ||
@@ -71,9 +78,7 @@ Expected<LinkMap> LinkMap::parse(StringRef text, StringRef onlyFile) {
     }
     if (what.contains("+0x"))
       continue; // a piece of another synthetic section
-    size_t open = what.find(":(");
-    if (open != StringRef::npos)
-      map.files_.insert(what.take_front(open).str());
+    map.files_.insert(what.take_front(open).str());
     map.inputs_[what.str()].push_back(Placement{output, vma, size});
   }
   if (!sawHeader)

@@ -11,6 +11,7 @@
 // section. The patcher needs the input sections only.
 #pragma once
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -44,6 +45,10 @@ public:
   // sections, and a patch needs those of the objects it replaces.
   static llvm::Expected<LinkMap> parse(llvm::StringRef text,
                                        llvm::StringRef onlyFile = "");
+  // Only the input sections of the files `keep` keeps (each file as the
+  // map names it).
+  static llvm::Expected<LinkMap>
+  parse(llvm::StringRef text, llvm::function_ref<bool(llvm::StringRef)> keep);
 
   // Where `file`'s section `section` went (the file as the map names it:
   // the path given to the linker, `lib.a(member.o)` for an archive

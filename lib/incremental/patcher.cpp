@@ -1492,11 +1492,12 @@ std::string Patcher::learnNewReferences() {
   std::set<std::string> wanted(newReferences_.begin(), newReferences_.end());
   wanted.insert(goneReferences_.begin(), goneReferences_.end());
   std::set<std::string> earlier;
+  StringSet<> wantedSet = nameSet(wanted);
   for (const OtherInput &o : *all) {
     MemoryBufferRef ref(o.bytes, o.name);
     if (!notAnX8664Object(ref).empty())
       continue; // an archive's member the link did not read as an object
-    if (!namesAnyGlobal(ref, wanted))
+    if (!namesAnyGlobal(ref, wantedSet))
       continue;
     auto obj = readElfObject(ref);
     if (!obj)
@@ -1572,6 +1573,7 @@ std::string Patcher::patchReferencesElsewhere() {
     names.insert(name);
     names.insert("__real_" + name);
   }
+  StringSet<> nameKeys = nameSet(names);
   for (const OtherInput &o : *all) {
     MemoryBufferRef ref(o.bytes, o.name);
     if (!notAnX8664Object(ref).empty()) {
@@ -1579,7 +1581,7 @@ std::string Patcher::patchReferencesElsewhere() {
         continue; // an archive's member the link did not read as an object
       return o.name + " is not an x86-64 object the patch reads";
     }
-    if (!namesAnyGlobal(ref, names))
+    if (!namesAnyGlobal(ref, nameKeys))
       continue;
     auto obj = readElfObject(ref);
     if (!obj)
