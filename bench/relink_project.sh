@@ -9,7 +9,8 @@
 # and 3 archives of 271 members, 15 MB; about 2 minutes on 2 cores). A scripted series of realistic
 # edits, each on top of the last (a changed constant, a changed
 # initializer, a new statement, a new local variable, a new function, a
-# renamed function), to files linked as objects (builtin/*.c) and to files
+# renamed function, a statement removed with its call to getenv), to
+# files linked as objects (builtin/*.c) and to files
 # linked from libgit.a; after each, make rebuilds what changed and the
 # program is linked three ways, timed once each:
 #   linkd  the Makefile's link command through the client with
@@ -115,6 +116,10 @@ EDITS = [
      "#define FORMAT_PATCH_NAME_MAX_DEFAULT 80", "constant"),
     ("builtin/log.c", "static int auto_number = 1;", "static int auto_number = 0;",
      "initializer"),
+    ("builtin/log.c",
+     "\tif (getenv(\"GIT_BENCH_NEVER_TTY\"))\n\t\treturn 0;\n"
+     "\treturn isatty(1) || pager_in_use();",
+     "\treturn isatty(1) || pager_in_use();", "removed statement"),
 ]
 if sys.argv[1] == "count":
     print(len(EDITS))
