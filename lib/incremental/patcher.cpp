@@ -497,21 +497,38 @@ void Patcher::learnOne(const Object &o, size_t sec, const Place &p,
   uint32_t type = r.getType(false);
   TypeInfo t = typeInfo(type);
   uint32_t symIndex = r.getSymbol(false);
+  bool own = &o == &old_;
+  bool alloc = o.sections[sec].sh_flags & ELF::SHF_ALLOC;
+  // The code and data of the old version that reach a global the new one
+  // no longer names: what each needed of the output. One this cannot
+  // read, or that may have made a dynamic relocation, is a need no other
+  // object is taken to share.
+  std::string gone;
+  if (own && alloc && !goneReferences_.empty() && symIndex < o.symbols.size() &&
+      o.symbols[symIndex].st_shndx == ELF::SHN_UNDEF &&
+      goneReferences_.count(symbolName(o, o.symbols[symIndex])))
+    gone = symbolName(o, o.symbols[symIndex]);
+  auto unshared = [&] {
+    if (!gone.empty())
+      goneNeeds_[gone].insert("a relocation of type " + std::to_string(type) +
+                              " the patch does not follow");
+  };
   if (t.form == Form::Unsupported || symIndex >= o.symbols.size() || p.nobits ||
       r.r_offset > p.room || t.width > p.room - r.r_offset ||
       r.r_offset > o.contents[sec].size() ||
-      t.width > o.contents[sec].size() - r.r_offset)
+      t.width > o.contents[sec].size() - r.r_offset) {
+    unshared();
     return;
+  }
   const Sym &s = o.symbols[symIndex];
   uint64_t at = p.fileOffset + r.r_offset;
   uint64_t pc = p.address + r.r_offset;
-  bool alloc = o.sections[sec].sh_flags & ELF::SHF_ALLOC;
   // Another object's relocation teaches only how a global is reached from
   // code and data: its debug sections may hold a tombstone instead.
-  bool own = &o == &old_;
   if (!own && (!alloc || s.getBinding() == ELF::STB_LOCAL))
     return;
   if (out_.dynamic && alloc && type == ELF::R_X86_64_64) {
+    unshared();
     if (!own)
       return; // dynamic sites are the object's own
     dynamicSites_[{sec, r.r_offset}] =
@@ -569,9 +586,8 @@ void Patcher::learnOne(const Object &o, size_t sec, const Place &p,
   record(resolved_, key, res);
   if (!own)
     othersNeed_.insert(key);
-  else if (s.st_shndx == ELF::SHN_UNDEF &&
-           goneReferences_.count(symbolName(o, s)))
-    goneNeeds_[symbolName(o, s)].insert(need);
+  else if (!gone.empty())
+    goneNeeds_[gone].insert(need);
 }
 
 void Patcher::learn() {

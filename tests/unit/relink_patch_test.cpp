@@ -812,6 +812,28 @@ void *early(void) { return (void *)getpid; }
   EXPECT_EQ(plt.kind, "new_reference") << plt.reason;
   EXPECT_NE(plt.reason.find("no other object needs"), std::string::npos)
       << plt.reason;
+  // A thread-local variable's last use gone, another object still using
+  // it the same way (a PIE, a shared object): LLD's bytes if patched, and
+  // a reason if not; never a wrong output.
+  const std::string tlsUser = R"(
+extern __thread int tls_count;
+int early(void) { return ++tls_count; }
+__thread int tls_count;
+)";
+  const std::string usesTls =
+      edited(withUnistd, "  return s;\n}",
+             "  extern __thread int tls_count;\n  s += tls_count;\n  return "
+             "s;\n}");
+  for (const Layout &c : {Layout{"-O2", ""}, Layout{"-O2 -fPIC", "-shared"}}) {
+    SCOPED_TRACE(std::string("tls ") + c.flags + " | " + c.linkFlags);
+    Program p = program(c, tlsUser, 0);
+    p.files.at(editedFile).second = usesTls;
+    PatchResult r = patchMove(p, withUnistd);
+    if (r.patched)
+      expectLldsBytes(r);
+    else
+      EXPECT_EQ(r.kind, "new_reference") << r.reason;
+  }
 }
 
 // A new string: LLD would merge it with every object's strings and move
