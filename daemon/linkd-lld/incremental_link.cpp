@@ -27,6 +27,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -465,11 +466,14 @@ void pruneStates(const std::string &base, const std::string &keep) {
     return;
   std::sort(states.begin(), states.end());
   for (size_t i = 0; i + kMaxStates - 1 < states.size(); ++i) {
-    int fd = open((states[i].second + "/lock").c_str(), O_RDWR | O_CLOEXEC);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    // Neither a link nor a full link's process still preparing the next
+    // patch (prepareNextPatch) may be using it.
+    UniqueFd fd(open((states[i].second + "/lock").c_str(), O_RDWR | O_CLOEXEC));
+    UniqueFd prep(
+        open((states[i].second + "/prepare.lock").c_str(), O_RDWR | O_CLOEXEC));
+    if (fd.valid() && flock(fd.get(), LOCK_EX | LOCK_NB) == 0 &&
+        (!prep.valid() || flock(prep.get(), LOCK_EX | LOCK_NB) == 0))
       removeTree(states[i].second);
-    if (fd >= 0)
-      close(fd);
   }
 }
 
@@ -630,6 +634,10 @@ void IncrementalLink::result(const std::string &line) {
 void IncrementalLink::prepareNextPatch(int rc) {
   llvm::outs().flush();
   llvm::errs().flush();
+  // The state is free before the answer, as finish() frees it: the next
+  // link may come at once, and this process is about to run last.
+  close(lock);
+  lock = -1;
   endLinkRecording(rc);
   if (!child_report::sendOnExit(rc))
     return; // no report channel: the daemon waits for the exit
@@ -638,6 +646,9 @@ void IncrementalLink::prepareNextPatch(int rc) {
   // class (ioprio_set has no glibc wrapper; failure leaves the default).
   constexpr int kWhoProcess = 1, kClassIdle = 3, kClassShift = 13;
   syscall(SYS_ioprio_set, kWhoProcess, 0, kClassIdle << kClassShift);
+  // What the link freed goes back to the system now, not at the exit: a
+  // big program's link held gigabytes, and this may take a while.
+  malloc_trim(0);
   // Whatever is printed now reaches no one.
   signal(SIGPIPE, SIG_IGN);
   if (int null = open("/dev/null", O_WRONLY | O_CLOEXEC); null >= 0) {
@@ -645,8 +656,13 @@ void IncrementalLink::prepareNextPatch(int rc) {
     dup2(null, STDERR_FILENO);
     close(null);
   }
-  close(lock);
-  lock = -1;
+  // One at a time per state, and never under a state being removed
+  // (pruneStates).
+  UniqueFd prep(open((dir + "/prepare.lock").c_str(),
+                     O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!prep.valid() || flock(prep.get(), LOCK_EX) != 0 ||
+      !identityOf(dir + "/lock"))
+    return;
   std::string out = dir + "/output", chunks;
   UniqueFd fd(open(out.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   struct stat st{};
