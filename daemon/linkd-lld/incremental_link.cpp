@@ -564,7 +564,7 @@ private:
   // spare can become the output by a rename.
   bool secondName = false;
   bool prepareNext = false; // a full link that kept a state: prepareNextPatch
-  bool readySpare = false; // the spare publish() wrote was a ready one
+  bool readySpare = false;  // the spare publish() wrote was a ready one
   void phase(const char *step) {
     int64_t now = micros();
     char buf[64];

@@ -14,6 +14,11 @@
 //              (a copy where the state is on another file system)
 //   spare      the output before it, and spare.edits: what made the last
 //              one from it (see IncrementalLink::publish)
+//   spare.ready-<identity>[.chunks]
+//              after a full link: a copy of its output and the chunk
+//              hashes behind its build-id, made once the client had its
+//              answer (incremental/ready_spare.h), for the first patch
+//   prepare.lock  held while they are made
 //   chunks     the chunk hashes behind the last output's build-id
 //   map        its link map
 //   manifest   argv, environment, umask, and each input's identity
