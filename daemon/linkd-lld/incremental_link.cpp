@@ -151,6 +151,11 @@ std::optional<Identity> identityOf(const std::string &path) {
 // The time a file changed now would be given: the kernel stamps files
 // with its coarse clock (a tick, 1 to 10 ms, behind the wall clock), or
 // with a finer time at or after it (multigrain time stamps).
+// The name of the ready spare of the output whose identity is `id`.
+std::string readySpareOf(const Identity &id) {
+  return incremental::readySpareName(id.ino, id.size, id.mtimeNs, id.ctimeNs);
+}
+
 int64_t fileClockNowNs() {
   struct timespec ts{};
   clock_gettime(CLOCK_REALTIME_COARSE, &ts);
@@ -672,7 +677,8 @@ void IncrementalLink::prepareNextPatch(int rc) {
     std::vector<uint8_t> hashes;
     if (buffer)
       hashes = incremental::buildIdChunkHashes((*buffer)->getBuffer());
-    chunks = dir + "/" + incremental::readySpareName(st) + ".chunks";
+    chunks = dir + "/" +
+             incremental::readyChunksName(incremental::readySpareName(st));
     if (hashes.empty() ||
         !writeOutput(chunks, llvm::toStringRef(llvm::ArrayRef(hashes))).empty())
       chunks.clear();
@@ -1075,10 +1081,8 @@ std::string IncrementalLink::patch(const std::vector<Change> &changed,
   // The chunk hashes behind the build-id, as the last link left them.
   // After a full link, those prepareNextPatch computed (if they are of
   // this output, they give its build-id: the patcher checks).
-  std::string ready = dir + "/" +
-                      incremental::readySpareName(now->ino, now->size,
-                                                  now->mtimeNs, now->ctimeNs) +
-                      ".chunks";
+  std::string ready =
+      dir + "/" + incremental::readyChunksName(readySpareOf(*now));
   Result<std::string> chunks = readFile(dir + "/chunks");
   if (!chunks && (chunks = readFile(ready)))
     unlink(ready.c_str());
@@ -1626,9 +1630,7 @@ bool IncrementalLink::writeSpare(const std::vector<incremental::Edit> &edits) {
   } else if (const std::optional<Identity> &out = last->output) {
     // After a full link: the copy of its output its process made since,
     // if it is there (a copy of another output has another name).
-    std::string ready = dir + "/" +
-                        incremental::readySpareName(out->ino, out->size,
-                                                    out->mtimeNs, out->ctimeNs);
+    std::string ready = dir + "/" + readySpareOf(*out);
     if (rename(ready.c_str(), spare.c_str()) != 0)
       return false;
     id = identityOf(spare);

@@ -324,8 +324,9 @@ private:
   // (the old object, or another object of the link), placed at `p`.
   void learnOne(const Object &o, size_t sec, const Place &p, const Rela &r);
   // The new object's references to globals its last version did not name,
-  // learned from the other objects' references to them; "" or why not.
-  std::string learnNewReferences();
+  // learned from the other objects' references to them, and the old one's
+  // it no longer makes, checked against theirs; "" or why not.
+  std::string learnReferences();
   // The link's other objects, asked for once; "" or why they are unknown.
   std::string others(const std::vector<OtherInput> *&out);
   static void record(std::map<std::string, Resolution> &into,
@@ -1493,7 +1494,7 @@ std::string Patcher::others(const std::vector<OtherInput> *&out) {
   return othersWhy_;
 }
 
-std::string Patcher::learnNewReferences() {
+std::string Patcher::learnReferences() {
   if (newReferences_.empty() && goneReferences_.empty())
     return "";
   const std::string &first = !newReferences_.empty() ? newReferences_.front()
@@ -1672,7 +1673,7 @@ PatchResult Patcher::run() {
     return refuse("symbols_moved", e);
 
   learn();
-  if (std::string e = learnNewReferences(); !e.empty())
+  if (std::string e = learnReferences(); !e.empty())
     return refuse("new_reference", e);
   bool symbolsChanged = old_.symtabBytes != new_.symtabBytes;
   PatchResult res;

@@ -25,6 +25,11 @@ namespace linkd::incremental {
 std::string readySpareName(uint64_t ino, uint64_t size, int64_t mtimeNs,
                            int64_t ctimeNs);
 std::string readySpareName(const struct stat &st);
+// Beside it, the chunk hashes behind that output's build-id (the patch
+// checks them against it).
+inline std::string readyChunksName(const std::string &readySpare) {
+  return readySpare + ".chunks";
+}
 
 // Copies `stateDir`/output to its ready spare: "" or why not (the output
 // is gone, the disk is full). `outdated`: not made because the output was

@@ -173,6 +173,14 @@ protected:
     return r;
   }
 
+  // Not patched, for a reason of `kind` whose text says `why`.
+  static void expectRefused(const PatchResult &r, const std::string &kind,
+                            const std::string &why) {
+    EXPECT_FALSE(r.patched);
+    EXPECT_EQ(r.kind, kind) << r.reason;
+    EXPECT_NE(r.reason.find(why), std::string::npos) << r.reason;
+  }
+
   // The patched output is LLD's, byte for byte, and runs as LLD's does.
   void expectLldsBytes(const PatchResult &r) {
     ASSERT_TRUE(r.patched) << r.kind << ": " << r.reason;
@@ -754,10 +762,7 @@ int early(void) { return getpid() == 1; }
   Program p = movingProgram("-O2");
   p.files.insert(p.files.begin() + 1, {"early.c", caller});
   editedFile = 0;
-  PatchResult r = patchMove(p, calls);
-  EXPECT_FALSE(r.patched);
-  EXPECT_EQ(r.kind, "new_reference") << r.reason;
-  EXPECT_NE(r.reason.find("getpid"), std::string::npos) << r.reason;
+  expectRefused(patchMove(p, calls), "new_reference", "getpid");
 }
 
 // The other way: the edited object's call removed, its last mention of
@@ -798,20 +803,14 @@ int early(void) { return getpid() == 1; }
     if (std::string(c.linkFlags) != "-shared")
       expectSameRun("moving ");
   }
-  PatchResult later = patchMove(program({"-O2", ""}, caller, 1), withUnistd);
-  EXPECT_FALSE(later.patched);
-  EXPECT_EQ(later.kind, "new_reference") << later.reason;
-  EXPECT_NE(later.reason.find("getpid is gone"), std::string::npos)
-      << later.reason;
+  expectRefused(patchMove(program({"-O2", ""}, caller, 1), withUnistd),
+                "new_reference", "getpid is gone");
   const std::string address = R"(
 #include <unistd.h>
 void *early(void) { return (void *)getpid; }
 )";
-  PatchResult plt = patchMove(program({"-O2", ""}, address, 0), withUnistd);
-  EXPECT_FALSE(plt.patched);
-  EXPECT_EQ(plt.kind, "new_reference") << plt.reason;
-  EXPECT_NE(plt.reason.find("no other object needs"), std::string::npos)
-      << plt.reason;
+  expectRefused(patchMove(program({"-O2", ""}, address, 0), withUnistd),
+                "new_reference", "no other object needs");
   // A thread-local variable's last use gone, another object still using
   // it the same way (a PIE, a shared object): LLD's bytes if patched, and
   // a reason if not; never a wrong output.
